@@ -1,0 +1,71 @@
+"""The errors mqlog raises, one specific type per thing a user can act on.
+
+Every error a user can cause (a bad parameter, a damaged file, a malformed spec) derives
+from :class:`MqlogError`; the command line prints its message on one line and exits
+non-zero, never a traceback. Platform layers subclass these rather than inventing
+parallel hierarchies.
+"""
+
+from __future__ import annotations
+
+
+class MqlogError(Exception):
+    """Base of every error mqlog reports to a user."""
+
+
+class ParameterError(MqlogError, ValueError):
+    """A configuration parameter is out of range or of the wrong kind.
+
+    The message names the parameter, the value given and what is allowed.
+    """
+
+    def __init__(self, name: str, value: object, allowed: str):
+        self.name = name
+        self.value = value
+        self.allowed = allowed
+        super().__init__(f"{name}={value!r} is not valid: allowed {allowed}")
+
+
+class LogFormatError(MqlogError):
+    """Bytes read from a log (or a control file) are not what the format says.
+
+    ``source`` names the file (extent, data set, control file) and ``offset`` the byte
+    offset in it; ``address`` is the log address (LSN/RBA) where known, already formatted
+    by the platform's addressing.
+    """
+
+    def __init__(self, reason: str, *, source: str | None = None, offset: int | None = None,
+                 address: str | None = None):
+        self.reason = reason
+        self.source = source
+        self.offset = offset
+        self.address = address
+        where = []
+        if source is not None:
+            where.append(source)
+        if offset is not None:
+            where.append(f"offset {offset}")
+        if address is not None:
+            where.append(f"log address {address}")
+        prefix = (", ".join(where) + ": ") if where else ""
+        super().__init__(prefix + reason)
+
+
+class LogCorruptionError(LogFormatError):
+    """Damage in the middle of the log: good pages follow a bad one, so this is not a torn tail."""
+
+
+class StorageError(MqlogError):
+    """An I/O request failed (a real OS error, or one injected by a fault plan)."""
+
+
+class SimulatedCrash(MqlogError):
+    """The fault plan pulled the plug: everything not yet forced is gone.
+
+    Raised out of the write that triggered it; the storage refuses further I/O until it
+    is reopened for restart.
+    """
+
+
+class DeviceProfileError(MqlogError):
+    """A device profile is unknown or malformed."""

@@ -1,0 +1,1 @@
+"""Distributed (Linux/UNIX/Windows) platform layer (issue 5)."""

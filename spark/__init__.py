@@ -1,0 +1,1 @@
+"""Spark jobs: comparison runs, sweeps and reports (issue 7)."""

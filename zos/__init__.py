@@ -1,0 +1,1 @@
+"""z/OS platform layer (issue 6)."""
