@@ -1,0 +1,375 @@
+"""A fault-injecting :class:`~mqlog.core.storage.Storage` wrapper: the model's power supply.
+
+Neither storage backend loses anything on its own, so durability is modelled here, the
+same way over either backend. :class:`FaultInjectingStorage` holds every ``write`` in a
+volatile per-file overlay (the OS page cache) until ``sync`` applies it to the wrapped
+storage, which therefore always holds exactly what would be on disk after a power loss
+(:attr:`FaultInjectingStorage.durable`). Metadata operations (``create``, ``replace``,
+``truncate``, ``delete``) are durable at once; ``replace`` is atomic.
+
+A :class:`FaultPlan` says which physical write fails and how: a crash before the write
+(nothing of it lands), a torn write (some of its 512-byte sectors land, then the crash),
+or an injected I/O error the caller can survive. Every random choice comes from
+``random.Random(plan.seed)``, so a plan and a call sequence always give the same bytes.
+After a crash every I/O call raises :class:`~mqlog.core.errors.SimulatedCrash`; a restart
+reopens :attr:`~FaultInjectingStorage.durable` (usually in a fresh wrapper).
+"""
+
+from __future__ import annotations
+
+import random
+from typing import NamedTuple
+
+import attrs
+
+from .errors import ParameterError, SimulatedCrash, StorageError
+from .storage import Data, Storage
+
+__all__ = ["SECTOR_SIZE", "FaultPlan", "WriteRecord", "FaultInjectingStorage"]
+
+#: The unit of atomicity of a physical write: a torn write lands whole sectors only.
+SECTOR_SIZE = 512
+
+TEAR_MODES = ("prefix", "random")
+
+
+def _optional_int(minimum: int):
+    def check(_instance: object, attribute: attrs.Attribute, value: object) -> None:
+        if value is None:
+            return
+        if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+            raise ParameterError(attribute.name, value, f"None or an integer >= {minimum}")
+
+    return check
+
+
+def _check_tear_mode(_instance: object, attribute: attrs.Attribute, value: object) -> None:
+    if value not in TEAR_MODES:
+        raise ParameterError(attribute.name, value, " or ".join(repr(m) for m in TEAR_MODES))
+
+
+def _check_seed(_instance: object, attribute: attrs.Attribute, value: object) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ParameterError(attribute.name, value, "an integer >= 0")
+
+
+@attrs.frozen
+class FaultPlan:
+    """Which physical write (``write`` or ``replace`` call, counted from 1) goes wrong.
+
+    * ``crash_after_writes=N``: writes 1..N complete; the (N+1)-th raises SimulatedCrash
+      without applying anything (N=0: the first write crashes).
+    * ``tear_write=N``: the N-th write is torn -- some of its sectors land durably --
+      then the crash happens. ``tear_mode`` "prefix" lands the first k of its sectors
+      (0 < k < sectors), "random" a non-empty proper subset; a one-sector write lands
+      nothing. A ``replace`` cannot tear: chosen as the torn write, it just crashes.
+    * ``write_error_at=N``: the N-th write raises StorageError and changes nothing.
+
+    The default plan injects nothing.
+    """
+
+    crash_after_writes: int | None = attrs.field(default=None, validator=_optional_int(0))
+    tear_write: int | None = attrs.field(default=None, validator=_optional_int(1))
+    tear_mode: str = attrs.field(default="prefix", validator=_check_tear_mode)
+    write_error_at: int | None = attrs.field(default=None, validator=_optional_int(1))
+    seed: int = attrs.field(default=0, validator=_check_seed)
+
+
+class WriteRecord(NamedTuple):
+    """One attempted physical write, as recorded in ``write_log``."""
+
+    number: int  #: 1-based count of physical writes
+    name: str
+    offset: int
+    length: int  #: total bytes (all buffers of a vectored write)
+    vectored: bool  #: a sequence of buffers written as one call
+    kind: str = "write"  #: "write" or "replace"
+
+
+class FaultInjectingStorage:
+    """A :class:`Storage` over ``inner`` that loses unsynced writes on a (simulated) crash.
+
+    ``inner`` is the durable image and is exposed as :attr:`durable`; it is never closed
+    or damaged by a crash, so a restart can run on it directly. ``keep_write_log=False``
+    skips recording :attr:`write_log` (for very long runs).
+    """
+
+    def __init__(self, inner: Storage, plan: FaultPlan = FaultPlan(), *,
+                 keep_write_log: bool = True) -> None:
+        if not isinstance(plan, FaultPlan):
+            raise ParameterError("plan", plan, "a FaultPlan")
+        self.durable: Storage = inner
+        self.plan = plan
+        self.description: str = inner.description
+        #: Count of write() and replace() calls attempted (including a failing one).
+        self.physical_writes = 0
+        #: Every attempted physical write, in order (empty if keep_write_log is False).
+        self.write_log: list[WriteRecord] = []
+        self.crashed = False
+        #: The physical write at which the crash happened (None: no crash or a manual one).
+        self.crash_write: int | None = None
+        self._keep_log = keep_write_log
+        self._rng = random.Random(plan.seed)
+        self._crash_at = plan.crash_after_writes
+        self._tear_at = plan.tear_write
+        self._error_at = plan.write_error_at
+        # Volatile overlay: per file, the unsynced writes in order, and the end of the
+        # furthest one (so size() is O(1)). A file has an entry only if it exists durably.
+        self._pending: dict[str, list[tuple[int, bytes]]] = {}
+        self._pending_end: dict[str, int] = {}
+
+    def __repr__(self) -> str:
+        state = "crashed" if self.crashed else f"{self.physical_writes} writes"
+        return f"FaultInjectingStorage({self.durable!r}, {self.plan!r}, {state})"
+
+    # -- crash machinery -------------------------------------------------------
+
+    def _dead(self) -> SimulatedCrash:
+        where = f" at physical write {self.crash_write}" if self.crash_write is not None else ""
+        return SimulatedCrash(
+            f"{self.description}: storage has crashed (simulated power loss{where}); "
+            "restart from its durable image"
+        )
+
+    def crash(self) -> None:
+        """Power loss now: every unsynced write is dropped; later I/O raises SimulatedCrash."""
+        self.crashed = True
+        self._pending.clear()
+        self._pending_end.clear()
+
+    def _attempt(self, name: str, offset: int, length: int, vectored: bool, kind: str) -> int:
+        """Count one physical write and apply the plan's crash and error; return its number."""
+        if self.crashed:
+            raise self._dead()
+        crash_now = self.physical_writes == self._crash_at
+        n = self.physical_writes = self.physical_writes + 1
+        if self._keep_log:
+            self.write_log.append(WriteRecord(n, name, offset, length, vectored, kind))
+        if crash_now:
+            self.crash_write = n
+            self.crash()
+            raise SimulatedCrash(
+                f"{self.description}: {name}: simulated power loss at physical write {n} "
+                f"({kind} of {length} bytes at offset {offset}); nothing of it landed"
+            )
+        if n == self._error_at:
+            raise StorageError(
+                f"{self.description}: {name}: {kind} failed: I/O error (injected) "
+                f"at physical write {n}"
+            )
+        return n
+
+    # -- Storage: reads and metadata -------------------------------------------
+
+    def exists(self, name: str) -> bool:
+        if self.crashed:
+            raise self._dead()
+        return self.durable.exists(name)
+
+    def size(self, name: str) -> int:
+        if self.crashed:
+            raise self._dead()
+        size = self.durable.size(name)
+        end = self._pending_end.get(name)
+        return end if end is not None and end > size else size
+
+    def list(self, prefix: str = "") -> list[str]:
+        if self.crashed:
+            raise self._dead()
+        return self.durable.list(prefix)
+
+    def create(self, name: str, size: int = 0) -> None:
+        if self.crashed:
+            raise self._dead()
+        self.durable.create(name, size)
+
+    def read(self, name: str, offset: int, length: int) -> bytes:
+        if self.crashed:
+            raise self._dead()
+        pending = self._pending.get(name)
+        if not pending:
+            return self.durable.read(name, offset, length)
+        if offset < 0 or length < 0:
+            raise StorageError(f"{self.description}: {name}: negative offset or length "
+                               f"({offset}, {length})")
+        view_size = self.size(name)
+        end = min(offset + length, view_size)
+        if end <= offset:
+            return b""
+        out = bytearray(self.durable.read(name, offset, end - offset))
+        if len(out) < end - offset:
+            out.extend(bytes(end - offset - len(out)))
+        for off, buf in pending:
+            bend = off + len(buf)
+            if bend <= offset or off >= end:
+                continue
+            lo = off if off > offset else offset
+            hi = bend if bend < end else end
+            out[lo - offset:hi - offset] = memoryview(buf)[lo - off:hi - off]
+        return bytes(out)
+
+    def truncate(self, name: str, size: int) -> None:
+        if self.crashed:
+            raise self._dead()
+        self.durable.truncate(name, size)
+        pending = self._pending.get(name)
+        if pending:
+            clipped = [(off, buf if off + len(buf) <= size else buf[:size - off])
+                       for off, buf in pending if off < size]
+            if clipped:
+                self._pending[name] = clipped
+                self._pending_end[name] = max(off + len(buf) for off, buf in clipped)
+            else:
+                self._drop(name)
+
+    def delete(self, name: str) -> None:
+        if self.crashed:
+            raise self._dead()
+        self.durable.delete(name)
+        self._drop(name)
+
+    def close(self) -> None:
+        """Release the inner storage's OS resources. Never raises SimulatedCrash.
+
+        Unsynced writes stay volatile (closing is not syncing).
+        """
+        self.durable.close()
+
+    def _drop(self, name: str) -> None:
+        self._pending.pop(name, None)
+        self._pending_end.pop(name, None)
+
+    # -- Storage: writes -------------------------------------------------------
+
+    def write(self, name: str, offset: int, data: Data) -> None:
+        if isinstance(data, bytes):
+            buf, vectored = data, False
+        elif isinstance(data, (bytearray, memoryview)):
+            buf, vectored = bytes(data), False
+        else:
+            buf, vectored = b"".join(data), True
+        if offset < 0:
+            if self.crashed:
+                raise self._dead()
+            raise StorageError(f"{self.description}: {name}: negative offset {offset}")
+        n = self._attempt(name, offset, len(buf), vectored, "write")
+        if n == self._tear_at:
+            self.crash()  # unsynced data of every file is gone ...
+            self.crash_write = n
+            self.tear(name, offset, buf)  # ... and part of this write landed
+            raise SimulatedCrash(
+                f"{self.description}: {name}: simulated power loss during physical write {n} "
+                f"({len(buf)} bytes at offset {offset}); the write is torn"
+            )
+        pending = self._pending.get(name)
+        if pending is None:
+            if not self.durable.exists(name):
+                # Creating the file is a metadata operation: durable at once (the file
+                # survives a crash, empty); its data is not.
+                self.durable.create(name, 0)
+            if not buf:
+                return
+            self._pending[name] = [(offset, buf)]
+            self._pending_end[name] = offset + len(buf)
+            return
+        if not buf:
+            return
+        pending.append((offset, buf))
+        end = offset + len(buf)
+        if end > self._pending_end[name]:
+            self._pending_end[name] = end
+
+    def sync(self, name: str) -> None:
+        if self.crashed:
+            raise self._dead()
+        pending = self._pending.get(name)
+        if pending:
+            inner = self.durable
+            i, count = 0, len(pending)
+            while i < count:
+                off, buf = pending[i]
+                end = off + len(buf)
+                j = i + 1
+                while j < count and pending[j][0] == end:
+                    end += len(pending[j][1])
+                    j += 1
+                if j == i + 1:
+                    inner.write(name, off, buf)
+                else:  # contiguous run: one vectored write
+                    inner.write(name, off, [b for _, b in pending[i:j]])
+                i = j
+            self._drop(name)
+        self.durable.sync(name)
+
+    def replace(self, name: str, data: bytes) -> None:
+        n = self._attempt(name, 0, len(data), False, "replace")
+        if n == self._tear_at:
+            # A replace is atomic (temp file + rename): a crash during it leaves the old file.
+            self.crash_write = n
+            self.crash()
+            raise SimulatedCrash(
+                f"{self.description}: {name}: simulated power loss during replace "
+                f"(physical write {n}); the old file is intact"
+            )
+        self.durable.replace(name, data)
+        self._drop(name)
+
+    # -- deterministic damage (allowed after a crash: it acts on the durable image) --
+
+    def tear(self, name: str, offset: int, new: bytes) -> None:
+        """Apply a seeded torn version of writing ``new`` at ``offset`` to the durable image.
+
+        The write's sectors are the 512-byte-aligned sectors of the file it touches
+        (partial first and last sectors are units). Per ``plan.tear_mode`` a prefix or a
+        random non-empty proper subset of them gets the new bytes; the others keep the
+        old durable bytes (beyond the old end of file: nothing, or zeros where a later
+        sector landed). A write within one sector lands nothing.
+        """
+        data = new if isinstance(new, bytes) else bytes(new)
+        if not data:
+            return
+        end = offset + len(data)
+        first = offset // SECTOR_SIZE
+        count = (end - 1) // SECTOR_SIZE - first + 1
+        if count < 2:
+            return
+        rng = self._rng
+        if self.plan.tear_mode == "prefix":
+            landed = list(range(rng.randint(1, count - 1)))
+        else:
+            landed = sorted(rng.sample(range(count), rng.randint(1, count - 1)))
+        view = memoryview(data)
+        i = 0
+        while i < len(landed):
+            j = i
+            while j + 1 < len(landed) and landed[j + 1] == landed[j] + 1:
+                j += 1
+            lo = max(offset, (first + landed[i]) * SECTOR_SIZE)
+            hi = min(end, (first + landed[j] + 1) * SECTOR_SIZE)
+            self.durable.write(name, lo, view[lo - offset:hi - offset])
+            i = j + 1
+        self.durable.sync(name)
+
+    def flip_bit(self, name: str, offset: int, bit: int) -> None:
+        """Flip bit ``bit`` (0 = least significant) of byte ``offset`` of the durable file.
+
+        The same bit is flipped in any unsynced write covering that byte, so the damage
+        shows in reads now and survives a later sync.
+        """
+        if isinstance(bit, bool) or not isinstance(bit, int) or not 0 <= bit <= 7:
+            raise ParameterError("bit", bit, "an integer 0..7")
+        size = self.durable.size(name)
+        if not isinstance(offset, int) or not 0 <= offset < size:
+            raise StorageError(f"{self.description}: {name}: cannot flip a bit at offset "
+                               f"{offset}: the durable file has {size} bytes")
+        mask = 1 << bit
+        old = self.durable.read(name, offset, 1)[0]
+        self.durable.write(name, offset, bytes((old ^ mask,)))
+        self.durable.sync(name)
+        pending = self._pending.get(name)
+        if pending:
+            for k, (off, buf) in enumerate(pending):
+                if off <= offset < off + len(buf):
+                    changed = bytearray(buf)
+                    changed[offset - off] ^= mask
+                    pending[k] = (off, bytes(changed))

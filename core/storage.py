@@ -1,0 +1,468 @@
+"""The storage interface under all of mqlog's I/O, and its two backends.
+
+Every byte the model reads or writes -- log extents, control files, queue files -- goes
+through one small interface, :class:`Storage`: named flat files addressed by byte offset,
+with positional writes (a sequence of buffers is one vectored write), an explicit
+``sync`` per file, and an atomic whole-file ``replace`` for control files.
+
+Two backends implement it:
+
+* :class:`MemoryStorage` keeps each file as a ``bytearray``. It is what parameter sweeps
+  and benchmarks run on, so every operation is a slice operation, never a per-byte loop.
+* :class:`DirectoryStorage` keeps real files in one directory, using positional
+  ``os.pwrite``/``os.pwritev``/``os.pread`` on cached file descriptors.
+
+Neither backend models what a power failure does to unsynced data: in memory nothing is
+ever lost, and on a real file system the page cache makes loss unobservable without
+actually pulling the plug. Durability semantics (which writes survive a crash, torn
+sector writes, injected I/O errors) therefore live in one place above both backends,
+the fault-injecting wrapper in :mod:`mqlog.core.faults`, so that crash behaviour is the
+same, and deterministic, whichever backend holds the bytes.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import Protocol, Union, runtime_checkable
+
+from .errors import StorageError
+
+__all__ = ["Storage", "MemoryStorage", "DirectoryStorage", "Data", "check_name"]
+
+#: What ``write`` accepts: one buffer, or a sequence of buffers written contiguously.
+Data = Union[bytes, bytearray, memoryview, Sequence[Union[bytes, bytearray, memoryview]]]
+
+_BUFFER_TYPES = (bytes, bytearray, memoryview)
+
+
+@runtime_checkable
+class Storage(Protocol):
+    """Named flat files addressed by byte offset.
+
+    Writes are not durable until ``sync(name)``; ``create``, ``replace``, ``truncate``
+    and ``delete`` are metadata operations, durable on return. Failures raise
+    :class:`~mqlog.core.errors.StorageError` with a message naming the file.
+    """
+
+    #: ``"memory"`` or the directory path; used in error messages.
+    description: str
+
+    def exists(self, name: str) -> bool:
+        """Whether the file exists."""
+        ...
+
+    def size(self, name: str) -> int:
+        """The file's size in bytes; StorageError if it does not exist."""
+        ...
+
+    def list(self, prefix: str = "") -> list[str]:
+        """Sorted names of the files whose names start with ``prefix``."""
+        ...
+
+    def create(self, name: str, size: int = 0) -> None:
+        """Create a new file of ``size`` zero bytes; StorageError if it already exists."""
+        ...
+
+    def read(self, name: str, offset: int, length: int) -> bytes:
+        """Up to ``length`` bytes from ``offset`` (short at end of file); StorageError if absent."""
+        ...
+
+    def write(self, name: str, offset: int, data: Data) -> None:
+        """One physical write of ``data`` (a sequence of buffers is one vectored write).
+
+        Creates the file if absent and extends it, zero-filling any gap. Not durable
+        until ``sync(name)``.
+        """
+        ...
+
+    def sync(self, name: str) -> None:
+        """Make every earlier write to ``name`` durable."""
+        ...
+
+    def replace(self, name: str, data: bytes) -> None:
+        """Atomically replace the whole file with ``data``; durable on return."""
+        ...
+
+    def truncate(self, name: str, size: int) -> None:
+        """Cut the file to ``size`` bytes (or extend it with zeros); StorageError if absent."""
+        ...
+
+    def delete(self, name: str) -> None:
+        """Remove the file; StorageError if absent."""
+        ...
+
+    def close(self) -> None:
+        """Release OS resources. The stored files are kept."""
+        ...
+
+
+def check_name(description: str, name: str) -> str:
+    """Return ``name`` if it is a plain file name, else raise StorageError naming it.
+
+    Both backends apply the same rule, so a run that works in memory also works on disk:
+    no path separators, no ``..``, not empty, not absolute.
+    """
+    if (
+        not isinstance(name, str)
+        or not name
+        or name in (".", "..")
+        or ".." in name
+        or "/" in name
+        or "\\" in name
+        or "\0" in name
+        or os.path.isabs(name)
+    ):
+        raise StorageError(
+            f"{description}: invalid file name {name!r}: names must be plain file names "
+            "(no '/', no '..', not absolute) so they cannot escape the storage"
+        )
+    return name
+
+
+def _check_offset(description: str, name: str, what: str, value: int) -> None:
+    if value < 0:
+        raise StorageError(f"{description}: {name}: negative {what} {value}")
+
+
+def _nbytes(buf: bytes | bytearray | memoryview) -> int:
+    return buf.nbytes if isinstance(buf, memoryview) else len(buf)
+
+
+class MemoryStorage:
+    """Files held in memory as ``bytearray`` objects; nothing is ever lost."""
+
+    description = "memory"
+
+    def __init__(self) -> None:
+        self._files: dict[str, bytearray] = {}
+
+    def __repr__(self) -> str:
+        return f"MemoryStorage({len(self._files)} files)"
+
+    def _get(self, name: str) -> bytearray:
+        buf = self._files.get(name)
+        if buf is None:
+            check_name(self.description, name)
+            raise StorageError(f"{self.description}: {name}: no such file")
+        return buf
+
+    def exists(self, name: str) -> bool:
+        if name in self._files:
+            return True
+        check_name(self.description, name)
+        return False
+
+    def size(self, name: str) -> int:
+        return len(self._get(name))
+
+    def list(self, prefix: str = "") -> list[str]:
+        return sorted(n for n in self._files if n.startswith(prefix))
+
+    def create(self, name: str, size: int = 0) -> None:
+        check_name(self.description, name)
+        _check_offset(self.description, name, "size", size)
+        if name in self._files:
+            raise StorageError(f"{self.description}: {name}: cannot create, file exists")
+        self._files[name] = bytearray(size)
+
+    def read(self, name: str, offset: int, length: int) -> bytes:
+        buf = self._get(name)
+        if offset < 0 or length < 0:
+            _check_offset(self.description, name, "offset", offset)
+            _check_offset(self.description, name, "length", length)
+        with memoryview(buf) as view:
+            return view[offset:offset + length].tobytes()
+
+    def write(self, name: str, offset: int, data: Data) -> None:
+        if offset < 0:
+            _check_offset(self.description, name, "offset", offset)
+        buf = self._files.get(name)
+        if buf is None:
+            check_name(self.description, name)
+            buf = self._files[name] = bytearray()
+        if isinstance(data, _BUFFER_TYPES):
+            pieces: Sequence = (data,)
+        else:
+            pieces = data
+        pos = offset
+        for piece in pieces:
+            n = _nbytes(piece)
+            if not n:
+                continue
+            cur = len(buf)
+            if pos > cur:
+                buf.extend(bytes(pos - cur))
+            if isinstance(piece, memoryview) and piece.format != "B":
+                piece = piece.cast("B")
+            buf[pos:pos + n] = piece
+            pos += n
+
+    def sync(self, name: str) -> None:
+        if name not in self._files:
+            self._get(name)
+
+    def replace(self, name: str, data: bytes) -> None:
+        check_name(self.description, name)
+        self._files[name] = bytearray(data)
+
+    def truncate(self, name: str, size: int) -> None:
+        buf = self._get(name)
+        _check_offset(self.description, name, "size", size)
+        cur = len(buf)
+        if size < cur:
+            del buf[size:]
+        elif size > cur:
+            buf.extend(bytes(size - cur))
+
+    def delete(self, name: str) -> None:
+        self._get(name)
+        del self._files[name]
+
+    def close(self) -> None:
+        """Nothing to release; the files stay readable (a restart may reopen them)."""
+
+
+_O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+_O_BINARY = getattr(os, "O_BINARY", 0)
+try:
+    _IOV_MAX = os.sysconf("SC_IOV_MAX")
+    if _IOV_MAX <= 0:
+        _IOV_MAX = 16
+except (AttributeError, OSError, ValueError):
+    _IOV_MAX = 16
+
+
+class DirectoryStorage:
+    """Real files in one directory (created if missing).
+
+    ``fsync=True`` makes ``sync`` and ``replace`` call ``os.fsync``; with the default
+    ``False`` they skip it, since crashes are simulated above this layer and a real
+    fsync would only slow sweeps down. File descriptors are kept open in a small cache;
+    ``close()`` closes them (the storage may still be used afterwards, reopening files
+    as needed).
+    """
+
+    #: How many file descriptors are kept open at once.
+    max_open_files = 64
+
+    def __init__(self, path: str | os.PathLike[str], *, fsync: bool = False) -> None:
+        self.path = os.fspath(path)
+        self.description = self.path
+        self.fsync = fsync
+        self._fds: dict[str, int] = {}
+        self._paths: dict[str, str] = {}
+        try:
+            os.makedirs(self.path, exist_ok=True)
+        except OSError as exc:
+            raise StorageError(f"{self.path}: cannot create storage directory: {exc.strerror or exc}") from exc
+
+    def __repr__(self) -> str:
+        return f"DirectoryStorage({self.path!r}, fsync={self.fsync})"
+
+    # -- helpers ---------------------------------------------------------------
+
+    def _path(self, name: str) -> str:
+        p = self._paths.get(name)
+        if p is None:
+            check_name(self.description, name)
+            p = os.path.join(self.path, name)
+            if len(self._paths) > 4096:
+                self._paths.clear()
+            self._paths[name] = p
+        return p
+
+    def _error(self, name: str, action: str, exc: OSError) -> StorageError:
+        if isinstance(exc, FileNotFoundError):
+            return StorageError(f"{self.description}: {name}: no such file")
+        reason = exc.strerror or str(exc)
+        return StorageError(f"{self.description}: {name}: {action} failed: {reason}")
+
+    def _fd(self, name: str, create: bool) -> int:
+        fd = self._fds.get(name)
+        if fd is not None:
+            return fd
+        path = self._path(name)
+        flags = os.O_RDWR | _O_CLOEXEC | _O_BINARY | (os.O_CREAT if create else 0)
+        try:
+            fd = os.open(path, flags, 0o666)
+        except OSError as exc:
+            raise self._error(name, "open", exc) from exc
+        if len(self._fds) >= self.max_open_files:
+            oldest = next(iter(self._fds))
+            self._forget(oldest)
+        self._fds[name] = fd
+        return fd
+
+    def _forget(self, name: str) -> None:
+        fd = self._fds.pop(name, None)
+        if fd is not None:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+    @staticmethod
+    def _pwrite_all(fd: int, data: bytes | bytearray | memoryview, offset: int) -> None:
+        view = memoryview(data).cast("B") if not isinstance(data, bytes) else memoryview(data)
+        with view:
+            done = 0
+            total = view.nbytes
+            while done < total:
+                n = os.pwrite(fd, view[done:], offset + done)
+                if n <= 0:
+                    raise OSError(0, "short write")
+                done += n
+
+    # -- Storage ---------------------------------------------------------------
+
+    def exists(self, name: str) -> bool:
+        if name in self._fds:
+            return True
+        return os.path.isfile(self._path(name))
+
+    def size(self, name: str) -> int:
+        try:
+            fd = self._fds.get(name)
+            if fd is not None:
+                return os.fstat(fd).st_size
+            return os.stat(self._path(name)).st_size
+        except OSError as exc:
+            raise self._error(name, "stat", exc) from exc
+
+    def list(self, prefix: str = "") -> list[str]:
+        try:
+            with os.scandir(self.path) as it:
+                return sorted(e.name for e in it if e.name.startswith(prefix) and e.is_file())
+        except OSError as exc:
+            raise StorageError(f"{self.description}: cannot list files: {exc.strerror or exc}") from exc
+
+    def create(self, name: str, size: int = 0) -> None:
+        path = self._path(name)
+        _check_offset(self.description, name, "size", size)
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL | _O_CLOEXEC | _O_BINARY, 0o666)
+        except FileExistsError as exc:
+            raise StorageError(f"{self.description}: {name}: cannot create, file exists") from exc
+        except OSError as exc:
+            raise self._error(name, "create", exc) from exc
+        try:
+            if size:
+                os.ftruncate(fd, size)
+        except OSError as exc:
+            os.close(fd)
+            raise self._error(name, "create", exc) from exc
+        self._forget(name)
+        if len(self._fds) >= self.max_open_files:
+            self._forget(next(iter(self._fds)))
+        self._fds[name] = fd
+
+    def read(self, name: str, offset: int, length: int) -> bytes:
+        fd = self._fd(name, create=False)
+        if offset < 0 or length < 0:
+            _check_offset(self.description, name, "offset", offset)
+            _check_offset(self.description, name, "length", length)
+        try:
+            data = os.pread(fd, length, offset)
+            if len(data) < length and data:
+                # Regular files return short reads only at end of file; make sure.
+                parts = [data]
+                got = len(data)
+                while got < length:
+                    more = os.pread(fd, length - got, offset + got)
+                    if not more:
+                        break
+                    parts.append(more)
+                    got += len(more)
+                data = b"".join(parts)
+            return data
+        except OSError as exc:
+            raise self._error(name, "read", exc) from exc
+
+    def write(self, name: str, offset: int, data: Data) -> None:
+        _check_offset(self.description, name, "offset", offset)
+        fd = self._fd(name, create=True)
+        try:
+            if isinstance(data, _BUFFER_TYPES):
+                self._pwrite_all(fd, data, offset)
+                return
+            buffers = list(data)
+            total = sum(_nbytes(b) for b in buffers)
+            if not total:
+                return
+            pwritev = getattr(os, "pwritev", None)
+            if pwritev is not None and len(buffers) <= _IOV_MAX:
+                n = pwritev(fd, buffers, offset)
+                if n == total:
+                    return
+                # Short vectored write: finish the rest as one plain write.
+                rest = memoryview(b"".join(buffers))[n:]
+                self._pwrite_all(fd, rest, offset + n)
+            else:
+                self._pwrite_all(fd, b"".join(buffers), offset)
+        except OSError as exc:
+            raise self._error(name, "write", exc) from exc
+
+    def sync(self, name: str) -> None:
+        if self.fsync:
+            fd = self._fd(name, create=False)
+            try:
+                os.fsync(fd)
+            except OSError as exc:
+                raise self._error(name, "fsync", exc) from exc
+        elif name not in self._fds and not os.path.isfile(self._path(name)):
+            raise StorageError(f"{self.description}: {name}: no such file")
+
+    def _sync_directory(self) -> None:
+        try:
+            dfd = os.open(self.path, os.O_RDONLY | _O_CLOEXEC)
+        except OSError:
+            return  # not supported on this platform
+        try:
+            os.fsync(dfd)
+        except OSError:
+            pass
+        finally:
+            os.close(dfd)
+
+    def replace(self, name: str, data: bytes) -> None:
+        path = self._path(name)
+        tmp = path + ".tmp"
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | _O_CLOEXEC | _O_BINARY, 0o666)
+            try:
+                self._pwrite_all(fd, data, 0)
+                if self.fsync:
+                    os.fsync(fd)
+            finally:
+                os.close(fd)
+            self._forget(name)  # the cached descriptor would point at the old file
+            os.replace(tmp, path)
+        except OSError as exc:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+            raise self._error(name, "replace", exc) from exc
+        if self.fsync:
+            self._sync_directory()
+
+    def truncate(self, name: str, size: int) -> None:
+        fd = self._fd(name, create=False)
+        _check_offset(self.description, name, "size", size)
+        try:
+            os.ftruncate(fd, size)
+        except OSError as exc:
+            raise self._error(name, "truncate", exc) from exc
+
+    def delete(self, name: str) -> None:
+        path = self._path(name)
+        self._forget(name)
+        try:
+            os.unlink(path)
+        except OSError as exc:
+            raise self._error(name, "delete", exc) from exc
+
+    def close(self) -> None:
+        for name in list(self._fds):
+            self._forget(name)
