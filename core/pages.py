@@ -1,0 +1,272 @@
+"""Log pages: 4 KiB units with a header that lets a reader tell a good page from a torn or stale one.
+
+The log is written in pages of ``PAGE_SIZE`` bytes: a 32-byte header and 4064 bytes of
+payload. Records are laid end to end in the payload and may span pages. The page header::
+
+    offset size field
+    0      4    magic b"MQLP"
+    4      2    format version (1)
+    6      2    flags (bit 0 PARTIAL: not full when written; bit 1 AFTER_PAD: the page
+                before this one was closed short, so no record continues from it)
+    8      8    address of the page's first byte (the page's identity in the log)
+    16     8    physical write number that wrote this copy of the page
+    24     2    payload bytes used
+    26     2    offset in the payload of the first record that starts here (0xFFFF: none)
+    28     4    CRC-32 of the whole page with this field zeroed
+
+The page size is the unit the storage stack is assumed to write atomically *or tear at
+512-byte sectors*: the checksum covers all 4096 bytes so that any mix of old and new
+sectors fails it, while the stored address tells a stale page (left from an earlier lap of
+a circular log, so an older address) from the page the reader expects.
+
+:class:`LogBuffer` is the in-memory side: it assigns each appended record its address,
+frames the bytes into pages on demand and keeps the last partial page until it fills.
+"""
+
+from __future__ import annotations
+
+import struct
+import zlib
+
+import attrs
+
+PAGE_SIZE = 4096
+PAGE_HEADER = struct.Struct("<4sHHQQHHI")
+PAGE_HEADER_SIZE = PAGE_HEADER.size  # 32
+PAGE_PAYLOAD = PAGE_SIZE - PAGE_HEADER_SIZE  # 4064
+PAGE_MAGIC = b"MQLP"
+PAGE_VERSION = 1
+NO_FIRST_RECORD = 0xFFFF
+FLAG_PARTIAL = 0x0001
+FLAG_AFTER_PAD = 0x0002
+
+_CRC_OFFSET = 28
+_ZERO_CRC = b"\0\0\0\0"
+
+
+@attrs.frozen
+class PageHeader:
+    """A decoded page header."""
+
+    flags: int
+    address: int
+    write_no: int
+    used: int
+    first_record: int
+
+
+def build_page(address: int, write_no: int, payload, first_record: int, flags: int = 0) -> bytes:
+    """Frame ``payload`` (at most 4064 bytes) as one page; unused payload bytes are zeros."""
+    used = len(payload)
+    head = PAGE_HEADER.pack(PAGE_MAGIC, PAGE_VERSION, flags, address, write_no, used, first_record, 0)
+    if used < PAGE_PAYLOAD:
+        payload = bytes(payload) + bytes(PAGE_PAYLOAD - used)
+    crc = zlib.crc32(payload, zlib.crc32(head))
+    return b"".join((head[:_CRC_OFFSET], crc.to_bytes(4, "little"), payload))
+
+
+class PageProblem(str):
+    """Why a page is not a good page at the expected address (a short reason string)."""
+
+
+UNWRITTEN = PageProblem("unwritten (no page header)")
+STALE = PageProblem("stale (a page from an earlier use of this space)")
+TORN = PageProblem("checksum mismatch (torn or damaged)")
+MALFORMED = PageProblem("malformed header")
+
+
+def check_page(raw: bytes, expected_address: int) -> tuple[PageHeader | None, PageProblem | None]:
+    """Validate one page read from storage. Returns ``(header, None)`` or ``(None, problem)``.
+
+    Never raises for bad bytes: deciding whether a bad page ends the log or is damage in the
+    middle of it needs the pages around it (see :mod:`mqlog.core.reader`).
+    """
+    if len(raw) < PAGE_SIZE or raw[:4] != PAGE_MAGIC:
+        if len(raw) < PAGE_SIZE or not any(raw[:PAGE_HEADER_SIZE]):
+            return None, UNWRITTEN
+        return None, TORN
+    magic, version, flags, address, write_no, used, first, crc = PAGE_HEADER.unpack_from(raw)
+    view = memoryview(raw)
+    actual = zlib.crc32(view[_CRC_OFFSET + 4:], zlib.crc32(_ZERO_CRC, zlib.crc32(view[:_CRC_OFFSET])))
+    if actual != crc:
+        return None, TORN
+    if version != PAGE_VERSION or used > PAGE_PAYLOAD or (first != NO_FIRST_RECORD and first >= max(used, 1)):
+        return None, MALFORMED
+    if address != expected_address:
+        return PageHeader(flags, address, write_no, used, first), STALE
+    return PageHeader(flags, address, write_no, used, first), None
+
+
+def page_of(address: int) -> int:
+    """The address of the page holding ``address``."""
+    return address - address % PAGE_SIZE
+
+
+def payload_offset(address: int) -> int:
+    """Where ``address`` falls in its page's payload (addresses inside a header are invalid)."""
+    off = address % PAGE_SIZE - PAGE_HEADER_SIZE
+    if off < 0:
+        raise ValueError(f"address {address} falls inside a page header")
+    return off
+
+
+def advance(address: int, nbytes: int) -> int:
+    """The address ``nbytes`` payload bytes after ``address``, skipping page headers."""
+    page = page_of(address)
+    off = address - page - PAGE_HEADER_SIZE + nbytes
+    pages, off = divmod(off, PAGE_PAYLOAD)
+    if off == 0 and pages:
+        # The end of a page's payload is the start of the next page's payload.
+        return page + pages * PAGE_SIZE + PAGE_HEADER_SIZE
+    return page + pages * PAGE_SIZE + PAGE_HEADER_SIZE + off
+
+
+@attrs.frozen
+class PageRun:
+    """Pages cut from the buffer for one physical write (consecutive addresses)."""
+
+    first_address: int
+    pages: tuple[bytes, ...]
+    #: the first page was written before, partly: writing it again is a partial-page rewrite
+    rewrites_partial: bool
+    #: the last page is not full and will be written again when more records arrive
+    ends_partial: bool
+    #: the log address up to which records are complete once this run is on disk
+    end_address: int
+    #: bytes of records first written by this run (excludes re-written bytes and padding)
+    new_bytes: int
+
+
+class LogBuffer:
+    """The log buffer: records appended in order, cut into pages for the writer.
+
+    Complexity: ``append`` is O(len(record)) amortised; ``cut`` is O(bytes buffered);
+    ``release`` drops written full pages from the front in O(1) (CPython's bytearray keeps
+    a start offset for deletions from the front).
+    """
+
+    def __init__(self, start_address: int, capacity_pages: int = 512):
+        if start_address % PAGE_SIZE:
+            raise ValueError(f"the log must start on a page boundary, not {start_address}")
+        self.capacity_pages = capacity_pages
+        self._base = start_address  # address of the first page still buffered
+        self._buf = bytearray()  # payload of buffered pages, from _base
+        self._firsts: list[int] = []  # first-record offsets of buffered pages
+        self._short: dict[int, int] = {}  # page index -> bytes used, for padded pages
+        self._submitted = 0  # payload bytes (from _base) already cut for a write
+        self._written = 0  # payload bytes of the first page already on disk
+        self.pad_policy = None  # callable(used_bytes) -> bool: pad instead of rewriting
+
+    @classmethod
+    def resume(cls, end_address: int, tail_payload: bytes = b"", capacity_pages: int = 512) -> "LogBuffer":
+        """A buffer that continues a log whose last record ends at ``end_address``.
+
+        ``tail_payload`` is the payload already on disk in ``end_address``'s page (restart
+        reads it), so that the next write can rewrite that partial page in full.
+        """
+        page = page_of(end_address)
+        off = payload_offset(end_address) if end_address % PAGE_SIZE else 0
+        if len(tail_payload) != off:
+            raise ValueError(f"tail payload has {len(tail_payload)} bytes, the page holds {off}")
+        buf = cls(page, capacity_pages)
+        buf._buf += tail_payload
+        buf._submitted = off
+        if off:
+            buf._firsts.append(NO_FIRST_RECORD)
+        return buf
+
+    # -- appending --
+
+    @property
+    def next_address(self) -> int:
+        """The address the next appended record will get."""
+        pos = len(self._buf)
+        idx, off = divmod(pos, PAGE_PAYLOAD)
+        return self._base + idx * PAGE_SIZE + PAGE_HEADER_SIZE + off
+
+    @property
+    def buffered_bytes(self) -> int:
+        """Payload bytes held: not yet on disk, plus the partial page's bytes that are."""
+        return len(self._buf)
+
+    def has_room(self, nbytes: int) -> bool:
+        # Room is counted in pages: the buffer holds at most capacity_pages pages.
+        return len(self._buf) + nbytes <= self.capacity_pages * PAGE_PAYLOAD or not self._buf
+
+    def append(self, data: bytes) -> int:
+        """Add one encoded record; return its address."""
+        buf = self._buf
+        pos = len(buf)
+        idx, off = divmod(pos, PAGE_PAYLOAD)
+        if off and pos == self._submitted and self.pad_policy is not None and self.pad_policy(off):
+            # The page's data is already on its way to disk: start a fresh page rather than
+            # rewrite it (the policy decides; see LogWriteIntegrity).
+            self._short[idx] = off
+            buf += bytes(PAGE_PAYLOAD - off)
+            pos = len(buf)
+            self._submitted = pos  # the padding itself is never written
+            idx, off = idx + 1, 0
+        firsts = self._firsts
+        while len(firsts) <= idx:
+            firsts.append(NO_FIRST_RECORD)
+        if firsts[idx] == NO_FIRST_RECORD:
+            firsts[idx] = off
+        buf += data
+        return self._base + idx * PAGE_SIZE + PAGE_HEADER_SIZE + off
+
+    # -- writing --
+
+    def pending_bytes(self) -> int:
+        """Payload bytes not yet cut for a write."""
+        return len(self._buf) - self._submitted
+
+    def full_pages_pending(self) -> int:
+        """Full pages not yet cut for a write (z/OS starts a write at WRTHRSH of these)."""
+        return len(self._buf) // PAGE_PAYLOAD - self._submitted // PAGE_PAYLOAD
+
+    def cut(self, write_no: int) -> PageRun | None:
+        """Frame every page holding unwritten bytes for one physical write; None if nothing pending."""
+        buf = self._buf
+        total = len(buf)
+        if total == self._submitted:
+            return None
+        first_idx = self._submitted // PAGE_PAYLOAD
+        last_idx = (total - 1) // PAGE_PAYLOAD
+        firsts = self._firsts
+        while len(firsts) <= last_idx:
+            firsts.append(NO_FIRST_RECORD)
+        pages = []
+        short = self._short
+        for idx in range(first_idx, last_idx + 1):
+            start = idx * PAGE_PAYLOAD
+            end = min(start + short.get(idx, PAGE_PAYLOAD), total)
+            flags = FLAG_PARTIAL if end - start < PAGE_PAYLOAD and idx not in short else 0
+            if idx - 1 in short:
+                flags |= FLAG_AFTER_PAD
+            pages.append(build_page(self._base + idx * PAGE_SIZE, write_no, buf[start:end], firsts[idx], flags))
+        rewrites = self._submitted % PAGE_PAYLOAD != 0
+        ends_partial = total % PAGE_PAYLOAD != 0
+        new_bytes = total - self._submitted
+        self._submitted = total
+        idx, off = divmod(total, PAGE_PAYLOAD)
+        end_address = self._base + idx * PAGE_SIZE + PAGE_HEADER_SIZE + off
+        return PageRun(self._base + first_idx * PAGE_SIZE, tuple(pages), rewrites, ends_partial,
+                       end_address, new_bytes)
+
+    def release(self, run: PageRun) -> None:
+        """The run is on disk: drop its full pages from the buffer (a final partial page stays)."""
+        done_idx = (run.first_address - self._base) // PAGE_SIZE + len(run.pages)
+        if run.ends_partial:
+            done_idx -= 1
+        if done_idx <= 0:
+            return
+        cut = done_idx * PAGE_PAYLOAD
+        del self._buf[:cut]
+        del self._firsts[:done_idx]
+        self._short = {i - done_idx: u for i, u in self._short.items() if i >= done_idx}
+        self._submitted -= cut
+        self._base += done_idx * PAGE_SIZE
+
+    def slot(self, page_address: int) -> int:
+        """Which of the buffer's page slots a page occupies (the buffer is a ring of pages)."""
+        return (page_address // PAGE_SIZE) % self.capacity_pages

@@ -1,0 +1,207 @@
+"""Reading the log back: pages validated, records reassembled across pages, the tail found.
+
+The reader walks pages at consecutive addresses from a start address. Each page is checked
+(:func:`mqlog.core.pages.check_page`); the first page that is not a good page at the
+expected address ends the walk, and the reader then decides what kind of end it is:
+
+* **end** – the page was never written, or is stale (an older address left from an earlier
+  lap of a circular log): the log simply ends here.
+* **torn** – the page fails its checksum (or is blank) and no good page follows, or the
+  good pages that follow were all written by one physical write no older than the page
+  before: that is the signature of the final write being torn by a crash. Nothing in that
+  write was acknowledged to anyone, so ending the log there is correct.
+* **corruption** – good pages from more than one later write follow the bad one: the bad
+  page was once good, so records that were acknowledged are gone. That raises
+  :class:`~mqlog.core.errors.LogCorruptionError` naming the file, offset and address.
+
+A single-copy log cannot tell a bit flip in its very last write from a torn write; the
+reader reports such an end as ``torn`` with the page and its location so that restart can
+say so (platforms with a second copy, or TripleWrite's spare page, resolve it first by
+supplying the good copy from their :class:`PageSource`).
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Iterator, Protocol
+
+import attrs
+
+from mqlog.core.errors import LogCorruptionError, LogFormatError
+from mqlog.core.pages import (FLAG_AFTER_PAD, NO_FIRST_RECORD, PAGE_HEADER_SIZE, PAGE_PAYLOAD, PAGE_SIZE,
+                              STALE, UNWRITTEN, PageProblem, check_page, page_of, payload_offset)
+from mqlog.core.records import HEADER_SIZE, decode_record, peek_length
+
+
+class PageSource(Protocol):
+    """Where a reader gets pages: the platform's log space maps addresses to files."""
+
+    def read_page(self, address: int) -> tuple[bytes, str, int]:
+        """The 4096 bytes stored for the page at ``address`` (b"" if the space holds none),
+        the name of the file they came from and the offset in it."""
+
+
+@attrs.frozen
+class EndOfLog:
+    """Where and why a walk of the log stopped."""
+
+    #: the address just past the last good record (where a writer would resume)
+    address: int
+    #: "end", "torn" or "incomplete" (a record cut off by the end of the written log)
+    reason: str
+    #: the page that stopped the walk, its file and offset, and what was wrong with it
+    page_address: int | None = None
+    source: str | None = None
+    offset: int | None = None
+    problem: str | None = None
+    #: good pages after the bad one that were discarded as part of a torn final write
+    discarded_pages: int = 0
+
+
+LOST_REWRITE = PageProblem("follows a short page that was to be rewritten (the rewrite was lost)")
+
+
+def _hex(address: int) -> str:
+    return f"{address:016X}"
+
+
+class LogReader:
+    """Iterate ``(address, record)`` from ``start`` to the end of the log.
+
+    After iteration, :attr:`end` says where and why the log ended; :attr:`pages_read` and
+    :attr:`bytes_read` count the I/O (restart charges it to the device).
+    """
+
+    def __init__(self, source: PageSource, start: int, *, format_address: Callable[[int], str] = _hex,
+                 lookahead_pages: int = 1024):
+        self.source = source
+        self.start = start
+        self.format_address = format_address
+        self.lookahead_pages = lookahead_pages
+        self.end: EndOfLog | None = None
+        self.pages_read = 0
+        self.bytes_read = 0
+        self.last_write_no: int | None = None
+
+    def _read(self, address: int):
+        raw, name, offset = self.source.read_page(address)
+        self.pages_read += 1
+        self.bytes_read += len(raw)
+        return raw, name, offset
+
+    def __iter__(self) -> Iterator[tuple[int, object]]:
+        return self.records()
+
+    def records(self) -> Iterator[tuple[int, object]]:
+        fmt = self.format_address
+        page_addr = page_of(self.start)
+        cursor = payload_offset(self.start) if self.start % PAGE_SIZE else 0
+        pend = bytearray()
+        pend_addr = 0
+        need = 0  # total length of the record being reassembled (0: header not yet complete)
+        prev_write_no: int | None = None
+        prev_short = False  # the previous page was not full: no record may continue from it
+        resume = self.start  # address just after the last complete record
+        while True:
+            raw, name, offset = self._read(page_addr)
+            header, problem = check_page(raw, page_addr)
+            if problem is None and prev_short and not header.flags & FLAG_AFTER_PAD:
+                # The page before was left short but the writer did not pad it, so this
+                # page's write was meant to rewrite it in full: that rewrite never landed.
+                problem = LOST_REWRITE
+            if problem is not None:
+                own = header.write_no if problem is LOST_REWRITE else None
+                self.end = self._classify(page_addr, name, offset, problem, prev_write_no, resume, bool(pend), own)
+                return
+            if pend:
+                first = header.first_record
+                remaining = need - len(pend) if need else HEADER_SIZE - len(pend)
+                if first != NO_FIRST_RECORD and first < min(remaining, header.used):
+                    raise LogCorruptionError(
+                        f"page says a record starts at payload offset {first}, inside the record "
+                        f"continued from {fmt(pend_addr)}", source=name, offset=offset, address=fmt(page_addr))
+            prev_write_no = header.write_no
+            self.last_write_no = header.write_no
+            used = header.used
+            view = memoryview(raw)[PAGE_HEADER_SIZE:PAGE_HEADER_SIZE + used]
+            base = offset + PAGE_HEADER_SIZE  # file offset of payload byte 0
+            i = cursor
+            while i < used:
+                if not pend:
+                    rec_addr = page_addr + PAGE_HEADER_SIZE + i
+                    if used - i >= HEADER_SIZE:
+                        length = peek_length(view, i, source=name, where=base + i)
+                        if used - i >= length:
+                            record = self._decode(view, i, name, base + i, rec_addr)
+                            i += length
+                            resume = page_addr + PAGE_HEADER_SIZE + i
+                            yield rec_addr, record
+                            continue
+                    pend_addr = rec_addr
+                    pend_where = (name, base + i)
+                if not need:
+                    take = min(HEADER_SIZE - len(pend), used - i)
+                    pend += view[i:i + take]
+                    i += take
+                    if len(pend) < HEADER_SIZE:
+                        break
+                    need = peek_length(pend, 0, source=pend_where[0], where=pend_where[1])
+                take = min(need - len(pend), used - i)
+                pend += view[i:i + take]
+                i += take
+                if len(pend) == need:
+                    record = self._decode(pend, 0, pend_where[0], pend_where[1], pend_addr)
+                    pend = bytearray()
+                    need = 0
+                    resume = page_addr + PAGE_HEADER_SIZE + i
+                    yield pend_addr, record
+            prev_short = used < PAGE_PAYLOAD
+            if prev_short and pend:
+                # A writer never leaves a record hanging off a page that is not full, and a
+                # torn write cannot produce a good page that does: this is damage.
+                raise LogCorruptionError(f"record at {fmt(pend_addr)} runs past a page that is not full",
+                                         source=name, offset=offset, address=fmt(page_addr))
+            if resume % PAGE_SIZE == 0:
+                resume += PAGE_HEADER_SIZE  # the end of a full page is the start of the next payload
+            page_addr += PAGE_SIZE
+            cursor = 0
+
+    def _decode(self, data, at, name, where, address):
+        try:
+            return decode_record(data, at, source=name, where=where)
+        except LogFormatError as exc:
+            # Inside a page whose checksum is good: this is not a torn write.
+            raise LogCorruptionError(exc.reason, source=name, offset=where,
+                                     address=self.format_address(address)) from None
+
+    def _classify(self, page_addr, name, offset, problem, prev_write_no, resume, incomplete,
+                  own_write_no=None) -> EndOfLog:
+        fmt = self.format_address
+        if problem is STALE:
+            return EndOfLog(resume, "incomplete" if incomplete else "end", page_addr, name, offset, str(problem))
+        later: list[int] = [] if own_write_no is None else [own_write_no]
+        probe = page_addr + PAGE_SIZE
+        for _ in range(self.lookahead_pages):
+            nraw, _, _ = self._read(probe)
+            nheader, nproblem = check_page(nraw, probe)
+            if nproblem is not None:
+                break
+            later.append(nheader.write_no)
+            probe += PAGE_SIZE
+        if not later:
+            if incomplete:
+                reason = "incomplete"
+            else:
+                reason = "end" if problem is UNWRITTEN else "torn"
+            return EndOfLog(resume, reason, page_addr, name, offset, str(problem))
+        writes = set(later)
+        if len(writes) == 1 and (prev_write_no is None or later[0] >= prev_write_no):
+            return EndOfLog(resume, "torn", page_addr, name, offset, str(problem), len(later))
+        raise LogCorruptionError(f"page {problem}, but {len(later)} good pages written later follow it",
+                                 source=name, offset=offset, address=fmt(page_addr))
+
+
+def scan(source: PageSource, start: int, **kwargs) -> tuple[list[tuple[int, object]], EndOfLog]:
+    """Read every record from ``start``; return them with the end-of-log verdict."""
+    reader = LogReader(source, start, **kwargs)
+    records = list(reader.records())
+    return records, reader.end

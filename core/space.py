@@ -1,0 +1,71 @@
+"""Log space: where pages go on storage. The platform decides; the core's writer does the I/O.
+
+A platform's log space answers two questions for the writer and the reader:
+
+* :meth:`LogSpace.plan_write` – given the pages of one write, which physical writes
+  (file, offset, pages) carry them. This is where a platform puts its mechanisms: a
+  distributed circular ring of extents, TripleWrite's spare copy of a partial page, z/OS
+  dual copies; a run that crosses a file boundary becomes two physical writes.
+* :meth:`LogSpace.read_page` – which bytes are stored for a page address (a
+  :class:`~mqlog.core.reader.PageSource`), choosing the good copy where there are several.
+
+:class:`ReferenceLogSpace` is the core's own: one file that grows without limit, every
+page at ``address - start``. It serves the core's tests the way ZODB's MappingStorage
+serves ZODB's.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol, Sequence
+
+import attrs
+
+from mqlog.core.pages import PAGE_SIZE, PageRun
+from mqlog.core.storage import Storage
+
+
+@attrs.frozen
+class PhysicalWrite:
+    """One I/O request: ``pages`` (starting with the page at ``first_address``) written
+    contiguously at ``offset`` of ``file``."""
+
+    file: str
+    offset: int
+    first_address: int
+    pages: tuple[bytes, ...]
+    #: what the write is for: "log", or a platform's extra ("spare" copy, "copy2", …)
+    purpose: str = "log"
+
+    @property
+    def nbytes(self) -> int:
+        return len(self.pages) * PAGE_SIZE
+
+
+class LogSpace(Protocol):
+    """What the writer and reader need from a platform's log space."""
+
+    storage: Storage
+
+    def plan_write(self, run: PageRun) -> Sequence[PhysicalWrite]:
+        """The physical writes, in order, that put ``run`` on disk."""
+
+    def read_page(self, address: int) -> tuple[bytes, str, int]:
+        """The stored page at ``address`` (b"" if none), its file name and offset."""
+
+
+class ReferenceLogSpace:
+    """One log file that grows forever; page ``a`` lives at offset ``a - start``."""
+
+    def __init__(self, storage: Storage, *, file: str = "reference.log", start: int = 0):
+        self.storage = storage
+        self.file = file
+        self.start = start
+
+    def plan_write(self, run: PageRun) -> Sequence[PhysicalWrite]:
+        return (PhysicalWrite(self.file, run.first_address - self.start, run.first_address, run.pages),)
+
+    def read_page(self, address: int) -> tuple[bytes, str, int]:
+        offset = address - self.start
+        if not self.storage.exists(self.file):
+            return b"", self.file, offset
+        return self.storage.read(self.file, offset, PAGE_SIZE), self.file, offset
