@@ -1,0 +1,135 @@
+"""The log writer's statistics (SPEC §3.8), kept as the writer works.
+
+Names follow what MQ reports: the four ``sta*`` counters of the distributed logger
+(logical/physical bytes and writes), and ``amqldmpa``'s write-size and write-time averages
+over the last 64 (short) and 1024 (long) physical writes, their high-water marks and the
+slowest write with the virtual time it happened. z/OS maps the same figures onto QJST.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+
+import attrs
+
+#: amqldmpa's "short" and "long" averages cover the last 64 and 1024 physical writes.
+SHORT_WINDOW = 64
+LONG_WINDOW = 1024
+
+
+class MovingAverage:
+    """Mean of the last ``window`` values, O(1) per update."""
+
+    __slots__ = ("window", "_values", "_sum")
+
+    def __init__(self, window: int):
+        self.window = window
+        self._values: deque[float] = deque()
+        self._sum = 0.0
+
+    def add(self, value: float) -> float:
+        values = self._values
+        values.append(value)
+        self._sum += value
+        if len(values) > self.window:
+            self._sum -= values.popleft()
+        return self._sum / len(values)
+
+    @property
+    def value(self) -> float:
+        return self._sum / len(self._values) if self._values else 0.0
+
+
+@attrs.define
+class LogStatistics:
+    """Counters and averages of one log writer. All times are virtual microseconds."""
+
+    logical_bytes: int = 0  # bytes of records appended (what recovery needs)
+    logical_writes: int = 0  # records appended
+    physical_bytes: int = 0  # bytes handed to the device: pages, rewrites, spare copies
+    physical_writes: int = 0  # I/O requests to the log device(s)
+    forces: int = 0  # synchronous write requests (commit, backout, out-of-syncpoint ops)
+    pages_written: int = 0
+    partial_page_writes: int = 0  # writes ending in a partial page
+    partial_page_rewrites: int = 0  # writes that start by rewriting a partial page
+    padded_pages: int = 0  # partial pages abandoned rather than rewritten
+    padding_bytes: int = 0
+    wrapped_writes: int = 0  # writes whose pages wrap around the end of the buffer ring
+    buffer_waits: int = 0  # appends that waited for buffer space (z/OS QJSTWTB)
+    buffer_high_water_bytes: int = 0
+    write_size_max: int = 0
+    write_time_max_us: float = 0.0
+    write_time_max_at_us: float = 0.0  # when the slowest write happened
+    write_time_short_max_us: float = 0.0  # high-water mark of the short average
+    write_time_long_max_us: float = 0.0
+    #: the slowest write to each file, by file name (distributed shows the last 8 extents)
+    worst_write_by_file: dict = attrs.field(factory=dict)
+    _size_short: MovingAverage = attrs.field(factory=lambda: MovingAverage(SHORT_WINDOW), repr=False)
+    _size_long: MovingAverage = attrs.field(factory=lambda: MovingAverage(LONG_WINDOW), repr=False)
+    _time_short: MovingAverage = attrs.field(factory=lambda: MovingAverage(SHORT_WINDOW), repr=False)
+    _time_long: MovingAverage = attrs.field(factory=lambda: MovingAverage(LONG_WINDOW), repr=False)
+
+    def record_write(self, file: str, nbytes: int, pages: int, elapsed_us: float, now_us: float) -> None:
+        """Account one physical write of ``nbytes`` that took ``elapsed_us`` and ended at ``now_us``."""
+        self.physical_writes += 1
+        self.physical_bytes += nbytes
+        self.pages_written += pages
+        self._size_short.add(nbytes)
+        self._size_long.add(nbytes)
+        if nbytes > self.write_size_max:
+            self.write_size_max = nbytes
+        short = self._time_short.add(elapsed_us)
+        long = self._time_long.add(elapsed_us)
+        if short > self.write_time_short_max_us:
+            self.write_time_short_max_us = short
+        if long > self.write_time_long_max_us:
+            self.write_time_long_max_us = long
+        if elapsed_us > self.write_time_max_us:
+            self.write_time_max_us = elapsed_us
+            self.write_time_max_at_us = now_us
+        worst = self.worst_write_by_file
+        if elapsed_us > worst.get(file, (-1.0,))[0]:
+            worst[file] = (elapsed_us, now_us)
+
+    @property
+    def write_size_short(self) -> float:
+        return self._size_short.value
+
+    @property
+    def write_size_long(self) -> float:
+        return self._size_long.value
+
+    @property
+    def write_time_short_us(self) -> float:
+        return self._time_short.value
+
+    @property
+    def write_time_long_us(self) -> float:
+        return self._time_long.value
+
+    def as_dict(self) -> dict:
+        """The figures of the shared metrics schema, plus the writer's own detail."""
+        return {
+            "logical_bytes": self.logical_bytes,
+            "logical_writes": self.logical_writes,
+            "physical_bytes": self.physical_bytes,
+            "physical_writes": self.physical_writes,
+            "forces": self.forces,
+            "pages_written": self.pages_written,
+            "partial_page_writes": self.partial_page_writes,
+            "partial_page_rewrites": self.partial_page_rewrites,
+            "padded_pages": self.padded_pages,
+            "padding_bytes": self.padding_bytes,
+            "wrapped_writes": self.wrapped_writes,
+            "buffer_waits": self.buffer_waits,
+            "buffer_high_water_bytes": self.buffer_high_water_bytes,
+            "write_size_short": self.write_size_short,
+            "write_size_long": self.write_size_long,
+            "write_size_max": self.write_size_max,
+            "write_time_short_us": self.write_time_short_us,
+            "write_time_long_us": self.write_time_long_us,
+            "write_time_max_us": self.write_time_max_us,
+            "write_time_max_at_us": self.write_time_max_at_us,
+            "write_time_short_max_us": self.write_time_short_max_us,
+            "write_time_long_max_us": self.write_time_long_max_us,
+        }
