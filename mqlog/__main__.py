@@ -1,0 +1,5 @@
+import sys
+
+from mqlog.cli import main
+
+sys.exit(main())

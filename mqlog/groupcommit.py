@@ -1,0 +1,107 @@
+"""A group-commit study on the real log writer: N committers, each putting and committing.
+
+Each simulated application repeats: append a persistent put record of ``message_size``
+bytes, append a commit record, force. The writer, the device profile and the storage are
+the real ones; only the applications are this small. It shows the effect SPEC §3.3 names:
+as more units of work commit at once, each physical write carries more of them.
+
+This is the foundation's stand-in for the workload runner (``mqlog run``) that comes with
+the workloads issue; it stays as a focused study of the writer.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Iterable
+
+import attrs
+import simpy
+
+from mqlog.core.devices import Device, DeviceProfile, get_profile
+from mqlog.core.errors import ParameterError
+from mqlog.core.reader import scan
+from mqlog.core.records import Begin, Commit, Put
+from mqlog.core.space import ReferenceLogSpace
+from mqlog.core.storage import MemoryStorage, Storage
+from mqlog.core.writer import LogWriter
+
+
+@attrs.frozen
+class GroupCommitResult:
+    """What one run of the study measured."""
+
+    committers: int
+    commits: int
+    message_size: int
+    device: str
+    virtual_seconds: float
+    forces: int
+    logical_bytes: int
+    physical_bytes: int
+    physical_writes: int
+    useful_bytes_per_write: float
+    commits_per_write: float
+    commit_latency_us: float  # mean time from force to durable
+    commits_per_second: float
+    records_read_back: int
+    end_of_log: str
+
+    def as_dict(self) -> dict:
+        return attrs.asdict(self)
+
+
+def run_group_commit(committers: int, commits_each: int = 50, message_size: int = 2048, *,
+                     device: str | DeviceProfile = "ssd", storage: Storage | None = None,
+                     think_us: float = 100.0, seed: int = 0) -> GroupCommitResult:
+    """Run the study once and read the log back to check every committed record is there.
+
+    ``think_us`` is each application's mean time between commits (exponentially
+    distributed, from ``seed``), so that commits arrive unsynchronised as in real work.
+    """
+    if not 1 <= committers <= 10_000:
+        raise ParameterError("committers", committers, "1 to 10000")
+    if not 1 <= commits_each <= 1_000_000:
+        raise ParameterError("commits", commits_each, "1 to 1000000")
+    if not 0 <= message_size <= 100 * 1024 * 1024:
+        raise ParameterError("message_size", message_size, "0 to 104857600 bytes")
+    if not 0 <= think_us <= 60e6:
+        raise ParameterError("think_us", think_us, "0 to 60000000 µs")
+    profile = get_profile(device) if isinstance(device, str) else device
+    storage = storage if storage is not None else MemoryStorage()
+    env = simpy.Environment()
+    space = ReferenceLogSpace(storage)
+    writer = LogWriter(env, space, Device(env, profile))
+    rng = random.Random(seed)
+    latencies: list[float] = []
+
+    def application(app: int, payloads: Iterable[bytes], thinks: Iterable[float]):
+        for n, (data, think) in enumerate(zip(payloads, thinks)):
+            if think:
+                yield env.timeout(think)
+            uow = (app << 32) | (n + 1)
+            first = yield from writer.put(Begin(int(env.now), f"APP{app:04d}", uow=uow))
+            put = yield from writer.put(Put(f"APP.QUEUE.{app % 10}", n.to_bytes(24, "little"), data,
+                                            uow=uow, prev=first))
+            yield from writer.put(Commit(int(env.now), 1, uow=uow, prev=put))
+            asked = env.now
+            yield writer.force()
+            latencies.append(env.now - asked)
+
+    for app in range(committers):
+        payloads = [rng.randbytes(message_size) for _ in range(commits_each)]
+        thinks = [rng.expovariate(1 / think_us) if think_us else 0.0 for _ in range(commits_each)]
+        env.process(application(app, payloads, thinks))
+    env.run()
+    records, end = scan(space, space.start)
+    stats = writer.stats
+    total = committers * commits_each
+    seconds = env.now / 1e6
+    return GroupCommitResult(
+        committers=committers, commits=total, message_size=message_size, device=profile.name,
+        virtual_seconds=seconds, forces=stats.forces, logical_bytes=stats.logical_bytes,
+        physical_bytes=stats.physical_bytes, physical_writes=stats.physical_writes,
+        useful_bytes_per_write=stats.logical_bytes / stats.physical_writes,
+        commits_per_write=total / stats.physical_writes,
+        commit_latency_us=sum(latencies) / len(latencies),
+        commits_per_second=total / seconds if seconds else 0.0,
+        records_read_back=len(records), end_of_log=end.reason)
