@@ -82,7 +82,9 @@ def check_page(raw: bytes, expected_address: int) -> tuple[PageHeader | None, Pa
     middle of it needs the pages around it (see :mod:`mqlog.core.reader`).
     """
     if len(raw) < PAGE_SIZE or raw[:4] != PAGE_MAGIC:
-        if len(raw) < PAGE_SIZE or not any(raw[:PAGE_HEADER_SIZE]):
+        # Nothing stored, or only zeros: never written. Anything else that is short or has
+        # no magic was partly written (a torn append leaves the file ending mid-page).
+        if not raw.strip(b"\0"):
             return None, UNWRITTEN
         return None, TORN
     magic, version, flags, address, write_no, used, first, crc = PAGE_HEADER.unpack_from(raw)
@@ -158,11 +160,14 @@ class LogBuffer:
         self.pad_policy = None  # callable(used_bytes) -> bool: pad instead of rewriting
 
     @classmethod
-    def resume(cls, end_address: int, tail_payload: bytes = b"", capacity_pages: int = 512) -> "LogBuffer":
+    def resume(cls, end_address: int, tail_payload: bytes = b"", capacity_pages: int = 512, *,
+               first_record: int = NO_FIRST_RECORD) -> "LogBuffer":
         """A buffer that continues a log whose last record ends at ``end_address``.
 
         ``tail_payload`` is the payload already on disk in ``end_address``'s page (restart
-        reads it), so that the next write can rewrite that partial page in full.
+        reads it), so that the next write can rewrite that partial page in full;
+        ``first_record`` is that page's first-record offset (from its header), which the
+        rewritten page must keep.
         """
         page = page_of(end_address)
         off = payload_offset(end_address) if end_address % PAGE_SIZE else 0
@@ -172,7 +177,7 @@ class LogBuffer:
         buf._buf += tail_payload
         buf._submitted = off
         if off:
-            buf._firsts.append(NO_FIRST_RECORD)
+            buf._firsts.append(first_record)
         return buf
 
     # -- appending --

@@ -129,7 +129,7 @@ class LogReader:
                 if not pend:
                     rec_addr = page_addr + PAGE_HEADER_SIZE + i
                     if used - i >= HEADER_SIZE:
-                        length = peek_length(view, i, source=name, where=base + i)
+                        length = self._peek(view, i, name, base + i, rec_addr)
                         if used - i >= length:
                             record = self._decode(view, i, name, base + i, rec_addr)
                             i += length
@@ -144,7 +144,7 @@ class LogReader:
                     i += take
                     if len(pend) < HEADER_SIZE:
                         break
-                    need = peek_length(pend, 0, source=pend_where[0], where=pend_where[1])
+                    need = self._peek(pend, 0, pend_where[0], pend_where[1], pend_addr)
                 take = min(need - len(pend), used - i)
                 pend += view[i:i + take]
                 i += take
@@ -164,6 +164,14 @@ class LogReader:
                 resume += PAGE_HEADER_SIZE  # the end of a full page is the start of the next payload
             page_addr += PAGE_SIZE
             cursor = 0
+
+    def _peek(self, data, at, name, where, address):
+        try:
+            return peek_length(data, at, source=name, where=where)
+        except LogFormatError as exc:
+            # A corrupt length inside a page whose checksum is good: damage, not a tear.
+            raise LogCorruptionError(exc.reason, source=name, offset=where,
+                                     address=self.format_address(address)) from None
 
     def _decode(self, data, at, name, where, address):
         try:

@@ -199,7 +199,7 @@ class _Codec:
 
     @classmethod
     def from_bytes(cls, data: bytes, *, source: str | None = None, offset: int | None = None):
-        record = decode_record(data, source=source, offset=offset)
+        record = decode_record(data, source=source, where=offset)
         if not isinstance(record, cls):
             raise LogFormatError(f"expected a {cls.__name__} record, found {type(record).__name__}",
                                  source=source, offset=offset)
@@ -635,7 +635,7 @@ class ObjectChange(_Codec):
         action, otype, name, n = cls._S.unpack(body[:cls._S.size])
         if cls._S.size + n > len(body):
             raise ValueError(f"object attributes length {n} runs past the record")
-        text = body[cls._S.size:cls._S.size + n].decode("utf-8", "replace")
+        text = bytes(body[cls._S.size:cls._S.size + n]).decode("utf-8", "replace")
         return cls(action, otype, _unpad_name(name), text, uow=uow, prev=prev, stamp=stamp)
 
 
@@ -652,10 +652,10 @@ class OpaqueRecord:
     uow: int = attrs.field(default=0, kw_only=True)
     prev: int = attrs.field(default=NO_ADDRESS, kw_only=True)
     stamp: int = attrs.field(default=0, kw_only=True)
-
-    @property
-    def rm(self) -> int:
-        return _PLATFORM_RM.get(self.type, 0)
+    #: the resource manager byte as found on disk (default: the platform type's usual one),
+    #: kept so that re-encoding is byte-identical
+    rm: int = attrs.field(kw_only=True, default=attrs.Factory(
+        lambda self: _PLATFORM_RM.get(self.type, 0), takes_self=True))
 
     def to_bytes(self) -> bytes:
         return _frame(self.type, self.rm, self.flags, self.uow, self.prev, self.stamp, self.body)
@@ -663,7 +663,7 @@ class OpaqueRecord:
     @classmethod
     def from_bytes(cls, data: bytes, *, source: str | None = None, offset: int | None = None):
         rtype, rm, flags, length, uow, prev, stamp, body = _split(data, 0, source, offset)
-        return cls(rtype, flags, bytes(body), uow=uow, prev=prev, stamp=stamp)
+        return cls(rtype, flags, bytes(body), uow=uow, prev=prev, stamp=stamp, rm=rm)
 
 
 _PLATFORM_RM = {RecordType.MEDIA_IMAGE: ResourceManager.MEDIA, RecordType.SHUNT: ResourceManager.RECOVERY,
@@ -714,7 +714,7 @@ def decode_record(data, offset: int = 0, *, source: str | None = None, where: in
     cls = _REGISTRY.get(rtype)
     if cls is None:
         if any(rtype in r for r in PLATFORM_TYPE_RANGES.values()):
-            return OpaqueRecord(rtype, flags, bytes(body), uow=uow, prev=prev, stamp=stamp)
+            return OpaqueRecord(rtype, flags, bytes(body), uow=uow, prev=prev, stamp=stamp, rm=rm)
         raise LogFormatError(f"unknown record type 0x{rtype:02X}", source=source, offset=where)
     if rm != cls.RM:
         raise LogFormatError(f"record type 0x{rtype:02X} with resource manager {rm}, expected {int(cls.RM)}",

@@ -1,0 +1,440 @@
+"""Reading the log back after damage, table-driven in the style of etcd's WAL tests.
+
+Logs are made by driving the real :class:`LogWriter` in SimPy: a few applications run
+units of work (5-9 KiB messages that span pages, small gets, commits) and out-of-syncpoint
+puts, so there are many physical writes, group commits, partial-page rewrites and records
+spanning pages. Each table row damages the stored log one way and says what reading it
+must give: an error, or how many of the written records come back and why the log ended.
+Expected counts come from the addresses the writer handed out, never from the reader.
+"""
+
+from __future__ import annotations
+
+import random
+import struct
+from functools import lru_cache
+
+import attrs
+import pytest
+import simpy
+
+from mqlog.core.devices import Device, get_profile
+from mqlog.core.errors import LogCorruptionError, SimulatedCrash
+from mqlog.core.faults import FaultInjectingStorage, FaultPlan
+from mqlog.core.pages import PAGE_SIZE, STALE, advance, build_page
+from mqlog.core.reader import LOST_REWRITE, scan
+from mqlog.core.records import NO_ADDRESS, Begin, Commit, Get, Put
+from mqlog.core.space import ReferenceLogSpace
+from mqlog.core.storage import MemoryStorage
+from mqlog.core.writer import LogWriter
+
+FILE = "reference.log"
+HEADER = 32
+PAGE_HDR = struct.Struct("<4sHHQQHHI")  # magic, version, flags, address, write_no, used, first, crc
+
+
+# --- making logs ------------------------------------------------------------------------------
+
+@attrs.frozen
+class Run:
+    records: tuple  # (address, record), in address order: everything the writer was given
+    acked: int  # every record below this address was covered by a force that completed
+    crashed: bool
+    physical_writes: int
+    storage: MemoryStorage  # the durable image
+    stats: object  # the writer's LogStatistics
+
+    def end_of(self, i: int) -> int:
+        addr, rec = self.records[i]
+        return advance(addr, len(rec.to_bytes()))
+
+    def ending_by(self, address: int) -> int:
+        """How many records end at or before ``address`` (a payload position)."""
+        return sum(1 for i in range(len(self.records)) if self.end_of(i) <= address)
+
+    def crosses_into(self, page: int) -> bool:
+        """Whether a record starts before ``page`` and continues into it."""
+        return any(a < page and self.end_of(i) > page + HEADER for i, (a, _) in enumerate(self.records))
+
+    def bytes(self) -> bytes:
+        return self.storage.read(FILE, 0, self.storage.size(FILE))
+
+    def pages(self) -> list[tuple]:
+        data = self.bytes()
+        return [PAGE_HDR.unpack_from(data, off) for off in range(0, len(data), PAGE_SIZE)]
+
+
+def make_log(plan: FaultPlan = FaultPlan(), *, pad: bool = False, apps: int = 4, uows: int = 4,
+             seed: int = 7) -> Run:
+    env = simpy.Environment()
+    storage = FaultInjectingStorage(MemoryStorage(), plan)
+    writer = LogWriter(env, ReferenceLogSpace(storage), Device(env, get_profile("ram")),
+                       pad_policy=(lambda used: True) if pad else None)
+    rng = random.Random(seed)
+    written: list = []
+    acked = [0]
+
+    def put(record):
+        addr = yield from writer.put(record)
+        written.append((addr, record))
+        return addr
+
+    def force():
+        target = writer.next_address
+        yield writer.force()
+        acked[0] = max(acked[0], target)
+
+    def app(n: int):
+        for u in range(uows):
+            uow = n * 1000 + u + 1
+            yield env.timeout(rng.uniform(0, 25))
+            prev = yield from put(Begin(int(env.now), f"app{n}", uow=uow))
+            for m in range(rng.randint(1, 3)):
+                size = rng.randint(5 * 1024, 9 * 1024)
+                prev = yield from put(Put(f"Q.{n}", bytes([n, u, m]) * 8, bytes([65 + m]) * size,
+                                          uow=uow, prev=prev))
+                yield env.timeout(rng.uniform(0, 6))
+                prev = yield from put(Get(f"Q.{n}", bytes([n, u, m]) * 8, m, size, uow=uow, prev=prev))
+            yield from put(Commit(int(env.now), 2, uow=uow, prev=prev))
+            yield from force()
+            # an out-of-syncpoint persistent put: forced on its own
+            yield env.timeout(rng.uniform(0, 10))
+            yield from put(Put("OUT", bytes([n, u]) * 12, b"o" * rng.randint(100, 3000)))
+            yield from force()
+
+    procs = [env.process(app(n)) for n in range(apps)]
+
+    def last():  # when everyone is done: one more small forced record
+        yield simpy.AllOf(env, procs)
+        yield from put(Commit(int(env.now), 0, uow=999_999, prev=NO_ADDRESS))
+        yield from force()
+
+    env.process(last())
+    crashed = False
+    try:
+        env.run()
+    except SimulatedCrash:
+        crashed = True
+    written.sort(key=lambda ar: ar[0])
+    return Run(tuple(written), acked[0], crashed, storage.physical_writes, storage.durable, writer.stats)
+
+
+@lru_cache(maxsize=None)
+def clean(pad: bool) -> Run:
+    return make_log(pad=pad)
+
+
+def read(storage):
+    return scan(ReferenceLogSpace(storage), 0)
+
+
+def copy_of(run: Run) -> MemoryStorage:
+    s = MemoryStorage()
+    s.write(FILE, 0, run.bytes())
+    return s
+
+
+def test_workload_exercises_what_the_table_needs():
+    for pad in (False, True):
+        run = clean(pad)
+        pages = run.pages()
+        writes = [p[4] for p in pages]
+        assert run.physical_writes >= 20
+        assert len(set(writes)) >= 10
+        assert any(run.crosses_into(i * PAGE_SIZE) for i in range(1, len(pages)))  # spanning records
+        assert run.acked == run.end_of(len(run.records) - 1)  # everything was forced
+        assert run.stats.forces > run.physical_writes  # group commit happened
+    assert clean(False).stats.partial_page_rewrites >= 5
+    assert clean(True).stats.partial_page_rewrites == 0
+    assert sum(1 for p in clean(True).pages() if p[2] & 2) >= 5  # AFTER_PAD pages
+
+
+# --- the damage table ---------------------------------------------------------------------------
+
+def page_written_by_many_later(run: Run) -> int:
+    """A page in the middle whose later pages were written by more than one physical write."""
+    pages = run.pages()
+    for i in range(len(pages) // 2, len(pages) - 1):
+        if len({p[4] for p in pages[i + 1:]}) >= 2:
+            return i * PAGE_SIZE
+    raise AssertionError("workload has no such page")
+
+
+def page_with_record_start(run: Run) -> int:
+    pages = run.pages()
+    for i in range(len(pages) // 2, len(pages)):
+        if pages[i][6] != 0xFFFF and pages[i][6] + 40 < pages[i][5]:
+            return i * PAGE_SIZE
+    raise AssertionError("workload has no such page")
+
+
+def page_crossed_into(run: Run) -> int:
+    """The last page that a record continues into from the page before."""
+    n = len(run.pages())
+    page = next(p * PAGE_SIZE for p in range(n - 1, 0, -1) if run.crosses_into(p * PAGE_SIZE))
+    assert page >= (n // 2) * PAGE_SIZE
+    return page
+
+
+def page_not_crossed_into(run: Run) -> int:
+    n = len(run.pages())
+    return next(p * PAGE_SIZE for p in range(n - 1, 0, -1) if not run.crosses_into(p * PAGE_SIZE))
+
+
+def mid_page_not_crossed_into(run: Run) -> int:
+    n = len(run.pages())
+    return next(p * PAGE_SIZE for p in range(n // 2, n) if not run.crosses_into(p * PAGE_SIZE))
+
+
+def last_page(run: Run) -> int:
+    return (len(run.pages()) - 1) * PAGE_SIZE
+
+
+def flip(storage, offset: int, bit: int = 3):
+    b = storage.read(FILE, offset, 1)[0]
+    storage.write(FILE, offset, bytes([b ^ (1 << bit)]))
+
+
+def truncate_mid(page):
+    def damage(run, s):
+        s.truncate(FILE, page(run) + 1500)
+    return damage
+
+
+def truncate_at(page):
+    def damage(run, s):
+        s.truncate(FILE, page(run))
+    return damage
+
+
+def zero(page):
+    def damage(run, s):
+        s.write(FILE, page(run), bytes(PAGE_SIZE))
+    return damage
+
+
+def zero_from(page):
+    """Zero the page and everything after it (a preformatted log whose tail never landed)."""
+    def damage(run, s):
+        p = page(run)
+        s.write(FILE, p, bytes(s.size(FILE) - p))
+    return damage
+
+
+def flip_in(page, at=HEADER + 100):
+    def damage(run, s):
+        flip(s, page(run) + at)
+    return damage
+
+
+def bad_record_good_page(run, s):
+    p = page_with_record_start(run)
+    raw = s.read(FILE, p, PAGE_SIZE)
+    _, _, flags, address, write_no, used, first, _ = PAGE_HDR.unpack_from(raw)
+    payload = bytearray(raw[HEADER:HEADER + used])
+    payload[first + 38] ^= 0x10  # inside the record's body
+    s.write(FILE, p, build_page(address, write_no, bytes(payload), first, flags))
+
+
+def bad_length_good_page(run, s):
+    p = page_with_record_start(run)
+    raw = s.read(FILE, p, PAGE_SIZE)
+    _, _, flags, address, write_no, used, first, _ = PAGE_HDR.unpack_from(raw)
+    payload = bytearray(raw[HEADER:HEADER + used])
+    struct.pack_into("<I", payload, first + 4, 2**31)  # the record's length field
+    s.write(FILE, p, build_page(address, write_no, bytes(payload), first, flags))
+
+
+def stale(page):
+    def damage(run, s):
+        s.write(FILE, page(run), s.read(FILE, 0, PAGE_SIZE))  # page 0's bytes at a later address
+    return damage
+
+
+def upto(page, normal="torn"):
+    """Expect the records that end before ``page``, and ``normal`` as the reason, or
+    "incomplete" if a record was cut off there."""
+    def expected(run):
+        p = page(run)
+        return run.ending_by(p + HEADER), "incomplete" if run.crosses_into(p) else normal, p
+    return expected
+
+
+CASES = [
+    # (id, padded log?, damage, expected: an exception type, or f(run) -> (records, reason, page))
+    ("clean", False, None, lambda run: (len(run.records), "end", None)),
+    ("clean-padded", True, None, lambda run: (len(run.records), "end", None)),
+    ("truncated-mid-page", True, truncate_mid(page_not_crossed_into), upto(page_not_crossed_into)),
+    ("truncated-mid-page-in-a-record", False, truncate_mid(page_crossed_into), upto(page_crossed_into)),
+    ("truncated-at-last-page", False, truncate_at(last_page), upto(last_page, "end")),
+    # a single copy cannot tell a flipped bit in its last page from a torn last write
+    ("bit-flip-in-last-page", True, flip_in(last_page), upto(last_page, "torn")),
+    ("bit-flip-in-last-page-header", False, flip_in(last_page, at=9), upto(last_page, "torn")),
+    ("bit-flip-mid-log", False, flip_in(page_written_by_many_later), LogCorruptionError),
+    ("bit-flip-mid-log-padded", True, flip_in(page_written_by_many_later), LogCorruptionError),
+    ("zeroed-page-mid-log", False, zero(page_written_by_many_later), LogCorruptionError),
+    ("bad-record-checksum-in-good-page", False, bad_record_good_page, LogCorruptionError),
+    ("bad-record-length-in-good-page", False, bad_length_good_page, LogCorruptionError),
+    ("bad-record-checksum-in-good-page-padded", True, bad_record_good_page, LogCorruptionError),
+    ("stale-page-at-the-tail", True, stale(page_not_crossed_into), upto(page_not_crossed_into, "end")),
+    # a stale page ends the log even with good pages after it (what a circular log's head
+    # looks like; in a log that never wraps it can only mean a lost write, and hides it)
+    ("stale-page-mid-log", True, stale(mid_page_not_crossed_into), upto(mid_page_not_crossed_into, "end")),
+    ("stale-page-where-a-record-continues", False, stale(page_crossed_into), upto(page_crossed_into, "end")),
+    # a record spanning pages whose second page is lost: fewer records, not an error
+    ("second-page-of-spanning-record-lost", False, truncate_at(page_crossed_into), upto(page_crossed_into)),
+    ("second-page-of-spanning-record-zeroed", False, zero_from(page_crossed_into), upto(page_crossed_into)),
+]
+
+
+@pytest.mark.parametrize("name,pad,damage,expected", CASES, ids=[c[0] for c in CASES])
+def test_damaged_log(name, pad, damage, expected):
+    run = clean(pad)
+    storage = copy_of(run)
+    if damage is not None:
+        damage(run, storage)
+    if isinstance(expected, type):
+        with pytest.raises(expected) as info:
+            read(storage)
+        err = info.value
+        assert err.source == FILE and FILE in str(err)
+        assert err.offset is not None and f"offset {err.offset}" in str(err)
+        return
+    count, reason, page = expected(run)
+    records, end = read(storage)
+    assert end.reason == reason
+    assert records == list(run.records[:count])
+    # where a writer would resume: just past the last good record
+    assert end.address == (run.end_of(count - 1) if count else HEADER)
+    if page is not None:
+        assert end.page_address == page
+        assert end.source == FILE and end.offset == page
+    if name.startswith("stale"):
+        assert end.problem == str(STALE)
+
+
+def test_mid_log_damage_names_file_and_offset_of_the_bad_page():
+    run = clean(False)
+    p = page_written_by_many_later(run)
+    storage = copy_of(run)
+    flip(storage, p + 2000)
+    with pytest.raises(LogCorruptionError) as info:
+        read(storage)
+    assert info.value.offset == p
+    assert f"{FILE}, offset {p}" in str(info.value)
+
+
+def test_bad_record_in_good_page_names_the_record_offset():
+    run = clean(False)
+    p = page_with_record_start(run)
+    storage = copy_of(run)
+    bad_record_good_page(run, storage)
+    first = PAGE_HDR.unpack_from(storage.read(FILE, p, 32))[6]
+    with pytest.raises(LogCorruptionError) as info:
+        read(storage)
+    assert info.value.offset == p + HEADER + first
+    assert "checksum" in str(info.value)
+
+
+# --- crashes and tears at every physical write ------------------------------------------------
+
+def _check_survivor(full: Run, crashed: Run):
+    records, end = read(crashed.storage)
+    n = len(records)
+    assert records == list(full.records[:n]), "readable records are not a prefix of the run's"
+    covered = sum(1 for a, _ in crashed.records if a < crashed.acked)
+    assert n >= covered, f"{covered - n} records a completed force covered are missing"
+    return records, end
+
+
+@pytest.mark.parametrize("pad", [False, True], ids=["rewrite", "pad"])
+def test_crash_after_each_physical_write(pad):
+    full = clean(pad)
+    seen = []
+    for k in range(full.physical_writes + 1):
+        crashed = make_log(FaultPlan(crash_after_writes=k), pad=pad)
+        assert crashed.crashed == (k < full.physical_writes)
+        records, end = _check_survivor(full, crashed)
+        assert end.reason == "end"  # nothing of the crashed write landed: a clean end
+        seen.append(len(records))
+    assert seen == sorted(seen) and seen[0] == 0 and seen[-1] == len(full.records)
+
+
+@pytest.mark.parametrize("mode", ["prefix", "random"])
+def test_tear_each_write_of_a_padded_log(mode):
+    # With padding no write rewrites a page an earlier write put on disk, so a torn write
+    # can only lose what was in flight: everything acknowledged before comes back.
+    full = clean(True)
+    for n in range(1, full.physical_writes + 1):
+        torn = make_log(FaultPlan(tear_write=n, tear_mode=mode, seed=n), pad=True)
+        assert torn.crashed
+        _, end = _check_survivor(full, torn)
+        assert end.reason in ("end", "torn", "incomplete")
+
+
+def test_torn_last_write_returns_every_acknowledged_record():
+    full = clean(True)
+    last = full.pages()[-1]
+    assert last[4] == full.physical_writes and last[6] == 0  # the last write is one fresh page
+    torn = make_log(FaultPlan(tear_write=full.physical_writes), pad=True)
+    records, end = _check_survivor(full, torn)
+    assert end.reason == "torn"
+    assert records == list(full.records[:-1])
+    assert end.page_address == last_page(full)
+
+
+@pytest.mark.parametrize("mode", ["prefix", "random"])
+def test_torn_partial_page_rewrite_without_padding_still_reads_a_prefix(mode):
+    # Without padding (or TripleWrite, which the platform adds), tearing a rewrite of a
+    # partial page can take records that an earlier force acknowledged with it: the reader
+    # can only return a prefix and report the tear. (Demonstrated, not endorsed.)
+    # In "random" mode a rewrite can also be lost while later pages of the same write
+    # land: the old partial page is then followed by a good page that does not continue it.
+    full = clean(False)
+    lost_acked = False
+    for n in range(1, full.physical_writes + 1):
+        torn = make_log(FaultPlan(tear_write=n, tear_mode=mode, seed=n))
+        records, end = read(torn.storage)
+        assert records == list(full.records[:len(records)])
+        assert end.reason in ("end", "torn", "incomplete")
+        covered = sum(1 for a, _ in torn.records if a < torn.acked)
+        lost_acked |= len(records) < covered
+    assert lost_acked
+
+
+def test_lost_partial_page_rewrite_ends_the_log_at_the_old_page():
+    # Write N rewrote partial page P and went on to P+1: P+1 landed, the rewrite of P did
+    # not (a torn write can land any subset of sectors). The old P is a good page, and so
+    # is P+1, but P+1 does not continue P: the log ends after the old P, as a torn write.
+    full = clean(False)
+    pages = full.pages()
+    for i in range(len(pages) - 1):
+        n = pages[i][4]
+        if n < 2 or pages[i + 1][4] != n:
+            continue
+        before = make_log(FaultPlan(crash_after_writes=n - 1))
+        old = PAGE_HDR.unpack_from(before.storage.read(FILE, i * PAGE_SIZE, PAGE_SIZE) or bytes(32))
+        if old[0] == b"MQLP" and old[5] < 4064:
+            break
+    else:
+        raise AssertionError("workload has no partial-page rewrite that continues onto a new page")
+    p = i * PAGE_SIZE
+    image = before.storage
+    later = [j for j in range(i + 1, len(pages)) if pages[j][4] == n]
+    for j in later:
+        image.write(FILE, j * PAGE_SIZE, full.storage.read(FILE, j * PAGE_SIZE, PAGE_SIZE))
+    records, end = read(image)
+    old_end = p + HEADER + old[5]
+    assert records == list(full.records[:full.ending_by(old_end)])
+    assert end.address == old_end
+    assert (end.reason, end.problem, end.page_address) == ("torn", str(LOST_REWRITE), p + PAGE_SIZE)
+    assert end.discarded_pages == len(later)
+
+
+@pytest.mark.parametrize("pad", [False, True], ids=["rewrite", "pad"])
+def test_reading_from_any_record_address_gives_the_rest(pad):
+    run = clean(pad)
+    for i in range(0, len(run.records), 5):
+        records, end = scan(ReferenceLogSpace(run.storage), run.records[i][0])
+        assert records == list(run.records[i:])
+        assert end.reason == "end" and end.address == run.end_of(len(run.records) - 1)
