@@ -1,0 +1,532 @@
+"""docs/FORMAT.md kept honest: an independent decoder, written from the document alone,
+reads back what the real writer wrote.
+
+The decoder half of this file uses only ``struct`` and ``zlib`` and the numbers in
+FORMAT.md. It must not import ``mqlog.core.records``, ``pages`` or ``reader``. The test half
+drives the real :class:`LogWriter` (group commit, partial-page rewrites, padding, records
+spanning pages) with every record type. It then checks that the decoder finds exactly what
+was appended, and that every page obeys the document. If the code or the document changes
+without the other, this fails.
+"""
+
+from __future__ import annotations
+
+import bisect
+import random
+import re
+import struct
+import zlib
+from pathlib import Path
+
+import pytest
+
+FORMAT_MD = Path(__file__).resolve().parents[2] / "docs" / "FORMAT.md"
+
+
+# ============================================================================================
+# The decoder: docs/FORMAT.md, nothing else.
+# ============================================================================================
+
+class FormatViolation(AssertionError):
+    """The bytes break a rule of FORMAT.md."""
+
+
+# §2.2 the page
+PAGE_SIZE = 4096
+PAGE_HEADER = struct.Struct("<4sHHQQHHI")  # magic, version, flags, address, write no, used, first, crc
+PAYLOAD = PAGE_SIZE - 32
+MAGIC = b"MQLP"
+NONE_STARTS = 0xFFFF
+PARTIAL, AFTER_PAD = 0x0001, 0x0002
+
+# §3.1 the record header
+RECORD_HEADER = struct.Struct("<BBHIQQQI")  # type, rm, flags, length, uow, prev, stamp, crc
+MAX_RECORD = 1 << 20
+NO_ADDRESS = 0xFFFF_FFFF_FFFF_FFFF
+
+
+def page_crc(page: bytes) -> int:
+    """§2.2: CRC-32 of all 4096 bytes, the CRC field taken as zero."""
+    return zlib.crc32(page[0:28] + b"\0\0\0\0" + page[32:PAGE_SIZE])
+
+
+def decode_page(page: bytes, expected_address: int) -> dict:
+    """One good page (§2.2, §4.1), or FormatViolation."""
+    if len(page) != PAGE_SIZE:
+        raise FormatViolation(f"page at {expected_address:#x}: {len(page)} bytes")
+    magic, version, flags, address, write_no, used, first, crc = PAGE_HEADER.unpack_from(page)
+    if magic != MAGIC or version != 1:
+        raise FormatViolation(f"page at {expected_address:#x}: magic {magic!r}, version {version}")
+    if crc != page_crc(page):
+        raise FormatViolation(f"page at {expected_address:#x}: CRC {crc:#010x} != {page_crc(page):#010x}")
+    if address != expected_address:
+        raise FormatViolation(f"page at {expected_address:#x} says it is {address:#x}")
+    if used > PAYLOAD or (first != NONE_STARTS and first >= used):
+        raise FormatViolation(f"page at {address:#x}: used {used}, first record {first}")
+    if flags & ~(PARTIAL | AFTER_PAD):
+        raise FormatViolation(f"page at {address:#x}: reserved flag bits {flags:#06x}")
+    if bool(flags & PARTIAL) != (used < PAYLOAD):
+        raise FormatViolation(f"page at {address:#x}: PARTIAL flag disagrees with used={used}")
+    if any(page[32 + used:]):
+        raise FormatViolation(f"page at {address:#x}: unused payload bytes are not zero")
+    return dict(flags=flags, address=address, write_no=write_no, used=used, first=first,
+                payload=page[32:32 + used])
+
+
+def blank_name(raw: bytes) -> str:
+    """§1: ASCII, blank-padded."""
+    return raw.rstrip(b" ").decode("ascii")
+
+
+def zeros(raw: bytes, what: str) -> None:
+    if any(raw):
+        raise FormatViolation(f"{what} is not zero")
+
+
+def _xid(n: int, raw: bytes) -> bytes:
+    if n > 140:
+        raise FormatViolation(f"XID length {n}")
+    zeros(raw[n:], "XID tail")
+    return raw[:n]
+
+
+def decode_body(rtype: int, flags: int, rec: bytes) -> dict:
+    """§3.4. Offsets are from the start of the record, as in the tables."""
+    n = len(rec)
+    u = struct.unpack_from
+    if rtype == 0x01:  # Begin
+        if n != 72:
+            raise FormatViolation(f"Begin of {n} bytes")
+        (t,) = u("<Q", rec, 36)
+        return dict(time_us=t, application=blank_name(rec[44:72]))
+    if rtype == 0x02:  # Put: 750 + n
+        block, mlen, segs, reserved, stored = u("<QIHHI", rec, 108)
+        if stored != n - 750 or reserved:
+            raise FormatViolation(f"Put stores {stored} bytes in a {n}-byte record")
+        zeros(rec[492:750], "Put control area")
+        return dict(flags=flags, queue=blank_name(rec[36:84]), msg_id=rec[84:108], block=block,
+                    message_length=mlen, segments=segs, descriptor=rec[128:492], data=rec[750:])
+    if rtype == 0x03:  # PutSegment: 300 + n
+        index, reserved, offset, stored = u("<HHII", rec, 108)
+        if stored != n - 300 or reserved:
+            raise FormatViolation(f"PutSegment stores {stored} bytes in a {n}-byte record")
+        zeros(rec[120:300], "PutSegment control area")
+        return dict(flags=flags, queue=blank_name(rec[36:84]), msg_id=rec[84:108], index=index,
+                    offset=offset, data=rec[300:])
+    if rtype == 0x04:  # Get: 260
+        if n != 260:
+            raise FormatViolation(f"Get of {n} bytes")
+        block, mlen = u("<QI", rec, 108)
+        zeros(rec[120:260], "Get control area")
+        return dict(queue=blank_name(rec[36:84]), msg_id=rec[84:108], block=block, message_length=mlen)
+    if rtype == 0x05:  # Prepare: 750
+        if n != 750:
+            raise FormatViolation(f"Prepare of {n} bytes")
+        t, x = u("<QB", rec, 36)
+        zeros(rec[185:750], "Prepare control area")
+        return dict(time_us=t, xid=_xid(x, rec[45:185]))
+    if rtype == 0x06:  # Commit: 750
+        if n != 750:
+            raise FormatViolation(f"Commit of {n} bytes")
+        t, ops = u("<QI", rec, 36)
+        zeros(rec[48:750], "Commit control area")
+        return dict(time_us=t, operations=ops)
+    if rtype == 0x07:  # Backout: 1000 + 12k
+        t, k = u("<QI", rec, 36)
+        if n != 1000 + 12 * k:
+            raise FormatViolation(f"Backout of {k} operations in {n} bytes")
+        zeros(rec[48:1000], "Backout control area")
+        undone = [u("<QI", rec, 1000 + 12 * i) for i in range(k)]
+        return dict(time_us=t, undone=undone)
+    if rtype == 0x08:  # CLR: 140
+        if n != 140:
+            raise FormatViolation(f"CLR of {n} bytes")
+        undoes, undo_next, action = u("<QQB", rec, 36)
+        zeros(rec[53:56], "CLR reserved bytes")
+        block, mlen = u("<QI", rec, 128)
+        return dict(undoes=undoes, undo_next=undo_next, action=action, queue=blank_name(rec[56:104]),
+                    msg_id=rec[104:128], block=block, message_length=mlen)
+    if rtype == 0x09:  # CheckpointBegin: 52
+        if n != 52:
+            raise FormatViolation(f"CheckpointBegin of {n} bytes")
+        number, t = u("<QQ", rec, 36)
+        return dict(number=number, time_us=t)
+    if rtype == 0x0A:  # CheckpointEnd: 698 + 200u + 64q
+        begin, number, t, nu, nq = u("<QQQII", rec, 36)
+        if n != 698 + 200 * nu + 64 * nq:
+            raise FormatViolation(f"CheckpointEnd of {nu} UOWs, {nq} queues in {n} bytes")
+        zeros(rec[68:698], "CheckpointEnd control area")
+        uows = []
+        for i in range(nu):
+            e = rec[698 + 200 * i:698 + 200 * (i + 1)]
+            uow, state, first, last, bt, ops, x = u("<QBQQQIB", e, 0)
+            zeros(e[178:200], "UOW entry tail")
+            uows.append((uow, state, first, last, bt, ops, _xid(x, e[38:178])))
+        queues = []
+        for i in range(nq):
+            e = rec[698 + 200 * nu + 64 * i:][:64]
+            queues.append((blank_name(e[0:48]),) + u("<QQ", e, 48))
+        return dict(begin=begin, number=number, time_us=t, uows=uows, queues=queues)
+    if rtype == 0x0B:  # ObjectChange: 1500 / 1024 / 300, more if the text does not fit
+        action, otype = u("<BB", rec, 36)
+        (tlen,) = u("<I", rec, 86)
+        nominal = {1: 1500, 2: 1024, 3: 300}[action]
+        if n != max(nominal, 90 + tlen):
+            raise FormatViolation(f"ObjectChange action {action} with {tlen} bytes of text in {n} bytes")
+        zeros(rec[90 + tlen:], "ObjectChange padding")
+        return dict(action=action, object_type=otype, name=blank_name(rec[38:86]),
+                    attributes=rec[90:90 + tlen].decode("utf-8"))
+    if 0x40 <= rtype <= 0x7F:  # platform record: the body is the platform's
+        return dict(flags=flags, body=rec[36:])
+    raise FormatViolation(f"invalid record type {rtype:#04x}")
+
+
+# §3.2: the resource manager each core type must carry
+CORE_RM = {0x01: 1, 0x02: 2, 0x03: 2, 0x04: 2, 0x05: 1, 0x06: 1, 0x07: 1, 0x08: 2, 0x09: 4, 0x0A: 4, 0x0B: 3}
+CODEC_TYPES = (0x02, 0x03)  # only these use header flag bits 0-3
+
+
+def decode_record(rec: bytes) -> dict:
+    """§3.1 header + §3.4 body."""
+    rtype, rm, flags, length, uow, prev, stamp, crc = RECORD_HEADER.unpack_from(rec)
+    if length != len(rec):
+        raise FormatViolation(f"record length {length} != {len(rec)}")
+    if zlib.crc32(rec[0:32] + rec[36:]) != crc:
+        raise FormatViolation(f"record CRC mismatch, type {rtype:#04x}")
+    if rtype in CORE_RM and rm != CORE_RM[rtype]:
+        raise FormatViolation(f"record type {rtype:#04x} with resource manager {rm}")
+    if rtype in CORE_RM and rtype not in CODEC_TYPES and flags:
+        raise FormatViolation(f"record type {rtype:#04x} with flags {flags:#06x}")
+    fields = dict(type=rtype, rm=rm, uow=uow, prev=prev, stamp=stamp, flags=flags)
+    fields.update(decode_body(rtype, flags, rec))
+    return fields
+
+
+def decode_log(file: bytes, start: int) -> tuple[list[dict], list[tuple[int, int, dict]], int]:
+    """Every page of a healthy log file (page p at offset p - start, §2.1) and every record.
+
+    Returns (pages, [(address, length, fields)], end address). Checks §2.3 as it goes: the
+    first-record offsets, no record continuing off a short page, AFTER_PAD exactly after a
+    short page, write numbers never decreasing.
+    """
+    if len(file) % PAGE_SIZE:
+        raise FormatViolation(f"log file of {len(file)} bytes is not whole pages")
+    pages = [decode_page(file[off:off + PAGE_SIZE], start + off) for off in range(0, len(file), PAGE_SIZE)]
+
+    # The payload stream (§2.3): each page's payload[0:used], in address order.
+    stream = bytearray()
+    page_starts = []  # stream offset where each page's payload begins
+    short_ends = set()  # stream offsets that no record may straddle
+    for i, pg in enumerate(pages):
+        page_starts.append(len(stream))
+        stream += pg["payload"]
+        if pg["used"] < PAYLOAD and i + 1 < len(pages):
+            short_ends.add(len(stream))
+        if i:
+            before = pages[i - 1]
+            if bool(pg["flags"] & AFTER_PAD) != (before["used"] < PAYLOAD):
+                raise FormatViolation(f"page {pg['address']:#x}: AFTER_PAD={bool(pg['flags'] & AFTER_PAD)} "
+                                      f"after a page with used={before['used']}")
+            if pg["write_no"] < before["write_no"]:
+                raise FormatViolation(f"page {pg['address']:#x}: write number went down")
+
+    def address_of(pos: int) -> int:
+        i = bisect.bisect_right(page_starts, pos) - 1
+        return pages[i]["address"] + 32 + (pos - page_starts[i])
+
+    records = []
+    starts = []
+    pos = 0
+    while pos < len(stream):
+        if len(stream) - pos < 36:
+            raise FormatViolation(f"{len(stream) - pos} stray bytes at the end of the log")
+        (length,) = struct.unpack_from("<I", stream, pos + 4)
+        if not 36 <= length <= MAX_RECORD:  # checked before anything is read (§3.1)
+            raise FormatViolation(f"record length {length} out of bounds")
+        end = pos + length
+        if end > len(stream) or any(pos < s < end for s in short_ends):
+            raise FormatViolation(f"record at {address_of(pos):#x} runs past a short page or the log")
+        records.append((address_of(pos), length, decode_record(bytes(stream[pos:end]))))
+        starts.append(pos)
+        pos = end
+
+    # first record offsets (§2.3)
+    for i, pg in enumerate(pages):
+        lo, hi = page_starts[i], page_starts[i] + pg["used"]
+        j = bisect.bisect_left(starts, lo)
+        want = starts[j] - lo if j < len(starts) and starts[j] < hi else NONE_STARTS
+        if pg["first"] != want:
+            raise FormatViolation(f"page {pg['address']:#x}: first record {pg['first']}, records start at {want}")
+
+    # The end address, normalised (§2.1).
+    last = pages[-1]
+    end_address = last["address"] + 32 + last["used"]
+    if last["used"] == PAYLOAD:
+        end_address = last["address"] + PAGE_SIZE + 32
+    return pages, records, end_address
+
+
+# ============================================================================================
+# The test half: the real writer.
+# ============================================================================================
+
+import attrs  # noqa: E402
+import simpy  # noqa: E402
+
+from mqlog.core.devices import Device, get_profile  # noqa: E402
+from mqlog.core.records import (Backout, Begin, CheckpointBegin, CheckpointEnd, Clr, Commit, Get,  # noqa: E402
+                                ObjectChange, OpaqueRecord, Prepare, Put, PutSegment, QueueEntry,
+                                UndoneOp, UowEntry, split_message)
+from mqlog.core.space import ReferenceLogSpace  # noqa: E402
+from mqlog.core.storage import MemoryStorage  # noqa: E402
+from mqlog.core.writer import LogWriter  # noqa: E402
+
+
+@attrs.frozen
+class StampingAddressing:
+    """A test platform: a log that starts at a page-aligned address above 0 and stamps records."""
+
+    start: int
+    stamps: bool = True
+    name: str = "test address"
+    limit: int = 1 << 64
+
+    def format(self, address: int) -> str:
+        return f"{address:X}"
+
+    def parse(self, text: str) -> int:
+        return int(text, 16)
+
+    def stamp(self, now_us: float) -> int:
+        return 1_000_000 + int(now_us * 16)
+
+
+def expected(record) -> dict:
+    """What FORMAT.md says the decoder must find for ``record``: read off the objects, not bytes."""
+    r = record
+    common = dict(uow=r.uow, prev=r.prev, stamp=r.stamp, flags=0)
+    if isinstance(r, OpaqueRecord):
+        return dict(common, type=r.type, rm=r.rm, flags=r.flags, body=r.body)
+    common.update(type=int(r.TYPE), rm=int(r.RM))
+    if isinstance(r, Begin):
+        return dict(common, time_us=r.time_us, application=r.application)
+    if isinstance(r, Put):
+        return dict(common, flags=int(r.codec), queue=r.queue, msg_id=r.msg_id, block=r.block,
+                    message_length=r.message_length, segments=r.segments, descriptor=r.descriptor, data=r.data)
+    if isinstance(r, PutSegment):
+        return dict(common, flags=int(r.codec), queue=r.queue, msg_id=r.msg_id, index=r.index,
+                    offset=r.offset, data=r.data)
+    if isinstance(r, Get):
+        return dict(common, queue=r.queue, msg_id=r.msg_id, block=r.block, message_length=r.message_length)
+    if isinstance(r, Prepare):
+        return dict(common, time_us=r.time_us, xid=r.xid)
+    if isinstance(r, Commit):
+        return dict(common, time_us=r.time_us, operations=r.operations)
+    if isinstance(r, Backout):
+        return dict(common, time_us=r.time_us, undone=[(o.address, o.sequence) for o in r.undone])
+    if isinstance(r, Clr):
+        return dict(common, undoes=r.undoes, undo_next=r.undo_next, action=int(r.action), queue=r.queue,
+                    msg_id=r.msg_id, block=r.block, message_length=r.message_length)
+    if isinstance(r, CheckpointBegin):
+        return dict(common, number=r.number, time_us=r.time_us)
+    if isinstance(r, CheckpointEnd):
+        return dict(common, begin=r.begin, number=r.number, time_us=r.time_us,
+                    uows=[(e.uow, int(e.state), e.first, e.last, e.begin_time_us, e.operations, e.xid)
+                          for e in r.uows],
+                    queues=[(q.name, q.depth, q.blocks) for q in r.queues])
+    if isinstance(r, ObjectChange):
+        return dict(common, action=int(r.action), object_type=int(r.object_type), name=r.name,
+                    attributes=r.attributes)
+    raise TypeError(type(r))
+
+
+def run_workload(*, start=0, addressing=None, pad_policy=None, seed=7):
+    """Concurrent applications writing every record type through the real writer.
+
+    Returns (log file bytes, [(address, record as logged)], writer).
+    """
+    env = simpy.Environment()
+    storage = MemoryStorage()
+    space = ReferenceLogSpace(storage, start=start)
+    writer = LogWriter(env, space, Device(env, get_profile("ssd")), buffer_pages=16,
+                       write_threshold_pages=4, addressing=addressing, pad_policy=pad_policy)
+    rng = random.Random(seed)
+    logged: list[tuple[int, object]] = []
+
+    def put(record):
+        """Append through the writer; remember the record with the stamp the writer gives it."""
+        if addressing is not None and addressing.stamps:
+            record = attrs.evolve(record, stamp=addressing.stamp(env.now))
+        address = yield from writer.put(record)
+        logged.append((address, record))
+        return address
+
+    def messaging(app: int, units: int):
+        for k in range(units):
+            yield env.timeout(rng.expovariate(1 / 40.0))
+            uow = app * 100 + k + 1
+            prev = yield from put(Begin(int(env.now), f"app{app}.exe", uow=uow))
+            undone = []
+            for m in range(rng.randint(1, 4)):
+                size = rng.choice((0, 17, 700, 3000, 5000, 9000, 40_000))
+                data = bytes(rng.getrandbits(8) for _ in range(64)) * (size // 64) + b"z" * (size % 64)
+                msg_id = f"A{app:02d}U{k:03d}M{m:02d}".encode().ljust(24, b"\0")
+                pieces = split_message(data)
+                codec = rng.choice((0, 0, 1, 2))
+                desc = bytes([app, k, m]) * 121 + b"\x7f"
+                prev = yield from put(Put(f"APP{app}.Q", msg_id, pieces[0], len(data), block=1000 * app + m,
+                                          segments=len(pieces), codec=codec, descriptor=desc, uow=uow, prev=prev))
+                undone.append(UndoneOp(prev, len(undone) + 1))
+                for i, piece in enumerate(pieces[1:], 1):
+                    prev = yield from put(PutSegment(f"APP{app}.Q", msg_id, i, i * 15_700, piece, codec=codec,
+                                                     uow=uow, prev=prev))
+                if rng.random() < 0.5:
+                    prev = yield from put(Get(f"APP{app}.Q", msg_id, block=1000 * app + m,
+                                              message_length=len(data), uow=uow, prev=prev))
+                    undone.append(UndoneOp(prev, len(undone) + 1))
+            outcome = rng.choice(("commit", "backout", "2pc"))
+            if outcome == "2pc":
+                prev = yield from put(Prepare(int(env.now), b"XID-%d-%d" % (app, k), uow=uow, prev=prev))
+            if outcome == "backout":
+                yield from put(Backout(int(env.now), undone, uow=uow, prev=prev))
+            else:
+                yield from put(Commit(int(env.now), len(undone), uow=uow, prev=prev))
+            yield writer.force()
+
+    def admin():
+        yield env.timeout(100)
+        yield from put(ObjectChange(1, 1, "APP0.Q", "MAXDEPTH(5000) DEFPSIST(YES)"))
+        yield from put(ObjectChange(2, 2, "TO.QM2", "DESCR('" + "x" * 1200 + "')"))  # past 1024
+        yield from put(ObjectChange(3, 3, "QM1"))
+        yield from put(ObjectChange(3, 1, "OLD.Q", "é" * 150))  # UTF-8, past 300
+        yield writer.force()
+        yield env.timeout(300)
+        begin = yield from put(CheckpointBegin(1, int(env.now)))
+        uows = [UowEntry(9001, 1, 0x1020, 0x2040, 5, 3),
+                UowEntry(9002, 2, 0x3020, 0x3020, 6, 1, b"gtrid-bqual" * 12),
+                UowEntry(9003, 4)]
+        queues = [QueueEntry(f"APP{i}.Q", 10 * i, 3 * i) for i in range(5)]
+        yield from put(CheckpointEnd(begin, 1, int(env.now), uows, queues))
+        yield from put(Clr(0x1020, 0x2040, 1, "APP0.Q", b"c" * 24, 77, 4096, uow=9001, prev=0x2040))
+        yield from put(Clr(0x2040, 0xFFFF_FFFF_FFFF_FFFF, 2, uow=9001))
+        yield from put(Clr(0x3020, 0xFFFF_FFFF_FFFF_FFFF, 3, uow=9003))
+        for code, size in ((0x40, 6000), (0x41, 10), (0x60, 0), (0x61, 400), (0x62, 90)):
+            yield from put(OpaqueRecord(code, 3, bytes(range(256)) * (size // 256) + b"p" * (size % 256),
+                                        uow=code))
+        yield writer.force()
+
+    for app in range(5):
+        env.process(messaging(app, 6))
+    env.process(admin())
+    env.run()
+    assert writer.durable == writer.next_address, "every application forced at the end"
+    return storage.read(space.file, 0, storage.size(space.file)), logged, writer
+
+
+SCENARIOS = {
+    # pages rewritten in place as they fill; the log starts at address 0
+    "rewrite": dict(),
+    # a platform that pads any page more than half full, starts its log at 0x30000 and stamps records
+    "pad": dict(start=0x30000, addressing=StampingAddressing(0x30000), pad_policy=lambda used: used > 2000),
+}
+
+
+@pytest.fixture(scope="module", params=sorted(SCENARIOS))
+def workload(request):
+    return request.param, run_workload(**SCENARIOS[request.param])
+
+
+def test_decoder_finds_exactly_what_was_appended(workload):
+    name, (file, logged, writer) = workload
+    pages, records, end = decode_log(file, SCENARIOS[name].get("start", 0))
+    assert [a for a, _, _ in records] == [a for a, _ in logged]
+    for (address, length, found), (_, record) in zip(records, logged):
+        assert found == expected(record), f"record at {address:#x}"
+        assert length == len(record.to_bytes())
+    assert end == writer.next_address
+    # every record type of §3.2 was exercised
+    assert {r["type"] for _, _, r in records} == {*range(0x01, 0x0C), 0x40, 0x41, 0x60, 0x61, 0x62}
+
+
+def test_every_page_checksum_verifies_per_the_document(workload):
+    name, (file, _, _) = workload
+    start = SCENARIOS[name].get("start", 0)
+    n = len(file) // PAGE_SIZE
+    assert n > 20
+    for i in range(n):
+        page = file[i * PAGE_SIZE:(i + 1) * PAGE_SIZE]
+        assert PAGE_HEADER.unpack_from(page)[7] == page_crc(page)
+        assert PAGE_HEADER.unpack_from(page)[3] == start + i * PAGE_SIZE
+
+
+def test_the_workload_exercises_the_framing_rules(workload):
+    """The decoder's checks only mean something if the log contains the cases FORMAT.md §2.3 describes."""
+    name, (file, logged, writer) = workload
+    pages, records, _ = decode_log(file, SCENARIOS[name].get("start", 0))
+    spanning = [r["type"] for a, n, r in records if (a + n - 1) // PAGE_SIZE - a // PAGE_SIZE >= 2]
+    assert 0x02 in spanning and 0x03 in spanning, "put records spanning three pages or more"
+    assert any(pg["first"] == NONE_STARTS for pg in pages), "a page holding only continuation"
+    assert any(pg["first"] not in (0, NONE_STARTS) for pg in pages), "a page that starts mid-record"
+    assert any(a % PAGE_SIZE + 36 > PAGE_SIZE for a, _, _ in records), "a record header split across pages"
+    assert writer.stats.partial_page_rewrites > 0
+    if name == "pad":
+        assert writer.stats.padded_pages > 0
+        assert any(pg["flags"] & AFTER_PAD for pg in pages)
+        assert all(r["stamp"] for _, _, r in records)
+    else:
+        assert not any(pg["flags"] & AFTER_PAD for pg in pages)
+    assert len({pg["write_no"] for pg in pages}) > 5
+
+
+@pytest.mark.parametrize("where", [5, 28, 40, 2000, PAGE_SIZE - 1])
+def test_the_decoder_is_not_vacuous(workload, where):
+    """A single flipped bit anywhere in a page fails that page's CRC."""
+    name, (file, _, _) = workload
+    damaged = bytearray(file)
+    damaged[PAGE_SIZE + where] ^= 0x10
+    with pytest.raises(FormatViolation):
+        decode_log(bytes(damaged), SCENARIOS[name].get("start", 0))
+
+
+# --- §5, the worked example -----------------------------------------------------------------
+
+_EXAMPLE_LINE = re.compile(r"^([0-9a-f]{4})  ((?:[0-9a-f]{2} )*[0-9a-f]{2})")
+
+
+def _example_bytes() -> list[tuple[int, bytes]]:
+    text = FORMAT_MD.read_text(encoding="utf-8")
+    section = text[text.index("## 5. Worked example"):]
+    block = section[section.index("```text"):]
+    block = block[:block.index("```", 3)]
+    rows = []
+    for line in block.splitlines():
+        m = _EXAMPLE_LINE.match(line)
+        if m:
+            rows.append((int(m.group(1), 16), bytes.fromhex(m.group(2))))
+    return rows
+
+
+def test_worked_example_matches_the_writer():
+    env = simpy.Environment()
+    storage = MemoryStorage()
+    space = ReferenceLogSpace(storage)
+    writer = LogWriter(env, space, Device(env, get_profile("ssd")))
+
+    def app():
+        get = yield from writer.put(Get("APP.QUEUE", b"MSGID-0000000000000001\0\0", block=7,
+                                        message_length=100, uow=5))
+        yield from writer.put(Commit(1_000_000, 1, uow=5, prev=get))
+        yield writer.force()
+
+    env.process(app())
+    env.run()
+    file = storage.read(space.file, 0, storage.size(space.file))
+    assert len(file) == PAGE_SIZE
+    rows = _example_bytes()
+    assert len(rows) >= 30
+    for offset, shown in rows:
+        assert file[offset:offset + len(shown)] == shown, f"FORMAT.md §5 line {offset:04x}"
+    # and the example decodes as the document says
+    _, records, end = decode_log(file, 0)
+    assert [(a, n, r["type"]) for a, n, r in records] == [(0x20, 260, 0x04), (0x124, 750, 0x06)]
+    assert records[1][2]["prev"] == 0x20 and end == 0x412
