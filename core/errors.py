@@ -55,6 +55,10 @@ class LogCorruptionError(LogFormatError):
     """Damage in the middle of the log: good pages follow a bad one, so this is not a torn tail."""
 
 
+class RecordTooLargeError(MqlogError, ValueError):
+    """A record would exceed the format's size limit (see ``records.MAX_RECORD_SIZE``)."""
+
+
 class StorageError(MqlogError):
     """An I/O request failed (a real OS error, or one injected by a fault plan)."""
 

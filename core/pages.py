@@ -5,11 +5,12 @@ payload. Records are laid end to end in the payload and may span pages. The page
 
     offset size field
     0      4    magic b"MQLP"
-    4      2    format version (1)
-    6      2    flags (bit 0 PARTIAL: not full when written; bit 1 AFTER_PAD: the page
+    4      1    format version (1)
+    5      1    flags (bit 0 PARTIAL: not full when written; bit 1 AFTER_PAD: the page
                 before this one was closed short, so no record continues from it)
+    6      2    index of this page in the write that wrote it (0: the write's first page)
     8      8    address of the page's first byte (the page's identity in the log)
-    16     8    physical write number that wrote this copy of the page
+    16     8    number of the write that wrote this copy of the page
     24     2    payload bytes used
     26     2    offset in the payload of the first record that starts here (0xFFFF: none)
     28     4    CRC-32 of the whole page with this field zeroed
@@ -17,7 +18,9 @@ payload. Records are laid end to end in the payload and may span pages. The page
 The page size is the unit the storage stack is assumed to write atomically *or tear at
 512-byte sectors*: the checksum covers all 4096 bytes so that any mix of old and new
 sectors fails it, while the stored address tells a stale page (left from an earlier lap of
-a circular log, so an older address) from the page the reader expects.
+a circular log) from the page the reader expects. The write number and the page's index
+in its write let a reader find where the last write began, and so tell a torn final write
+(nothing in it was acknowledged) from damage to a page an earlier write hardened.
 
 :class:`LogBuffer` is the in-memory side: it assigns each appended record its address,
 frames the bytes into pages on demand and keeps the last partial page until it fills.
@@ -31,7 +34,7 @@ import zlib
 import attrs
 
 PAGE_SIZE = 4096
-PAGE_HEADER = struct.Struct("<4sHHQQHHI")
+PAGE_HEADER = struct.Struct("<4sBBHQQHHI")
 PAGE_HEADER_SIZE = PAGE_HEADER.size  # 32
 PAGE_PAYLOAD = PAGE_SIZE - PAGE_HEADER_SIZE  # 4064
 PAGE_MAGIC = b"MQLP"
@@ -53,12 +56,23 @@ class PageHeader:
     write_no: int
     used: int
     first_record: int
+    #: the page's position in the write that wrote it
+    index: int = 0
+
+    @property
+    def write_start(self) -> int:
+        """The address of the first page of the write that wrote this page."""
+        return self.address - self.index * PAGE_SIZE
 
 
-def build_page(address: int, write_no: int, payload, first_record: int, flags: int = 0) -> bytes:
-    """Frame ``payload`` (at most 4064 bytes) as one page; unused payload bytes are zeros."""
+def build_page(address: int, write_no: int, payload, first_record: int, flags: int = 0,
+               index: int = 0) -> bytes:
+    """Frame ``payload`` (at most 4064 bytes) as the ``index``-th page of write ``write_no``;
+    unused payload bytes are zeros."""
     used = len(payload)
-    head = PAGE_HEADER.pack(PAGE_MAGIC, PAGE_VERSION, flags, address, write_no, used, first_record, 0)
+    if used > PAGE_PAYLOAD:
+        raise ValueError(f"a page holds at most {PAGE_PAYLOAD} payload bytes, not {used}")
+    head = PAGE_HEADER.pack(PAGE_MAGIC, PAGE_VERSION, flags, index, address, write_no, used, first_record, 0)
     if used < PAGE_PAYLOAD:
         payload = bytes(payload) + bytes(PAGE_PAYLOAD - used)
     crc = zlib.crc32(payload, zlib.crc32(head))
@@ -87,16 +101,18 @@ def check_page(raw: bytes, expected_address: int) -> tuple[PageHeader | None, Pa
         if not raw.strip(b"\0"):
             return None, UNWRITTEN
         return None, TORN
-    magic, version, flags, address, write_no, used, first, crc = PAGE_HEADER.unpack_from(raw)
+    magic, version, flags, index, address, write_no, used, first, crc = PAGE_HEADER.unpack_from(raw)
     view = memoryview(raw)
     actual = zlib.crc32(view[_CRC_OFFSET + 4:], zlib.crc32(_ZERO_CRC, zlib.crc32(view[:_CRC_OFFSET])))
     if actual != crc:
         return None, TORN
-    if version != PAGE_VERSION or used > PAGE_PAYLOAD or (first != NO_FIRST_RECORD and first >= max(used, 1)):
+    if (version != PAGE_VERSION or used > PAGE_PAYLOAD or (first != NO_FIRST_RECORD and first >= used)
+            or index * PAGE_SIZE > address):
         return None, MALFORMED
+    header = PageHeader(flags, address, write_no, used, first, index)
     if address != expected_address:
-        return PageHeader(flags, address, write_no, used, first), STALE
-    return PageHeader(flags, address, write_no, used, first), None
+        return header, STALE
+    return header, None
 
 
 def page_of(address: int) -> int:
@@ -161,13 +177,14 @@ class LogBuffer:
 
     @classmethod
     def resume(cls, end_address: int, tail_payload: bytes = b"", capacity_pages: int = 512, *,
-               first_record: int = NO_FIRST_RECORD) -> "LogBuffer":
+               first_record: int = NO_FIRST_RECORD, after_pad: bool = False) -> "LogBuffer":
         """A buffer that continues a log whose last record ends at ``end_address``.
 
         ``tail_payload`` is the payload already on disk in ``end_address``'s page (restart
         reads it), so that the next write can rewrite that partial page in full;
-        ``first_record`` is that page's first-record offset (from its header), which the
-        rewritten page must keep.
+        ``first_record`` is that page's first-record offset and ``after_pad`` its AFTER_PAD
+        flag (from its header), which the rewritten page must keep. Restart should use
+        :meth:`resume_from_page`, which takes them from the page itself.
         """
         page = page_of(end_address)
         off = payload_offset(end_address) if end_address % PAGE_SIZE else 0
@@ -178,7 +195,26 @@ class LogBuffer:
         buf._submitted = off
         if off:
             buf._firsts.append(first_record)
+            if after_pad:
+                buf._short[-1] = 0  # the page before the tail was closed short
         return buf
+
+    @classmethod
+    def resume_from_page(cls, end_address: int, tail_page: bytes, capacity_pages: int = 512) -> "LogBuffer":
+        """Continue a log whose last good record ends at ``end_address``, given the stored
+        bytes of the page that address falls in (ignored when it starts a fresh page).
+
+        Bytes past ``end_address`` on that page (a torn or incomplete record) are dropped.
+        """
+        off = payload_offset(end_address) if end_address % PAGE_SIZE else 0
+        if not off:
+            return cls.resume(end_address, b"", capacity_pages)
+        header, problem = check_page(tail_page, page_of(end_address))
+        if problem is not None:
+            raise ValueError(f"the tail page at {page_of(end_address)} is not good: {problem}")
+        first = header.first_record if header.first_record < off else NO_FIRST_RECORD
+        return cls.resume(end_address, bytes(tail_page[PAGE_HEADER_SIZE:PAGE_HEADER_SIZE + off]), capacity_pages,
+                          first_record=first, after_pad=bool(header.flags & FLAG_AFTER_PAD))
 
     # -- appending --
 
@@ -248,7 +284,8 @@ class LogBuffer:
             flags = FLAG_PARTIAL if end - start < PAGE_PAYLOAD and idx not in short else 0
             if idx - 1 in short:
                 flags |= FLAG_AFTER_PAD
-            pages.append(build_page(self._base + idx * PAGE_SIZE, write_no, buf[start:end], firsts[idx], flags))
+            pages.append(build_page(self._base + idx * PAGE_SIZE, write_no, buf[start:end], firsts[idx], flags,
+                                    idx - first_idx))
         rewrites = self._submitted % PAGE_PAYLOAD != 0
         ends_partial = total % PAGE_PAYLOAD != 0
         new_bytes = total - self._submitted
@@ -268,7 +305,7 @@ class LogBuffer:
         cut = done_idx * PAGE_PAYLOAD
         del self._buf[:cut]
         del self._firsts[:done_idx]
-        self._short = {i - done_idx: u for i, u in self._short.items() if i >= done_idx}
+        self._short = {i - done_idx: u for i, u in self._short.items() if i >= done_idx - 1}
         self._submitted -= cut
         self._base += done_idx * PAGE_SIZE
 

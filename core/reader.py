@@ -4,20 +4,23 @@ The reader walks pages at consecutive addresses from a start address. Each page 
 (:func:`mqlog.core.pages.check_page`); the first page that is not a good page at the
 expected address ends the walk, and the reader then decides what kind of end it is:
 
-* **end** – the page was never written, or is stale (an older address left from an earlier
-  lap of a circular log): the log simply ends here.
-* **torn** – the page fails its checksum (or is blank) and no good page follows, or the
-  good pages that follow were all written by one physical write no older than the page
-  before: that is the signature of the final write being torn by a crash. Nothing in that
-  write was acknowledged to anyone, so ending the log there is correct.
-* **corruption** – good pages from more than one later write follow the bad one: the bad
-  page was once good, so records that were acknowledged are gone. That raises
+* **end** – the page was never written (nothing stored, or zeros) or is stale (another
+  address: left from an earlier lap of a circular log), and no good page follows.
+* **torn** – the page fails its checksum, or good pages follow a bad page but all of them
+  come from one write that *began at or before* the bad page (each page records its write
+  number and its index in that write). That is the signature of the final write cut short
+  by a crash; nothing in it was acknowledged, so the log ends before it. A page that
+  follows a short page without the AFTER_PAD flag means the rewrite of that short page,
+  part of the same write, was lost: also torn.
+* **corruption** – good pages from a write that began *after* the bad page, or from
+  several writes, follow it: the bad page was hardened by an earlier write that
+  completed, so records that were acknowledged are gone. That raises
   :class:`~mqlog.core.errors.LogCorruptionError` naming the file, offset and address.
 
-A single-copy log cannot tell a bit flip in its very last write from a torn write; the
-reader reports such an end as ``torn`` with the page and its location so that restart can
-say so (platforms with a second copy, or TripleWrite's spare page, resolve it first by
-supplying the good copy from their :class:`PageSource`).
+A single-copy log cannot tell a bit flip in a page of its very last write from a torn
+write; the reader reports such an end as ``torn`` with the page and its location so that
+restart can say so (platforms with a second copy, or TripleWrite's spare page, resolve it
+first by supplying the good copy from their :class:`PageSource`).
 """
 
 from __future__ import annotations
@@ -98,7 +101,6 @@ class LogReader:
         pend = bytearray()
         pend_addr = 0
         need = 0  # total length of the record being reassembled (0: header not yet complete)
-        prev_write_no: int | None = None
         prev_short = False  # the previous page was not full: no record may continue from it
         resume = self.start  # address just after the last complete record
         while True:
@@ -109,8 +111,7 @@ class LogReader:
                 # page's write was meant to rewrite it in full: that rewrite never landed.
                 problem = LOST_REWRITE
             if problem is not None:
-                own = header.write_no if problem is LOST_REWRITE else None
-                self.end = self._classify(page_addr, name, offset, problem, prev_write_no, resume, bool(pend), own)
+                self.end = self._classify(page_addr, name, offset, problem, header, resume, bool(pend))
                 return
             if pend:
                 first = header.first_record
@@ -119,7 +120,6 @@ class LogReader:
                     raise LogCorruptionError(
                         f"page says a record starts at payload offset {first}, inside the record "
                         f"continued from {fmt(pend_addr)}", source=name, offset=offset, address=fmt(page_addr))
-            prev_write_no = header.write_no
             self.last_write_no = header.write_no
             used = header.used
             view = memoryview(raw)[PAGE_HEADER_SIZE:PAGE_HEADER_SIZE + used]
@@ -181,31 +181,41 @@ class LogReader:
             raise LogCorruptionError(exc.reason, source=name, offset=where,
                                      address=self.format_address(address)) from None
 
-    def _classify(self, page_addr, name, offset, problem, prev_write_no, resume, incomplete,
-                  own_write_no=None) -> EndOfLog:
+    def _classify(self, page_addr, name, offset, problem, header, resume, incomplete) -> EndOfLog:
+        """Decide what the bad page at ``page_addr`` means, from the good pages after it.
+
+        If none follow, the log ends there. If they all come from one write that began at
+        or before the damage, that write is the last one and was cut short by the crash:
+        nothing in it was acknowledged, so the log ends before it ("torn"). Anything else
+        means a page that an earlier, completed write hardened is gone: corruption.
+        """
         fmt = self.format_address
-        if problem is STALE:
-            return EndOfLog(resume, "incomplete" if incomplete else "end", page_addr, name, offset, str(problem))
-        later: list[int] = [] if own_write_no is None else [own_write_no]
+        if problem is LOST_REWRITE:
+            # The page itself is good; what is missing is the rewrite of the short page before it.
+            damaged, later = page_addr - PAGE_SIZE, [header]
+        else:
+            damaged, later = page_addr, []
         probe = page_addr + PAGE_SIZE
         for _ in range(self.lookahead_pages):
             nraw, _, _ = self._read(probe)
             nheader, nproblem = check_page(nraw, probe)
             if nproblem is not None:
                 break
-            later.append(nheader.write_no)
+            later.append(nheader)
             probe += PAGE_SIZE
         if not later:
             if incomplete:
                 reason = "incomplete"
             else:
-                reason = "end" if problem is UNWRITTEN else "torn"
+                reason = "end" if problem in (UNWRITTEN, STALE) else "torn"
             return EndOfLog(resume, reason, page_addr, name, offset, str(problem))
-        writes = set(later)
-        if len(writes) == 1 and (prev_write_no is None or later[0] >= prev_write_no):
+        writes = {h.write_no for h in later}
+        if len(writes) == 1 and later[0].write_start <= damaged:
             return EndOfLog(resume, "torn", page_addr, name, offset, str(problem), len(later))
-        raise LogCorruptionError(f"page {problem}, but {len(later)} good pages written later follow it",
-                                 source=name, offset=offset, address=fmt(page_addr))
+        raise LogCorruptionError(
+            f"page {problem}, but {len(later)} good pages follow it from "
+            f"{'a write that began after it' if len(writes) == 1 else f'{len(writes)} later writes'}",
+            source=name, offset=offset, address=fmt(page_addr))
 
 
 def scan(source: PageSource, start: int, **kwargs) -> tuple[list[tuple[int, object]], EndOfLog]:

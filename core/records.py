@@ -33,7 +33,7 @@ from typing import ClassVar
 
 import attrs
 
-from mqlog.core.errors import LogFormatError
+from mqlog.core.errors import LogFormatError, RecordTooLargeError
 
 # --- the header --------------------------------------------------------------------------
 
@@ -45,9 +45,11 @@ _CRC = struct.Struct("<I")
 NO_ADDRESS = 0xFFFF_FFFF_FFFF_FFFF
 
 #: The largest record the format allows. Decoders refuse larger lengths *before* reading,
-#: so a corrupt length can never cause a huge allocation. The largest legitimate record is
-#: a media-image segment (260 000 bytes of image + 300).
-MAX_RECORD_SIZE = 1 << 20
+#: so a corrupt length can never cause a huge allocation; encoders refuse to write one.
+#: 16 MiB leaves room for a checkpoint of ~80 000 active UOWs or a backout of ~1.3 million
+#: operations, far beyond MQ's MAXUMSGS default of 10 000, while bounding what a
+#: corrupt length can make a reader allocate.
+MAX_RECORD_SIZE = 16 << 20
 
 #: IBM's sizing guide splits a large message into 15 700-byte segments, 300 bytes each extra.
 PUT_SEGMENT_BYTES = 15_700
@@ -165,6 +167,9 @@ def _unpad_name(raw: bytes) -> str:
 
 def _frame(rtype: int, rm: int, flags: int, uow: int, prev: int, stamp: int, body: bytes) -> bytes:
     length = HEADER_SIZE + len(body)
+    if length > MAX_RECORD_SIZE:
+        raise RecordTooLargeError(f"a record of type 0x{rtype:02X} would be {length} bytes; "
+                                  f"the format's limit is {MAX_RECORD_SIZE}")
     prefix = HEADER.pack(rtype, rm, flags, length, uow, prev, stamp)
     return prefix + _CRC.pack(zlib.crc32(body, zlib.crc32(prefix))) + body
 
@@ -657,12 +662,20 @@ class OpaqueRecord:
     rm: int = attrs.field(kw_only=True, default=attrs.Factory(
         lambda self: _PLATFORM_RM.get(self.type, 0), takes_self=True))
 
+    def __attrs_post_init__(self):
+        if not any(self.type in r for r in PLATFORM_TYPE_RANGES.values()):
+            raise ValueError(f"type 0x{self.type:02X} is not a platform record type "
+                             f"(0x40-0x7F); core records have their own classes")
+
     def to_bytes(self) -> bytes:
         return _frame(self.type, self.rm, self.flags, self.uow, self.prev, self.stamp, self.body)
 
     @classmethod
     def from_bytes(cls, data: bytes, *, source: str | None = None, offset: int | None = None):
         rtype, rm, flags, length, uow, prev, stamp, body = _split(data, 0, source, offset)
+        if not any(rtype in r for r in PLATFORM_TYPE_RANGES.values()):
+            raise LogFormatError(f"record type 0x{rtype:02X} is not a platform record", source=source,
+                                 offset=offset)
         return cls(rtype, flags, bytes(body), uow=uow, prev=prev, stamp=stamp, rm=rm)
 
 

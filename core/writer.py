@@ -55,7 +55,8 @@ class LogWriter:
                  addressing: Addressing | None = None,
                  buffer: LogBuffer | None = None,
                  pad_policy: Callable[[int], bool] | None = None,
-                 stats: LogStatistics | None = None):
+                 stats: LogStatistics | None = None,
+                 last_write_no: int = 0):
         if not 2 <= buffer_pages <= 1 << 20:
             raise ParameterError("buffer_pages", buffer_pages, "2 to 1048576 pages")
         if not 1 <= write_threshold_pages <= buffer_pages:
@@ -72,7 +73,9 @@ class LogWriter:
         self.stats = stats or LogStatistics()
         #: every byte before this address is on disk
         self.durable = self.buffer.next_address
-        self._write_no = 0
+        # Write numbers must keep rising across restarts (the reader relies on it to find
+        # the last write): restart passes the number of the last write it found.
+        self._write_no = last_write_no
         self._forces: list[tuple[int, int, simpy.Event]] = []  # heap of (target, seq, event)
         self._seq = itertools.count()
         self._room_waiters: list[simpy.Event] = []

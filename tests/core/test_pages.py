@@ -14,14 +14,14 @@ from mqlog.core.pages import (FLAG_AFTER_PAD, FLAG_PARTIAL, NO_FIRST_RECORD, PAG
 SECTOR = 512
 HEADER = 32
 PAYLOAD = PAGE_SIZE - HEADER  # 4064
-_HDR = struct.Struct("<4sHHQQHHI")  # documented page header layout
+_HDR = struct.Struct("<4sBBHQQHHI")  # documented page header layout
 
 FAST = settings(max_examples=40, deadline=None)
 
 
 def payload_of(page: bytes) -> bytes:
     """The used payload bytes of a page, read by the documented header layout."""
-    used = _HDR.unpack_from(page)[5]
+    used = _HDR.unpack_from(page)[6]
     return page[HEADER:HEADER + used]
 
 
@@ -90,10 +90,10 @@ def test_page_cut_short_is_torn_not_unwritten():
         assert check_page(raw[:keep], 4096) == (None, TORN)
 
 
-def _framed(address, write_no, payload, used, first, version=1, flags=0) -> bytes:
+def _framed(address, write_no, payload, used, first, version=1, flags=0, index=0) -> bytes:
     """A page built by hand from the documented layout, with a correct checksum."""
     import zlib
-    head = _HDR.pack(b"MQLP", version, flags, address, write_no, used, first, 0)
+    head = _HDR.pack(b"MQLP", version, flags, index, address, write_no, used, first, 0)
     body = payload.ljust(PAYLOAD, b"\0")
     return head[:28] + zlib.crc32(head + body).to_bytes(4, "little") + body
 
@@ -275,11 +275,18 @@ def test_pad_policy_starts_next_record_on_a_fresh_page():
     assert h.flags & FLAG_AFTER_PAD
     assert payload_of(run2.pages[0]) == b"y" * 500 + b"z" * 200
     buf.release(run2)
-    # and the page after an ordinary partial page is not flagged
+    # Rewriting that partial page keeps the flag: it still follows the padded page (without
+    # it a reader would take the rewrite for a lost rewrite of page 0)
     buf.pad_policy = lambda used: False
     buf.append(b"w" * 10)
-    (h3,) = _check_run(_cut_all(buf, 3))
-    assert h3.address == PAGE_SIZE and not h3.flags & FLAG_AFTER_PAD
+    run3 = _cut_all(buf, 3)
+    (h3,) = _check_run(run3)
+    assert h3.address == PAGE_SIZE and h3.flags & FLAG_AFTER_PAD and run3.rewrites_partial
+    buf.release(run3)
+    # and the next page, which follows a page that filled up, is not flagged
+    buf.append(b"v" * (PAYLOAD - 710 + 5))
+    run4 = _cut_all(buf, 4)
+    assert [bool(h.flags & FLAG_AFTER_PAD) for h in _check_run(run4)] == [True, False]
 
 
 def test_pad_policy_can_decline():
@@ -323,7 +330,7 @@ def test_resume_continues_a_log_at_its_end(first_sizes, more_sizes):
     end = run.end_address
     tail_page = run.pages[-1]
     tail = payload_of(tail_page) if run.ends_partial else b""
-    tail_first = _HDR.unpack_from(tail_page)[6] if run.ends_partial else NO_FIRST_RECORD
+    tail_first = _HDR.unpack_from(tail_page)[7] if run.ends_partial else NO_FIRST_RECORD
 
     buf = LogBuffer.resume(end, tail, first_record=tail_first)
     assert buf.next_address == end

@@ -21,8 +21,8 @@ import simpy
 from mqlog.core.devices import Device, get_profile
 from mqlog.core.errors import LogCorruptionError, SimulatedCrash
 from mqlog.core.faults import FaultInjectingStorage, FaultPlan
-from mqlog.core.pages import PAGE_SIZE, STALE, advance, build_page
-from mqlog.core.reader import LOST_REWRITE, scan
+from mqlog.core.pages import PAGE_SIZE, STALE, LogBuffer, advance, build_page
+from mqlog.core.reader import LOST_REWRITE, LogReader, scan
 from mqlog.core.records import NO_ADDRESS, Begin, Commit, Get, Put
 from mqlog.core.space import ReferenceLogSpace
 from mqlog.core.storage import MemoryStorage
@@ -30,7 +30,7 @@ from mqlog.core.writer import LogWriter
 
 FILE = "reference.log"
 HEADER = 32
-PAGE_HDR = struct.Struct("<4sHHQQHHI")  # magic, version, flags, address, write_no, used, first, crc
+PAGE_HDR = struct.Struct("<4sBBHQQHHI")  # magic, version, flags, index, address, write_no, used, first, crc
 
 
 # --- making logs ------------------------------------------------------------------------------
@@ -138,7 +138,7 @@ def test_workload_exercises_what_the_table_needs():
     for pad in (False, True):
         run = clean(pad)
         pages = run.pages()
-        writes = [p[4] for p in pages]
+        writes = [p[5] for p in pages]
         assert run.physical_writes >= 20
         assert len(set(writes)) >= 10
         assert any(run.crosses_into(i * PAGE_SIZE) for i in range(1, len(pages)))  # spanning records
@@ -155,7 +155,7 @@ def page_written_by_many_later(run: Run) -> int:
     """A page in the middle whose later pages were written by more than one physical write."""
     pages = run.pages()
     for i in range(len(pages) // 2, len(pages) - 1):
-        if len({p[4] for p in pages[i + 1:]}) >= 2:
+        if len({p[5] for p in pages[i + 1:]}) >= 2:
             return i * PAGE_SIZE
     raise AssertionError("workload has no such page")
 
@@ -163,7 +163,7 @@ def page_written_by_many_later(run: Run) -> int:
 def page_with_record_start(run: Run) -> int:
     pages = run.pages()
     for i in range(len(pages) // 2, len(pages)):
-        if pages[i][6] != 0xFFFF and pages[i][6] + 40 < pages[i][5]:
+        if pages[i][7] != 0xFFFF and pages[i][7] + 40 < pages[i][6]:
             return i * PAGE_SIZE
     raise AssertionError("workload has no such page")
 
@@ -230,19 +230,19 @@ def flip_in(page, at=HEADER + 100):
 def bad_record_good_page(run, s):
     p = page_with_record_start(run)
     raw = s.read(FILE, p, PAGE_SIZE)
-    _, _, flags, address, write_no, used, first, _ = PAGE_HDR.unpack_from(raw)
+    _, _, flags, index, address, write_no, used, first, _ = PAGE_HDR.unpack_from(raw)
     payload = bytearray(raw[HEADER:HEADER + used])
     payload[first + 38] ^= 0x10  # inside the record's body
-    s.write(FILE, p, build_page(address, write_no, bytes(payload), first, flags))
+    s.write(FILE, p, build_page(address, write_no, bytes(payload), first, flags, index))
 
 
 def bad_length_good_page(run, s):
     p = page_with_record_start(run)
     raw = s.read(FILE, p, PAGE_SIZE)
-    _, _, flags, address, write_no, used, first, _ = PAGE_HDR.unpack_from(raw)
+    _, _, flags, index, address, write_no, used, first, _ = PAGE_HDR.unpack_from(raw)
     payload = bytearray(raw[HEADER:HEADER + used])
     struct.pack_into("<I", payload, first + 4, 2**31)  # the record's length field
-    s.write(FILE, p, build_page(address, write_no, bytes(payload), first, flags))
+    s.write(FILE, p, build_page(address, write_no, bytes(payload), first, flags, index))
 
 
 def stale(page):
@@ -277,9 +277,9 @@ CASES = [
     ("bad-record-length-in-good-page", False, bad_length_good_page, LogCorruptionError),
     ("bad-record-checksum-in-good-page-padded", True, bad_record_good_page, LogCorruptionError),
     ("stale-page-at-the-tail", True, stale(page_not_crossed_into), upto(page_not_crossed_into, "end")),
-    # a stale page ends the log even with good pages after it (what a circular log's head
-    # looks like; in a log that never wraps it can only mean a lost write, and hides it)
-    ("stale-page-mid-log", True, stale(mid_page_not_crossed_into), upto(mid_page_not_crossed_into, "end")),
+    # a stale page with good pages from later writes after it: a write that completed is
+    # missing (at a circular log's head the pages after it are stale too, so that ends)
+    ("stale-page-mid-log", True, stale(mid_page_not_crossed_into), LogCorruptionError),
     ("stale-page-where-a-record-continues", False, stale(page_crossed_into), upto(page_crossed_into, "end")),
     # a record spanning pages whose second page is lost: fewer records, not an error
     ("second-page-of-spanning-record-lost", False, truncate_at(page_crossed_into), upto(page_crossed_into)),
@@ -329,7 +329,7 @@ def test_bad_record_in_good_page_names_the_record_offset():
     p = page_with_record_start(run)
     storage = copy_of(run)
     bad_record_good_page(run, storage)
-    first = PAGE_HDR.unpack_from(storage.read(FILE, p, 32))[6]
+    first = PAGE_HDR.unpack_from(storage.read(FILE, p, 32))[7]
     with pytest.raises(LogCorruptionError) as info:
         read(storage)
     assert info.value.offset == p + HEADER + first
@@ -375,7 +375,7 @@ def test_tear_each_write_of_a_padded_log(mode):
 def test_torn_last_write_returns_every_acknowledged_record():
     full = clean(True)
     last = full.pages()[-1]
-    assert last[4] == full.physical_writes and last[6] == 0  # the last write is one fresh page
+    assert last[5] == full.physical_writes and last[7] == 0  # the last write is one fresh page
     torn = make_log(FaultPlan(tear_write=full.physical_writes), pad=True)
     records, end = _check_survivor(full, torn)
     assert end.reason == "torn"
@@ -409,22 +409,22 @@ def test_lost_partial_page_rewrite_ends_the_log_at_the_old_page():
     full = clean(False)
     pages = full.pages()
     for i in range(len(pages) - 1):
-        n = pages[i][4]
-        if n < 2 or pages[i + 1][4] != n:
+        n = pages[i][5]
+        if n < 2 or pages[i + 1][5] != n:
             continue
         before = make_log(FaultPlan(crash_after_writes=n - 1))
         old = PAGE_HDR.unpack_from(before.storage.read(FILE, i * PAGE_SIZE, PAGE_SIZE) or bytes(32))
-        if old[0] == b"MQLP" and old[5] < 4064:
+        if old[0] == b"MQLP" and old[6] < 4064:
             break
     else:
         raise AssertionError("workload has no partial-page rewrite that continues onto a new page")
     p = i * PAGE_SIZE
     image = before.storage
-    later = [j for j in range(i + 1, len(pages)) if pages[j][4] == n]
+    later = [j for j in range(i + 1, len(pages)) if pages[j][5] == n]
     for j in later:
         image.write(FILE, j * PAGE_SIZE, full.storage.read(FILE, j * PAGE_SIZE, PAGE_SIZE))
     records, end = read(image)
-    old_end = p + HEADER + old[5]
+    old_end = p + HEADER + old[6]
     assert records == list(full.records[:full.ending_by(old_end)])
     assert end.address == old_end
     assert (end.reason, end.problem, end.page_address) == ("torn", str(LOST_REWRITE), p + PAGE_SIZE)
@@ -438,3 +438,89 @@ def test_reading_from_any_record_address_gives_the_rest(pad):
         records, end = scan(ReferenceLogSpace(run.storage), run.records[i][0])
         assert records == list(run.records[i:])
         assert end.reason == "end" and end.address == run.end_of(len(run.records) - 1)
+
+
+# --- where the final write began -----------------------------------------------------------
+
+def test_damage_just_before_the_final_write_is_corruption_not_a_tear():
+    # The final write's pages follow the damaged page, but that write began after it: the
+    # damaged page was hardened by an earlier write whose force completed. Calling this a
+    # torn tail would silently drop acknowledged records.
+    full = clean(True)
+    pages = full.pages()
+    last_write = pages[-1][5]
+    start = next(i for i, p in enumerate(pages) if p[5] == last_write)
+    assert start >= 1 and pages[start][3] == 0  # index 0: the page where the final write began
+    damaged = copy_of(full)
+    flip(damaged, (start - 1) * PAGE_SIZE + 1000)
+    with pytest.raises(LogCorruptionError) as err:
+        read(damaged)
+    assert f"offset {(start - 1) * PAGE_SIZE}" in str(err.value)
+
+
+def test_damage_inside_the_final_write_is_a_tear():
+    full = clean(True)
+    pages = full.pages()
+    last_write = pages[-1][5]
+    members = [i for i, p in enumerate(pages) if p[5] == last_write]
+    damaged = copy_of(full)
+    flip(damaged, members[0] * PAGE_SIZE + 2000)
+    records, end = read(damaged)
+    assert end.reason == "torn"
+    assert end.discarded_pages == len(members) - 1
+    assert records == list(full.records[:full.ending_by(members[0] * PAGE_SIZE)])
+
+
+def test_write_numbers_continue_after_a_restart_so_a_tear_then_is_still_a_tear():
+    full = clean(False)
+    # Restart: read the log, resume the buffer at its end, and go on writing.
+    storage = FaultInjectingStorage(copy_of(full), FaultPlan(tear_write=1, tear_mode="prefix", seed=3))
+    reader = LogReader(ReferenceLogSpace(storage), 0)
+    before = list(reader)
+    end = reader.end.address
+    page = end - end % PAGE_SIZE
+    buffer = LogBuffer.resume_from_page(end, storage.read(FILE, page, PAGE_SIZE))
+    env = simpy.Environment()
+    writer = LogWriter(env, ReferenceLogSpace(storage), Device(env, get_profile("ram")), buffer=buffer,
+                       last_write_no=reader.last_write_no)
+
+    def more():
+        for k in range(3):
+            yield from writer.put(Put("AFTER", k.to_bytes(24, "little"), b"n" * 6000, uow=77))
+        yield from writer.put(Commit(0, 3, uow=77))
+        yield writer.force()
+
+    env.process(more())
+    with pytest.raises(SimulatedCrash):
+        env.run()
+    records, end_after = read(storage.durable)
+    assert records[:len(before)] == before  # nothing acknowledged before the restart is lost
+    assert end_after.reason in ("torn", "incomplete")
+
+
+def test_resumed_writer_appends_a_readable_log():
+    full = clean(True)
+    storage = copy_of(full)
+    reader = LogReader(ReferenceLogSpace(storage), 0)
+    before = list(reader)
+    end = reader.end.address
+    page = end - end % PAGE_SIZE
+    buffer = LogBuffer.resume_from_page(end, storage.read(FILE, page, PAGE_SIZE))
+    env = simpy.Environment()
+    writer = LogWriter(env, ReferenceLogSpace(storage), Device(env, get_profile("ram")), buffer=buffer,
+                       last_write_no=reader.last_write_no)
+    added = []
+
+    def more():
+        for k in range(4):
+            added.append((yield from writer.put(Get("AFTER", k.to_bytes(24, "little"), k, 10, uow=5))))
+            yield writer.force()
+
+    env.process(more())
+    env.run()
+    records, end_after = read(storage)
+    assert records[:len(before)] == before
+    assert [a for a, _ in records[len(before):]] == added
+    numbers = [p[5] for p in (PAGE_HDR.unpack_from(storage.read(FILE, o, 32)) for o in range(0, storage.size(FILE), PAGE_SIZE))]
+    assert numbers == sorted(numbers)  # write numbers never go down along the log
+    assert end_after.reason == "end"

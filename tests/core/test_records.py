@@ -277,7 +277,7 @@ def test_from_bytes_reports_source_and_offset():
     assert Commit.from_bytes(raw, source="S0000001.LOG", offset=8192) == Commit(1, 2, uow=3)
 
 
-@pytest.mark.parametrize("claimed", [0, 1, 35, 2**31, 2**32 - 1, (1 << 20) + 1])
+@pytest.mark.parametrize("claimed", [0, 1, 35, 2**31, 2**32 - 1, (16 << 20) + 1])
 def test_corrupt_length_is_refused_without_allocating(claimed):
     raw = bytearray(frame(0x06, 1, 0, b"\0\0\0\0"))  # 40 bytes
     struct.pack_into("<I", raw, 4, claimed)
@@ -344,3 +344,27 @@ def test_from_bytes_of_the_wrong_class_is_an_error():
         Commit.from_bytes(raw)
     assert "Put" in str(info.value)
     assert Put.from_bytes(raw) == Put("Q", bytes(24), b"data")
+
+
+def test_a_record_over_the_format_limit_is_refused_when_encoding():
+    from mqlog.core.errors import RecordTooLargeError
+    from mqlog.core.records import MAX_RECORD_SIZE, Backout, UndoneOp
+
+    ops = [UndoneOp(i, i) for i in range(MAX_RECORD_SIZE // 12)]
+    with pytest.raises(RecordTooLargeError, match="limit"):
+        Backout(0, ops, uow=1).to_bytes()
+    # just under the limit is fine and decodes
+    fit = (MAX_RECORD_SIZE - 1000) // 12
+    raw = Backout(0, ops[:fit], uow=1).to_bytes()
+    assert len(raw) == 1000 + 12 * fit
+    assert len(decode_record(raw).undone) == fit
+
+
+def test_opaque_records_are_only_for_platform_types():
+    from mqlog.core.records import OpaqueRecord
+
+    with pytest.raises(ValueError, match="platform"):
+        OpaqueRecord(0x06, body=b"")
+    with pytest.raises(LogFormatError, match="not a platform record"):
+        OpaqueRecord.from_bytes(Commit(1, 1, uow=2).to_bytes())
+    assert OpaqueRecord(0x41, body=b"abc").to_bytes()  # an unregistered distributed type
