@@ -372,17 +372,21 @@ class Device:
         self.read_us = self.write_us = self.file_op_total_us = 0.0
         self.busy_us = self.wait_us = 0.0
 
-    def write(self, nbytes: int) -> Generator[Any, Any, float]:
-        """Write ``nbytes`` durably; ``yield from`` it. Returns the service time in µs."""
-        if nbytes < 0:
-            raise ParameterError("nbytes", nbytes, "a byte count >= 0")
-        service = self._w_lat + nbytes / self._w_bw
+    def _serve(self, service: float) -> Generator[Any, Any, None]:
+        """Queue for a free slot, then take ``service`` µs; the queueing counts as wait."""
         env = self.env
         start = env.now
         with self.resource.request() as req:
             yield req
             self.wait_us += env.now - start
             yield env.timeout(service)
+
+    def write(self, nbytes: int) -> Generator[Any, Any, float]:
+        """Write ``nbytes`` durably; ``yield from`` it. Returns the service time in µs."""
+        if nbytes < 0:
+            raise ParameterError("nbytes", nbytes, "a byte count >= 0")
+        service = self._w_lat + nbytes / self._w_bw
+        yield from self._serve(service)
         self.writes += 1
         self.bytes_written += nbytes
         self.write_us += service
@@ -394,12 +398,7 @@ class Device:
         if nbytes < 0:
             raise ParameterError("nbytes", nbytes, "a byte count >= 0")
         service = self._r_lat + nbytes / self._r_bw
-        env = self.env
-        start = env.now
-        with self.resource.request() as req:
-            yield req
-            self.wait_us += env.now - start
-            yield env.timeout(service)
+        yield from self._serve(service)
         self.reads += 1
         self.bytes_read += nbytes
         self.read_us += service

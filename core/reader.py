@@ -165,21 +165,20 @@ class LogReader:
             page_addr += PAGE_SIZE
             cursor = 0
 
-    def _peek(self, data, at, name, where, address):
+    def _inside_good_page(self, step, data, at, name, where, address):
+        """Run a record-level ``step`` on bytes from a page whose checksum is good: any format
+        error there is damage, not a tear, and is reported with the record's log address."""
         try:
-            return peek_length(data, at, source=name, where=where)
+            return step(data, at, source=name, where=where)
         except LogFormatError as exc:
-            # A corrupt length inside a page whose checksum is good: damage, not a tear.
             raise LogCorruptionError(exc.reason, source=name, offset=where,
                                      address=self.format_address(address)) from None
 
+    def _peek(self, data, at, name, where, address):
+        return self._inside_good_page(peek_length, data, at, name, where, address)
+
     def _decode(self, data, at, name, where, address):
-        try:
-            return decode_record(data, at, source=name, where=where)
-        except LogFormatError as exc:
-            # Inside a page whose checksum is good: this is not a torn write.
-            raise LogCorruptionError(exc.reason, source=name, offset=where,
-                                     address=self.format_address(address)) from None
+        return self._inside_good_page(decode_record, data, at, name, where, address)
 
     def _classify(self, page_addr, name, offset, problem, header, resume, incomplete) -> EndOfLog:
         """Decide what the bad page at ``page_addr`` means, from the good pages after it.

@@ -471,10 +471,8 @@ def test_damage_inside_the_final_write_is_a_tear():
     assert records == list(full.records[:full.ending_by(members[0] * PAGE_SIZE)])
 
 
-def test_write_numbers_continue_after_a_restart_so_a_tear_then_is_still_a_tear():
-    full = clean(False)
-    # Restart: read the log, resume the buffer at its end, and go on writing.
-    storage = FaultInjectingStorage(copy_of(full), FaultPlan(tear_write=1, tear_mode="prefix", seed=3))
+def _restart(storage):
+    """Read the log, resume a writer at its end (as restart does); return it and the records."""
     reader = LogReader(ReferenceLogSpace(storage), 0)
     before = list(reader)
     end = reader.end.address
@@ -483,6 +481,14 @@ def test_write_numbers_continue_after_a_restart_so_a_tear_then_is_still_a_tear()
     env = simpy.Environment()
     writer = LogWriter(env, ReferenceLogSpace(storage), Device(env, get_profile("ram")), buffer=buffer,
                        last_write_no=reader.last_write_no)
+    return env, writer, before
+
+
+def test_write_numbers_continue_after_a_restart_so_a_tear_then_is_still_a_tear():
+    full = clean(False)
+    # Restart: read the log, resume the buffer at its end, and go on writing.
+    storage = FaultInjectingStorage(copy_of(full), FaultPlan(tear_write=1, tear_mode="prefix", seed=3))
+    env, writer, before = _restart(storage)
 
     def more():
         for k in range(3):
@@ -501,14 +507,7 @@ def test_write_numbers_continue_after_a_restart_so_a_tear_then_is_still_a_tear()
 def test_resumed_writer_appends_a_readable_log():
     full = clean(True)
     storage = copy_of(full)
-    reader = LogReader(ReferenceLogSpace(storage), 0)
-    before = list(reader)
-    end = reader.end.address
-    page = end - end % PAGE_SIZE
-    buffer = LogBuffer.resume_from_page(end, storage.read(FILE, page, PAGE_SIZE))
-    env = simpy.Environment()
-    writer = LogWriter(env, ReferenceLogSpace(storage), Device(env, get_profile("ram")), buffer=buffer,
-                       last_write_no=reader.last_write_no)
+    env, writer, before = _restart(storage)
     added = []
 
     def more():
