@@ -1,9 +1,63 @@
 """mqlog: a model of IBM MQ's recovery log on distributed platforms and z/OS.
 
-The packages: :mod:`mqlog.core` (records, pages, storage, devices, the log writer),
-:mod:`mqlog.distributed` and :mod:`mqlog.zos` (the platforms), :mod:`mqlog.spark` (jobs).
+The public API, importable from ``mqlog`` directly (loaded on first use)::
+
+    from mqlog import LogWriter, ReferenceLogSpace, MemoryStorage, Device, get_profile, scan
+
+The packages behind it: :mod:`mqlog.core` (records, pages, storage and faults, devices,
+the log writer and reader), :mod:`mqlog.distributed` and :mod:`mqlog.zos` (the platforms),
+:mod:`mqlog.spark` (jobs; only the command line imports it).
 """
+
+from importlib import import_module
 
 from mqlog._version import __version__
 
-__all__ = ["__version__"]
+_EXPORTS = {
+    # records and their format
+    "records": "mqlog.core.records",
+    "decode_record": "mqlog.core.records",
+    # pages, the buffer, reading back
+    "LogBuffer": "mqlog.core.pages",
+    "LogReader": "mqlog.core.reader",
+    "EndOfLog": "mqlog.core.reader",
+    "scan": "mqlog.core.reader",
+    # storage, faults, devices
+    "MemoryStorage": "mqlog.core.storage",
+    "DirectoryStorage": "mqlog.core.storage",
+    "FaultInjectingStorage": "mqlog.core.faults",
+    "FaultPlan": "mqlog.core.faults",
+    "Device": "mqlog.core.devices",
+    "DeviceProfile": "mqlog.core.devices",
+    "get_profile": "mqlog.core.devices",
+    "load_profiles": "mqlog.core.devices",
+    # the writer and where it writes
+    "LogWriter": "mqlog.core.writer",
+    "LogStatistics": "mqlog.core.stats",
+    "ReferenceLogSpace": "mqlog.core.space",
+    "PlainAddressing": "mqlog.core.addressing",
+    # studies
+    "run_group_commit": "mqlog.groupcommit",
+    # errors
+    "MqlogError": "mqlog.core.errors",
+    "ParameterError": "mqlog.core.errors",
+    "LogFormatError": "mqlog.core.errors",
+    "LogCorruptionError": "mqlog.core.errors",
+    "SimulatedCrash": "mqlog.core.errors",
+}
+
+__all__ = ["__version__", *_EXPORTS]
+
+
+def __getattr__(name: str):
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'mqlog' has no attribute {name!r}")
+    mod = import_module(module)
+    value = mod if name == "records" else getattr(mod, name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(__all__)

@@ -77,3 +77,12 @@ def test_user_device_profile_file(tmp_path):
     broken.write_text('[x]\nbase = "san"\nwrite_latency_us = "fast"\n')
     out = mqlog("groupcommit", "--device", broken)
     assert out.returncode == 2 and "write_latency_us" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_public_api_names_all_resolve():
+    import mqlog
+
+    for name in mqlog.__all__:
+        assert getattr(mqlog, name) is not None, name
+    with pytest.raises(AttributeError):
+        mqlog.no_such_thing  # noqa: B018
