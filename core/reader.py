@@ -60,7 +60,16 @@ class EndOfLog:
     discarded_pages: int = 0
 
 
-LOST_REWRITE = PageProblem("follows a short page that was to be rewritten (the rewrite was lost)")
+LOST_REWRITE = PageProblem("short page whose rewrite was lost (the next page does not follow a pad)")
+OUT_OF_SEQUENCE = PageProblem("out of sequence (left from a write cut short before the log went on)")
+
+
+def continues(prev, header) -> bool:
+    """Whether ``header``'s page may follow ``prev``'s: the next page of the same write, or
+    the first page of a later write. Write numbers never go down along a log."""
+    if header.write_no == prev.write_no:
+        return header.index == prev.index + 1
+    return header.write_no > prev.write_no and header.index == 0
 
 
 def _hex(address: int) -> str:
@@ -84,6 +93,9 @@ class LogReader:
         self.pages_read = 0
         self.bytes_read = 0
         self.last_write_no: int | None = None
+        #: the highest write number on any page the reader saw, discarded ones included: a
+        #: writer resuming this log must number its writes above it
+        self.max_write_no = 0
 
     def _read(self, address: int):
         raw, name, offset = self.source.read_page(address)
@@ -102,17 +114,28 @@ class LogReader:
         pend_addr = 0
         need = 0  # total length of the record being reassembled (0: header not yet complete)
         prev_short = False  # the previous page was not full: no record may continue from it
+        prev = None  # the previous page's header
+        prev_where = (None, None)
         resume = self.start  # address just after the last complete record
         while True:
             raw, name, offset = self._read(page_addr)
             header, problem = check_page(raw, page_addr)
+            if header is not None and header.write_no > self.max_write_no:
+                self.max_write_no = header.write_no
             if problem is None and prev_short and not header.flags & FLAG_AFTER_PAD:
                 # The page before was left short but the writer did not pad it, so this
                 # page's write was meant to rewrite it in full: that rewrite never landed.
                 problem = LOST_REWRITE
+            elif problem is None and prev is not None and not continues(prev, header):
+                # Neither the next page of the same write nor the first page of a later one:
+                # left over from a write that a crash cut short before the log went on.
+                problem = OUT_OF_SEQUENCE
             if problem is not None:
-                self.end = self._classify(page_addr, name, offset, problem, header, resume, bool(pend))
+                self.end = self._classify(page_addr, name, offset, problem, header, resume, bool(pend),
+                                          prev_where)
                 return
+            prev = header
+            prev_where = (name, offset)
             if pend:
                 first = header.first_record
                 remaining = need - len(pend) if need else HEADER_SIZE - len(pend)
@@ -180,7 +203,8 @@ class LogReader:
     def _decode(self, data, at, name, where, address):
         return self._inside_good_page(decode_record, data, at, name, where, address)
 
-    def _classify(self, page_addr, name, offset, problem, header, resume, incomplete) -> EndOfLog:
+    def _classify(self, page_addr, name, offset, problem, header, resume, incomplete,
+                  prev_where=(None, None)) -> EndOfLog:
         """Decide what the bad page at ``page_addr`` means, from the good pages after it.
 
         If none follow, the log ends there. If they all come from one write that began at
@@ -190,15 +214,21 @@ class LogReader:
         """
         fmt = self.format_address
         if problem is LOST_REWRITE:
-            # The page itself is good; what is missing is the rewrite of the short page before it.
+            # The page itself is good; what is missing is the rewrite of the short page
+            # before it, so that is the page to name.
             damaged, later = page_addr - PAGE_SIZE, [header]
+            page_addr, (name, offset) = damaged, prev_where
+        elif problem is OUT_OF_SEQUENCE:
+            damaged, later = page_addr, [header]
         else:
             damaged, later = page_addr, []
-        probe = page_addr + PAGE_SIZE
+        probe = later[0].address + PAGE_SIZE if later else page_addr + PAGE_SIZE
         for _ in range(self.lookahead_pages):
             nraw, _, _ = self._read(probe)
             nheader, nproblem = check_page(nraw, probe)
-            if nproblem is not None:
+            if nheader is not None and nheader.write_no > self.max_write_no:
+                self.max_write_no = nheader.write_no
+            if nproblem is not None or (later and not continues(later[-1], nheader)):
                 break
             later.append(nheader)
             probe += PAGE_SIZE

@@ -74,7 +74,7 @@ class LogWriter:
         #: every byte before this address is on disk
         self.durable = self.buffer.next_address
         # Write numbers must keep rising across restarts (the reader relies on it to find
-        # the last write): restart passes the number of the last write it found.
+        # the last write): restart passes the highest number it saw (see resume()).
         self._write_no = last_write_no
         self._forces: list[tuple[int, int, simpy.Event]] = []  # heap of (target, seq, event)
         self._seq = itertools.count()
@@ -82,6 +82,19 @@ class LogWriter:
         self._wakeup: simpy.Event | None = None
         self._stamps = self.addressing.stamps
         self.process = env.process(self._run())
+
+    @classmethod
+    def resume(cls, env: simpy.Environment, space: LogSpace, device: Device, reader, **kwargs) -> "LogWriter":
+        """A writer that continues the log ``reader`` has just read to its end (restart).
+
+        The buffer starts with the good part of the tail page, and write numbers start above
+        every write number the reader saw, the discarded pages of a torn final write
+        included, so that those leftovers can never pass for part of a new write.
+        """
+        end = reader.end.address
+        raw, _, _ = space.read_page(end - end % PAGE_SIZE)
+        buffer = LogBuffer.resume_from_page(end, raw, kwargs.get("buffer_pages", DEFAULT_BUFFER_PAGES))
+        return cls(env, space, device, buffer=buffer, last_write_no=reader.max_write_no, **kwargs)
 
     # -- what applications call --
 

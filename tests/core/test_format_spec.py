@@ -4,9 +4,9 @@ reads back what the real writer wrote.
 The decoder half of this file uses only ``struct`` and ``zlib`` and the numbers in
 FORMAT.md. It must not import ``mqlog.core.records``, ``pages`` or ``reader``. The test half
 drives the real :class:`LogWriter` (group commit, partial-page rewrites, padding, records
-spanning pages) with every record type. It then checks that the decoder finds exactly what
-was appended, and that every page obeys the document. If the code or the document changes
-without the other, this fails.
+spanning pages, a restart that resumes the log) with every record type. It then checks that
+the decoder finds exactly what was appended, and that every page obeys the document. If the
+code or the document changes without the other, this fails.
 """
 
 from __future__ import annotations
@@ -33,15 +33,15 @@ class FormatViolation(AssertionError):
 
 # §2.2 the page
 PAGE_SIZE = 4096
-PAGE_HEADER = struct.Struct("<4sHHQQHHI")  # magic, version, flags, address, write no, used, first, crc
+PAGE_HEADER = struct.Struct("<4sBBHQQHHI")  # magic, version, flags, index, address, write no, used, first, crc
 PAYLOAD = PAGE_SIZE - 32
 MAGIC = b"MQLP"
 NONE_STARTS = 0xFFFF
-PARTIAL, AFTER_PAD = 0x0001, 0x0002
+PARTIAL, AFTER_PAD = 0x01, 0x02
 
 # §3.1 the record header
 RECORD_HEADER = struct.Struct("<BBHIQQQI")  # type, rm, flags, length, uow, prev, stamp, crc
-MAX_RECORD = 1 << 20
+MAX_RECORD = 16 << 20
 NO_ADDRESS = 0xFFFF_FFFF_FFFF_FFFF
 
 
@@ -54,7 +54,7 @@ def decode_page(page: bytes, expected_address: int) -> dict:
     """One good page (§2.2, §4.1), or FormatViolation."""
     if len(page) != PAGE_SIZE:
         raise FormatViolation(f"page at {expected_address:#x}: {len(page)} bytes")
-    magic, version, flags, address, write_no, used, first, crc = PAGE_HEADER.unpack_from(page)
+    magic, version, flags, index, address, write_no, used, first, crc = PAGE_HEADER.unpack_from(page)
     if magic != MAGIC or version != 1:
         raise FormatViolation(f"page at {expected_address:#x}: magic {magic!r}, version {version}")
     if crc != page_crc(page):
@@ -63,13 +63,15 @@ def decode_page(page: bytes, expected_address: int) -> dict:
         raise FormatViolation(f"page at {expected_address:#x} says it is {address:#x}")
     if used > PAYLOAD or (first != NONE_STARTS and first >= used):
         raise FormatViolation(f"page at {address:#x}: used {used}, first record {first}")
+    if index * PAGE_SIZE > address:  # §4.1: the write would start below address 0
+        raise FormatViolation(f"page at {address:#x}: index {index}")
     if flags & ~(PARTIAL | AFTER_PAD):
         raise FormatViolation(f"page at {address:#x}: reserved flag bits {flags:#06x}")
     if bool(flags & PARTIAL) != (used < PAYLOAD):
         raise FormatViolation(f"page at {address:#x}: PARTIAL flag disagrees with used={used}")
     if any(page[32 + used:]):
         raise FormatViolation(f"page at {address:#x}: unused payload bytes are not zero")
-    return dict(flags=flags, address=address, write_no=write_no, used=used, first=first,
+    return dict(flags=flags, index=index, address=address, write_no=write_no, used=used, first=first,
                 payload=page[32:32 + used])
 
 
@@ -207,7 +209,9 @@ def decode_log(file: bytes, start: int) -> tuple[list[dict], list[tuple[int, int
 
     Returns (pages, [(address, length, fields)], end address). Checks §2.3 as it goes: the
     first-record offsets, no record continuing off a short page, AFTER_PAD exactly after a
-    short page, write numbers never decreasing.
+    short page. And §2.4: each page continues the write of the page before it (same write
+    number, index one higher) or starts a new one (index 0, a higher write number), so write
+    numbers never decrease; the log's first page has index 0.
     """
     if len(file) % PAGE_SIZE:
         raise FormatViolation(f"log file of {len(file)} bytes is not whole pages")
@@ -217,6 +221,8 @@ def decode_log(file: bytes, start: int) -> tuple[list[dict], list[tuple[int, int
     stream = bytearray()
     page_starts = []  # stream offset where each page's payload begins
     short_ends = set()  # stream offsets that no record may straddle
+    if pages and pages[0]["index"] != 0:
+        raise FormatViolation(f"the log's first page has index {pages[0]['index']}")
     for i, pg in enumerate(pages):
         page_starts.append(len(stream))
         stream += pg["payload"]
@@ -227,8 +233,11 @@ def decode_log(file: bytes, start: int) -> tuple[list[dict], list[tuple[int, int
             if bool(pg["flags"] & AFTER_PAD) != (before["used"] < PAYLOAD):
                 raise FormatViolation(f"page {pg['address']:#x}: AFTER_PAD={bool(pg['flags'] & AFTER_PAD)} "
                                       f"after a page with used={before['used']}")
-            if pg["write_no"] < before["write_no"]:
-                raise FormatViolation(f"page {pg['address']:#x}: write number went down")
+            continues = pg["write_no"] == before["write_no"] and pg["index"] == before["index"] + 1
+            starts_write = pg["index"] == 0 and pg["write_no"] > before["write_no"]
+            if not (continues or starts_write):
+                raise FormatViolation(f"page {pg['address']:#x}: write {pg['write_no']} index {pg['index']} "
+                                      f"after write {before['write_no']} index {before['index']}")
 
     def address_of(pos: int) -> int:
         i = bisect.bisect_right(page_starts, pos) - 1
@@ -274,6 +283,8 @@ import attrs  # noqa: E402
 import simpy  # noqa: E402
 
 from mqlog.core.devices import Device, get_profile  # noqa: E402
+from mqlog.core.errors import RecordTooLargeError  # noqa: E402
+from mqlog.core.pages import LogBuffer  # noqa: E402  (the test half only: to resume after a restart)
 from mqlog.core.records import (Backout, Begin, CheckpointBegin, CheckpointEnd, Clr, Commit, Get,  # noqa: E402
                                 ObjectChange, OpaqueRecord, Prepare, Put, PutSegment, QueueEntry,
                                 UndoneOp, UowEntry, split_message)
@@ -341,9 +352,12 @@ def expected(record) -> dict:
 
 
 def run_workload(*, start=0, addressing=None, pad_policy=None, seed=7):
-    """Concurrent applications writing every record type through the real writer.
+    """Concurrent applications writing every record type through the real writer, then a
+    restart: a new writer resumes the log where the decoder says it ends (§2.4) and more
+    applications carry on.
 
-    Returns (log file bytes, [(address, record as logged)], writer).
+    Returns (log file bytes, [(address, record as logged)], the last writer,
+    (end address at the restart, last write number found then)).
     """
     env = simpy.Environment()
     storage = MemoryStorage()
@@ -420,7 +434,25 @@ def run_workload(*, start=0, addressing=None, pad_policy=None, seed=7):
     env.process(admin())
     env.run()
     assert writer.durable == writer.next_address, "every application forced at the end"
-    return storage.read(space.file, 0, storage.size(space.file)), logged, writer
+
+    # Restart (§2.4): the decoder finds the end and the last write number; a new writer
+    # resumes there (rewriting the partial last page, or padding it) and continues the
+    # write numbers.
+    # ``put`` and ``messaging`` see the new env and writer (closures over these names).
+    pages, _, end = decode_log(storage.read(space.file, 0, storage.size(space.file)), start)
+    last = pages[-1]
+    tail = last["payload"] if end < last["address"] + PAGE_SIZE else b""
+    resumed = (end, max(pg["write_no"] for pg in pages))
+    env = simpy.Environment()
+    writer = LogWriter(env, space, Device(env, get_profile("ssd")), buffer_pages=16, write_threshold_pages=4,
+                       addressing=addressing, pad_policy=pad_policy, stats=writer.stats,
+                       buffer=LogBuffer.resume(end, tail, first_record=last["first"]),
+                       last_write_no=resumed[1])
+    for app in (5, 6):
+        env.process(messaging(app, 3))
+    env.run()
+    assert writer.durable == writer.next_address
+    return storage.read(space.file, 0, storage.size(space.file)), logged, writer, resumed
 
 
 SCENARIOS = {
@@ -437,7 +469,7 @@ def workload(request):
 
 
 def test_decoder_finds_exactly_what_was_appended(workload):
-    name, (file, logged, writer) = workload
+    name, (file, logged, writer, _) = workload
     pages, records, end = decode_log(file, SCENARIOS[name].get("start", 0))
     assert [a for a, _, _ in records] == [a for a, _ in logged]
     for (address, length, found), (_, record) in zip(records, logged):
@@ -449,19 +481,19 @@ def test_decoder_finds_exactly_what_was_appended(workload):
 
 
 def test_every_page_checksum_verifies_per_the_document(workload):
-    name, (file, _, _) = workload
+    name, (file, _, _, _) = workload
     start = SCENARIOS[name].get("start", 0)
     n = len(file) // PAGE_SIZE
     assert n > 20
     for i in range(n):
         page = file[i * PAGE_SIZE:(i + 1) * PAGE_SIZE]
-        assert PAGE_HEADER.unpack_from(page)[7] == page_crc(page)
-        assert PAGE_HEADER.unpack_from(page)[3] == start + i * PAGE_SIZE
+        assert PAGE_HEADER.unpack_from(page)[8] == page_crc(page)
+        assert PAGE_HEADER.unpack_from(page)[4] == start + i * PAGE_SIZE
 
 
 def test_the_workload_exercises_the_framing_rules(workload):
-    """The decoder's checks only mean something if the log contains the cases FORMAT.md §2.3 describes."""
-    name, (file, logged, writer) = workload
+    """The decoder's checks only mean something if the log contains the cases FORMAT.md §2.3 and §2.4 describe."""
+    name, (file, logged, writer, resumed) = workload
     pages, records, _ = decode_log(file, SCENARIOS[name].get("start", 0))
     spanning = [r["type"] for a, n, r in records if (a + n - 1) // PAGE_SIZE - a // PAGE_SIZE >= 2]
     assert 0x02 in spanning and 0x03 in spanning, "put records spanning three pages or more"
@@ -476,16 +508,70 @@ def test_the_workload_exercises_the_framing_rules(workload):
     else:
         assert not any(pg["flags"] & AFTER_PAD for pg in pages)
     assert len({pg["write_no"] for pg in pages}) > 5
+    # §2.4: writes of several pages, and a write that starts by rewriting a partial page
+    # (index 0, yet the page opens with the end of a record from the page before: the
+    # write that wrote that record wrote this page first)
+    assert any(pg["index"] >= 3 for pg in pages)
+    assert any(pg["index"] == 0 and pg["first"] != 0 for pg in pages[1:])
+    # the restart: the writer after it continued the write numbers (decode_log checks they never go down)
+    end, last_no = resumed
+    assert any(pg["write_no"] > last_no for pg in pages)
+    if name == "rewrite":
+        assert end % PAGE_SIZE > 32, "the log was resumed mid-page"
+        resumed_page = pages[(end - end % PAGE_SIZE) // PAGE_SIZE]
+        assert resumed_page["index"] == 0 and resumed_page["write_no"] > last_no, "rewritten after the restart"
 
 
 @pytest.mark.parametrize("where", [5, 28, 40, 2000, PAGE_SIZE - 1])
 def test_the_decoder_is_not_vacuous(workload, where):
     """A single flipped bit anywhere in a page fails that page's CRC."""
-    name, (file, _, _) = workload
+    name, (file, _, _, _) = workload
     damaged = bytearray(file)
     damaged[PAGE_SIZE + where] ^= 0x10
     with pytest.raises(FormatViolation):
         decode_log(bytes(damaged), SCENARIOS[name].get("start", 0))
+
+
+def _with_header(file: bytes, i: int, **change) -> bytes:
+    """``file`` with page ``i``'s header fields changed and its CRC made good again (§2.2)."""
+    names = ("magic", "version", "flags", "index", "address", "write_no", "used", "first", "crc")
+    off = i * PAGE_SIZE
+    fields = dict(zip(names, PAGE_HEADER.unpack_from(file, off)))
+    fields.update(change, crc=0)
+    page = bytearray(file[off:off + PAGE_SIZE])
+    PAGE_HEADER.pack_into(page, 0, *fields.values())
+    page[28:32] = page_crc(page).to_bytes(4, "little")
+    return file[:off] + bytes(page) + file[off + PAGE_SIZE:]
+
+
+@pytest.mark.parametrize("change", ["index off by one", "index past the address", "write number went down"])
+def test_the_decoder_checks_indexes_and_write_numbers(workload, change):
+    """§2.4 on a page whose CRC is good: the decoder is not vacuous about indexes and write numbers."""
+    name, (file, _, _, _) = workload
+    start = SCENARIOS[name].get("start", 0)
+    pages, _, _ = decode_log(file, start)
+    if change == "index off by one":  # a page that continues its write
+        i = [i for i, pg in enumerate(pages) if pg["index"] >= 2][-1]
+        damaged = _with_header(file, i, index=pages[i]["index"] + 1)
+    elif change == "index past the address":  # §4.1: the write would start below address 0
+        damaged = _with_header(file, 0, index=start // PAGE_SIZE + 1)
+    else:  # a page that starts a write, numbered below the write before it
+        i = [i for i, pg in enumerate(pages) if i and pg["index"] == 0][-1]
+        damaged = _with_header(file, i, write_no=pages[i - 1]["write_no"] - 1)
+    with pytest.raises(FormatViolation):
+        decode_log(damaged, start)
+
+
+def test_record_limits_as_documented():
+    """§3.1: 16 MiB is the largest record; §3.2: OpaqueRecord takes platform codes only."""
+    body = bytes(MAX_RECORD - 36)
+    largest = OpaqueRecord(0x40, 0, body).to_bytes()
+    assert len(largest) == MAX_RECORD and decode_record(largest)["type"] == 0x40
+    with pytest.raises(RecordTooLargeError):
+        OpaqueRecord(0x40, 0, body + b"x").to_bytes()
+    for code in (0x00, 0x0B, 0x3F, 0x80, 0xFF):
+        with pytest.raises(ValueError):
+            OpaqueRecord(code, 0, b"")
 
 
 # --- §5, the worked example -----------------------------------------------------------------

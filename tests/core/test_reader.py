@@ -21,7 +21,7 @@ import simpy
 from mqlog.core.devices import Device, get_profile
 from mqlog.core.errors import LogCorruptionError, SimulatedCrash
 from mqlog.core.faults import FaultInjectingStorage, FaultPlan
-from mqlog.core.pages import PAGE_SIZE, STALE, LogBuffer, advance, build_page
+from mqlog.core.pages import PAGE_SIZE, STALE, advance, build_page
 from mqlog.core.reader import LOST_REWRITE, LogReader, scan
 from mqlog.core.records import NO_ADDRESS, Begin, Commit, Get, Put
 from mqlog.core.space import ReferenceLogSpace
@@ -427,7 +427,8 @@ def test_lost_partial_page_rewrite_ends_the_log_at_the_old_page():
     old_end = p + HEADER + old[6]
     assert records == list(full.records[:full.ending_by(old_end)])
     assert end.address == old_end
-    assert (end.reason, end.problem, end.page_address) == ("torn", str(LOST_REWRITE), p + PAGE_SIZE)
+    # the page named is the short page whose rewrite was lost
+    assert (end.reason, end.problem, end.page_address, end.offset) == ("torn", str(LOST_REWRITE), p, p)
     assert end.discarded_pages == len(later)
 
 
@@ -475,12 +476,8 @@ def _restart(storage):
     """Read the log, resume a writer at its end (as restart does); return it and the records."""
     reader = LogReader(ReferenceLogSpace(storage), 0)
     before = list(reader)
-    end = reader.end.address
-    page = end - end % PAGE_SIZE
-    buffer = LogBuffer.resume_from_page(end, storage.read(FILE, page, PAGE_SIZE))
     env = simpy.Environment()
-    writer = LogWriter(env, ReferenceLogSpace(storage), Device(env, get_profile("ram")), buffer=buffer,
-                       last_write_no=reader.last_write_no)
+    writer = LogWriter.resume(env, ReferenceLogSpace(storage), Device(env, get_profile("ram")), reader)
     return env, writer, before
 
 
@@ -523,3 +520,31 @@ def test_resumed_writer_appends_a_readable_log():
     numbers = [p[5] for p in (PAGE_HDR.unpack_from(storage.read(FILE, o, 32)) for o in range(0, storage.size(FILE), PAGE_SIZE))]
     assert numbers == sorted(numbers)  # write numbers never go down along the log
     assert end_after.reason == "end"
+
+
+def test_pages_of_a_discarded_torn_write_never_come_back_after_a_restart():
+    # Write 2 (three full pages) is cut short: its first page never lands, so the reader
+    # discards the other two. After a restart the log goes on over that first page; the
+    # two leftovers after it must not be read as the continuation of the new write.
+    storage = MemoryStorage()
+    filler = 4064 - 750  # a put of this much data fills one page exactly
+
+    def run(writer, env, plan):
+        def app():
+            for tag, uow, force in plan:
+                yield from writer.put(Put("Q", tag.ljust(24, b"\0"), b"d" * filler, uow=uow))
+                if force:
+                    yield writer.force()
+        env.process(app())
+        env.run()
+
+    env = simpy.Environment()
+    first = LogWriter(env, ReferenceLogSpace(storage), Device(env, get_profile("ram")))
+    run(first, env, [(b"acked", 1, True), (b"lost-0", 2, False), (b"lost-1", 2, False), (b"lost-2", 2, True)])
+    storage.write(FILE, PAGE_SIZE, bytes(PAGE_SIZE))  # the crash: write 2's first page never landed
+    env, writer, before = _restart(storage)
+    assert [r.msg_id.rstrip(b"\0") for _, r in before] == [b"acked"]
+    run(writer, env, [(b"after-restart", 3, True)])
+    records, end = read(storage)
+    assert [r.msg_id.rstrip(b"\0") for _, r in records] == [b"acked", b"after-restart"]
+    assert end.problem is not None and "sequence" in end.problem
