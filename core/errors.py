@@ -63,6 +63,11 @@ class StorageError(MqlogError):
     """An I/O request failed (a real OS error, or one injected by a fault plan)."""
 
 
+class LogWriteError(StorageError):
+    """The log could not be written. Like a real queue manager, the log is then unusable:
+    every waiting force and every later append fails with this error."""
+
+
 class SimulatedCrash(MqlogError):
     """The fault plan pulled the plug: everything not yet forced is gone.
 
@@ -73,3 +78,12 @@ class SimulatedCrash(MqlogError):
 
 class DeviceProfileError(MqlogError):
     """A device profile is unknown or malformed."""
+
+
+class QueueFileError(LogFormatError):
+    """A queue file's bytes are not what the format says (docs/FORMAT.md, "Queue files").
+
+    ``source`` names the queue file and ``offset`` the byte offset of the damaged block
+    (or field) in it. Raised instead of any other exception for every damaged or foreign
+    file, so a restart can report which queue to restore.
+    """

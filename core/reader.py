@@ -85,6 +85,9 @@ class LogReader:
 
     def __init__(self, source: PageSource, start: int, *, format_address: Callable[[int], str] = _hex,
                  lookahead_pages: int = 1024):
+        if start % PAGE_SIZE and start % PAGE_SIZE < PAGE_HEADER_SIZE:
+            raise LogFormatError(f"start address {format_address(start)} falls inside a page header: "
+                                 f"not the address of a record")
         self.source = source
         self.start = start
         self.format_address = format_address
@@ -218,8 +221,6 @@ class LogReader:
             # before it, so that is the page to name.
             damaged, later = page_addr - PAGE_SIZE, [header]
             page_addr, (name, offset) = damaged, prev_where
-        elif problem is OUT_OF_SEQUENCE:
-            damaged, later = page_addr, [header]
         else:
             damaged, later = page_addr, []
         probe = later[0].address + PAGE_SIZE if later else page_addr + PAGE_SIZE

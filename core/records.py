@@ -204,6 +204,11 @@ class _Codec:
 
     @classmethod
     def from_bytes(cls, data: bytes, *, source: str | None = None, offset: int | None = None):
+        """Decode exactly one record: ``data`` must hold it and nothing more."""
+        length = peek_length(data, 0, source=source, where=offset)
+        if len(data) > length:
+            raise LogFormatError(f"{len(data) - length} bytes follow the {length}-byte record",
+                                 source=source, offset=offset)
         record = decode_record(data, source=source, where=offset)
         if not isinstance(record, cls):
             raise LogFormatError(f"expected a {cls.__name__} record, found {type(record).__name__}",

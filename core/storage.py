@@ -101,13 +101,13 @@ def check_name(description: str, name: str) -> str:
     """Return ``name`` if it is a plain file name, else raise StorageError naming it.
 
     Both backends apply the same rule, so a run that works in memory also works on disk:
-    no path separators, no ``..``, not empty, not absolute.
+    no path separators, not ``.`` or ``..``, not empty, not absolute. (A name such as
+    ``a..log`` is fine: without separators it cannot leave the directory.)
     """
     if (
         not isinstance(name, str)
         or not name
         or name in (".", "..")
-        or ".." in name
         or "/" in name
         or "\\" in name
         or "\0" in name
@@ -286,6 +286,15 @@ class DirectoryStorage:
         flags = os.O_RDWR | _O_CLOEXEC | _O_BINARY | (os.O_CREAT if create else 0)
         try:
             fd = os.open(path, flags, 0o666)
+        except PermissionError as exc:
+            if create:
+                raise self._error(name, "open", exc) from exc
+            # A file we may only read (a log being examined): reading is all that is asked
+            # for now; a later write to it fails with the OS's own error.
+            try:
+                fd = os.open(path, os.O_RDONLY | _O_CLOEXEC | _O_BINARY)
+            except OSError as exc2:
+                raise self._error(name, "open", exc2) from exc2
         except OSError as exc:
             raise self._error(name, "open", exc) from exc
         if len(self._fds) >= self.max_open_files:

@@ -34,7 +34,7 @@ import simpy
 
 from mqlog.core.addressing import Addressing, PlainAddressing
 from mqlog.core.devices import Device
-from mqlog.core.errors import ParameterError
+from mqlog.core.errors import LogWriteError, ParameterError, StorageError
 from mqlog.core.pages import PAGE_PAYLOAD, PAGE_SIZE, LogBuffer
 from mqlog.core.space import LogSpace, PhysicalWrite
 from mqlog.core.stats import LogStatistics
@@ -43,6 +43,9 @@ from mqlog.core.stats import LogStatistics
 DEFAULT_BUFFER_PAGES = 512
 #: Full pages that start a write nobody forced (z/OS WRTHRSH defaults to 20).
 DEFAULT_WRITE_THRESHOLD = 20
+#: A page records its index in its write in 16 bits, so one write, and so the buffer, is at
+#: most this many pages (256 MiB; MQ's largest buffers are 16 MiB distributed, 4 MB z/OS).
+MAX_BUFFER_PAGES = 65_535
 
 
 class LogWriter:
@@ -57,8 +60,8 @@ class LogWriter:
                  pad_policy: Callable[[int], bool] | None = None,
                  stats: LogStatistics | None = None,
                  last_write_no: int = 0):
-        if not 2 <= buffer_pages <= 1 << 20:
-            raise ParameterError("buffer_pages", buffer_pages, "2 to 1048576 pages")
+        if not 2 <= buffer_pages <= MAX_BUFFER_PAGES:
+            raise ParameterError("buffer_pages", buffer_pages, f"2 to {MAX_BUFFER_PAGES} pages")
         if not 1 <= write_threshold_pages <= buffer_pages:
             raise ParameterError("write_threshold_pages", write_threshold_pages, f"1 to {buffer_pages} pages")
         self.env = env
@@ -71,6 +74,7 @@ class LogWriter:
         self.write_threshold_pages = write_threshold_pages
         self.vectored_writes = vectored_writes
         self.stats = stats or LogStatistics()
+        self.stats.log_buffer_bytes = buffer_pages * PAGE_SIZE
         #: every byte before this address is on disk
         self.durable = self.buffer.next_address
         # Write numbers must keep rising across restarts (the reader relies on it to find
@@ -80,6 +84,8 @@ class LogWriter:
         self._seq = itertools.count()
         self._room_waiters: list[simpy.Event] = []
         self._wakeup: simpy.Event | None = None
+        #: the error that made the log unusable, once a physical write failed
+        self.failed: LogWriteError | None = None
         self._stamps = self.addressing.stamps
         self.process = env.process(self._run())
 
@@ -120,6 +126,8 @@ class LogWriter:
         return self._append(data)
 
     def _encode(self, record) -> bytes:
+        if self.failed is not None:
+            raise self.failed
         if self._stamps:
             record = attrs.evolve(record, stamp=self.addressing.stamp(self.env.now))
         return record.to_bytes()
@@ -154,6 +162,9 @@ class LogWriter:
         self.stats.forces += 1
         target = self.buffer.next_address if upto is None else upto
         event = self.env.event()
+        if self.failed is not None:
+            event.fail(self.failed)
+            return event
         if target <= self.durable:
             event.succeed(self.durable)
             return event
@@ -175,6 +186,22 @@ class LogWriter:
                     or buffer.full_pages_pending() >= self.write_threshold_pages)
 
     def _run(self):
+        try:
+            yield from self._write_loop()
+        except StorageError as exc:
+            self._fail(exc)
+
+    def _fail(self, exc: StorageError) -> None:
+        """A physical write failed: the log is unusable; tell everyone who waits."""
+        self.failed = LogWriteError(f"log write failed, the log is unusable: {exc}")
+        forces, self._forces = self._forces, []
+        for _, _, event in forces:
+            event.fail(self.failed)
+        waiters, self._room_waiters = self._room_waiters, []
+        for event in waiters:
+            event.fail(self.failed)
+
+    def _write_loop(self):
         env = self.env
         while True:
             if not self._should_write():

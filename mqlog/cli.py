@@ -114,8 +114,14 @@ def scan_cmd(path: Path, show: bool) -> None:
     from mqlog.core.space import ReferenceLogSpace
     from mqlog.core.storage import DirectoryStorage
 
+    from mqlog.core.errors import LogFormatError
+    from mqlog.core.pages import check_page
+
     storage = DirectoryStorage(path.parent)
     try:
+        _, problem = check_page(storage.read(path.name, 0, 4096), 0)
+        if problem is not None:
+            raise LogFormatError(f"not an mqlog log: its first page is {problem}", source=str(path), offset=0)
         reader = LogReader(ReferenceLogSpace(storage, file=path.name), 0)
         kinds: Counter[str] = Counter()
         for address, record in reader:

@@ -12,15 +12,13 @@ the workloads issue; it stays as a focused study of the writer.
 from __future__ import annotations
 
 import random
-from typing import Iterable
-
 import attrs
 import simpy
 
 from mqlog.core.devices import Device, DeviceProfile, get_profile
 from mqlog.core.errors import ParameterError
-from mqlog.core.reader import scan
-from mqlog.core.records import Begin, Commit, Put
+from mqlog.core.reader import LogReader
+from mqlog.core.records import PUT_SEGMENT_BYTES, Begin, Commit, Put, PutSegment, split_message
 from mqlog.core.space import ReferenceLogSpace
 from mqlog.core.storage import MemoryStorage, Storage
 from mqlog.core.writer import LogWriter
@@ -62,7 +60,7 @@ def run_group_commit(committers: int, commits_each: int = 50, message_size: int 
         raise ParameterError("committers", committers, "1 to 10000")
     if not 1 <= commits_each <= 1_000_000:
         raise ParameterError("commits", commits_each, "1 to 1000000")
-    if not 0 <= message_size <= 100 * 1024 * 1024:
+    if not 0 <= message_size <= 100 * 1024 * 1024:  # MQ's largest message: 100 MB
         raise ParameterError("message_size", message_size, "0 to 104857600 bytes")
     if not 0 <= think_us <= 60e6:
         raise ParameterError("think_us", think_us, "0 to 60000000 µs")
@@ -70,29 +68,41 @@ def run_group_commit(committers: int, commits_each: int = 50, message_size: int 
     storage = storage if storage is not None else MemoryStorage()
     env = simpy.Environment()
     space = ReferenceLogSpace(storage)
+    if storage.exists(space.file):
+        storage.delete(space.file)  # a fresh log each run, never the tail of an older one
     writer = LogWriter(env, space, Device(env, profile))
-    rng = random.Random(seed)
     latencies: list[float] = []
 
-    def application(app: int, payloads: Iterable[bytes], thinks: Iterable[float]):
-        for n, (data, think) in enumerate(zip(payloads, thinks)):
+    def application(app: int):
+        # Each application draws from its own generator, so payloads are made one at a
+        # time (no run holds all its messages) and the same seed gives the same bytes.
+        rng = random.Random(seed * 1_000_003 + app)
+        for n in range(commits_each):
+            think = rng.expovariate(1 / think_us) if think_us else 0.0
+            data = rng.randbytes(message_size)
             if think:
                 yield env.timeout(think)
             uow = (app << 32) | (n + 1)
-            first = yield from writer.put(Begin(int(env.now), f"APP{app:04d}", uow=uow))
-            put = yield from writer.put(Put(f"APP.QUEUE.{app % 10}", n.to_bytes(24, "little"), data,
-                                            uow=uow, prev=first))
-            yield from writer.put(Commit(int(env.now), 1, uow=uow, prev=put))
+            msg_id = n.to_bytes(24, "little")
+            queue = f"APP.QUEUE.{app % 10}"
+            prev = yield from writer.put(Begin(int(env.now), f"APP{app:04d}", uow=uow))
+            segments = split_message(data)
+            prev = yield from writer.put(Put(queue, msg_id, segments[0], len(data), 0, len(segments),
+                                             uow=uow, prev=prev))
+            for i, segment in enumerate(segments[1:], 1):
+                prev = yield from writer.put(PutSegment(queue, msg_id, i, i * PUT_SEGMENT_BYTES, segment,
+                                                        uow=uow, prev=prev))
+            yield from writer.put(Commit(int(env.now), 1, uow=uow, prev=prev))
             asked = env.now
             yield writer.force()
             latencies.append(env.now - asked)
 
     for app in range(committers):
-        payloads = [rng.randbytes(message_size) for _ in range(commits_each)]
-        thinks = [rng.expovariate(1 / think_us) if think_us else 0.0 for _ in range(commits_each)]
-        env.process(application(app, payloads, thinks))
+        env.process(application(app))
     env.run()
-    records, end = scan(space, space.start)
+    reader = LogReader(space, space.start)
+    records = sum(1 for _ in reader)
+    end = reader.end
     stats = writer.stats
     total = committers * commits_each
     seconds = env.now / 1e6
@@ -104,4 +114,4 @@ def run_group_commit(committers: int, commits_each: int = 50, message_size: int 
         commits_per_write=total / stats.physical_writes,
         commit_latency_us=sum(latencies) / len(latencies),
         commits_per_second=total / seconds if seconds else 0.0,
-        records_read_back=len(records), end_of_log=end.reason)
+        records_read_back=records, end_of_log=end.reason)

@@ -548,3 +548,23 @@ def test_pages_of_a_discarded_torn_write_never_come_back_after_a_restart():
     records, end = read(storage)
     assert [r.msg_id.rstrip(b"\0") for _, r in records] == [b"acked", b"after-restart"]
     assert end.problem is not None and "sequence" in end.problem
+
+
+@pytest.mark.parametrize("change", ["write_no=0", "write_no+1000", "index+1"])
+def test_a_good_checksum_out_of_sequence_page_mid_log_is_corruption(change):
+    # A page that passes its checksum but breaks the write sequence, with the log going on
+    # after it from later writes: acknowledged records would be lost by ending there.
+    full = clean(True)
+    pages = full.pages()
+    last_write = pages[-1][5]
+    candidates = [i for i, p in enumerate(pages) if 0 < i and p[5] != last_write and p[3] > 0]
+    assert candidates
+    for i in candidates:
+        damaged = copy_of(full)
+        raw = damaged.read(FILE, i * PAGE_SIZE, PAGE_SIZE)
+        _, _, flags, index, address, write_no, used, first, _ = PAGE_HDR.unpack_from(raw)
+        write_no = {"write_no=0": 0, "write_no+1000": write_no + 1000}.get(change, write_no)
+        index = index + 1 if change == "index+1" else index
+        damaged.write(FILE, i * PAGE_SIZE, build_page(address, write_no, raw[HEADER:HEADER + used], first, flags, index))
+        with pytest.raises(LogCorruptionError):
+            read(damaged)

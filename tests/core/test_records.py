@@ -293,16 +293,16 @@ def test_corrupt_length_is_refused_without_allocating(claimed):
     assert peak < 64 * 1024
 
 
-def test_huge_length_in_40_bytes_is_immediate():
-    import time
+def test_huge_length_in_40_bytes_is_refused_from_the_header_alone():
+    # The claimed length is checked before anything else is read: the message says so,
+    # and the error is the same whether or not the buffer could hold that much.
     raw = bytearray(40)
     raw[0] = 0x02
     struct.pack_into("<I", raw, 4, 2**31)
-    started = time.perf_counter()
-    for _ in range(1000):
-        with pytest.raises(LogFormatError):
-            decode_record(bytes(raw))
-    assert time.perf_counter() - started < 1.0
+    with pytest.raises(LogFormatError, match="outside"):
+        decode_record(bytes(raw))
+    with pytest.raises(LogFormatError, match="outside"):
+        decode_record(bytes(raw) + bytes(64))
 
 
 @pytest.mark.parametrize("code", [0x00, 0x0C, 0x20, 0x3F, 0x80, 0xC3, 0xFF])

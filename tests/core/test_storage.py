@@ -150,7 +150,7 @@ def test_negative_offsets_are_refused(storage):
     assert storage.read("f", 0, 10) == bytes(10)
 
 
-@pytest.mark.parametrize("bad", ["../escape", "/etc/passwd", "sub/file", "..", ".", "", "a..b"])
+@pytest.mark.parametrize("bad", ["../escape", "/etc/passwd", "sub/file", "..", ".", ""])
 def test_names_that_could_escape_are_refused(storage, bad):
     with pytest.raises(StorageError) as info:
         storage.write(bad, 0, b"x")
@@ -256,3 +256,8 @@ def test_random_writes_match_a_bytearray_model_on_both_backends(ops, probe):
             assert store.read("f", 0, len(model) + 10) == bytes(model)
             assert store.read("f", offset, length) == bytes(model[offset:offset + length])
             store.close()
+
+
+def test_dots_inside_a_plain_name_are_fine(storage):
+    storage.write("a..log", 0, b"x")
+    assert storage.read("a..log", 0, 1) == b"x"

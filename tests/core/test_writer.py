@@ -54,7 +54,7 @@ def test_force_fires_only_once_the_write_is_on_disk():
         yield from writer.put(Put("Q", bytes(24), b"m" * 100, uow=1))
         address = yield from writer.put(Commit(0, 1, uow=1))
         # Before the force nothing of it is durable.
-        seen["before"] = scan(space.storage.durable and ReferenceLogSpace(space.storage.durable), 0)[0]
+        seen["before"] = scan(ReferenceLogSpace(space.storage.durable), 0)[0]
         t0 = env.now
         yield writer.force()
         seen["elapsed"] = env.now - t0
@@ -228,6 +228,7 @@ def test_crash_propagates_and_earlier_forces_survive():
 
 @pytest.mark.parametrize("kwargs, name", [
     (dict(buffer_pages=1), "buffer_pages"),
+    (dict(buffer_pages=65_536), "buffer_pages"),
     (dict(buffer_pages=64, write_threshold_pages=65), "write_threshold_pages"),
     (dict(write_threshold_pages=0), "write_threshold_pages"),
 ])
@@ -274,3 +275,35 @@ def test_selective_padding_reads_back_whole():
         records, end = scan(space, 0)
         assert end.reason == "end"
         assert sum(isinstance(r, Commit) for _, r in records) == 160
+
+
+def test_a_failed_log_write_fails_every_waiting_force_and_later_appends():
+    from mqlog.core.errors import LogWriteError
+
+    storage = FaultInjectingStorage(MemoryStorage(), FaultPlan(write_error_at=3))
+    env, space, writer = make(storage)
+    outcomes = []
+
+    def app(i):
+        try:
+            for k in range(10):
+                yield env.timeout(7 * i)
+                yield from writer.put(Commit(0, 1, uow=i * 100 + k))
+                yield writer.force()
+                outcomes.append(("ok", i, k))
+        except LogWriteError as exc:
+            outcomes.append(("failed", i, str(exc)))
+
+    for i in range(3):
+        env.process(app(i))
+    env.run()  # nothing hangs, nothing escapes
+    failed = [o for o in outcomes if o[0] == "failed"]
+    assert len(failed) == 3 and all("I/O error" in o[2] for o in failed)
+    assert 0 < sum(o[0] == "ok" for o in outcomes) < 30
+    with pytest.raises(LogWriteError):
+        writer.append(Commit(0, 1, uow=1))
+
+
+def test_statistics_name_the_buffer_size():
+    env, space, writer = make(buffer_pages=64)
+    assert writer.stats.as_dict()["log_buffer_bytes"] == 64 * PAGE_SIZE
