@@ -1,0 +1,210 @@
+"""The application journal: what each simulated application was told, and the check of a
+recovered queue manager against it.
+
+A crash can strike while a call is in flight, so the journal keeps three kinds of
+knowledge about each persistent message: what was *acknowledged* (the application saw the
+call return), what was *attempted* (a commit was asked for but never returned), and what
+is *in doubt* (prepared, awaiting the coordinator). The verdict after restart:
+
+* **committed_missing** – a message whose put was acknowledged as committed, not consumed
+  by an acknowledged or attempted get, is not on its queue;
+* **uncommitted_present** – a message whose put never committed (nor was attempted, nor is
+  in doubt), or whose get was acknowledged as committed, is still there; non-persistent
+  messages must all be gone too;
+* **duplicates** – a message on its queue more than once;
+* **indoubt** – messages of units of work left in doubt (present, not yet committed).
+
+Gets outside syncpoint in flight at the crash may have consumed a message the application
+never learned the id of; each such get excuses one missing message on its queue.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import attrs
+
+from mqlog.core.queuefile import MessageState
+
+
+@attrs.define
+class _Msg:
+    queue: str
+    persistent: bool
+    uow_key: object = None  # the connection's open unit of work, None outside syncpoint
+    put: str = "pending"  # pending -> committed | maybe | maybe_indoubt | backed_out | indoubt
+    got: str = ""  # "" | pending | committed | maybe | maybe_indoubt | backed_out | indoubt
+
+
+@attrs.define
+class Verdict:
+    committed_missing: int = 0
+    uncommitted_present: int = 0
+    duplicates: int = 0
+    indoubt: int = 0
+    nonpersistent_present: int = 0
+    excused_missing: int = 0  # allowed by gets outside syncpoint in flight at the crash
+    details: list = attrs.field(factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not (self.committed_missing or self.uncommitted_present or self.duplicates
+                    or self.nonpersistent_present)
+
+    def as_dict(self) -> dict:
+        return {"committed_missing": self.committed_missing, "uncommitted_present": self.uncommitted_present,
+                "duplicates": self.duplicates, "indoubt": self.indoubt,
+                "nonpersistent_present": self.nonpersistent_present, "excused_missing": self.excused_missing}
+
+
+class Journal:
+    """Record what applications were told; call the methods right after each call returns
+    (or, for ``commit_asked``/``get_asked``, right before)."""
+
+    def __init__(self):
+        self.messages: dict[bytes, _Msg] = {}
+        self._open: dict[object, list[tuple[str, bytes]]] = {}  # uow key -> [(kind, msg_id)]
+        self._asked: dict[object, str] = {}  # uow key -> "commit" | "backout" while in flight
+        self._prepared: dict[object, int] = {}  # uow key -> uow id
+        self._gets_in_flight: Counter[str] = Counter()  # queue -> gets outside syncpoint in flight
+
+    # -- puts and gets --
+
+    def put(self, key, msg_id: bytes, queue: str, persistent: bool, syncpoint: bool) -> None:
+        m = _Msg(queue, persistent, key if syncpoint else None, "pending" if syncpoint else "committed")
+        self.messages[msg_id] = m
+        if syncpoint:
+            self._open.setdefault(key, []).append(("put", msg_id))
+
+    def get_asked(self, queue: str, syncpoint: bool) -> None:
+        if not syncpoint:
+            self._gets_in_flight[queue] += 1
+
+    def got(self, key, msg_id: bytes, queue: str, syncpoint: bool) -> None:
+        if not syncpoint:
+            self._gets_in_flight[queue] -= 1
+        m = self.messages.get(msg_id)
+        if m is None:
+            return
+        if syncpoint:
+            m.got = "pending"
+            self._open.setdefault(key, []).append(("get", msg_id))
+        else:
+            m.got = "committed"
+
+    def get_failed(self, queue: str, syncpoint: bool) -> None:
+        if not syncpoint:
+            self._gets_in_flight[queue] -= 1
+
+    # -- syncpoints --
+
+    def commit_asked(self, key) -> None:
+        self._asked[key] = "commit"
+
+    def backout_asked(self, key) -> None:
+        self._asked[key] = "backout"
+
+    def ended(self, key, committed: bool) -> None:
+        """The unit of work ended and the application was told how (MQCMIT returned, MQBACK
+        returned, or a call failed with MQRC_BACKED_OUT)."""
+        self._asked.pop(key, None)
+        self._prepared.pop(key, None)
+        for kind, msg_id in self._open.pop(key, ()):
+            m = self.messages[msg_id]
+            outcome = "committed" if committed else "backed_out"
+            if kind == "put":
+                m.put = outcome
+            else:
+                m.got = outcome
+
+    def prepared(self, key, uow_id: int) -> None:
+        self._prepared[key] = uow_id
+
+    def in_doubt_keys(self) -> dict:
+        return dict(self._prepared)
+
+    # -- after the crash --
+
+    def crash(self) -> None:
+        """Freeze what was in flight: attempted commits may or may not have happened."""
+        for key, ops in self._open.items():
+            asked = self._asked.get(key)
+            for kind, msg_id in ops:
+                m = self.messages[msg_id]
+                if key in self._prepared and asked is None:
+                    state = "indoubt"
+                elif key in self._prepared:
+                    # the coordinator's decision was on its way: done, or still in doubt
+                    state = "maybe_indoubt"
+                elif asked == "commit":
+                    state = "maybe"
+                else:
+                    state = "backed_out"
+                if kind == "put":
+                    m.put = state
+                else:
+                    m.got = state
+        self._open.clear()
+        self._asked.clear()
+
+    def verify(self, qm) -> Verdict:
+        """Check a restarted queue manager's queues against what applications were told."""
+        v = Verdict()
+        seen: Counter[bytes] = Counter()
+        where: dict[bytes, tuple] = {}
+        for queue in qm.queues.values():
+            for msg_id, message in queue.messages.items():
+                seen[msg_id] += 1
+                where[msg_id] = (queue.name, message)
+        v.duplicates = sum(n - 1 for n in seen.values() if n > 1)
+        missing_by_queue: Counter[str] = Counter()
+        for msg_id, m in self.messages.items():
+            present = msg_id in seen
+            if not m.persistent:
+                if present:
+                    v.nonpersistent_present += 1
+                    v.details.append(("nonpersistent_present", msg_id))
+                continue
+            state = where[msg_id][1].state if present else None
+            if m.put == "indoubt":
+                # A prepared put survives, held: on its queue but not yet committed.
+                if state is MessageState.PUT_UNCOMMITTED:
+                    v.indoubt += 1
+                else:
+                    v.committed_missing += 1
+                    v.details.append(("indoubt_put_not_held", msg_id, state))
+                continue
+            if m.got == "indoubt" and m.put == "committed":
+                if state is MessageState.GOT_UNCOMMITTED:
+                    v.indoubt += 1
+                else:
+                    v.committed_missing += 1
+                    v.details.append(("indoubt_get_not_held", msg_id, state))
+                continue
+            if (m.put == "maybe_indoubt" and state is MessageState.PUT_UNCOMMITTED) or (
+                    m.got == "maybe_indoubt" and state is MessageState.GOT_UNCOMMITTED):
+                v.indoubt += 1  # the coordinator's decision had not reached the log
+                continue
+            # Visible to applications: committed (a get in doubt was handled above).
+            visible = state is MessageState.COMMITTED
+            must_be_there = m.put == "committed" and m.got in ("", "backed_out")
+            must_be_gone = m.put in ("pending", "backed_out") or m.got == "committed"
+            if must_be_there and not visible:
+                if present:
+                    v.committed_missing += 1  # there, but held as if uncommitted: nobody can get it
+                    v.details.append(("committed_not_visible", msg_id, state))
+                else:
+                    missing_by_queue[m.queue] += 1
+                    v.details.append(("committed_missing", msg_id))
+            elif must_be_gone and present:
+                v.uncommitted_present += 1
+                v.details.append(("uncommitted_present", msg_id, state))
+            elif present and not visible and not must_be_there:
+                # a "maybe" outcome must still have been resolved one way or the other
+                v.uncommitted_present += 1
+                v.details.append(("unresolved", msg_id, state))
+        for queue, missing in missing_by_queue.items():
+            excused = min(missing, max(0, self._gets_in_flight[queue]))
+            v.excused_missing += excused
+            v.committed_missing += missing - excused
+        return v

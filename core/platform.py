@@ -1,0 +1,212 @@
+"""What a platform must answer for the core, and the core's own reference platform.
+
+The core owns the algorithms (logging, forcing, checkpoints, backout, restart); a platform
+answers narrow questions through the objects bundled in :class:`Platform`:
+
+* **addressing** (:mod:`~mqlog.core.addressing`) – what a log address looks like;
+* **space** (:class:`PlatformLogSpace`) – where pages go, which copy to read back, what may
+  be reused once the log's tail moves, how full the log is, and where the control data
+  restart starts from is kept (distributed: the log control file; z/OS: the BSDS);
+* **checkpoint policy** – when to take a checkpoint (records, time, log switch);
+* **space policy** – what to do with long-running units of work when the log is getting
+  full (distributed: roll back / roll forward at the 80% mark);
+* optional **hooks**: message-data compression (z/OS COMPLOG), shunting at checkpoint
+  (z/OS), console messages in the platform's own style and ids.
+
+Platforms implement these by composition – small objects with these methods – rather than
+by subclassing a base queue manager (STYLE: ZODB's "attractive nuisance").
+
+:func:`reference_platform` is the core's own: one growing log file, no space limits, a
+checkpoint every ``checkpoint_records`` records, neutral messages. It serves the core's
+tests as ZODB's MappingStorage serves ZODB's.
+"""
+
+from __future__ import annotations
+
+import struct
+import zlib
+from typing import Callable, Protocol, Sequence
+
+import attrs
+
+from mqlog.core.addressing import Addressing, PlainAddressing
+from mqlog.core.errors import LogFormatError, ParameterError
+from mqlog.core.records import NO_ADDRESS, Codec
+from mqlog.core.space import LogSpace, ReferenceLogSpace
+from mqlog.core.storage import Storage
+
+
+@attrs.frozen
+class LogControl:
+    """What restart needs to find its way into the log, kept beside it by the platform."""
+
+    #: address of the Begin record of the last *complete* checkpoint (NO_ADDRESS: none yet)
+    checkpoint: int = NO_ADDRESS
+    #: the oldest address restart may need (the log's tail)
+    tail: int = 0
+    #: number of the last complete checkpoint
+    checkpoint_number: int = 0
+
+
+class PlatformLogSpace(LogSpace, Protocol):
+    """A log space that also manages reuse, fullness and control data."""
+
+    def release(self, tail: int) -> None:
+        """Nothing before ``tail`` is needed for restart any more: the space may reuse it
+        (circular), make it inactive (linear) or archive it (z/OS)."""
+
+    def usage(self, head: int, tail: int) -> float:
+        """How full the log is with ``tail``..``head`` in use, as a fraction of what it
+        may use (0 for a space without limits)."""
+
+    def save_control(self, control: LogControl) -> None:
+        """Keep ``control`` durably and atomically (a crash leaves the old or the new)."""
+
+    def load_control(self) -> LogControl | None:
+        """The control data last saved, or None for a new log."""
+
+
+class CheckpointPolicy(Protocol):
+    def due(self, records_since: int, us_since: float) -> bool:
+        """Whether a checkpoint should start now."""
+
+
+@attrs.frozen
+class UowView:
+    """What a space policy sees of an active unit of work."""
+
+    uow: int
+    first: int  # address of its first record
+    prepared: bool
+    begin_us: float
+
+
+@attrs.frozen
+class SpaceAction:
+    """A space policy's decision about one unit of work."""
+
+    uow: int
+    action: str  # "rollback" or "rollforward"
+
+
+class SpacePolicy(Protocol):
+    def relieve(self, usage: float, uows: Sequence[UowView]) -> Sequence[SpaceAction]:
+        """When the log is getting full: which units of work to roll back or forward (the
+        oldest first), or nothing."""
+
+
+class DataCodec(Protocol):
+    """Compression of persistent message data in put records (z/OS COMPLOG)."""
+
+    def encode(self, data: bytes) -> tuple[Codec, bytes]:
+        """The codec chosen and the stored bytes (Codec.NONE and ``data`` to leave it)."""
+
+    def decode(self, codec: Codec, stored: bytes) -> bytes:
+        """The original data; raise LogFormatError for bytes the codec cannot expand."""
+
+
+class ShuntPolicy(Protocol):
+    def select(self, checkpoint_number: int, uows: Sequence[UowView]) -> Sequence[int]:
+        """At a checkpoint: the units of work whose records should be shunted."""
+
+
+#: A console hook: formats an event of the core's as the platform's message, or None.
+Console = Callable[[str, dict], "str | None"]
+
+
+@attrs.frozen
+class Platform:
+    """Everything the core asks a platform, in one bundle."""
+
+    name: str
+    addressing: Addressing
+    space: PlatformLogSpace
+    checkpoint_policy: CheckpointPolicy
+    space_policy: SpacePolicy | None = None
+    codec: DataCodec | None = None
+    shunting: ShuntPolicy | None = None
+    console: Console | None = None
+    #: whether a persistent MQPUT outside syncpoint may go straight to a getter waiting
+    #: outside syncpoint without a log write (distributed yes; z/OS only non-persistent)
+    persistent_put_to_waiting_getter: bool = True
+    #: write-threshold (full pages that start an unforced write) and buffer size in pages
+    write_threshold_pages: int = 20
+    buffer_pages: int = 512
+    pad_policy: Callable[[int], bool] | None = None
+
+    def message(self, event: str, **fields) -> str | None:
+        if self.console is None:
+            return None
+        return self.console(event, fields)
+
+
+# --- the reference platform ----------------------------------------------------------------
+
+@attrs.frozen
+class RecordCountCheckpoints:
+    """A checkpoint after every ``records`` logged records, or every ``interval_us`` if at
+    least ``min_records`` were logged (distributed CheckPointLogRecdMax/WaitLen/RecdMin)."""
+
+    records: int = 10_000
+    interval_us: float = 30 * 60 * 1e6
+    min_records: int = 100
+
+    def due(self, records_since: int, us_since: float) -> bool:
+        return records_since >= self.records or (us_since >= self.interval_us and records_since >= self.min_records)
+
+
+_CONTROL = struct.Struct("<4sHQQQI")
+_CONTROL_MAGIC = b"MQLC"
+
+
+class ReferenceSpace(ReferenceLogSpace):
+    """The reference log space with control data in a small file beside the log."""
+
+    def __init__(self, storage: Storage, *, file: str = "reference.log", control_file: str = "reference.ctl",
+                 start: int = 0):
+        super().__init__(storage, file=file, start=start)
+        self.control_file = control_file
+        self.tail = start
+
+    def release(self, tail: int) -> None:
+        self.tail = max(self.tail, tail)
+
+    def usage(self, head: int, tail: int) -> float:
+        return 0.0
+
+    def save_control(self, control: LogControl) -> None:
+        body = _CONTROL.pack(_CONTROL_MAGIC, 1, control.checkpoint, control.tail, control.checkpoint_number, 0)
+        crc = zlib.crc32(body[:-4])
+        self.storage.replace(self.control_file, body[:-4] + crc.to_bytes(4, "little"))
+
+    def load_control(self) -> LogControl | None:
+        if not self.storage.exists(self.control_file):
+            return None
+        raw = self.storage.read(self.control_file, 0, _CONTROL.size)
+        if len(raw) != _CONTROL.size:
+            raise LogFormatError(f"control file is {len(raw)} bytes, expected {_CONTROL.size}",
+                                 source=self.control_file, offset=0)
+        magic, version, checkpoint, tail, number, crc = _CONTROL.unpack(raw)
+        if magic != _CONTROL_MAGIC or version != 1 or zlib.crc32(raw[:-4]) != crc:
+            raise LogFormatError("not a valid log control file (magic, version or checksum)",
+                                 source=self.control_file, offset=0)
+        return LogControl(checkpoint, tail, number)
+
+
+def reference_platform(storage: Storage, *, checkpoint_records: int = 10_000, codec: DataCodec | None = None,
+                       space_policy: SpacePolicy | None = None, shunting: ShuntPolicy | None = None,
+                       buffer_pages: int = 512, write_threshold_pages: int = 20) -> Platform:
+    """The core's own platform: one growing log file, no limits, plain addresses."""
+    if not 1 <= checkpoint_records <= 16_000_000:
+        raise ParameterError("checkpoint_records", checkpoint_records, "1 to 16000000")
+    return Platform(
+        name="reference",
+        addressing=PlainAddressing(),
+        space=ReferenceSpace(storage),
+        checkpoint_policy=RecordCountCheckpoints(records=checkpoint_records),
+        space_policy=space_policy,
+        codec=codec,
+        shunting=shunting,
+        buffer_pages=buffer_pages,
+        write_threshold_pages=write_threshold_pages,
+    )

@@ -1,0 +1,659 @@
+"""The queue manager: MQI calls, units of work, checkpoints and log-space pressure.
+
+Applications are SimPy processes. They connect, then drive the MQI through generator
+methods (``msg_id = yield from conn.put(...)``), so that a call that must wait – for a
+forced log write, for buffer space, for a message – takes virtual time. What is logged and
+when it is forced follows SPEC §3:
+
+* non-persistent messages are never logged, not even inside a unit of work that also holds
+  persistent ones, and a unit of work of only non-persistent work logs nothing;
+* a persistent MQPUT/MQGET outside syncpoint logs its record and forces at once; inside
+  syncpoint nothing is forced until MQCMIT/MQBACK, which force once for the whole unit;
+* a persistent MQPUT outside syncpoint to a getter already waiting outside syncpoint passes
+  the message straight across with no log write where the platform allows it;
+* committed changes become visible to other applications only once the commit record is on
+  disk; backout during normal running undoes from memory and never reads the log.
+
+Restart recovery lives in :mod:`mqlog.core.recovery`; this module owns normal running.
+"""
+
+from __future__ import annotations
+
+from typing import Generator
+
+import attrs
+import simpy
+from sortedcontainers import SortedList
+
+from mqlog.core.devices import Device
+from mqlog.core.errors import ParameterError
+from mqlog.core.platform import LogControl, Platform, SpaceAction, UowView
+from mqlog.core.queuefile import IoCost, MessageState, QueueFile
+from mqlog.core.queues import Message, Queue
+from mqlog.core.records import (NO_ADDRESS, Backout, Begin, CheckpointBegin, CheckpointEnd, Codec, Commit, Get,
+                                ObjectAction, ObjectChange, ObjectType, Prepare, Put, PutSegment, QueueEntry,
+                                UndoneOp, UowEntry, UowState as RecUowState, split_message)
+from mqlog.core.storage import Storage
+from mqlog.core.uow import MqiError, Op, Reason, UnitOfWork, UowState
+from mqlog.core.writer import LogWriter
+
+#: check log-space usage every this many appended records (cheap, but not free)
+SPACE_CHECK_INTERVAL = 32
+
+
+def _bounded(name: str, low: int, high: int):
+    def check(instance, attribute, value):
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not low <= value <= high:
+            raise ParameterError(f"qmgr.{name}", value, f"{low} to {high}")
+    return check
+
+
+@attrs.frozen
+class QmConfig:
+    """Queue-manager settings the core uses (platform log parameters live with the platform)."""
+
+    name: str = "QM1"
+    #: MAXUMSGS: operations one unit of work may hold
+    max_uow_messages: int = attrs.field(default=10_000, validator=_bounded("max_uow_messages", 1, 999_999_999))
+    #: MAXDEPTH given to queues defined without one
+    max_depth: int = attrs.field(default=5000, validator=_bounded("max_depth", 0, 999_999_999))
+    #: persistent bytes a queue keeps in memory before spilling to its file (128 KiB, doubled on 64-bit)
+    persistent_buffer_bytes: int = attrs.field(default=256 * 1024,
+                                               validator=_bounded("persistent_buffer_bytes", 0, 1 << 30))
+    #: "9.1.1": queues loaded in parallel, replay reads the log in large chunks;
+    #: "legacy": queues loaded one at a time, replay reads page by page with a file-system call each
+    restart_mode: str = attrs.field(default="9.1.1", validator=attrs.validators.in_(("9.1.1", "legacy")))
+    #: virtual CPU per record replayed, per message reconciled, per message's metadata loaded
+    replay_record_us: float = attrs.field(default=2.0, validator=_bounded("replay_record_us", 0, 1e6))
+    reconcile_message_us: float = attrs.field(default=5.0, validator=_bounded("reconcile_message_us", 0, 1e6))
+    load_message_us: float = attrs.field(default=0.5, validator=_bounded("load_message_us", 0, 1e6))
+
+
+@attrs.frozen
+class GotMessage:
+    """What MQGET hands the application."""
+
+    msg_id: bytes
+    data: bytes
+    persistent: bool
+
+
+@attrs.define
+class QmCounters:
+    """Queue-manager level figures for the metrics schema."""
+
+    messages_put: int = 0
+    messages_got: int = 0
+    commits: int = 0
+    backouts: int = 0
+    checkpoints: int = 0
+    uows_rolled_back: int = 0
+    uows_rolled_forward: int = 0
+    log_full_events: int = 0
+    shunts: int = 0
+    compression_in_bytes: int = 0
+    compression_out_bytes: int = 0
+    direct_handoffs: int = 0  # persistent puts passed to a waiting getter without logging
+    spills: int = 0
+    queue_file_bytes_written: int = 0
+    queue_file_bytes_read: int = 0
+
+
+class Connection:
+    """One application's connection (an HCONN): its current unit of work and its MQI calls."""
+
+    def __init__(self, qm: "QueueManager", application: str):
+        self.qm = qm
+        self.application = application
+        self.uow: UnitOfWork | None = None
+
+    # Every call is a generator: ``result = yield from conn.put(...)``.
+
+    def put(self, queue: str, data: bytes, *, persistent: bool = True, syncpoint: bool = True):
+        return (yield from self._call(self.qm._put(self, queue, data, persistent, syncpoint)))
+
+    def get(self, queue: str, *, syncpoint: bool = True, wait_us: float = 0.0):
+        return (yield from self._call(self.qm._get(self, queue, syncpoint, wait_us)))
+
+    def commit(self):
+        return (yield from self._call(self.qm._commit(self)))
+
+    def backout(self):
+        return (yield from self._call(self.qm._backout(self)))
+
+    def prepare(self, xid: bytes = b""):
+        """Phase one of two-phase commit; afterwards only the coordinator's commit/backout."""
+        return (yield from self._call(self.qm._prepare(self, xid)))
+
+    def _call(self, call):
+        try:
+            return (yield from call)
+        except MqiError as exc:
+            # MQRC_BACKED_OUT ends the unit of work: the application's next call starts afresh.
+            if exc.reason is Reason.MQRC_BACKED_OUT and self.uow is not None and self.uow.doomed:
+                self.uow = None
+            raise
+
+
+class QueueManager:
+    """The core queue manager over one platform's log."""
+
+    def __init__(self, env: simpy.Environment, platform: Platform, storage: Storage, device: Device,
+                 config: QmConfig = QmConfig()):
+        self.env = env
+        self.platform = platform
+        self.storage = storage
+        self.device = device
+        self.config = config
+        self.queues: dict[str, Queue] = {}
+        self.uows: dict[int, UnitOfWork] = {}
+        self.counters = QmCounters()
+        self.messages: list[str] = []  # console / error-log lines in the platform's style
+        self.writer: LogWriter | None = None
+        self.recovery = None  # the RecoveryReport of the last restart
+        self._uow_ages = SortedList()  # (first address, uow id) of logged, unfinished UOWs
+        self._next_uow = 1
+        self._msg_counter = 0
+        self._incarnation = 0
+        self._checkpointing = False
+        self._checkpoint_number = 0
+        self._checkpoint_address = NO_ADDRESS
+        self._records_since = 0
+        self._last_checkpoint_us = 0.0
+        self._appends = 0
+        self._relieving = False
+        self.stopped = False
+
+    # -- starting and stopping ---------------------------------------------------------------
+
+    def start(self) -> Generator:
+        """Start the queue manager: create a new log, or restart from an existing one.
+
+        Returns the recovery report after a restart, None for a new queue manager."""
+        control = self.platform.space.load_control()
+        if control is None:
+            self.writer = self._new_writer()
+            yield from self.checkpoint("start")
+            self._begin_incarnation()
+            return None
+        from mqlog.core.recovery import restart
+
+        report = yield from restart(self, control)
+        self._begin_incarnation()
+        return report
+
+    def _begin_incarnation(self) -> None:
+        # Each start or restart ends with a checkpoint whose number no earlier incarnation
+        # reached: message ids and UOW ids carry it, so they never repeat across restarts.
+        self._incarnation = self._checkpoint_number
+        self._next_uow = max(self._next_uow, (self._incarnation << 32) + 1)
+        self._msg_counter = 0
+
+    def _new_writer(self, reader=None) -> LogWriter:
+        p = self.platform
+        kwargs = dict(buffer_pages=p.buffer_pages, write_threshold_pages=p.write_threshold_pages,
+                      addressing=p.addressing, pad_policy=p.pad_policy)
+        if reader is not None:
+            return LogWriter.resume(self.env, p.space, self.device, reader, **kwargs)
+        return LogWriter(self.env, p.space, self.device, **kwargs)
+
+    def shutdown(self) -> Generator:
+        """A controlled shutdown (endmqm): a final checkpoint, then nothing more is accepted."""
+        yield from self.checkpoint("shutdown")
+        self.stopped = True
+
+    def connect(self, application: str) -> Connection:
+        return Connection(self, application)
+
+    def say(self, event: str, **fields) -> None:
+        text = self.platform.message(event, **fields)
+        if text is not None:
+            self.messages.append(text)
+
+    # -- objects -----------------------------------------------------------------------------
+
+    def define_queue(self, name: str, *, max_depth: int | None = None, attributes: str = "") -> Generator:
+        """DEFINE QLOCAL: logged (1500 bytes) and forced; the queue file is created."""
+        if name in self.queues:
+            raise MqiError(Reason.MQRC_OBJECT_ALREADY_EXISTS, name)
+        depth = self.config.max_depth if max_depth is None else max_depth
+        text = f"MAXDEPTH({depth}) {attributes}".strip()
+        yield from self._log(ObjectChange(ObjectAction.CREATE, ObjectType.QUEUE, name, text))
+        yield self.writer.force()
+        yield from self.device.file_op()
+        self.queues[name] = Queue(name, QueueFile.create(self.storage, name, text), max_depth=depth, attributes=text)
+
+    def alter_queue(self, name: str, *, max_depth: int) -> Generator:
+        queue = self._queue(name)
+        text = f"MAXDEPTH({max_depth})"
+        yield from self._log(ObjectChange(ObjectAction.ALTER, ObjectType.QUEUE, name, text))
+        yield self.writer.force()
+        queue.max_depth = max_depth
+        queue.attributes = text
+        queue.file.alter(text)
+
+    def delete_queue(self, name: str) -> Generator:
+        queue = self._queue(name)
+        if queue.messages:
+            raise MqiError(Reason.MQRC_OBJECT_IN_USE, f"{name} holds {queue.depth} messages")
+        yield from self._log(ObjectChange(ObjectAction.DELETE, ObjectType.QUEUE, name))
+        yield self.writer.force()
+        yield from self.device.file_op()
+        queue.file.delete()
+        del self.queues[name]
+
+    def _queue(self, name: str) -> Queue:
+        queue = self.queues.get(name)
+        if queue is None:
+            raise MqiError(Reason.MQRC_UNKNOWN_OBJECT_NAME, name)
+        return queue
+
+    # -- logging -----------------------------------------------------------------------------
+
+    def _log(self, record) -> Generator:
+        """Append one record (waiting for buffer space if need be); start a checkpoint when
+        the platform's policy says so, and watch log space."""
+        if self.stopped:
+            raise MqiError(Reason.MQRC_Q_MGR_STOPPING)
+        address = yield from self.writer.put(record)
+        self._records_since += 1
+        self._appends += 1
+        if (not self._checkpointing
+                and self.platform.checkpoint_policy.due(self._records_since, self.env.now - self._last_checkpoint_us)):
+            self.env.process(self.checkpoint("records"))
+        if self.platform.space_policy is not None and self._appends % SPACE_CHECK_INTERVAL == 0:
+            self._check_space()
+        return address
+
+    def _log_uow(self, uow: UnitOfWork, record_for, *, ending: bool = False) -> Generator:
+        """Append a record of ``uow``, chained to its previous one; a Begin first if needed."""
+        if not uow.logged:
+            begin = yield from self._log(Begin(int(self.env.now), uow.application[:28], uow=uow.id))
+            uow.first = uow.last = begin
+            self._uow_ages.add((begin, uow.id))
+        address = yield from self._log(record_for(uow.last))
+        if uow.doomed and not ending:
+            # Backed out by the queue manager while this call waited for buffer space: the
+            # record is in the log, but restart will see it belongs to an ended unit of work.
+            raise MqiError(Reason.MQRC_BACKED_OUT, "the queue manager backed the unit of work out to free log space")
+        uow.last = address
+        return address
+
+    def tail(self) -> int:
+        """The oldest log address restart may need: the last checkpoint, or the first record
+        of the oldest unit of work still open, whichever is older."""
+        tail = self._checkpoint_address
+        if self._uow_ages:
+            tail = min(tail, self._uow_ages[0][0])
+        return tail
+
+    def _end_uow(self, uow: UnitOfWork) -> None:
+        if uow.logged:
+            self._uow_ages.discard((uow.first, uow.id))
+        uow.state = UowState.ENDED
+        self.uows.pop(uow.id, None)
+
+    # -- MQPUT -------------------------------------------------------------------------------
+
+    def _new_msg_id(self) -> bytes:
+        self._msg_counter += 1
+        return (b"AMQ " + self.config.name[:8].encode("ascii").ljust(8)
+                + self._incarnation.to_bytes(4, "big") + self._msg_counter.to_bytes(8, "big"))
+
+    def _uow_for(self, conn: Connection) -> UnitOfWork:
+        uow = conn.uow
+        if uow is None:
+            uow = UnitOfWork(self._next_uow, conn.application, self.env.now)
+            self._next_uow += 1
+            self.uows[uow.id] = uow
+            conn.uow = uow
+        elif uow.doomed:
+            raise MqiError(Reason.MQRC_BACKED_OUT, "the queue manager backed the unit of work out to free log space")
+        elif uow.state is UowState.PREPARED:
+            raise MqiError(Reason.MQRC_UOW_IN_DOUBT, "the unit of work is prepared")
+        if len(uow.ops) >= self.config.max_uow_messages:
+            raise MqiError(Reason.MQRC_SYNCPOINT_LIMIT_REACHED, f"MAXUMSGS is {self.config.max_uow_messages}")
+        return uow
+
+    def _put(self, conn: Connection, queue_name: str, data: bytes, persistent: bool, syncpoint: bool):
+        queue = self._queue(queue_name)
+        uow = self._uow_for(conn) if syncpoint else None
+        if queue.depth >= queue.max_depth:
+            raise MqiError(Reason.MQRC_Q_FULL, f"{queue_name} is at MAXDEPTH {queue.max_depth}")
+        msg_id = self._new_msg_id()
+        self.counters.messages_put += 1
+        if not syncpoint and queue.getters and (not persistent or self.platform.persistent_put_to_waiting_getter):
+            for i, (event, getter_syncpoint) in enumerate(queue.getters):
+                if not getter_syncpoint:
+                    del queue.getters[i]
+                    if persistent:
+                        self.counters.direct_handoffs += 1
+                    event.succeed(GotMessage(msg_id, data, persistent))
+                    return msg_id
+        message = Message(msg_id, queue.next_seq(), persistent, len(data), data)
+        if persistent:
+            address = yield from self._log_put(queue, message, uow)
+            message.put_address = address
+        if syncpoint:
+            message.state = MessageState.PUT_UNCOMMITTED
+            message.uow = uow.id
+            queue.add(message)
+            prev = uow.ops[-1].address if uow.ops else NO_ADDRESS
+            uow.ops.append(Op("put", queue.name, msg_id, persistent, message.put_address, prev, len(data)))
+        else:
+            if persistent:
+                yield self.writer.force()
+            queue.add(message)
+            self._wake_getters(queue)
+        if persistent and queue.unflushed_bytes > self.config.persistent_buffer_bytes:
+            yield from self._spill(queue)
+        return msg_id
+
+    def _log_put(self, queue: Queue, message: Message, uow: UnitOfWork | None) -> Generator:
+        data = message.data
+        codec, stored = Codec.NONE, data
+        if self.platform.codec is not None and data:
+            codec, stored = self.platform.codec.encode(data)
+            self.counters.compression_in_bytes += len(data)
+            self.counters.compression_out_bytes += len(stored)
+        segments = split_message(stored)
+        first = Put(queue.name, message.msg_id, segments[0], len(data), 0, len(segments), codec,
+                    uow=uow.id if uow else 0)
+        if uow is None:
+            address = yield from self._log(first)
+            prev = address
+            for i, seg in enumerate(segments[1:], 1):
+                prev = yield from self._log(PutSegment(queue.name, message.msg_id, i, i * len(segments[0]), seg, codec,
+                                                       prev=prev))
+            return address
+        address = yield from self._log_uow(uow, lambda prev: attrs.evolve(first, prev=prev))
+        for i, seg in enumerate(segments[1:], 1):
+            yield from self._log_uow(uow, lambda prev, i=i, seg=seg: PutSegment(
+                queue.name, message.msg_id, i, i * len(segments[0]), seg, codec, uow=uow.id, prev=prev))
+        return address
+
+    def _spill(self, queue: Queue) -> Generator:
+        """The queue buffer is full: write the queue's messages to its file (log first)."""
+        self.counters.spills += 1
+        yield self.writer.force()
+        yield from self._charge(queue.flush(self.writer.durable, self._outcome))
+
+    def _outcome(self, uow_id: int, durable: int):
+        """How a unit of work ended, if its Commit/Backout record is on disk (True: committed,
+        False: backed out), else None. A queue file must show that outcome: restart starts
+        after that record and will not see it again."""
+        uow = self.uows.get(uow_id)
+        if uow is None or uow.end_address == NO_ADDRESS or uow.end_address >= durable:
+            return None
+        return uow.end_commit
+
+    def _charge(self, cost: IoCost) -> Generator:
+        device = self.device
+        for n in cost.writes:
+            self.counters.queue_file_bytes_written += n
+            yield from device.write(n)
+        for n in cost.reads:
+            self.counters.queue_file_bytes_read += n
+            yield from device.read(n)
+
+    # -- MQGET -------------------------------------------------------------------------------
+
+    def _get(self, conn: Connection, queue_name: str, syncpoint: bool, wait_us: float):
+        queue = self._queue(queue_name)
+        uow = self._uow_for(conn) if syncpoint else None
+        deadline = self.env.now + wait_us
+        while True:
+            message = queue.take_first()
+            if message is not None:
+                break
+            remaining = deadline - self.env.now
+            if remaining <= 0:
+                raise MqiError(Reason.MQRC_NO_MSG_AVAILABLE, queue_name)
+            event = self.env.event()
+            entry = (event, syncpoint)
+            queue.getters.append(entry)
+            timeout = self.env.timeout(remaining)
+            yield event | timeout
+            if entry in queue.getters:
+                queue.getters.remove(entry)
+            if event.triggered and isinstance(event.value, GotMessage):
+                self.counters.messages_got += 1
+                return event.value  # handed over directly by an out-of-syncpoint put
+        data, cost = queue.read(message)
+        if cost.reads:
+            yield from self._charge(cost)
+        self.counters.messages_got += 1
+        if message.persistent:
+            stored = queue.file.messages.get(message.msg_id) if queue.file is not None else None
+            block = stored.first_block if stored is not None else 0
+            record = Get(queue.name, message.msg_id, block, message.length, uow=uow.id if uow else 0)
+            if uow is None:
+                address = yield from self._log(record)
+            else:
+                address = yield from self._log_uow(uow, lambda prev: attrs.evolve(record, prev=prev))
+        else:
+            address = NO_ADDRESS
+        if uow is None:
+            if message.persistent:
+                # Not visible to anyone while the record is forced: it is no longer available.
+                message.state = MessageState.GOT_UNCOMMITTED
+                yield self.writer.force()
+            queue.remove(message)
+        else:
+            queue.lock(message, uow.id, address)
+            prev = uow.ops[-1].address if uow.ops else NO_ADDRESS
+            uow.ops.append(Op("get", queue.name, message.msg_id, message.persistent, address, prev, message.length))
+        return GotMessage(message.msg_id, data, message.persistent)
+
+    def _wake_getters(self, queue: Queue) -> None:
+        if queue.getters and queue.available:
+            getters, queue.getters = queue.getters, []
+            for event, _ in getters:
+                if not event.triggered:
+                    event.succeed(None)
+
+    # -- syncpoints --------------------------------------------------------------------------
+
+    def _commit(self, conn: Connection):
+        uow = conn.uow
+        if uow is None:
+            return
+        if uow.doomed:
+            raise MqiError(Reason.MQRC_BACKED_OUT, "the queue manager backed the unit of work out to free log space")
+        yield from self._commit_uow(uow)
+        conn.uow = None
+
+    def _commit_uow(self, uow: UnitOfWork) -> Generator:
+        if uow.logged:
+            address = yield from self._log_uow(uow, lambda prev: Commit(int(self.env.now), uow.persistent_ops,
+                                                                        uow=uow.id, prev=prev))
+            uow.end_address, uow.end_commit = address, True
+            yield self.writer.force()
+        # Only now, with the commit record on disk, do the changes become visible.
+        woken = set()
+        for op in uow.ops:
+            queue = self.queues.get(op.queue)
+            message = queue.messages.get(op.msg_id) if queue is not None else None
+            if message is None:
+                continue
+            if op.kind == "put":
+                queue.make_available(message)
+                woken.add(queue)
+            else:
+                queue.remove(message)
+        self.counters.commits += 1
+        self._end_uow(uow)
+        for queue in woken:
+            self._wake_getters(queue)
+
+    def _backout(self, conn: Connection):
+        uow = conn.uow
+        if uow is None:
+            return
+        if uow.doomed:  # already backed out by the queue manager; the application now knows
+            conn.uow = None
+            return
+        yield from self._backout_uow(uow)
+        conn.uow = None
+
+    def _backout_uow(self, uow: UnitOfWork) -> Generator:
+        """Back a unit of work out from memory (no log read), logging what was undone."""
+        if uow.logged:
+            undone = [UndoneOp(op.address, i) for i, op in enumerate(uow.ops) if op.persistent]
+            address = yield from self._log_uow(
+                uow, lambda prev: Backout(int(self.env.now), undone, uow=uow.id, prev=prev), ending=True)
+            uow.end_address, uow.end_commit = address, False
+            yield self.writer.force()
+        woken = set()
+        for op in reversed(uow.ops):
+            queue = self.queues.get(op.queue)
+            message = queue.messages.get(op.msg_id) if queue is not None else None
+            if message is None:
+                continue
+            if op.kind == "put":
+                queue.remove(message)
+            else:
+                queue.make_available(message)
+                woken.add(queue)
+        self.counters.backouts += 1
+        self._end_uow(uow)
+        for queue in woken:
+            self._wake_getters(queue)
+
+    def _prepare(self, conn: Connection, xid: bytes):
+        uow = self._uow_for(conn)
+        if uow.logged:
+            uow.prepare_address = yield from self._log_uow(
+                uow, lambda prev: Prepare(int(self.env.now), xid, uow=uow.id, prev=prev))
+            yield self.writer.force()
+        uow.state = UowState.PREPARED
+        uow.xid = xid
+        return uow.id
+
+    def resolve(self, uow_id: int, commit: bool) -> Generator:
+        """The external coordinator's decision for a prepared (in-doubt) unit of work."""
+        uow = self.uows.get(uow_id)
+        if uow is None or uow.state is not UowState.PREPARED:
+            raise MqiError(Reason.MQRC_HCONN_ERROR, f"no unit of work {uow_id} in doubt")
+        if commit:
+            yield from self._commit_uow(uow)
+        else:
+            yield from self._backout_uow(uow)
+
+    def in_doubt(self) -> list[UnitOfWork]:
+        return [u for u in self.uows.values() if u.state is UowState.PREPARED]
+
+    # -- log space ---------------------------------------------------------------------------
+
+    def _check_space(self) -> None:
+        if self._relieving:
+            return
+        usage = self.platform.space.usage(self.writer.next_address, self.tail())
+        views = [UowView(uid, first, self.uows[uid].state is UowState.PREPARED, self.uows[uid].begin_us)
+                 for first, uid in self._uow_ages if uid in self.uows]
+        actions = self.platform.space_policy.relieve(usage, views)
+        if actions:
+            self.counters.log_full_events += 1
+            self._relieving = True
+            self.env.process(self._relieve(actions))
+
+    def _relieve(self, actions) -> Generator:
+        try:
+            for action in actions:
+                uow = self.uows.get(action.uow)
+                if uow is None or uow.state is UowState.ENDED:
+                    continue
+                if action.action == "rollback" and uow.state is UowState.ACTIVE:
+                    uow.doomed = True  # from now on the application's calls get MQRC_BACKED_OUT
+                    self.say("uow-rolled-back", uow=uow.id, application=uow.application)
+                    yield from self._backout_uow(uow)
+                    self.counters.uows_rolled_back += 1
+                elif action.action == "rollforward" and uow.state is UowState.PREPARED:
+                    yield from self._roll_forward(uow)
+                    self.say("uow-rolled-forward", uow=uow.id, application=uow.application)
+                    self.counters.uows_rolled_forward += 1
+        finally:
+            self._relieving = False
+
+    def _roll_forward(self, uow: UnitOfWork) -> Generator:
+        """Re-log a prepared unit of work's state at the head so the tail can move past it."""
+        self._uow_ages.discard((uow.first, uow.id))
+        uow.first = uow.last = NO_ADDRESS
+        ops = uow.ops
+        uow.ops = []
+        for op in ops:
+            queue = self.queues.get(op.queue)
+            message = queue.messages.get(op.msg_id) if queue is not None else None
+            if op.persistent and message is not None:
+                if op.kind == "put":
+                    data, cost = queue.read(message)
+                    if cost.reads:
+                        yield from self._charge(cost)
+                    record = Put(queue.name, op.msg_id, data, len(data), uow=uow.id)
+                else:
+                    record = Get(queue.name, op.msg_id, 0, op.length, uow=uow.id)
+                prev = uow.last
+                address = yield from self._log_uow(uow, lambda p, r=record: attrs.evolve(r, prev=p))
+                op = attrs.evolve(op, address=address, prev=prev if prev != address else NO_ADDRESS)
+                if op.kind == "put":
+                    message.put_address = address
+                else:
+                    message.get_address = address
+                    queue.dirty.add(op.msg_id)
+            uow.ops.append(op)
+        if uow.logged:
+            yield from self._log_uow(uow, lambda prev: Prepare(int(self.env.now), uow.xid, uow=uow.id, prev=prev))
+            yield self.writer.force()
+
+    # -- checkpoints -------------------------------------------------------------------------
+
+    def checkpoint(self, reason: str = "request") -> Generator:
+        """Take a checkpoint (one at a time): record the active units of work, flush the queue
+        files (log first), and let the log's tail move. Returns False if one was running."""
+        if self._checkpointing:
+            return False
+        self._checkpointing = True
+        try:
+            number = self._checkpoint_number + 1
+            begin = yield from self._log(CheckpointBegin(number, int(self.env.now)))
+            # The units of work open at the Begin record, as the log has them there: one whose
+            # Commit/Backout is already appended is over, one whose Prepare is, is in doubt,
+            # whatever its force is still doing.
+            table = [UowEntry(u.id, RecUowState.IN_DOUBT if u.prepare_address != NO_ADDRESS else RecUowState.IN_FLIGHT,
+                              u.first, u.last, int(u.begin_us), len(u.ops), u.xid)
+                     for u in sorted(self.uows.values(), key=lambda u: u.id)
+                     if u.logged and u.end_address == NO_ADDRESS]
+            # Write-ahead rule: the log describing the queue data is on disk before the data.
+            yield self.writer.force()
+            durable = self.writer.durable
+            for name in sorted(self.queues):
+                yield from self._charge(self.queues[name].flush(durable, self._outcome))
+            queues = [QueueEntry(q.name, q.depth, 0) for q in (self.queues[n] for n in sorted(self.queues))]
+            yield from self._log(CheckpointEnd(begin, number, int(self.env.now), table, queues))
+            yield self.writer.force()
+            self._shunt(number)
+            space = self.platform.space
+            self._checkpoint_address = begin
+            self._checkpoint_number = number
+            space.save_control(LogControl(begin, self.tail(), number))
+            yield from self.device.write(512)  # the control data's own write
+            space.release(self.tail())
+            self._records_since = 0
+            self._last_checkpoint_us = self.env.now
+            self.counters.checkpoints += 1
+            for uow in self.uows.values():
+                uow.checkpoints_seen += 1
+            self.say("checkpoint", number=number, reason=reason, address=begin)
+            return True
+        finally:
+            self._checkpointing = False
+
+    def _shunt(self, number: int) -> None:
+        policy = self.platform.shunting
+        if policy is None:
+            return
+        views = [UowView(u.id, u.first, u.state is UowState.PREPARED, u.begin_us)
+                 for u in self.uows.values() if u.logged]
+        for uow_id in policy.select(number, views):
+            self.counters.shunts += 1
+            self.say("uow-shunted", uow=uow_id)

@@ -1,0 +1,166 @@
+"""Queues in memory and how they reach their queue files.
+
+A queue holds its messages in memory (MQ's queue buffers) and, for persistent ones, in its
+queue file. What the file must hold is decided here, at flush time, by the **write-ahead
+rule**: a message's uncommitted state goes to the file only once the log record that
+describes it is on disk. A put whose record is still in the log buffer is left for a later
+flush; a get whose record is not yet durable is written as the committed message it was.
+Committed state and removals are only ever made after the commit record was forced, so
+they are always safe to write.
+"""
+
+from __future__ import annotations
+
+import attrs
+from sortedcontainers import SortedDict
+
+from mqlog.core.queuefile import IoCost, MessageState, QueueFile
+from mqlog.core.records import NO_ADDRESS
+
+
+@attrs.define(slots=True, eq=False)
+class Message:
+    """One message on a queue."""
+
+    msg_id: bytes
+    seq: int  # arrival order on its queue
+    persistent: bool
+    length: int
+    data: bytes | None  # None: only in the queue file (read on demand)
+    state: MessageState = MessageState.COMMITTED
+    uow: int = 0
+    put_address: int = NO_ADDRESS
+    get_address: int = NO_ADDRESS
+
+
+class Queue:
+    """A local queue: its messages in arrival order and its queue file."""
+
+    def __init__(self, name: str, file: QueueFile | None, *, max_depth: int = 5000, attributes: str = ""):
+        self.name = name
+        self.file = file
+        self.max_depth = max_depth
+        self.attributes = attributes
+        self.messages: dict[bytes, Message] = {}
+        #: committed, unlocked messages by arrival order: what MQGET takes first
+        self.available: SortedDict = SortedDict()
+        self.dirty: set[bytes] = set()
+        #: persistent bytes held only in memory, not yet in the file (the queue buffer)
+        self.unflushed_bytes = 0
+        self.getters: list = []  # waiting MQGETs: (event, syncpoint)
+        self._seq = 0
+
+    @property
+    def depth(self) -> int:
+        """CURDEPTH: every message on the queue, committed or not."""
+        return len(self.messages)
+
+    def next_seq(self) -> int:
+        self._seq += 1
+        return self._seq
+
+    def add(self, message: Message) -> None:
+        self.messages[message.msg_id] = message
+        if message.seq > self._seq:
+            self._seq = message.seq
+        if message.state is MessageState.COMMITTED:
+            self.available[message.seq] = message.msg_id
+        if message.persistent:
+            self.dirty.add(message.msg_id)
+            if message.data is not None:
+                self.unflushed_bytes += message.length
+
+    def take_first(self) -> Message | None:
+        """The oldest available message, removed from the available set (not from the queue)."""
+        if not self.available:
+            return None
+        _, msg_id = self.available.popitem(0)
+        return self.messages[msg_id]
+
+    def make_available(self, message: Message) -> None:
+        message.state = MessageState.COMMITTED
+        message.uow = 0
+        message.get_address = NO_ADDRESS
+        self.available[message.seq] = message.msg_id
+        if message.persistent:
+            self.dirty.add(message.msg_id)
+
+    def lock(self, message: Message, uow: int, get_address: int) -> None:
+        message.state = MessageState.GOT_UNCOMMITTED
+        message.uow = uow
+        message.get_address = get_address
+        self.available.pop(message.seq, None)
+        if message.persistent:
+            self.dirty.add(message.msg_id)
+
+    def remove(self, message: Message) -> None:
+        self.messages.pop(message.msg_id, None)
+        self.available.pop(message.seq, None)
+        if message.persistent:
+            self.dirty.add(message.msg_id)
+            if message.data is not None and (self.file is None or message.msg_id not in self.file.messages):
+                self.unflushed_bytes = max(0, self.unflushed_bytes - message.length)
+
+    def flush(self, durable: int, outcome=None) -> IoCost:
+        """Bring the queue file up to date with every change whose log record is before
+        ``durable`` (the write-ahead rule), and write it. Changes not yet covered stay dirty.
+
+        ``outcome(uow, durable)`` says whether a unit of work's Commit (True) or Backout
+        (False) record is already on disk while memory has not caught up (its force is in
+        flight): the file must then show the outcome, not the uncommitted state."""
+        file = self.file
+        if file is None or not self.dirty:
+            return IoCost([], [])
+        keep: set[bytes] = set()
+        in_file = file.messages
+        for msg_id in sorted(self.dirty):  # sorted: the same changes always give the same file
+            m = self.messages.get(msg_id)
+            stored = in_file.get(msg_id)
+            if m is None or not m.persistent:
+                if stored is not None:
+                    file.remove(msg_id)
+                continue
+            ended = outcome(m.uow, durable) if (outcome is not None and m.uow) else None
+            if ended is not None:
+                keep.add(msg_id)  # memory will catch up when the force returns
+                if m.state is MessageState.PUT_UNCOMMITTED and not ended or (
+                        m.state is MessageState.GOT_UNCOMMITTED and ended):
+                    if stored is not None:
+                        file.remove(msg_id)
+                    continue
+                target = (MessageState.COMMITTED, 0)
+            elif m.state is MessageState.PUT_UNCOMMITTED:
+                if m.put_address >= durable:
+                    keep.add(msg_id)
+                    continue
+                target = (MessageState.PUT_UNCOMMITTED, m.uow)
+            elif m.state is MessageState.GOT_UNCOMMITTED:
+                if m.get_address >= durable:
+                    keep.add(msg_id)
+                    target = (MessageState.COMMITTED, 0)
+                else:
+                    target = (MessageState.GOT_UNCOMMITTED, m.uow)
+            else:
+                target = (MessageState.COMMITTED, 0)
+            if stored is None:
+                if m.data is None:  # cannot happen: data leaves memory only once in the file
+                    raise AssertionError(f"message {msg_id!r} of {self.name} has no data to write")
+                file.put(msg_id, m.data, target[0], target[1], m.put_address)
+            elif (stored.state, stored.uow) != target:
+                file.set_state(msg_id, *target)
+        written = self.dirty - keep
+        self.dirty = keep
+        cost = file.flush()
+        # Data now in the file need not stay in memory: a deep queue is not held twice.
+        for msg_id in written:
+            m = self.messages.get(msg_id)
+            if m is not None and m.data is not None and msg_id in in_file:
+                m.data = None
+                self.unflushed_bytes = max(0, self.unflushed_bytes - m.length)
+        return cost
+
+    def read(self, message: Message) -> tuple[bytes, IoCost]:
+        """A message's data, from memory or (charged) from the queue file."""
+        if message.data is not None:
+            return message.data, IoCost([], [])
+        return self.file.read_data(message.msg_id)

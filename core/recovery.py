@@ -1,0 +1,485 @@
+"""Restart recovery (SPEC §3.6): load queues, replay, rebuild units of work, undo with CLRs.
+
+1. **Load** – every queue file is opened: its metadata (one directory entry per message),
+   not its message data. With the MQ 9.1.1 behaviour queues load in parallel; with the
+   legacy behaviour one after another.
+2. **Replay (redo) and analysis** – every record from the last complete checkpoint to the
+   end of the log is redone ("repeating history") onto the queues, and the table of units
+   of work is rebuilt: the checkpoint's table, plus those that begin later, less those whose
+   commit or backout is found. Redo is idempotent per message, because a queue file may
+   already be newer than the checkpoint (a later flush whose checkpoint never completed).
+3. **In doubt** – for each unit of work left in the table, its backward chain of records is
+   walked from its last record to its Begin, reading the log wherever that takes it (before
+   the checkpoint too), to rebuild what it did. A compensation record sends the walk to its
+   ``undo_next``: operations already undone are skipped.
+4. **Undo** – units of work that were not prepared are backed out, newest operation first:
+   a CLR for each, then a Backout record. Prepared ones stay in doubt, their operations
+   rebuilt, until the coordinator resolves them. A crash during undo and another restart
+   redo the CLRs and resume where undo stopped; no undo work is repeated.
+
+Uncommitted state in a queue file that belongs to no unit of work the log knows of (its
+records never reached the disk) is put right at the end. Every read and every unit of
+work is charged in virtual time through the device profile, so restart time grows with the
+records replayed, the uncommitted messages, the depth of the queues and the device latency.
+"""
+
+from __future__ import annotations
+
+from typing import Generator
+
+import attrs
+import simpy
+
+from mqlog.core.pages import PAGE_SIZE
+from mqlog.core.platform import LogControl
+from mqlog.core.queuefile import MessageState, QueueFile, list_queue_files
+from mqlog.core.queues import Message, Queue
+from mqlog.core.reader import EndOfLog, LogReader
+from mqlog.core.records import (NO_ADDRESS, Backout, Begin, CheckpointEnd, Clr, ClrAction, Codec, Commit, Get,
+                                ObjectAction, ObjectChange, Prepare, Put, PutSegment, UndoneOp, UowState)
+from mqlog.core.uow import Op, UnitOfWork
+from mqlog.core.uow import UowState as LiveState
+
+#: pages the 9.1.1 replay reads per file-system call; the legacy replay reads one page per
+#: call and pays a file-system operation for each
+REPLAY_CHUNK_PAGES = 16
+#: batch the per-record CPU charge into timeouts of at least this many µs (fewer events)
+CPU_BATCH_US = 1000.0
+
+
+@attrs.define
+class RecoveryReport:
+    """What restart did, with its cost in virtual time."""
+
+    records_replayed: int = 0
+    bytes_read: int = 0
+    uows_committed: int = 0  # units of work whose commit replay found
+    uows_backed_out: int = 0  # in flight at the crash, backed out by restart
+    uows_indoubt: int = 0  # prepared, left in doubt for the coordinator
+    messages_reconciled: int = 0  # uncommitted messages put right (removed or restored)
+    queues_loaded: int = 0
+    messages_loaded: int = 0
+    clrs_written: int = 0
+    checkpoint: int = NO_ADDRESS
+    restart_virtual_seconds: float = 0.0
+    phases: dict = attrs.field(factory=dict)  # phase name -> virtual seconds
+    messages: list = attrs.field(factory=list)
+    end_of_log: EndOfLog | None = None
+
+    def as_dict(self) -> dict:
+        end = self.end_of_log
+        return {
+            "records_replayed": self.records_replayed,
+            "bytes_read": self.bytes_read,
+            "uows_backed_out": self.uows_backed_out,
+            "uows_committed": self.uows_committed,
+            "uows_indoubt": self.uows_indoubt,
+            "messages_reconciled": self.messages_reconciled,
+            "queues_loaded": self.queues_loaded,
+            "messages_loaded": self.messages_loaded,
+            "clrs_written": self.clrs_written,
+            "restart_virtual_seconds": self.restart_virtual_seconds,
+            "phases": dict(self.phases),
+            "messages": list(self.messages),
+            "end_of_log": None if end is None else {"reason": end.reason, "address": end.address,
+                                                    "problem": end.problem, "source": end.source},
+        }
+
+
+@attrs.define
+class _Uow:
+    """A unit of work as restart reconstructs it."""
+
+    first: int
+    last: int
+    prepared: bool = False
+    xid: bytes = b""
+    begin_us: float = 0.0
+
+
+class _Restart:
+    def __init__(self, qm, control: LogControl):
+        self.qm = qm
+        self.env: simpy.Environment = qm.env
+        self.control = control
+        self.platform = qm.platform
+        self.report = RecoveryReport(checkpoint=control.checkpoint)
+        self.table: dict[int, _Uow] = {}
+        self.ended: set[int] = set()
+        self.by_uow: dict[int, set] = {}
+        self.segments: dict[bytes, list] = {}
+        self.max_uow = 0
+        self.checkpoint_number = control.checkpoint_number
+        self._cpu = 0.0
+        self._pages_charged = 0
+        legacy = qm.config.restart_mode == "legacy"
+        self.chunk = 1 if legacy else REPLAY_CHUNK_PAGES
+        self.legacy = legacy
+
+    # -- cost --------------------------------------------------------------------------------
+
+    def cpu(self, us: float) -> Generator:
+        self._cpu += us
+        if self._cpu >= CPU_BATCH_US:
+            yield self.env.timeout(self._cpu)
+            self._cpu = 0.0
+
+    def cpu_flush(self) -> Generator:
+        if self._cpu:
+            yield self.env.timeout(self._cpu)
+            self._cpu = 0.0
+
+    def sequential_reads(self, pages_read: int, final: bool = False) -> Generator:
+        """Charge the replay's sequential log reads in the configured chunk size."""
+        device = self.qm.device
+        while pages_read - self._pages_charged >= self.chunk or (final and pages_read > self._pages_charged):
+            n = min(self.chunk, pages_read - self._pages_charged)
+            if self.legacy:
+                yield from device.file_op()
+            yield from device.read(n * PAGE_SIZE)
+            self._pages_charged += n
+
+    def phase(self, name: str, started: float) -> None:
+        self.report.phases[name] = (self.env.now - started) / 1e6
+
+    # -- the whole restart -------------------------------------------------------------------
+
+    def run(self) -> Generator:
+        env, qm, report = self.env, self.qm, self.report
+        t0 = env.now
+        qm.say("restart-begin", checkpoint=self.control.checkpoint)
+        yield from self.load_queues()
+        self.phase("load", t0)
+
+        t = env.now
+        start = self.control.checkpoint
+        if start == NO_ADDRESS:
+            start = self.platform.addressing.start
+        reader = LogReader(self.platform.space, start, format_address=self.platform.addressing.format)
+        for address, record in reader:
+            report.records_replayed += 1
+            yield from self.sequential_reads(reader.pages_read)
+            yield from self.cpu(qm.config.replay_record_us)
+            yield from self.redo(address, record)
+        yield from self.sequential_reads(reader.pages_read, final=True)
+        yield from self.cpu_flush()
+        report.bytes_read += reader.bytes_read
+        report.end_of_log = reader.end
+        self.phase("replay", t)
+        qm.say("replay-complete", records=report.records_replayed, end=reader.end)
+
+        qm.writer = qm._new_writer(reader)
+        t = env.now
+        histories = {}
+        for uow_id in sorted(self.table):
+            histories[uow_id] = yield from self.walk(uow_id)
+        self.phase("indoubt", t)
+
+        t = env.now
+        for uow_id in sorted(self.table):
+            entry = self.table[uow_id]
+            if entry.prepared:
+                self.keep_in_doubt(uow_id, entry, histories[uow_id])
+            else:
+                yield from self.undo(uow_id, entry, histories[uow_id])
+        yield from self.reconcile()
+        yield qm.writer.force()
+        self.phase("undo", t)
+        qm.say("uows-recovered", backed_out=report.uows_backed_out, in_doubt=report.uows_indoubt,
+               committed=report.uows_committed)
+
+        qm._checkpoint_number = max(self.checkpoint_number, self.control.checkpoint_number)
+        qm._checkpoint_address = self.control.checkpoint
+        qm._next_uow = self.max_uow + 1
+        t = env.now
+        yield from qm.checkpoint("restart")
+        self.phase("checkpoint", t)
+        report.restart_virtual_seconds = (env.now - t0) / 1e6
+        qm.say("restart-complete", seconds=report.restart_virtual_seconds)
+        report.messages = list(qm.messages)
+        return report
+
+    # -- 1. load -----------------------------------------------------------------------------
+
+    def load_queues(self) -> Generator:
+        names = list_queue_files(self.qm.storage)
+        if self.legacy:
+            for name in names:
+                yield from self.load_queue(name)
+        else:
+            procs = [self.env.process(self.load_queue(name)) for name in names]
+            if procs:
+                yield simpy.AllOf(self.env, procs)
+        self.report.queues_loaded = len(names)
+
+    def load_queue(self, name: str) -> Generator:
+        qm = self.qm
+        yield from qm.device.file_op()
+        qfile, cost = QueueFile.open(qm.storage, name)
+        yield from qm._charge(cost)
+        self.report.bytes_read += sum(cost.reads)
+        queue = Queue(name, qfile, max_depth=_max_depth(qfile.attributes, qm.config.max_depth),
+                      attributes=qfile.attributes)
+        for stored in sorted(qfile.messages.values(), key=lambda m: (m.put_address, m.msg_id)):
+            message = Message(stored.msg_id, stored.put_address, True, stored.length, None, stored.state,
+                              stored.uow, stored.put_address)
+            queue.messages[stored.msg_id] = message
+            if stored.state is MessageState.COMMITTED:
+                queue.available[message.seq] = stored.msg_id
+            else:
+                self.index(stored.uow, name, stored.msg_id)
+            if message.seq > queue._seq:
+                queue._seq = message.seq
+        self.report.messages_loaded += len(qfile.messages)
+        yield self.env.timeout(len(qfile.messages) * qm.config.load_message_us)
+        qm.queues[name] = queue
+
+    def index(self, uow: int, queue: str, msg_id: bytes) -> None:
+        self.by_uow.setdefault(uow, set()).add((queue, msg_id))
+        self.max_uow = max(self.max_uow, uow)
+
+    # -- 2. redo -----------------------------------------------------------------------------
+
+    def track(self, uow: int, address: int) -> _Uow | None:
+        if not uow:
+            return None
+        self.max_uow = max(self.max_uow, uow)
+        entry = self.table.get(uow)
+        if entry is None and uow not in self.ended:
+            entry = self.table[uow] = _Uow(address, address)
+        if entry is not None:
+            entry.last = max(entry.last, address)
+        return entry
+
+    def redo(self, address: int, record) -> Generator:
+        qm = self.qm
+        kind = type(record)
+        if kind is Put:
+            self.track(record.uow, address)
+            if record.segments > 1:
+                self.segments[record.msg_id] = [record, [record.data], address]
+            else:
+                self.redo_put(address, record, record.data)
+        elif kind is PutSegment:
+            self.track(record.uow, address)
+            pending = self.segments.get(record.msg_id)
+            if pending is not None:
+                pending[1].append(record.data)
+                if len(pending[1]) == pending[0].segments:
+                    del self.segments[record.msg_id]
+                    self.redo_put(pending[2], pending[0], b"".join(pending[1]))
+        elif kind is Get:
+            self.track(record.uow, address)
+            queue = qm.queues.get(record.queue)
+            message = queue.messages.get(record.msg_id) if queue else None
+            if message is not None:
+                if not record.uow:
+                    queue.remove(message)
+                elif message.state is MessageState.COMMITTED:
+                    queue.lock(message, record.uow, address)
+                    self.index(record.uow, queue.name, message.msg_id)
+        elif kind is Begin:
+            self.ended.discard(record.uow)
+            self.track(record.uow, address)
+            self.table[record.uow].begin_us = record.time_us
+        elif kind is Commit:
+            self.finish(record.uow, commit=True)
+            self.report.uows_committed += 1
+        elif kind is Backout:
+            self.finish(record.uow, commit=False)
+        elif kind is Prepare:
+            entry = self.track(record.uow, address)
+            if entry is not None:
+                entry.prepared = True
+                entry.xid = record.xid
+        elif kind is Clr:
+            self.track(record.uow, address)
+            self.compensate(record)
+        elif kind is CheckpointEnd:
+            self.checkpoint_number = max(self.checkpoint_number, record.number)
+            for row in record.uows:
+                if row.uow in self.ended:
+                    continue
+                entry = self.table.get(row.uow)
+                if entry is None:
+                    entry = self.table[row.uow] = _Uow(row.first, row.last, begin_us=row.begin_time_us)
+                else:
+                    entry.first = min(entry.first, row.first)
+                    entry.last = max(entry.last, row.last)
+                if row.state is UowState.IN_DOUBT:
+                    entry.prepared = True
+                    entry.xid = row.xid
+                self.max_uow = max(self.max_uow, row.uow)
+        elif kind is ObjectChange:
+            yield from self.redo_object(record)
+
+    def redo_put(self, address: int, record: Put, stored: bytes) -> None:
+        qm = self.qm
+        queue = qm.queues.get(record.queue)
+        if queue is None or record.msg_id in queue.messages:
+            return  # the queue file already has it (it is newer than the checkpoint)
+        data = stored
+        if record.codec is not Codec.NONE:
+            data = self.platform.codec.decode(record.codec, stored)
+        state = MessageState.PUT_UNCOMMITTED if record.uow else MessageState.COMMITTED
+        message = Message(record.msg_id, address, True, record.message_length, data, state, record.uow, address)
+        queue.add(message)
+        if record.uow:
+            self.index(record.uow, queue.name, record.msg_id)
+
+    def finish(self, uow: int, commit: bool) -> None:
+        qm = self.qm
+        self.table.pop(uow, None)
+        self.ended.add(uow)
+        for name, msg_id in self.by_uow.pop(uow, ()):
+            queue = qm.queues.get(name)
+            message = queue.messages.get(msg_id) if queue else None
+            if message is None or message.uow != uow:
+                continue
+            if message.state is MessageState.PUT_UNCOMMITTED:
+                if commit:
+                    queue.make_available(message)
+                else:
+                    queue.remove(message)
+            elif message.state is MessageState.GOT_UNCOMMITTED:
+                if commit:
+                    queue.remove(message)
+                else:
+                    queue.make_available(message)
+
+    def compensate(self, clr: Clr) -> None:
+        queue = self.qm.queues.get(clr.queue)
+        message = queue.messages.get(clr.msg_id) if queue else None
+        if message is None or message.uow != clr.uow:
+            return
+        if clr.action is ClrAction.REMOVE_PUT and message.state is MessageState.PUT_UNCOMMITTED:
+            queue.remove(message)
+        elif clr.action is ClrAction.RESTORE_GET and message.state is MessageState.GOT_UNCOMMITTED:
+            queue.make_available(message)
+
+    def redo_object(self, record: ObjectChange) -> Generator:
+        qm = self.qm
+        name = record.name
+        if record.action is ObjectAction.CREATE and name not in qm.queues:
+            yield from qm.device.file_op()
+            qfile = QueueFile.create(qm.storage, name, record.attributes)
+            qm.queues[name] = Queue(name, qfile, max_depth=_max_depth(record.attributes, qm.config.max_depth),
+                                    attributes=record.attributes)
+        elif record.action is ObjectAction.DELETE and name in qm.queues:
+            yield from qm.device.file_op()
+            qm.queues.pop(name).file.delete()
+        elif record.action is ObjectAction.ALTER and name in qm.queues:
+            queue = qm.queues[name]
+            queue.attributes = record.attributes
+            queue.max_depth = _max_depth(record.attributes, queue.max_depth)
+            queue.file.alter(record.attributes)
+
+    # -- 3. in doubt: the backward chains ----------------------------------------------------
+
+    def read_at(self, address: int) -> Generator:
+        """One record at ``address``: a random read, charged to the device."""
+        reader = LogReader(self.platform.space, address, format_address=self.platform.addressing.format,
+                           lookahead_pages=0)
+        record = None
+        for _, record in reader:
+            break
+        yield from self.qm.device.read(reader.pages_read * PAGE_SIZE)
+        self.report.bytes_read += reader.bytes_read
+        return record
+
+    def walk(self, uow_id: int) -> Generator:
+        """The operations still to undo for ``uow_id``, newest first, as (address, record)."""
+        entry = self.table[uow_id]
+        ops = []
+        address = entry.last
+        seen = 0
+        while address != NO_ADDRESS:
+            record = yield from self.read_at(address)
+            seen += 1
+            if record is None or record.uow != uow_id or seen > 10_000_000:
+                break  # the chain leaves the log (or loops): nothing more to undo there
+            if isinstance(record, Clr):
+                address = record.undo_next
+                continue
+            if isinstance(record, (Put, Get)):
+                ops.append((address, record))
+            if isinstance(record, Begin):
+                entry.begin_us = record.time_us
+                break
+            address = record.prev
+        return ops
+
+    # -- 4. undo -----------------------------------------------------------------------------
+
+    def undo(self, uow_id: int, entry: _Uow, ops) -> Generator:
+        qm, writer = self.qm, self.qm.writer
+        last = entry.last
+        undone = []
+        for seq, (address, record) in enumerate(ops):
+            action = ClrAction.REMOVE_PUT if isinstance(record, Put) else ClrAction.RESTORE_GET
+            clr = Clr(address, record.prev, action, record.queue, record.msg_id, 0,
+                      getattr(record, "message_length", 0), uow=uow_id, prev=last)
+            last = yield from writer.put(clr)
+            self.report.clrs_written += 1
+            undone.append(UndoneOp(address, seq))
+            queue = qm.queues.get(record.queue)
+            message = queue.messages.get(record.msg_id) if queue else None
+            if message is not None and message.uow == uow_id:
+                self.compensate(clr)
+                self.report.messages_reconciled += 1
+                yield from self.cpu(qm.config.reconcile_message_us)
+        yield from writer.put(Backout(int(self.env.now), undone, uow=uow_id, prev=last))
+        self.report.uows_backed_out += 1
+        self.finish(uow_id, commit=False)
+
+    def keep_in_doubt(self, uow_id: int, entry: _Uow, ops) -> None:
+        qm = self.qm
+        uow = UnitOfWork(uow_id, "", entry.begin_us, LiveState.PREPARED, entry.first, entry.last, xid=entry.xid)
+        for address, record in reversed(ops):
+            kind = "put" if isinstance(record, Put) else "get"
+            length = record.message_length
+            uow.ops.append(Op(kind, record.queue, record.msg_id, True, address, record.prev, length))
+        qm.uows[uow_id] = uow
+        qm._uow_ages.add((uow.first, uow_id))
+        self.report.uows_indoubt += 1
+
+    def reconcile(self) -> Generator:
+        """Uncommitted state of units of work the log does not know: their records never
+        reached the disk, so they cannot have committed; put it back as it was."""
+        qm = self.qm
+        live = set(self.table)
+        for uow, members in sorted(self.by_uow.items()):
+            if uow in live:
+                continue
+            for name, msg_id in sorted(members):
+                queue = qm.queues.get(name)
+                message = queue.messages.get(msg_id) if queue else None
+                if message is None or message.uow != uow:
+                    continue
+                if message.state is MessageState.PUT_UNCOMMITTED:
+                    queue.remove(message)
+                elif message.state is MessageState.GOT_UNCOMMITTED:
+                    queue.make_available(message)
+                else:
+                    continue
+                self.report.messages_reconciled += 1
+                yield from self.cpu(qm.config.reconcile_message_us)
+        yield from self.cpu_flush()
+
+
+def _max_depth(attributes: str, default: int) -> int:
+    start = attributes.find("MAXDEPTH(")
+    if start < 0:
+        return default
+    end = attributes.find(")", start)
+    try:
+        return int(attributes[start + 9:end])
+    except ValueError:
+        return default
+
+
+def restart(qm, control: LogControl) -> Generator:
+    """Run restart recovery on ``qm`` (a SimPy generator); returns the RecoveryReport."""
+    report = yield from _Restart(qm, control).run()
+    qm.recovery = report
+    return report

@@ -1,0 +1,84 @@
+"""Units of work and the MQI reason codes they produce."""
+
+from __future__ import annotations
+
+import enum
+
+import attrs
+
+from mqlog.core.errors import MqlogError
+from mqlog.core.records import NO_ADDRESS
+
+
+class Reason(enum.IntEnum):
+    """MQI reason codes the model can return (names as in the MQ headers)."""
+
+    MQRC_BACKED_OUT = 2003
+    MQRC_SYNCPOINT_LIMIT_REACHED = 2024
+    MQRC_NO_MSG_AVAILABLE = 2033
+    MQRC_Q_FULL = 2053
+    MQRC_UNKNOWN_OBJECT_NAME = 2085
+    MQRC_OBJECT_ALREADY_EXISTS = 2100
+    MQRC_OBJECT_IN_USE = 2042
+    MQRC_UOW_IN_DOUBT = 2128  # MQRC_OUTCOME_PENDING in spirit: the UOW awaits its coordinator
+    MQRC_HCONN_ERROR = 2018
+    MQRC_Q_MGR_STOPPING = 2162
+
+
+class MqiError(MqlogError):
+    """An MQI call failed with a reason code; applications see it, the queue manager goes on."""
+
+    def __init__(self, reason: Reason, detail: str = ""):
+        self.reason = Reason(reason)
+        super().__init__(f"{self.reason.name} ({int(self.reason)})" + (f": {detail}" if detail else ""))
+
+
+class UowState(enum.Enum):
+    ACTIVE = "in flight"
+    PREPARED = "in doubt"
+    ENDED = "ended"
+
+
+@attrs.frozen
+class Op:
+    """One operation of a unit of work, remembered so that backout needs no log read."""
+
+    kind: str  # "put" or "get"
+    queue: str
+    msg_id: bytes
+    persistent: bool
+    address: int = NO_ADDRESS  # its log record (persistent operations only)
+    prev: int = NO_ADDRESS  # the UOW's record before it (CLR undo_next)
+    length: int = 0
+
+
+@attrs.define(eq=False)
+class UnitOfWork:
+    """A transaction: the operations of one connection between two syncpoints."""
+
+    id: int
+    application: str
+    begin_us: float
+    state: UowState = UowState.ACTIVE
+    first: int = NO_ADDRESS  # address of its first log record
+    last: int = NO_ADDRESS  # address of its latest log record (the backward chain starts here)
+    ops: list = attrs.field(factory=list)
+    xid: bytes = b""
+    #: set when the queue manager backed it out on its own (log space): the application's
+    #: next call is told MQRC_BACKED_OUT
+    doomed: bool = False
+    checkpoints_seen: int = 0
+    #: its Prepare record, once appended (it is in doubt from that point on the log)
+    prepare_address: int = NO_ADDRESS
+    #: its Commit or Backout record, once appended, and which it was: from that point on
+    #: the log, the unit of work is over even while the force is still in flight
+    end_address: int = NO_ADDRESS
+    end_commit: bool = False
+
+    @property
+    def logged(self) -> bool:
+        return self.first != NO_ADDRESS
+
+    @property
+    def persistent_ops(self) -> int:
+        return sum(1 for op in self.ops if op.persistent)

@@ -1,0 +1,182 @@
+"""A seeded concurrent workload with an application journal, crash and restart helpers.
+
+The contract suite runs it against every platform configuration (the ``platform_config``
+fixture): each platform issue adds its configurations there.
+"""
+
+from __future__ import annotations
+
+import random
+
+import attrs
+import simpy
+
+from mqlog.core.devices import Device, get_profile
+from mqlog.core.errors import SimulatedCrash
+from mqlog.core.faults import FaultInjectingStorage, FaultPlan
+from mqlog.core.journal import Journal
+from mqlog.core.qmgr import QmConfig, QueueManager
+from mqlog.core.storage import MemoryStorage
+from mqlog.core.uow import MqiError, Reason
+
+QUEUES = ("APP.Q0", "APP.Q1", "APP.Q2")
+
+
+@attrs.frozen
+class PlatformConfig:
+    """How to build a platform over a storage: a name and a factory."""
+
+    name: str
+    make: object  # callable(storage) -> Platform
+    device: str = "ssd"
+
+
+@attrs.define
+class Outcome:
+    qm: QueueManager
+    storage: FaultInjectingStorage
+    journal: Journal
+    crashed: bool
+    env: simpy.Environment
+
+
+def clone(storage) -> MemoryStorage:
+    """A copy of a storage's files (the disk as a crash left it)."""
+    copy = MemoryStorage()
+    for name in storage.list():
+        copy.write(name, 0, storage.read(name, 0, storage.size(name)))
+    return copy
+
+
+def start(config: PlatformConfig, storage, plan: FaultPlan = FaultPlan(), qm_config: QmConfig = QmConfig()):
+    fs = FaultInjectingStorage(storage, plan, keep_write_log=False)
+    env = simpy.Environment()
+    qm = QueueManager(env, config.make(fs), fs, Device(env, get_profile(config.device)), qm_config)
+    return env, fs, qm
+
+
+def run_workload(config: PlatformConfig, *, seed: int = 1, apps: int = 4, rounds: int = 12,
+                 plan: FaultPlan = FaultPlan(), storage=None, qm_config: QmConfig = QmConfig(),
+                 deep: int = 0) -> Outcome:
+    """Start a new queue manager and run the workload until it ends or the plan crashes it."""
+    env, fs, qm = start(config, storage if storage is not None else MemoryStorage(), plan, qm_config)
+    journal = Journal()
+    rng = random.Random(seed)
+    prepared: list = []
+
+    def setup():
+        yield from qm.start()
+        for name in QUEUES:
+            yield from qm.define_queue(name, max_depth=100_000)
+        loader = qm.connect("LOADER")
+        for i in range(deep):
+            msg_id = yield from loader.put(QUEUES[i % 3], b"deep-%06d" % i + bytes(200))
+            journal.put("LOADER", msg_id, QUEUES[i % 3], True, True)
+            if i % 50 == 49 or i == deep - 1:
+                journal.commit_asked("LOADER")
+                yield from loader.commit()
+                journal.ended("LOADER", True)
+
+    def app(n: int, r: random.Random):
+        conn = qm.connect(f"APP{n}")
+        for round_ in range(rounds):
+            key = f"APP{n}.{round_}"  # one journal key per unit of work
+            yield env.timeout(r.uniform(0, 200))
+            choice = r.random()
+            try:
+                if choice < 0.55:
+                    yield from unit_of_work(conn, key, r)
+                elif choice < 0.75:
+                    queue = r.choice(QUEUES)
+                    persistent = r.random() < 0.8
+                    msg_id = yield from conn.put(queue, r.randbytes(r.choice((50, 900, 5000, 20_000))),
+                                                 persistent=persistent, syncpoint=False)
+                    journal.put(key, msg_id, queue, persistent, False)
+                else:
+                    queue = r.choice(QUEUES)
+                    journal.get_asked(queue, False)
+                    try:
+                        got = yield from conn.get(queue, syncpoint=False)
+                    except MqiError:
+                        journal.get_failed(queue, False)
+                    else:
+                        journal.got(key, got.msg_id, queue, False)
+            except MqiError as exc:
+                if exc.reason is Reason.MQRC_BACKED_OUT:
+                    journal.ended(key, committed=False)
+                else:
+                    raise
+
+    def unit_of_work(conn, key, r):
+        for _ in range(r.randint(1, 4)):
+            queue = r.choice(QUEUES)
+            if r.random() < 0.7:
+                persistent = r.random() < 0.85
+                msg_id = yield from conn.put(queue, r.randbytes(r.choice((100, 1500, 9000))), persistent=persistent)
+                journal.put(key, msg_id, queue, persistent, True)
+            else:
+                try:
+                    got = yield from conn.get(queue)
+                except MqiError as exc:
+                    if exc.reason is not Reason.MQRC_NO_MSG_AVAILABLE:
+                        raise
+                else:
+                    journal.got(key, got.msg_id, queue, True)
+            yield env.timeout(r.uniform(0, 50))
+        end = r.random()
+        if end < 0.7:
+            journal.commit_asked(key)
+            yield from conn.commit()
+            journal.ended(key, True)
+        elif end < 0.88:
+            journal.backout_asked(key)
+            yield from conn.backout()
+            journal.ended(key, False)
+        else:
+            uow_id = yield from conn.prepare(b"XID-" + key.encode())
+            journal.prepared(key, uow_id)
+            prepared.append((key, uow_id, r.random() < 0.5, r.random() < 0.7))
+            conn.uow = None  # the coordinator owns it now
+            # a fresh journal key for this application's next unit of work
+            return
+
+    def coordinator():
+        while True:
+            yield env.timeout(700)
+            while prepared:
+                key, uow_id, commit, resolve = prepared.pop(0)
+                if not resolve:
+                    continue  # left in doubt for ever
+                (journal.commit_asked if commit else journal.backout_asked)(key)
+                yield from qm.resolve(uow_id, commit)
+                journal.ended(key, commit)
+
+    main = env.process(setup())
+    procs = []
+
+    def launch():
+        yield main
+        for n in range(apps):
+            procs.append(env.process(app(n, random.Random(rng.random()))))
+        env.process(coordinator())
+        yield simpy.AllOf(env, procs)
+
+    done = env.process(launch())
+    crashed = False
+    try:
+        env.run(until=done)
+    except SimulatedCrash:
+        crashed = True
+    journal.crash()
+    return Outcome(qm, fs, journal, crashed, env)
+
+
+def restart(config: PlatformConfig, storage, plan: FaultPlan = FaultPlan(), qm_config: QmConfig = QmConfig()):
+    """Restart a queue manager on ``storage``; returns (qm, report, crashed)."""
+    env, fs, qm = start(config, storage, plan, qm_config)
+    proc = env.process(qm.start())
+    try:
+        env.run(until=proc)
+    except SimulatedCrash:
+        return qm, None, True
+    return qm, proc.value, False

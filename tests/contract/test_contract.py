@@ -1,0 +1,186 @@
+"""The recovery contract, run against every platform configuration.
+
+After a crash at any point: every committed persistent message is present exactly once,
+no uncommitted one is, in-doubt ones stay in doubt, non-persistent ones are gone; a crash
+during restart followed by another restart gives the same state without repeating undo.
+Each platform issue adds its configurations to ``CONFIGS``.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from mqlog.core.faults import FaultPlan
+from mqlog.core.platform import reference_platform
+from mqlog.core.queuefile import MessageState
+from mqlog.core.storage import MemoryStorage
+
+from .harness import PlatformConfig, clone, restart, run_workload
+
+CONFIGS = [
+    PlatformConfig("reference", lambda storage: reference_platform(storage, checkpoint_records=60)),
+    PlatformConfig("reference-small-buffer", lambda storage: reference_platform(
+        storage, checkpoint_records=25, buffer_pages=18, write_threshold_pages=4), device="nfs1"),
+]
+
+
+@pytest.fixture(params=CONFIGS, ids=[c.name for c in CONFIGS])
+def platform_config(request):
+    return request.param
+
+
+def state_of(qm):
+    """The recovered queues as comparable data."""
+    return {name: sorted((m.msg_id, m.state, m.uow) for m in q.messages.values())
+            for name, q in sorted(qm.queues.items())}
+
+
+def test_workload_runs_to_the_end_and_shuts_down_cleanly(platform_config):
+    out = run_workload(platform_config, seed=3)
+    assert not out.crashed
+    counters = out.qm.counters
+    assert counters.commits > 5 and counters.backouts > 0 and counters.checkpoints >= 2
+    # a clean restart finds every committed message and nothing else
+    qm, report, crashed = restart(platform_config, clone(out.storage.durable))
+    assert not crashed
+    verdict = out.journal.verify(qm)
+    assert verdict.ok, verdict.details[:5]
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_crash_at_every_physical_write(platform_config, seed):
+    """The crash-point sweep: crash after each physical write in turn, restart, verify."""
+    full = run_workload(platform_config, seed=seed, apps=3, rounds=16)
+    total = full.storage.physical_writes
+    assert total > 30
+    checked = 0
+    for k in range(0, total):
+        out = run_workload(platform_config, seed=seed, apps=3, rounds=16, plan=FaultPlan(crash_after_writes=k))
+        assert out.crashed
+        qm, report, crashed = restart(platform_config, clone(out.storage.durable))
+        assert not crashed
+        verdict = out.journal.verify(qm)
+        assert verdict.ok, (k, verdict.as_dict(), verdict.details[:5])
+        checked += 1
+    assert checked >= 30
+
+
+def test_crash_during_restart_then_restart_again_repeats_no_undo(platform_config):
+    # Find a crash point that leaves units of work for restart to back out.
+    def candidates():
+        for seed in range(5, 12):
+            total = run_workload(platform_config, seed=seed, apps=4, rounds=16).storage.physical_writes
+            for k in range(3, total):
+                yield seed, k
+
+    for seed, k in candidates():
+        out = run_workload(platform_config, seed=seed, apps=4, rounds=16, plan=FaultPlan(crash_after_writes=k))
+        disk = out.storage.durable
+        qm, report, _ = restart(platform_config, clone(disk))
+        if report.uows_backed_out >= 2:
+            break
+    else:
+        pytest.fail("no crash point left work to undo")
+    expected = state_of(qm)
+    total_clrs = report.clrs_written
+    # Crash the restart itself after each of its writes, then restart once more.
+    interrupted_with_clrs = 0
+    for j in range(1, 40):
+        first = clone(disk)
+        qm1, r1, crashed = restart(platform_config, first, FaultPlan(crash_after_writes=j))
+        if not crashed:
+            break
+        durable_clrs = clrs_in_log(first)
+        qm2, r2, crashed2 = restart(platform_config, first)
+        assert not crashed2
+        assert state_of(qm2) == expected
+        assert out.journal.verify(qm2).ok
+        # CLRs that reached the disk are not written again: the second restart does
+        # exactly the undo work the first did not finish.
+        assert r2.clrs_written == total_clrs - durable_clrs, (j, durable_clrs)
+        interrupted_with_clrs += 0 < durable_clrs < total_clrs
+    assert interrupted_with_clrs, "no crash fell between the CLRs of one restart"
+
+
+def clrs_in_log(storage) -> int:
+    from mqlog.core.reader import LogReader
+    from mqlog.core.records import Clr
+    from mqlog.core.space import ReferenceLogSpace
+
+    return sum(isinstance(r, Clr) for _, r in LogReader(ReferenceLogSpace(storage), 0))
+
+
+def test_in_doubt_units_of_work_stay_in_doubt_and_can_be_resolved(platform_config):
+    for seed in range(1, 30):
+        out = run_workload(platform_config, seed=seed, apps=4, rounds=10)
+        if out.journal.in_doubt_keys():
+            break
+    else:
+        pytest.fail("no seed left a unit of work in doubt")
+    qm, report, _ = restart(platform_config, clone(out.storage.durable))
+    assert report.uows_indoubt == len(qm.in_doubt()) > 0
+    verdict = out.journal.verify(qm)
+    assert verdict.ok and verdict.indoubt > 0
+    # Its messages are held, not visible: puts uncommitted, gets locked.
+    for uow in qm.in_doubt():
+        for op in uow.ops:
+            message = qm.queues[op.queue].messages[op.msg_id]
+            assert message.state in (MessageState.PUT_UNCOMMITTED, MessageState.GOT_UNCOMMITTED)
+            assert message.uow == uow.id
+    # The coordinator commits one and backs out the others; a further restart agrees.
+    env = qm.env
+    uows = qm.in_doubt()
+
+    def resolve():
+        for i, uow in enumerate(uows):
+            yield from qm.resolve(uow.id, commit=(i == 0))
+
+    env.run(until=env.process(resolve()))
+    assert not qm.in_doubt()
+    after = state_of(qm)
+    qm2, report2, _ = restart(platform_config, clone(qm.storage.durable))
+    assert report2.uows_indoubt == 0
+    assert state_of(qm2) == after
+
+
+def test_nonpersistent_messages_are_gone_after_a_crash(platform_config):
+    out = run_workload(platform_config, seed=7, plan=FaultPlan(crash_after_writes=150))
+    assert any(not m.persistent for m in out.journal.messages.values())
+    qm, _, _ = restart(platform_config, clone(out.storage.durable))
+    verdict = out.journal.verify(qm)
+    assert verdict.nonpersistent_present == 0 and verdict.ok
+
+
+def test_interrupted_undo_of_a_large_unit_of_work_resumes_where_it_stopped(platform_config):
+    """A unit of work whose compensation records span several writes: a restart crashed in
+    the middle of undoing it, then restarted, undoes only what is left (SPEC §3.2, §7.6)."""
+    from .harness import start
+
+    ops = 2500
+    env, fs, qm = start(platform_config, MemoryStorage())
+
+    def work():
+        yield from qm.start()
+        yield from qm.define_queue("BIG.Q")
+        big, other = qm.connect("BIG"), qm.connect("OTHER")
+        for i in range(ops):
+            yield from big.put("BIG.Q", b"%05d" % i)
+        yield from other.put("BIG.Q", b"forces the log", syncpoint=False)
+
+    env.run(until=env.process(work()))
+    disk = fs.durable  # the crash: BIG never committed, its puts are on disk
+    qm1, full, _ = restart(platform_config, clone(disk))
+    assert full.clrs_written == ops and full.uows_backed_out == 1
+    assert [m.length for m in qm1.queues["BIG.Q"].messages.values()] == [len(b"forces the log")]
+    partial = 0
+    for j in range(1, 200):
+        first = clone(disk)
+        _, _, crashed = restart(platform_config, first, FaultPlan(crash_after_writes=j))
+        if not crashed:
+            break
+        done = clrs_in_log(first)
+        qm2, r2, _ = restart(platform_config, first)
+        assert r2.clrs_written == ops - done, (j, done)
+        assert state_of(qm2) == state_of(qm1)
+        partial += 0 < done < ops
+    assert partial >= 2

@@ -1,0 +1,430 @@
+"""The queue manager's normal running, checkpoints and the figures restart reports (SPEC §3)."""
+
+from __future__ import annotations
+
+import attrs
+import pytest
+import simpy
+
+from mqlog.core.devices import Device, get_profile
+from mqlog.core.faults import FaultInjectingStorage
+from mqlog.core.platform import SpaceAction, reference_platform
+from mqlog.core.qmgr import QmConfig, QueueManager
+from mqlog.core.queuefile import MessageState
+from mqlog.core.storage import MemoryStorage
+from mqlog.core.uow import MqiError, Reason
+
+
+class Rig:
+    """A queue manager on memory storage, with helpers to run processes to completion."""
+
+    def __init__(self, device="ssd", storage=None, config=QmConfig(), **platform_kwargs):
+        self.storage = storage if storage is not None else FaultInjectingStorage(MemoryStorage())
+        self.env = simpy.Environment()
+        self.device = Device(self.env, get_profile(device))
+        self.platform = reference_platform(self.storage, **platform_kwargs)
+        self.qm = QueueManager(self.env, self.platform, self.storage, self.device, config)
+        self.report = self.run(self.qm.start())
+
+    def run(self, gen):
+        return self.env.run(until=self.env.process(gen))
+
+    def stats(self):
+        return self.qm.writer.stats
+
+    def restart(self, device="ssd", config=QmConfig(), **platform_kwargs):
+        """A new queue manager over what is on disk now (a crash: nothing unforced)."""
+        return Rig(device, self.storage.durable, config, **platform_kwargs)
+
+
+def define(rig, *names, **kwargs):
+    def go():
+        for name in names:
+            yield from rig.qm.define_queue(name, **kwargs)
+    rig.run(go())
+
+
+# --- SPEC §3.1 / §3.3: what is logged and what is forced -----------------------------------
+
+def test_out_of_syncpoint_persistent_puts_force_once_each():
+    rig = Rig()
+    define(rig, "Q")
+    conn = rig.qm.connect("A")
+    before = rig.stats().forces
+
+    def go():
+        for i in range(10):
+            yield from conn.put("Q", b"x" * 100, syncpoint=False)
+
+    rig.run(go())
+    assert rig.stats().forces - before == 10
+
+
+def test_a_unit_of_work_of_many_puts_forces_once():
+    rig = Rig()
+    define(rig, "Q")
+    conn = rig.qm.connect("A")
+    before = rig.stats().forces
+
+    def go():
+        for i in range(10):
+            yield from conn.put("Q", b"x" * 100)
+        assert rig.stats().forces == before  # nothing forced inside syncpoint
+        yield from conn.commit()
+
+    rig.run(go())
+    assert rig.stats().forces - before == 1
+
+
+def test_nonpersistent_work_logs_nothing_even_inside_a_unit_with_persistent_work():
+    rig = Rig()
+    define(rig, "Q")
+    conn = rig.qm.connect("A")
+
+    def only_np():
+        for i in range(5):
+            yield from conn.put("Q", b"np", persistent=False)
+        yield from conn.commit()
+        yield from conn.get("Q", syncpoint=False)
+
+    before = rig.stats().logical_writes
+    rig.run(only_np())
+    assert rig.stats().logical_writes == before
+
+    def mixed():
+        yield from conn.put("Q", b"np", persistent=False)
+        yield from conn.put("Q", b"p")
+        yield from conn.commit()
+
+    rig.run(mixed())
+    from mqlog.core.reader import scan
+    from mqlog.core.records import Put
+
+    puts = [r for _, r in scan(rig.platform.space, 0)[0] if isinstance(r, Put)]
+    assert [r.data for r in puts] == [b"p"]
+
+
+@pytest.mark.parametrize("allowed", [True, False])
+def test_put_to_a_waiting_getter_passes_without_a_log_write(allowed):
+    rig = Rig()
+    if not allowed:  # z/OS: only non-persistent messages pass straight across
+        rig.qm.platform = attrs.evolve(rig.platform, persistent_put_to_waiting_getter=False)
+    define(rig, "Q")
+    getter, putter = rig.qm.connect("G"), rig.qm.connect("P")
+    got = []
+
+    def wait_for_it():
+        got.append((yield from getter.get("Q", syncpoint=False, wait_us=1e6)))
+
+    def put_it():
+        yield rig.env.timeout(100)
+        before = rig.stats().logical_writes
+        yield from putter.put("Q", b"hello", syncpoint=False)
+        got.append(rig.stats().logical_writes - before)
+
+    rig.env.process(wait_for_it())
+    rig.run(put_it())
+    rig.env.run()
+    logged, message = got
+    assert message.data == b"hello"
+    assert (logged == 0) is allowed
+    assert rig.qm.counters.direct_handoffs == (1 if allowed else 0)
+
+
+def test_committed_changes_are_visible_only_after_the_commit_is_forced():
+    rig = Rig(device="nfs3")  # a slow force: 2.4 ms
+    define(rig, "Q")
+    a, b = rig.qm.connect("A"), rig.qm.connect("B")
+    seen = []
+
+    def writer_app():
+        yield from a.put("Q", b"m")
+        yield from a.commit()
+        seen.append(("committed", rig.env.now))
+
+    def reader_app():
+        yield rig.env.timeout(1)  # the commit record is appended, its force in flight
+        try:
+            yield from b.get("Q", syncpoint=False)
+            seen.append(("got early", rig.env.now))
+        except MqiError as exc:
+            seen.append((exc.reason.name, rig.env.now))
+        got = yield from b.get("Q", syncpoint=False, wait_us=1e6)
+        seen.append(("got", rig.env.now, got.data))
+
+    rig.env.process(writer_app())
+    rig.run(reader_app())
+    rig.env.run()
+    assert seen[0][0] == "MQRC_NO_MSG_AVAILABLE"
+    committed_at = next(t for name, t, *_ in seen if name == "committed")
+    got_at = next(t for name, t, *_ in seen if name == "got")
+    assert got_at >= committed_at >= get_profile("nfs3").write_latency_us
+
+
+def test_backout_during_normal_running_reads_no_log():
+    rig = Rig()
+    define(rig, "Q")
+    conn = rig.qm.connect("A")
+
+    def go():
+        for i in range(20):
+            yield from conn.put("Q", b"x" * 3000)
+        yield from conn.backout()
+
+    reads = rig.device.reads
+    rig.run(go())
+    assert rig.device.reads == reads
+    assert rig.qm.queues["Q"].depth == 0
+    assert rig.qm.counters.backouts == 1
+
+
+def test_maxumsgs_and_maxdepth_are_errors_not_crashes():
+    rig = Rig(config=QmConfig(max_uow_messages=3))
+    define(rig, "Q", max_depth=4)
+    conn = rig.qm.connect("A")
+    outcome = []
+
+    def go():
+        for i in range(3):
+            yield from conn.put("Q", b"x")
+        try:
+            yield from conn.put("Q", b"x")
+        except MqiError as exc:
+            outcome.append(exc.reason)
+        yield from conn.commit()
+        yield from conn.put("Q", b"x", syncpoint=False)
+        try:
+            yield from conn.put("Q", b"x", syncpoint=False)
+        except MqiError as exc:
+            outcome.append(exc.reason)
+
+    rig.run(go())
+    assert outcome == [Reason.MQRC_SYNCPOINT_LIMIT_REACHED, Reason.MQRC_Q_FULL]
+
+
+def test_qmgr_parameters_name_the_parameter_and_range():
+    from mqlog.core.errors import ParameterError
+
+    with pytest.raises(ParameterError, match=r"qmgr.max_uow_messages.*1 to 999999999"):
+        QmConfig(max_uow_messages=0)
+
+
+def test_two_phase_commit_prepare_then_either_outcome():
+    rig = Rig()
+    define(rig, "Q")
+    conn, other = rig.qm.connect("A"), rig.qm.connect("B")
+
+    def go():
+        yield from conn.put("Q", b"one")
+        first = yield from conn.prepare(b"XID1")
+        conn.uow = None
+        yield from conn.put("Q", b"two")
+        second = yield from conn.prepare(b"XID2")
+        conn.uow = None
+        assert {u.id for u in rig.qm.in_doubt()} == {first, second}
+        with pytest.raises(MqiError):
+            yield from other.get("Q", syncpoint=False)  # nothing visible while in doubt
+        yield from rig.qm.resolve(first, commit=True)
+        yield from rig.qm.resolve(second, commit=False)
+        got = yield from other.get("Q", syncpoint=False)
+        assert got.data == b"one"
+
+    rig.run(go())
+    assert rig.qm.queues["Q"].depth == 0 and not rig.qm.in_doubt()
+
+
+# --- checkpoints racing with commits -------------------------------------------------------
+
+@pytest.mark.parametrize("ending", ["commit", "backout", "prepare"])
+def test_checkpoint_during_a_commit_force_keeps_the_outcome(ending):
+    """A checkpoint that begins after a unit of work's Commit/Backout/Prepare record was
+    appended but before its force returned must not list it wrongly, nor write its messages
+    to the queue file as uncommitted: restart starts after that record and never sees it."""
+    rig = Rig(device="nfs3")
+    define(rig, "Q")
+    conn = rig.qm.connect("A")
+    ids = []
+
+    def app():
+        for i in range(3):
+            ids.append((yield from conn.put("Q", b"msg-%d" % i)))
+        if ending == "commit":
+            yield from conn.commit()
+        elif ending == "backout":
+            yield from conn.backout()
+        else:
+            yield from conn.prepare(b"XID")
+
+    def checkpointer():
+        yield rig.env.timeout(5)  # after the end record is appended, during its force
+        assert rig.qm.writer.durable < rig.qm.writer.next_address
+        yield from rig.qm.checkpoint("test")
+
+    rig.env.process(app())
+    rig.run(checkpointer())
+    rig.env.run()
+    after = rig.restart()
+    report, queue = after.report, after.qm.queues["Q"]
+    assert report.clrs_written == 0 and report.uows_backed_out == 0
+    if ending == "commit":
+        assert sorted(queue.messages) == sorted(ids)
+        assert all(m.state is MessageState.COMMITTED for m in queue.messages.values())
+    elif ending == "backout":
+        assert not queue.messages
+    else:
+        assert report.uows_indoubt == 1
+        assert all(m.state is MessageState.PUT_UNCOMMITTED for m in queue.messages.values())
+
+
+# --- log-space pressure through the platform's policy --------------------------------------
+
+class OldestOut:
+    """A test platform policy: the first time it is asked, roll back (or forward, if
+    prepared) the oldest unit of work; then never again."""
+
+    def __init__(self):
+        self.fired = False
+
+    def relieve(self, usage, uows):
+        if self.fired or not uows:
+            return []
+        self.fired = True
+        oldest = uows[0]
+        return [SpaceAction(oldest.uow, "rollforward" if oldest.prepared else "rollback")]
+
+
+def test_space_policy_rolls_back_the_oldest_unit_and_its_application_gets_2003():
+    rig = Rig(space_policy=OldestOut())
+    define(rig, "Q", "L")
+    long, busy = rig.qm.connect("LONG"), rig.qm.connect("BUSY")
+    told = []
+
+    def long_app():
+        yield from long.put("L", b"held")
+        yield rig.env.timeout(10_000)
+        try:
+            yield from long.put("L", b"more")
+        except MqiError as exc:
+            told.append(exc.reason)
+        yield from long.put("L", b"fresh")  # a new unit of work
+        yield from long.commit()
+
+    def busy_app():
+        for i in range(100):
+            yield from busy.put("Q", b"x")
+            yield from busy.commit()
+            yield from busy.get("Q")
+            yield from busy.commit()
+
+    rig.env.process(long_app())
+    rig.run(busy_app())
+    rig.env.run()
+    assert told == [Reason.MQRC_BACKED_OUT]
+    assert rig.qm.counters.uows_rolled_back == 1
+    queue = rig.qm.queues["L"]
+    assert [queue.read(m)[0] for m in queue.messages.values()] == [b"fresh"]
+
+
+def test_space_policy_rolls_a_prepared_unit_forward_to_the_head():
+    rig = Rig(space_policy=OldestOut())
+    define(rig, "Q")
+    conn, busy = rig.qm.connect("TM"), rig.qm.connect("BUSY")
+    state = {}
+
+    def prepared_app():
+        yield from conn.put("Q", b"in doubt")
+        state["uow"] = yield from conn.prepare(b"XID")
+        state["first"] = rig.qm.uows[state["uow"]].first
+
+    def busy_app():
+        yield rig.env.timeout(100)
+        for i in range(100):
+            yield from busy.put("Q", b"x", syncpoint=False)
+
+    rig.env.process(prepared_app())
+    rig.run(busy_app())
+    rig.env.run()
+    uow = rig.qm.uows[state["uow"]]
+    assert rig.qm.counters.uows_rolled_forward == 1
+    assert uow.first > state["first"]  # its records now start near the head
+    assert rig.qm.tail() > state["first"] or rig.qm.tail() == rig.qm._checkpoint_address
+    after = rig.restart()
+    assert after.report.uows_indoubt == 1  # still in doubt, from the re-logged records
+
+
+# --- the recovery report's figures come from the mechanics ---------------------------------
+
+def _restart_time(depth=0, uncommitted=0, records=0, device="ssd", mode="9.1.1", queues=1):
+    rig = Rig(checkpoint_records=1_000_000)
+    names = [f"Q{i}" for i in range(queues)]
+    define(rig, *names, max_depth=1_000_000)
+    loader, holder, busy = rig.qm.connect("L"), rig.qm.connect("H"), rig.qm.connect("B")
+
+    def go():
+        for i in range(depth):
+            yield from loader.put(names[i % queues], b"d" * 500)
+            if i % 100 == 99:
+                yield from loader.commit()
+        yield from loader.commit()
+        yield from rig.qm.checkpoint("load")  # deep queues now in their files
+        for i in range(uncommitted):
+            yield from holder.put(names[0], b"u" * 500)
+        for i in range(records // 2):
+            yield from busy.put(names[-1], b"r" * 100)
+            yield from busy.commit()
+            yield from busy.get(names[-1])
+            yield from busy.commit()
+        yield from busy.put(names[0], b"forces the log", syncpoint=False)
+
+    rig.run(go())
+    after = rig.restart(device=device, config=QmConfig(restart_mode=mode), checkpoint_records=1_000_000)
+    return after.report
+
+
+def test_restart_time_grows_with_records_replayed():
+    small, large = _restart_time(records=200), _restart_time(records=2000)
+    assert large.records_replayed > 5 * small.records_replayed
+    assert large.phases["replay"] > 5 * small.phases["replay"]
+
+
+def test_restart_time_grows_with_uncommitted_messages():
+    few, many = _restart_time(uncommitted=10), _restart_time(uncommitted=1000)
+    assert many.messages_reconciled >= 1000 > few.messages_reconciled
+    assert many.restart_virtual_seconds > few.restart_virtual_seconds
+
+
+def test_restart_time_grows_with_queue_depth():
+    shallow, deep = _restart_time(depth=100), _restart_time(depth=5000)
+    assert deep.messages_loaded == 5000 and shallow.messages_loaded == 100
+    assert deep.phases["load"] > 5 * shallow.phases["load"]
+
+
+def test_restart_time_grows_with_storage_latency():
+    times = [_restart_time(depth=500, records=300, device=d).restart_virtual_seconds
+             for d in ("ssd", "san", "nfs1", "nfs3")]
+    assert times == sorted(times) and times[-1] > 5 * times[0]
+
+
+def test_911_restart_beats_legacy_on_slow_storage():
+    legacy = _restart_time(depth=2000, records=500, queues=8, device="nfs3", mode="legacy")
+    modern = _restart_time(depth=2000, records=500, queues=8, device="nfs3", mode="9.1.1")
+    assert modern.phases["load"] < legacy.phases["load"]
+    assert modern.phases["replay"] < legacy.phases["replay"]
+    assert modern.records_replayed == legacy.records_replayed
+
+
+def test_a_clean_shutdown_replays_only_its_last_checkpoint():
+    rig = Rig()
+    define(rig, "Q")
+    conn = rig.qm.connect("A")
+
+    def go():
+        for i in range(50):
+            yield from conn.put("Q", b"x")
+            yield from conn.commit()
+        yield from rig.qm.shutdown()
+
+    rig.run(go())
+    after = rig.restart()
+    assert after.report.records_replayed == 2  # the shutdown checkpoint's begin and end
+    assert after.qm.queues["Q"].depth == 50
