@@ -429,6 +429,7 @@ class _Restart:
                 self.report.messages_reconciled += 1
                 yield from self.cpu(qm.config.reconcile_message_us)
         yield from writer.put(Backout(int(self.env.now), undone, uow=uow_id, prev=last))
+        yield writer.force()  # each unit of work's backout completes before the next starts
         self.report.uows_backed_out += 1
         self.finish(uow_id, commit=False)
 

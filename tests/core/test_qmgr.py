@@ -428,3 +428,24 @@ def test_a_clean_shutdown_replays_only_its_last_checkpoint():
     after = rig.restart()
     assert after.report.records_replayed == 2  # the shutdown checkpoint's begin and end
     assert after.qm.queues["Q"].depth == 50
+
+
+def test_a_flush_shows_an_outcome_whose_record_is_on_disk_before_memory_catches_up():
+    # Defence in depth for the race above: should a flush ever run between a Commit
+    # record reaching the disk and the committing process resuming, the file must show
+    # the outcome, because restart starts after that record and will not see it again.
+    from mqlog.core.queuefile import QueueFile
+    from mqlog.core.queues import Message, Queue
+
+    storage = MemoryStorage()
+    queue = Queue("Q", QueueFile.create(storage, "Q"))
+    for i, uow in enumerate((7, 8, 9)):
+        queue.add(Message(b"%024d" % i, i + 1, True, 3, b"abc", MessageState.PUT_UNCOMMITTED, uow, put_address=100))
+    gotten = Message(b"%024d" % 9, 10, True, 3, b"xyz", MessageState.GOT_UNCOMMITTED, 7, 50, get_address=120)
+    queue.messages[gotten.msg_id] = gotten
+    queue.dirty.add(gotten.msg_id)
+    outcomes = {7: True, 8: False}  # 7 committed, 8 backed out, 9 still open (records durable)
+    queue.flush(durable=1000, outcome=lambda uow, durable: outcomes.get(uow))
+    reopened, _ = QueueFile.open(storage, "Q")
+    states = {m.msg_id: m.state for m in reopened.messages.values()}
+    assert states == {b"%024d" % 0: MessageState.COMMITTED, b"%024d" % 2: MessageState.PUT_UNCOMMITTED}
