@@ -193,6 +193,27 @@ class ReferenceSpace(ReferenceLogSpace):
         return LogControl(checkpoint, tail, number)
 
 
+def reference_console(event: str, fields: dict) -> str | None:
+    """The reference platform's messages: plain text, no message ids (platforms have their own)."""
+    if event == "restart-begin":
+        return "Restart: recovering from the checkpoint at " + (
+            "the start of the log" if fields["checkpoint"] == NO_ADDRESS else f"{fields['checkpoint']:016X}")
+    if event == "replay-complete":
+        end = fields["end"]
+        extra = f" ({end.problem} at {end.source} offset {end.offset})" if end.reason != "end" else ""
+        return f"Replay complete: {fields['records']} log records replayed; the log ends: {end.reason}{extra}"
+    if event == "uows-recovered":
+        return (f"Units of work recovered: {fields['committed']} committed during replay, "
+                f"{fields['backed_out']} backed out, {fields['in_doubt']} in doubt")
+    if event == "restart-complete":
+        return f"Restart complete in {fields['seconds']:.6f} virtual seconds"
+    if event == "uow-rolled-back":
+        return f"Unit of work {fields['uow']:X} of {fields['application']} rolled back to release log space"
+    if event == "uow-rolled-forward":
+        return f"Unit of work {fields['uow']:X} of {fields['application']} rolled forward to release log space"
+    return None
+
+
 def reference_platform(storage: Storage, *, checkpoint_records: int = 10_000, codec: DataCodec | None = None,
                        space_policy: SpacePolicy | None = None, shunting: ShuntPolicy | None = None,
                        buffer_pages: int = 512, write_threshold_pages: int = 20) -> Platform:
@@ -207,6 +228,7 @@ def reference_platform(storage: Storage, *, checkpoint_records: int = 10_000, co
         space_policy=space_policy,
         codec=codec,
         shunting=shunting,
+        console=reference_console,
         buffer_pages=buffer_pages,
         write_threshold_pages=write_threshold_pages,
     )

@@ -540,6 +540,35 @@ class QueueManager:
         else:
             yield from self._backout_uow(uow)
 
+    def check(self) -> None:
+        """Invariants of the queues and units of work (sortedcontainers' ``_check()`` style),
+        for stress and crash tests: raises AssertionError naming what is broken."""
+        for queue in self.queues.values():
+            committed = {m.seq: m.msg_id for m in queue.messages.values() if m.state is MessageState.COMMITTED}
+            assert dict(queue.available) == committed, f"{queue.name}: available set differs from committed messages"
+            for m in queue.messages.values():
+                if m.state is not MessageState.COMMITTED:
+                    uow = self.uows.get(m.uow)
+                    assert uow is not None and uow.state is not UowState.ENDED, \
+                        f"{queue.name}: message {m.msg_id!r} held by unit of work {m.uow}, which is not open"
+                    assert any(op.msg_id == m.msg_id for op in uow.ops), \
+                        f"{queue.name}: unit of work {m.uow} does not list message {m.msg_id!r}"
+                if m.persistent and m.data is None:
+                    assert queue.file is not None and m.msg_id in queue.file.messages, \
+                        f"{queue.name}: message {m.msg_id!r} has no data in memory or in the file"
+            assert len(queue.messages) <= queue.max_depth or not queue.messages, f"{queue.name}: over MAXDEPTH"
+        ages = {uid for _, uid in self._uow_ages}
+        for uow in self.uows.values():
+            assert (uow.id in ages) == uow.logged, f"unit of work {uow.id}: age index out of step"
+            for op in uow.ops:
+                queue = self.queues.get(op.queue)
+                message = queue.messages.get(op.msg_id) if queue else None
+                if message is not None and uow.state is not UowState.ENDED:
+                    assert message.uow in (uow.id, 0), f"message {op.msg_id!r} of unit {uow.id} held by {message.uow}"
+        if self.writer is not None:
+            assert self.writer.durable <= self.writer.next_address
+            assert self.tail() <= self.writer.next_address
+
     def in_doubt(self) -> list[UnitOfWork]:
         return [u for u in self.uows.values() if u.state is UowState.PREPARED]
 

@@ -168,6 +168,8 @@ def run_workload(config: PlatformConfig, *, seed: int = 1, apps: int = 4, rounds
     except SimulatedCrash:
         crashed = True
     journal.crash()
+    if not crashed:
+        qm.check()
     return Outcome(qm, fs, journal, crashed, env)
 
 
@@ -179,4 +181,5 @@ def restart(config: PlatformConfig, storage, plan: FaultPlan = FaultPlan(), qm_c
         env.run(until=proc)
     except SimulatedCrash:
         return qm, None, True
+    qm.check()
     return qm, proc.value, False

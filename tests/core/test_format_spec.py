@@ -616,3 +616,17 @@ def test_worked_example_matches_the_writer():
     _, records, end = decode_log(file, 0)
     assert [(a, n, r["type"]) for a, n, r in records] == [(0x20, 260, 0x04), (0x124, 750, 0x06)]
     assert records[1][2]["prev"] == 0x20 and end == 0x412
+
+
+def test_reference_control_file_matches_the_document():
+    """FORMAT.md §6.1, decoded by hand."""
+    from mqlog.core.platform import LogControl, ReferenceSpace
+    from mqlog.core.storage import MemoryStorage
+
+    storage = MemoryStorage()
+    ReferenceSpace(storage).save_control(LogControl(checkpoint=0x1234, tail=0x1000, checkpoint_number=7))
+    raw = storage.read("reference.ctl", 0, 100)
+    assert len(raw) == 34
+    magic, version, checkpoint, tail, number, crc = struct.unpack("<4sHQQQI", raw)
+    assert (magic, version, checkpoint, tail, number) == (b"MQLC", 1, 0x1234, 0x1000, 7)
+    assert crc == zlib.crc32(raw[:30])

@@ -449,3 +449,71 @@ def test_a_flush_shows_an_outcome_whose_record_is_on_disk_before_memory_catches_
     reopened, _ = QueueFile.open(storage, "Q")
     states = {m.msg_id: m.state for m in reopened.messages.values()}
     assert states == {b"%024d" % 0: MessageState.COMMITTED, b"%024d" % 2: MessageState.PUT_UNCOMMITTED}
+
+
+class ZlibAsRle:
+    """A test codec standing in for a platform's: compresses when it helps, and says so."""
+
+    def __init__(self):
+        self.decoded = 0
+
+    def encode(self, data):
+        import zlib
+        from mqlog.core.records import Codec
+
+        packed = zlib.compress(data)
+        return (Codec.RLE, packed) if len(packed) < len(data) else (Codec.NONE, data)
+
+    def decode(self, codec, stored):
+        import zlib
+
+        self.decoded += 1
+        return zlib.decompress(stored)
+
+
+def test_the_compression_hook_shrinks_the_log_and_restart_expands_it():
+    codec = ZlibAsRle()
+    rig = Rig(codec=codec, config=QmConfig(persistent_buffer_bytes=4 << 20))  # no spill: the log is the only copy
+    define(rig, "Q")
+    conn = rig.qm.connect("A")
+    padded = [(b"RECORD %05d" % i).ljust(4000, b" ") for i in range(20)]  # what RLE likes
+    big = b"".join(padded) * 3  # 240 000 bytes
+
+    def go():
+        for data in padded + [big]:
+            yield from conn.put("Q", data)
+        yield from conn.commit()
+
+    rig.run(go())
+    counters = rig.qm.counters
+    assert counters.compression_in_bytes == sum(map(len, padded)) + len(big)
+    assert counters.compression_out_bytes < counters.compression_in_bytes / 10
+    assert rig.stats().logical_bytes < counters.compression_in_bytes / 5
+    assert rig.qm.counters.spills == 0
+    after = rig.restart(codec=codec)  # the queue file was never flushed: data comes from the log
+    queue = after.qm.queues["Q"]
+    assert sorted(queue.read(m)[0] for m in queue.messages.values()) == sorted(padded + [big])
+    assert codec.decoded == len(padded) + 1
+
+
+def test_the_restart_report_carries_the_platform_messages_and_real_figures():
+    rig = Rig()
+    define(rig, "Q")
+    a, b = rig.qm.connect("A"), rig.qm.connect("B")
+
+    def go():
+        for i in range(5):
+            yield from a.put("Q", b"kept")
+            yield from a.commit()
+        yield from b.put("Q", b"lost")  # in flight at the crash
+        yield from a.put("Q", b"forces", syncpoint=False)
+
+    rig.run(go())
+    report = rig.restart().report
+    assert report.uows_backed_out == 1 and report.clrs_written == 1 and report.messages_reconciled == 1
+    assert report.records_replayed > 10 and report.bytes_read >= report.records_replayed * 36
+    text = "\n".join(report.messages)
+    assert f"{report.records_replayed} log records replayed" in text
+    assert "1 backed out" in text and "Restart complete" in text
+    assert set(report.phases) == {"load", "replay", "indoubt", "undo", "checkpoint"}
+    assert report.restart_virtual_seconds == pytest.approx(sum(report.phases.values()))
