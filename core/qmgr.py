@@ -470,21 +470,8 @@ class QueueManager:
             uow.end_address, uow.end_commit = address, True
             yield self.writer.force()
         # Only now, with the commit record on disk, do the changes become visible.
-        woken = set()
-        for op in uow.ops:
-            queue = self.queues.get(op.queue)
-            message = queue.messages.get(op.msg_id) if queue is not None else None
-            if message is None:
-                continue
-            if op.kind == "put":
-                queue.make_available(message)
-                woken.add(queue)
-            else:
-                queue.remove(message)
+        self._apply_outcome(uow, commit=True)
         self.counters.commits += 1
-        self._end_uow(uow)
-        for queue in woken:
-            self._wake_getters(queue)
 
     def _backout(self, conn: Connection):
         uow = conn.uow
@@ -504,18 +491,25 @@ class QueueManager:
                 uow, lambda prev: Backout(int(self.env.now), undone, uow=uow.id, prev=prev), ending=True)
             uow.end_address, uow.end_commit = address, False
             yield self.writer.force()
+        self._apply_outcome(uow, commit=False)
+        self.counters.backouts += 1
+
+    def _apply_outcome(self, uow: UnitOfWork, commit: bool) -> None:
+        """Make a unit of work's outcome visible (from memory: no log read) and end it.
+
+        Committing makes its puts available and removes what it got; backing out, newest
+        operation first, removes its puts and makes what it got available again."""
         woken = set()
-        for op in reversed(uow.ops):
+        for op in (uow.ops if commit else reversed(uow.ops)):
             queue = self.queues.get(op.queue)
             message = queue.messages.get(op.msg_id) if queue is not None else None
             if message is None:
                 continue
-            if op.kind == "put":
-                queue.remove(message)
-            else:
+            if (op.kind == "put") == commit:
                 queue.make_available(message)
                 woken.add(queue)
-        self.counters.backouts += 1
+            else:
+                queue.remove(message)
         self._end_uow(uow)
         for queue in woken:
             self._wake_getters(queue)
