@@ -87,3 +87,23 @@ class QueueFileError(LogFormatError):
     (or field) in it. Raised instead of any other exception for every damaged or foreign
     file, so a restart can report which queue to restore.
     """
+
+
+class JournalError(MqlogError):
+    """An application journal file is malformed."""
+
+
+class SpecError(MqlogError):
+    """A workload spec is malformed: an unreadable or non-TOML file, an unknown workload,
+    key or parameter, a value of the wrong type, a bad ``--set`` item.
+
+    ``source`` names where the spec came from (the file, or ``--set``) and ``field`` the
+    dotted key in it (``params.message_size``), where known.
+    """
+
+    def __init__(self, reason: str, *, source: str | None = None, field: str | None = None):
+        self.reason = reason
+        self.source = source
+        self.field = field
+        prefix = "".join(f"{part}: " for part in (source, field) if part)
+        super().__init__(prefix + reason)

@@ -147,6 +147,42 @@ class Journal:
         self._open.clear()
         self._asked.clear()
 
+    def to_json(self) -> dict:
+        """The journal as JSON-able data (after :meth:`crash`: nothing is in flight)."""
+        return {
+            "version": 1,
+            "messages": {msg_id.hex(): [m.queue, m.persistent, m.put, m.got] for msg_id, m in self.messages.items()},
+            "gets_in_flight": {q: n for q, n in sorted(self._gets_in_flight.items()) if n},
+        }
+
+    @classmethod
+    def from_json(cls, data: dict, *, source: str = "journal") -> "Journal":
+        """Read :meth:`to_json`'s output back; a malformed journal is a JournalError naming the field."""
+        from mqlog.core.errors import JournalError
+
+        journal = cls()
+        if not isinstance(data, dict) or data.get("version") != 1:
+            raise JournalError(f"{source}: not an mqlog application journal (version 1)")
+        states = {"pending", "committed", "maybe", "maybe_indoubt", "backed_out", "indoubt", ""}
+        messages = data.get("messages")
+        if not isinstance(messages, dict):
+            raise JournalError(f"{source}: messages: expected a table")
+        for key, row in messages.items():
+            try:
+                msg_id = bytes.fromhex(key)
+                queue, persistent, put, got = row
+            except (ValueError, TypeError):
+                raise JournalError(f"{source}: messages.{key}: expected [queue, persistent, put, got]") from None
+            if (len(msg_id) != 24 or not isinstance(queue, str) or not isinstance(persistent, bool)
+                    or put not in states or got not in states):
+                raise JournalError(f"{source}: messages.{key}: malformed entry {row!r}")
+            journal.messages[msg_id] = _Msg(queue, persistent, None, put, got)
+        gets = data.get("gets_in_flight", {})
+        if not isinstance(gets, dict) or not all(isinstance(n, int) and n >= 0 for n in gets.values()):
+            raise JournalError(f"{source}: gets_in_flight: expected queue names with counts")
+        journal._gets_in_flight.update(gets)
+        return journal
+
     def verify(self, qm) -> Verdict:
         """Check a restarted queue manager's queues against what applications were told."""
         v = Verdict()

@@ -137,14 +137,272 @@ def scan_cmd(path: Path, show: bool) -> None:
                + (f" ({end.problem} at {end.source} offset {end.offset})" if end.reason != "end" else ""))
 
 
+# --- running workloads -------------------------------------------------------------------
+
+RUN_FILE = "run.json"
+METRICS_FILE = "metrics.json"
+JOURNAL_FILE = "journal.json"
+QM_DIR = "qm"
+MESSAGE_LOG = "messages.log"
+
+
+def _resolve_spec(workload: str, sets: dict):
+    """The workload spec from a built-in name or a TOML file, with --set overrides applied."""
+    from mqlog.core.spec import BUILTINS, build_spec, load_spec_file
+
+    log_from_file: dict = {}
+    seed = None
+    if workload.endswith(".toml") or Path(workload).is_file():
+        spec, log_from_file = load_spec_file(workload, BUILTINS)
+        seed = spec.seed
+        overrides = {**dict(spec.params), **sets.get("workload", {})}
+        name, origin = spec.workload, workload
+    else:
+        name, overrides, origin = workload, sets.get("workload", {}), "--workload"
+    definition = BUILTINS.get(name)
+    if definition is None:
+        raise click.BadParameter(f"unknown workload {name!r}; built-ins: {', '.join(BUILTINS)}",
+                                 param_hint="--workload")
+    return build_spec(definition, overrides, origin=origin), {**log_from_file, **sets.get("log", {})}, seed
+
+
+def _write_json(path: Path, data) -> None:
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
+    tmp.replace(path)
+
+
+def _progress(label: str):
+    """A progress bar on stderr that appears only for runs longer than two seconds."""
+    from tqdm import tqdm
+
+    bar = tqdm(desc=label, unit=" virtual s", bar_format="{desc}: {n:.2f}{unit} [{elapsed}] {postfix}",
+               delay=2.0, file=sys.stderr, disable=None, leave=False)
+
+    def update(virtual_s: float, records: int) -> None:
+        bar.n = virtual_s
+        bar.set_postfix_str(f"{records} log records", refresh=False)
+        bar.refresh()
+
+    return bar, update
+
+
+@cli.command("run")
+@click.option("--platform", "platform_name", required=True, help="distributed, zos, or reference.")
+@click.option("--workload", required=True, help="A built-in workload name (see 'mqlog workloads') or FILE.toml.")
+@click.option("--set", "sets", multiple=True, metavar="SECTION.KEY=VALUE",
+              help="workload.KEY=VALUE or log.PARAM=VALUE (the platform's own parameter names); repeatable.")
+@click.option("--device", default="ssd", show_default=True, help="Device profile name or FILE.toml[:NAME].")
+@click.option("--seed", type=int, default=None, help="Seed for payloads and timing (default: the spec's, else 0).")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path),
+              help="Directory for the real log files, queue files, messages, metrics and journal.")
+@click.option("--crash-after-writes", type=click.IntRange(min=0), default=None,
+              help="Pull the plug after this many physical writes.")
+@click.option("--crash-at", type=click.FloatRange(min=0), default=None, help="Pull the plug at this virtual time (s).")
+@click.option("--json", "as_json", is_flag=True, help="Print the metrics as one JSON object.")
+def run_cmd(platform_name, workload, sets, device, seed, out, crash_after_writes, crash_at, as_json):
+    """Run a workload on a platform in virtual time and report the log's figures."""
+    from mqlog.core.devices import get_profile
+    from mqlog.core.errors import MqlogError
+    from mqlog.core.run import RunConfig, run_workload
+
+    from mqlog.core.spec import parse_set
+    from mqlog.core.storage import DirectoryStorage, MemoryStorage
+    from mqlog.platforms import choose
+
+    if crash_after_writes is not None and crash_at is not None:
+        raise click.UsageError("give --crash-after-writes or --crash-at, not both")
+    parsed = parse_set(list(sets))
+    spec, log_overrides, spec_seed = _resolve_spec(workload, parsed)
+    choice = choose(platform_name)
+    log_config = choice.configure(log_overrides)
+    get_profile(device)  # a bad profile is reported before anything runs
+    seed = seed if seed is not None else (spec_seed if spec_seed is not None else 0)
+    if out is not None:
+        if (out / QM_DIR).exists() and any((out / QM_DIR).iterdir()):
+            raise MqlogError(f"{out} already holds a queue manager's files; choose another --out or remove it")
+        out.mkdir(parents=True, exist_ok=True)
+        storage = DirectoryStorage(out / QM_DIR)
+    else:
+        storage = MemoryStorage()
+    cfg = RunConfig(platform_name, choice.maker(log_config), log_config, spec, seed, device,
+                    crash_after_writes, crash_at)
+    bar, update = _progress(f"{spec.workload} on {platform_name}")
+    try:
+        result = run_workload(cfg, storage, progress=update)
+    finally:
+        bar.close()
+        storage.close()
+    metrics = result.metrics
+    if out is not None:
+        _write_json(out / METRICS_FILE, metrics)
+        _write_json(out / JOURNAL_FILE, result.journal.to_json())
+        _write_json(out / RUN_FILE, {"version": 1, "platform": platform_name, "log": log_config,
+                                     "device": _device_for_restart(device),
+                                     "workload": spec.workload, "params": dict(spec.params), "seed": seed,
+                                     "crashed": result.crashed})
+        with open(out / MESSAGE_LOG, "a", encoding="utf-8") as log:
+            for line in result.messages:
+                log.write(line + "\n")
+    if as_json:
+        click.echo(json.dumps(metrics, sort_keys=True))
+        return
+    _print_metrics(metrics, out)
+
+
+def _device_for_restart(device: str) -> str:
+    """How run.json names the device: a built-in's name, or a profile file's absolute path
+    (so that restart finds it from any working directory)."""
+    path, name = device.rsplit(":", 1) if ".toml:" in device else (device, "")
+    if Path(path).is_file():
+        return str(Path(path).resolve()) + (f":{name}" if name else "")
+    return device
+
+
+def _print_metrics(m: dict, out) -> None:
+    state = "crashed" if m["crashed"] else "ended with a controlled shutdown"
+    click.echo(f"{m['workload']} on {m['platform']} ({m['device']}), seed {m['seed']}: "
+               f"{m['virtual_seconds']:.6f} virtual seconds, {state}")
+    rows = [
+        ("messages put / got", f"{m['messages_put']} / {m['messages_got']}"),
+        ("commits / backouts", f"{m['commits']} / {m['backouts']}"),
+        ("forces", m["forces"]),
+        ("logical bytes / writes", f"{m['logical_bytes']} / {m['logical_writes']}"),
+        ("physical bytes / writes", f"{m['physical_bytes']} / {m['physical_writes']}"),
+        ("write size short / long / max", f"{m['write_size_short']:.0f} / {m['write_size_long']:.0f} / "
+                                          f"{m['write_size_max']}"),
+        ("write time short / long / max (µs)", f"{m['write_time_short_us']:.1f} / {m['write_time_long_us']:.1f} / "
+                                               f"{m['write_time_max_us']:.1f}"),
+        ("checkpoints", m["checkpoints"]),
+        ("log in use, most (bytes)", m["active_log_used_bytes_max"]),
+        ("units of work rolled back / forward", f"{m['uows_rolled_back']} / {m['uows_rolled_forward']}"),
+        ("compression in / out (bytes)", f"{m['compression_in_bytes']} / {m['compression_out_bytes']}"),
+        ("workload fingerprint", m["fingerprint"][:16]),
+    ]
+    width = max(len(k) for k, _ in rows)
+    for key, value in rows:
+        click.echo(f"  {key:<{width}}  {value}")
+    if out is not None:
+        click.echo(f"Files in {out}: {QM_DIR}/ (log and queue files), {METRICS_FILE}, {JOURNAL_FILE}, {MESSAGE_LOG}")
+
+
+def _load_run(directory: Path) -> dict:
+    from mqlog.core.errors import MqlogError
+
+    path = directory / RUN_FILE
+    if not path.is_file():
+        raise MqlogError(f"{directory}: no {RUN_FILE}: not a directory written by 'mqlog run --out'")
+    try:
+        run = json.loads(path.read_text())
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise MqlogError(f"{path}: not valid JSON ({exc})") from None
+    for key, kind in (("platform", str), ("log", dict), ("device", str)):
+        if not isinstance(run, dict) or not isinstance(run.get(key), kind):
+            raise MqlogError(f"{path}: field {key!r} is missing or of the wrong type")
+    return run
+
+
+@cli.command("restart")
+@click.argument("directory", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--verify", is_flag=True, help="Check the recovered queues against the application journal.")
+@click.option("--json", "as_json", is_flag=True, help="Print the recovery report as JSON.")
+def restart_cmd(directory: Path, verify: bool, as_json: bool):
+    """Restart the queue manager a run left in DIRECTORY and report the recovery."""
+    from mqlog.core.errors import MqlogError
+    from mqlog.core.journal import Journal
+    from mqlog.core.run import restart_run
+    from mqlog.core.storage import DirectoryStorage
+    from mqlog.platforms import choose
+
+    run = _load_run(directory)
+    choice = choose(run["platform"])
+    log_config = choice.configure({k: str(v) for k, v in run["log"].items()})
+    journal = None
+    if verify:
+        path = directory / JOURNAL_FILE
+        if not path.is_file():
+            raise MqlogError(f"{directory}: no {JOURNAL_FILE} to verify against")
+        try:
+            data = json.loads(path.read_text())
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise MqlogError(f"{path}: not valid JSON ({exc})") from None
+        journal = Journal.from_json(data, source=str(path))
+    if not (directory / QM_DIR).is_dir():
+        raise MqlogError(f"{directory}: no {QM_DIR}/ directory with the queue manager's files")
+    storage = DirectoryStorage(directory / QM_DIR)
+    try:
+        report, verdict, _ = restart_run(choice.maker(log_config), storage, device=run["device"], journal=journal)
+    finally:
+        storage.close()
+    with open(directory / MESSAGE_LOG, "a", encoding="utf-8") as log:
+        for line in report.messages:
+            log.write(line + "\n")
+    result = report.as_dict()
+    if verdict is not None:
+        result.update(verdict.as_dict())
+    if as_json:
+        click.echo(json.dumps(result, sort_keys=True))
+    else:
+        for line in report.messages:
+            click.echo(line)
+        click.echo(f"records replayed {report.records_replayed}, bytes read {report.bytes_read}, "
+                   f"units of work committed {report.uows_committed} / backed out {report.uows_backed_out} / "
+                   f"in doubt {report.uows_indoubt}, messages reconciled {report.messages_reconciled}, "
+                   f"queues loaded {report.queues_loaded}")
+        click.echo("phases (virtual s): " + ", ".join(f"{k} {v:.6f}" for k, v in report.phases.items()))
+        if verdict is not None:
+            click.echo("verify: " + ", ".join(f"{k} {v}" for k, v in verdict.as_dict().items())
+                       + ("  OK" if verdict.ok else "  FAILED"))
+    if verdict is not None and not verdict.ok:
+        raise click.exceptions.Exit(1)
+
+
+@cli.command("workloads")
+def workloads_cmd():
+    """List the built-in workloads with their parameters and defaults."""
+    from mqlog.core.spec import BUILTINS, describe
+
+    click.echo(describe(BUILTINS))
+
+
+@cli.command("config")
+@click.option("--platform", "platform_name", required=True, help="distributed, zos, or reference.")
+@click.option("--set", "sets", multiple=True, metavar="log.PARAM=VALUE", help="A log parameter; repeatable.")
+@click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
+def config_cmd(platform_name, sets, as_json):
+    """Show a platform's effective log configuration, validated."""
+    from mqlog.core.spec import parse_set
+    from mqlog.platforms import choose
+
+    parsed = parse_set(list(sets))
+    if parsed.get("workload"):
+        raise click.UsageError("config takes log.PARAM=VALUE settings only")
+    choice = choose(platform_name)
+    values = choice.configure(parsed.get("log", {}))
+    if as_json:
+        click.echo(json.dumps({"platform": platform_name, "log": values}, sort_keys=True))
+        return
+    click.echo(f"platform {platform_name}: {choice.description}")
+    for p in choice.params:
+        mark = "" if values[p.name] == p.default else "   (set)"
+        click.echo(f"  {p.name:<24} {values[p.name]:>12}   {p.low}..{p.high}  {p.doc}{mark}")
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point: run the CLI, turning mqlog's own errors into one line on stderr."""
     try:
-        cli.main(args=argv, prog_name="mqlog", standalone_mode=False)
+        # Without standalone mode, click returns an Exit's code instead of raising it.
+        code = cli.main(args=argv, prog_name="mqlog", standalone_mode=False)
+        if isinstance(code, int):
+            return code
     except click.exceptions.Exit as exc:
         return exc.exit_code
     except click.ClickException as exc:
-        exc.show()
+        # One line, like mqlog's own errors; usage errors point at --help.
+        hint = ""
+        if isinstance(exc, click.UsageError) and exc.ctx is not None:
+            hint = f" (see '{exc.ctx.command_path} --help')"
+        click.echo(f"mqlog: error: {exc.format_message()}{hint}", err=True)
         return exc.exit_code
     except click.exceptions.Abort:
         click.echo("aborted", err=True)

@@ -1,0 +1,167 @@
+"""Running a workload on a platform, crashing it on request, and the one metrics schema.
+
+:func:`run_workload` starts a queue manager on a platform over a storage, runs one
+workload spec with one seed in virtual time, optionally crashes it (after a number of
+physical writes, or at a virtual time), and returns the metrics every platform reports in
+the same schema (issue 4's contract; platforms add keys under ``platform_*``) with the
+application journal. :func:`restart_run` restarts a queue manager on what a run left and,
+given the journal, verifies it.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import attrs
+import simpy
+
+from mqlog.core.devices import Device, get_profile
+from mqlog.core.errors import MqlogError, SimulatedCrash
+from mqlog.core.faults import FaultInjectingStorage, FaultPlan
+from mqlog.core.journal import Journal
+from mqlog.core.platform import Platform
+from mqlog.core.qmgr import QmConfig, QueueManager
+from mqlog.core.storage import Storage
+from mqlog.core.workloads import RUNNERS, Context
+
+#: virtual time between progress reports (and checks that the workload still moves)
+PROGRESS_STEP_US = 100_000.0
+
+
+class WorkloadStalled(MqlogError):
+    """Every application waits and nothing can wake them: the workload cannot finish."""
+
+
+@attrs.frozen
+class RunConfig:
+    """Everything that determines a run: same config, same bytes, same metrics."""
+
+    platform: str
+    make_platform: Callable[[Storage], Platform]
+    log_config: dict  # the platform's effective log parameters, for the metrics' "config"
+    spec: object  # a WorkloadSpec
+    seed: int = 0
+    device: str = "ssd"
+    crash_after_writes: int | None = None
+    crash_at_s: float | None = None
+    qm_config: QmConfig = QmConfig()
+
+
+@attrs.define
+class RunResult:
+    metrics: dict
+    journal: Journal
+    qm: QueueManager
+    storage: FaultInjectingStorage
+    crashed: bool
+    messages: list
+
+
+def run_workload(cfg: RunConfig, storage: Storage, progress: Callable[[float, int], None] | None = None) -> RunResult:
+    """Run ``cfg`` on ``storage`` to the end (a controlled shutdown) or to the planned crash."""
+    fs = FaultInjectingStorage(storage, FaultPlan(crash_after_writes=cfg.crash_after_writes), keep_write_log=False)
+    env = simpy.Environment()
+    device = Device(env, get_profile(cfg.device))
+    qm = QueueManager(env, cfg.make_platform(fs), fs, device, cfg.qm_config)
+    journal = Journal()
+    ctx = Context(env, qm, cfg.spec, cfg.seed, journal)
+
+    def main():
+        yield from qm.start()
+        yield from RUNNERS[cfg.spec.workload](ctx)
+        yield from qm.shutdown()
+
+    proc = env.process(main())
+    crash_at = cfg.crash_at_s * 1e6 if cfg.crash_at_s is not None else None
+    crashed = False
+    try:
+        while not proc.triggered:
+            target = env.now + PROGRESS_STEP_US
+            if crash_at is not None:
+                target = min(target, crash_at)
+            if env.peek() == float("inf"):
+                raise WorkloadStalled(f"workload {cfg.spec.workload!r} stalled at {env.now / 1e6:.6f} virtual "
+                                      f"seconds: every application is waiting")
+            # Stop at the step's end or as soon as the workload finishes, whichever is first.
+            env.run(until=env.any_of([proc, env.timeout(target - env.now)]))
+            if progress is not None:
+                progress(env.now / 1e6, qm.writer.stats.logical_writes if qm.writer else 0)
+            if crash_at is not None and env.now >= crash_at and not proc.triggered:
+                fs.crash()
+                crashed = True
+                break
+        if proc.triggered and not proc.ok:
+            raise proc.value
+    except SimulatedCrash:
+        crashed = True
+    journal.crash()
+    metrics = collect_metrics(cfg, qm, ctx, env, crashed)
+    return RunResult(metrics, journal, qm, fs, crashed, list(qm.messages))
+
+
+def collect_metrics(cfg: RunConfig, qm: QueueManager, ctx: Context, env: simpy.Environment, crashed: bool) -> dict:
+    """The metrics schema shared by every platform (issue 4), plus ``platform_*`` extras."""
+    stats = qm.writer.stats if qm.writer is not None else None
+    c = qm.counters
+    space = qm.platform.space
+    s = stats.as_dict() if stats is not None else {}
+    metrics = {
+        "platform": cfg.platform,
+        "workload": cfg.spec.workload,
+        "seed": cfg.seed,
+        "device": cfg.device,
+        "config": dict(cfg.log_config),
+        "params": dict(cfg.spec.params),
+        "fingerprint": ctx.fingerprint(),
+        "crashed": crashed,
+        "virtual_seconds": env.now / 1e6,
+        "messages_put": c.messages_put,
+        "messages_got": c.messages_got,
+        "commits": c.commits,
+        "backouts": c.backouts,
+        "round_trips": ctx.counters.round_trips,
+        "forces": s.get("forces", 0),
+        "logical_bytes": s.get("logical_bytes", 0),
+        "physical_bytes": s.get("physical_bytes", 0),
+        "logical_writes": s.get("logical_writes", 0),
+        "physical_writes": s.get("physical_writes", 0),
+        "write_size_short": s.get("write_size_short", 0.0),
+        "write_size_long": s.get("write_size_long", 0.0),
+        "write_size_max": s.get("write_size_max", 0),
+        "write_time_short_us": s.get("write_time_short_us", 0.0),
+        "write_time_long_us": s.get("write_time_long_us", 0.0),
+        "write_time_max_us": s.get("write_time_max_us", 0.0),
+        "buffer_waits": s.get("buffer_waits", 0),
+        "checkpoints": c.checkpoints,
+        "log_switches": getattr(space, "switches", 0),
+        "active_log_capacity_bytes": getattr(space, "capacity_bytes", 0),
+        "active_log_used_bytes_max": qm.log_used_max,
+        "log_full_events": c.log_full_events,
+        "uows_rolled_back": c.uows_rolled_back,
+        "uows_rolled_forward": c.uows_rolled_forward,
+        "shunts": c.shunts,
+        "archive_offloads": getattr(space, "archive_offloads", 0),
+        "compression_in_bytes": c.compression_in_bytes,
+        "compression_out_bytes": c.compression_out_bytes,
+        "queue_file_bytes_written": c.queue_file_bytes_written,
+        "queue_file_bytes_read": c.queue_file_bytes_read,
+        "applications_backed_out": ctx.counters.backed_out_by_qmgr,
+    }
+    extra = getattr(space, "metrics", None)
+    if callable(extra):
+        metrics.update({f"platform_{k}": v for k, v in extra().items()})
+    return metrics
+
+
+def restart_run(make_platform: Callable[[Storage], Platform], storage: Storage, *, device: str = "ssd",
+                qm_config: QmConfig = QmConfig(), journal: Journal | None = None):
+    """Restart a queue manager on ``storage``; returns (report, verdict or None, qm)."""
+    env = simpy.Environment()
+    qm = QueueManager(env, make_platform(storage), storage, Device(env, get_profile(device)), qm_config)
+    proc = env.process(qm.start())
+    env.run(until=proc)
+    report = proc.value
+    if report is None:
+        raise MqlogError("there was no log to recover: the directory held no queue manager")
+    verdict = journal.verify(qm) if journal is not None else None
+    return report, verdict, qm

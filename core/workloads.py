@@ -1,0 +1,354 @@
+"""The built-in workloads (SPEC §6) as simulated applications issuing MQI calls in virtual time.
+
+Each workload is a function that, given a :class:`Context`, starts SimPy processes (the
+applications) on a running queue manager. Applications go through :class:`App`, which
+journals what each call told the application (for ``restart --verify``) and fingerprints
+the operations it *issued* – call, queue, persistence, syncpoint, payload bytes.
+
+Each application's stream of calls is fixed by the spec and the seed; a platform's timing
+changes only how the streams interleave and, for workloads bounded by a duration, how far
+each one gets. So the **fingerprint** hashes the spec, the seed and the first
+``FINGERPRINT_OPS`` calls of every application: two runs of one spec on different platforms
+offered identical work exactly when their fingerprints agree.
+
+Payload bytes come from :mod:`mqlog.core.payload`, drawn from a generator seeded per
+application, so the same spec and seed give the same bytes on every platform.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from typing import Callable, Generator
+
+import attrs
+import simpy
+
+from mqlog.core.journal import Journal
+from mqlog.core.payload import make_payload
+from mqlog.core.uow import MqiError, Reason
+
+#: calls of each application that the fingerprint covers (every platform issues at least these)
+FINGERPRINT_OPS = 32
+
+
+@attrs.define
+class WorkloadCounters:
+    """Application-level figures the workload itself knows."""
+
+    round_trips: int = 0
+    backed_out_by_qmgr: int = 0  # MQRC_BACKED_OUT seen by applications
+    failed_calls: int = 0  # other MQI errors (queue full, syncpoint limit)
+    no_message: int = 0  # gets that timed out with MQRC_NO_MSG_AVAILABLE
+
+
+class Context:
+    """What a workload needs: the queue manager, its spec, randomness, the journal."""
+
+    def __init__(self, env: simpy.Environment, qm, spec, seed: int, journal: Journal):
+        self.env = env
+        self.qm = qm
+        self.spec = spec
+        self.seed = seed
+        self.journal = journal
+        self.counters = WorkloadCounters()
+        self.apps: list[App] = []
+        self.payload_kind = spec.get("payload")
+
+    def rng_for(self, name: str) -> random.Random:
+        # A string seed is hashed (SHA-512) by random.Random: stable across runs and machines.
+        return random.Random(f"{self.seed}/{self.spec.workload}/{name}")
+
+    def app(self, name: str) -> "App":
+        app = App(self, name)
+        self.apps.append(app)
+        return app
+
+    def fingerprint(self) -> str:
+        """The spec, the seed and every application's first calls, applications in name order."""
+        h = hashlib.sha256()
+        h.update(repr((self.spec.workload, sorted(self.spec.params.items()), self.seed)).encode())
+        for app in sorted(self.apps, key=lambda a: a.name):
+            h.update(app.name.encode())
+            h.update(app.digest.digest())
+        return h.hexdigest()
+
+    @property
+    def now_s(self) -> float:
+        return self.env.now / 1e6
+
+
+class App:
+    """One simulated application: a connection whose calls are journalled and fingerprinted."""
+
+    def __init__(self, ctx: Context, name: str):
+        self.ctx = ctx
+        self.name = name
+        self.conn = ctx.qm.connect(name)
+        self.rng = ctx.rng_for(name)
+        self.digest = hashlib.sha256()
+        self.calls = 0
+        self._uow = 0
+
+    @property
+    def key(self) -> str:
+        return f"{self.name}.{self._uow}"
+
+    def payload(self, size: int) -> bytes:
+        return make_payload(self.ctx.payload_kind, size, self.rng)
+
+    def _issued(self, *parts) -> None:
+        self.calls += 1
+        if self.calls <= FINGERPRINT_OPS:
+            self.digest.update(repr(parts).encode())
+
+    def _backed_out(self) -> None:
+        self.ctx.journal.ended(self.key, committed=False)
+        self.ctx.counters.backed_out_by_qmgr += 1
+        self._uow += 1
+
+    def put(self, queue: str, data: bytes, *, persistent: bool = True, syncpoint: bool = True) -> Generator:
+        """MQPUT; returns the message id, or None if the call failed (counted)."""
+        self._issued("put", queue, persistent, syncpoint, hashlib.sha256(data).digest())
+        try:
+            msg_id = yield from self.conn.put(queue, data, persistent=persistent, syncpoint=syncpoint)
+        except MqiError as exc:
+            self._failed(exc)
+            return None
+        self.ctx.journal.put(self.key, msg_id, queue, persistent, syncpoint)
+        return msg_id
+
+    def get(self, queue: str, *, syncpoint: bool = True, wait_us: float = 0.0) -> Generator:
+        """MQGET (waiting up to ``wait_us``); returns the message or None."""
+        self._issued("get", queue, syncpoint)
+        journal = self.ctx.journal
+        journal.get_asked(queue, syncpoint)
+        try:
+            got = yield from self.conn.get(queue, syncpoint=syncpoint, wait_us=wait_us)
+        except MqiError as exc:
+            journal.get_failed(queue, syncpoint)
+            if exc.reason is Reason.MQRC_NO_MSG_AVAILABLE:
+                self.ctx.counters.no_message += 1
+            else:
+                self._failed(exc)
+            return None
+        journal.got(self.key, got.msg_id, queue, syncpoint)
+        return got
+
+    def commit(self) -> Generator:
+        """MQCMIT; True if it committed."""
+        self._issued("commit")
+        journal = self.ctx.journal
+        journal.commit_asked(self.key)
+        try:
+            yield from self.conn.commit()
+        except MqiError as exc:
+            self._failed(exc)
+            return False
+        journal.ended(self.key, committed=True)
+        self._uow += 1
+        return True
+
+    def backout(self) -> Generator:
+        self._issued("backout")
+        self.ctx.journal.backout_asked(self.key)
+        yield from self.conn.backout()
+        self.ctx.journal.ended(self.key, committed=False)
+        self._uow += 1
+
+    def prepare(self, xid: bytes) -> Generator:
+        """Phase one of two-phase commit; the unit of work then belongs to the coordinator."""
+        self._issued("prepare", xid)
+        try:
+            uow_id = yield from self.conn.prepare(xid)
+        except MqiError as exc:
+            self._failed(exc)
+            return None
+        self.ctx.journal.prepared(self.key, uow_id)
+        self.conn.uow = None
+        self._uow += 1
+        return uow_id
+
+    def _failed(self, exc: MqiError) -> None:
+        if exc.reason is Reason.MQRC_BACKED_OUT:
+            self._backed_out()
+        else:
+            self.ctx.counters.failed_calls += 1
+
+
+# --- the built-ins -------------------------------------------------------------------------
+
+def _define(ctx: Context, names, max_depth: int = 999_999_999) -> Generator:
+    for name in names:
+        if name not in ctx.qm.queues:
+            yield from ctx.qm.define_queue(name, max_depth=max_depth)
+
+
+def requester_responder(ctx: Context) -> Generator:
+    """MQ-CPH style: requesters put a request and wait for the reply; responders get each
+    request and put a reply of the same size; ``rate`` paces the requesters in total."""
+    p = ctx.spec.get
+    pairs = p("queue_pairs")
+    persistent = p("persistent")
+    syncpoint = persistent
+    size = p("message_size")
+    stop = p("duration") * 1e6
+    requests = [f"CPH.REQUEST.{i:03d}" for i in range(pairs)]
+    replies = [f"CPH.REPLY.{i:03d}" for i in range(pairs)]
+    yield from _define(ctx, requests + replies)
+    env = ctx.env
+    rate = p("rate")
+    interval = p("requesters") / rate * 1e6 if rate else 0.0
+
+    def requester(n: int):
+        app = ctx.app(f"REQUESTER{n:05d}")
+        pair = n % pairs
+        while env.now < stop:
+            started = env.now
+            yield from app.put(requests[pair], app.payload(size), persistent=persistent, syncpoint=syncpoint)
+            if syncpoint:
+                yield from app.commit()
+            got = yield from app.get(replies[pair], syncpoint=syncpoint, wait_us=max(0.0, stop - env.now))
+            if got is not None:
+                if syncpoint:
+                    yield from app.commit()
+                ctx.counters.round_trips += 1
+            if interval:
+                wait = app.rng.expovariate(1 / interval) - (env.now - started)
+                if wait > 0:
+                    yield env.timeout(wait)
+
+    def responder(n: int):
+        app = ctx.app(f"RESPONDER{n:05d}")
+        pair = n % pairs
+        while env.now < stop:
+            got = yield from app.get(requests[pair], syncpoint=syncpoint, wait_us=max(0.0, stop - env.now))
+            if got is None:
+                continue
+            yield from app.put(replies[pair], app.payload(len(got.data)), persistent=persistent, syncpoint=syncpoint)
+            if syncpoint:
+                yield from app.commit()
+
+    procs = [env.process(responder(n)) for n in range(p("responders"))]
+    procs += [env.process(requester(n)) for n in range(p("requesters"))]
+    yield simpy.AllOf(env, procs)
+
+
+def putget_pairs(ctx: Context) -> Generator:
+    """Each pair has its own queue: a putter puts (and commits) messages, a getter gets them."""
+    p = ctx.spec.get
+    pairs, count, size = p("pairs"), p("messages_per_pair"), p("message_size")
+    syncpoint, persistent = p("syncpoint"), p("persistent")
+    queues = [f"PAIR.{i:05d}" for i in range(pairs)]
+    yield from _define(ctx, queues)
+    env = ctx.env
+
+    def putter(i: int):
+        app = ctx.app(f"PUTTER{i:05d}")
+        for _ in range(count):
+            yield from app.put(queues[i], app.payload(size), persistent=persistent, syncpoint=syncpoint)
+            if syncpoint:
+                yield from app.commit()
+
+    def getter(i: int):
+        app = ctx.app(f"GETTER{i:05d}")
+        for _ in range(count):
+            got = yield from app.get(queues[i], syncpoint=syncpoint, wait_us=60e6)
+            if got is None:
+                return
+            if syncpoint:
+                yield from app.commit()
+
+    procs = [env.process(getter(i)) for i in range(pairs)] + [env.process(putter(i)) for i in range(pairs)]
+    yield simpy.AllOf(env, procs)
+
+
+def long_uow(ctx: Context) -> Generator:
+    """One unit of work opens early and never commits (or is prepared and never resolved)
+    while background workers keep logging: the log must act (roll back, roll forward, shunt)."""
+    p = ctx.spec.get
+    size, stop = p("message_size"), p("duration") * 1e6
+    background = p("background")
+    queues = ["LONG.UOW"] + [f"BACKGROUND.{i:04d}" for i in range(background)]
+    yield from _define(ctx, queues)
+    env = ctx.env
+
+    def long_app():
+        app = ctx.app("LONGUOW")
+        for _ in range(p("long_messages")):
+            yield from app.put("LONG.UOW", app.payload(size))
+        if p("prepared"):
+            yield from app.prepare(b"MQLOG.LONG.UOW.XID")
+            return  # the coordinator never answers: in doubt to the end
+        yield env.timeout(max(0.0, stop - env.now))
+        # The application comes back at last: commit, or learn it was backed out (2003).
+        yield from app.commit()
+
+    def worker(i: int):
+        app = ctx.app(f"BACKGROUND{i:04d}")
+        queue = queues[1 + i]
+        while env.now < stop:
+            yield from app.put(queue, app.payload(size))
+            yield from app.commit()
+            yield from app.get(queue, wait_us=1e6)
+            yield from app.commit()
+
+    procs = [env.process(long_app())] + [env.process(worker(i)) for i in range(background)]
+    yield simpy.AllOf(env, procs)
+
+
+def log_fill(ctx: Context) -> Generator:
+    """One uncommitted message held open per queue, then a stream of messages in units of
+    work: the held units pin the log's tail while the stream fills it."""
+    p = ctx.spec.get
+    queues = [f"FILL.{i:04d}" for i in range(p("queues"))]
+    size, total, transactions = p("message_size"), p("messages"), p("transactions")
+    commit = p("commit")
+    yield from _define(ctx, queues)
+    env = ctx.env
+    for i, queue in enumerate(queues):
+        holder = ctx.app(f"HOLDER{i:04d}")
+        yield from holder.put(queue, holder.payload(size))
+    filler = ctx.app("FILLER")
+    per = max(1, -(-total // transactions))
+    sent = 0
+    while sent < total:
+        for _ in range(min(per, total - sent)):
+            yield from filler.put(queues[sent % len(queues)], filler.payload(size))
+            sent += 1
+        if commit:
+            yield from filler.commit()
+        else:
+            yield from filler.backout()
+    yield env.timeout(0)
+
+
+def deep_queue(ctx: Context) -> Generator:
+    """Queues pre-loaded with many committed messages, then a small workload beside them."""
+    p = ctx.spec.get
+    queues = [f"DEEP.{i:04d}" for i in range(p("queues"))]
+    size = p("message_size")
+    yield from _define(ctx, queues)
+    loader = ctx.app("LOADER")
+    for i in range(p("depth") * len(queues)):  # depth messages on each queue
+        yield from loader.put(queues[i % len(queues)], loader.payload(size))
+        if i % 100 == 99:
+            yield from loader.commit()
+    yield from loader.commit()
+    worker = ctx.app("WORKER")
+    for i in range(p("then_messages")):
+        queue = queues[i % len(queues)]
+        yield from worker.put(queue, worker.payload(size))
+        yield from worker.commit()
+        yield from worker.get(queue)
+        yield from worker.commit()
+
+
+#: name -> the function that runs it
+RUNNERS: dict[str, Callable[[Context], Generator]] = {
+    "requester-responder": requester_responder,
+    "putget-pairs": putget_pairs,
+    "long-uow": long_uow,
+    "log-fill": log_fill,
+    "deep-queue": deep_queue,
+}

@@ -1,0 +1,97 @@
+"""The platforms a user can name (``--platform``), their log parameters, and how to build them.
+
+Each entry knows its parameters (``log.PARAM`` in the platform's own names: qm.ini names for
+distributed, CSQ6LOGP/CSQ6SYSP names for z/OS), their defaults and ranges, and how to build
+the platform over a storage. ``reference`` is the core's own idealised log (one growing
+file, no limits), useful as a baseline. ``distributed`` and ``zos`` are turned on by their
+own issues; until then naming them is a clear error.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import attrs
+
+from mqlog.core.errors import MqlogError, ParameterError
+from mqlog.core.platform import Platform, reference_platform
+from mqlog.core.storage import Storage
+
+
+class PlatformUnavailable(MqlogError):
+    """A platform the command line knows of but the model does not provide yet."""
+
+
+@attrs.frozen
+class LogParam:
+    name: str
+    default: int
+    low: int
+    high: int
+    doc: str
+
+    def parse(self, text: str) -> int:
+        try:
+            value = int(str(text).replace("_", ""), 0)
+        except ValueError:
+            raise ParameterError(f"log.{self.name}", text, f"a whole number from {self.low} to {self.high}") from None
+        if not self.low <= value <= self.high:
+            raise ParameterError(f"log.{self.name}", value, f"{self.low} to {self.high}")
+        return value
+
+
+@attrs.frozen
+class PlatformChoice:
+    name: str
+    description: str
+    params: tuple[LogParam, ...] = ()
+    factory: Callable[[Storage, dict], Platform] | None = None
+    unavailable: str = ""  # why not yet
+
+    def configure(self, overrides: dict[str, str]) -> dict:
+        """The effective log parameters: defaults with ``overrides`` (text) applied and checked."""
+        if self.factory is None:
+            raise PlatformUnavailable(f"platform {self.name!r} is not available yet: {self.unavailable}")
+        known = {p.name.lower(): p for p in self.params}
+        values = {p.name: p.default for p in self.params}
+        for key, text in overrides.items():
+            param = known.get(key.lower())
+            if param is None:
+                raise ParameterError(f"log.{key}", text, f"a log parameter of platform {self.name}: "
+                                     + ", ".join(p.name for p in self.params))
+            values[param.name] = param.parse(text)
+        return values
+
+    def maker(self, values: dict) -> Callable[[Storage], Platform]:
+        factory = self.factory
+        return lambda storage: factory(storage, values)
+
+
+def _reference(storage: Storage, values: dict) -> Platform:
+    if values["write_threshold_pages"] > values["buffer_pages"]:
+        raise ParameterError("log.write_threshold_pages", values["write_threshold_pages"],
+                             f"1 to log.buffer_pages ({values['buffer_pages']})")
+    return reference_platform(storage, checkpoint_records=values["checkpoint_records"],
+                              buffer_pages=values["buffer_pages"],
+                              write_threshold_pages=values["write_threshold_pages"])
+
+
+PLATFORMS: dict[str, PlatformChoice] = {
+    "reference": PlatformChoice(
+        "reference", "the core's idealised log: one growing file, no space limits",
+        (LogParam("checkpoint_records", 10_000, 1, 16_000_000, "log records between checkpoints"),
+         LogParam("buffer_pages", 512, 2, 65_535, "log buffer size in 4 KiB pages"),
+         LogParam("write_threshold_pages", 20, 1, 65_535, "full buffer pages that start a write nobody forced")),
+        _reference),
+    "distributed": PlatformChoice("distributed", "Linux/UNIX/Windows queue manager log",
+                                  unavailable="it is being built (issue 5); use --platform reference meanwhile"),
+    "zos": PlatformChoice("zos", "z/OS log: active logs, BSDS, archive",
+                          unavailable="it is being built (issue 6); use --platform reference meanwhile"),
+}
+
+
+def choose(name: str) -> PlatformChoice:
+    choice = PLATFORMS.get(name)
+    if choice is None:
+        raise ParameterError("--platform", name, ", ".join(PLATFORMS))
+    return choice

@@ -1,0 +1,207 @@
+"""`mqlog run / restart / workloads / config` through the real entry point (issue 4's contract)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+import sys
+
+import pytest
+
+#: small settings per built-in so that each run takes well under a second
+SMALL = {
+    "requester-responder": ["workload.requesters=3", "workload.responders=3", "workload.queue_pairs=2",
+                            "workload.duration=0.05"],
+    "putget-pairs": ["workload.pairs=3", "workload.messages_per_pair=40"],
+    "long-uow": ["workload.background=2", "workload.duration=0.05"],
+    "log-fill": ["workload.queues=3", "workload.messages=300", "workload.transactions=20"],
+    "deep-queue": ["workload.queues=2", "workload.depth=300", "workload.then_messages=20"],
+}
+AVAILABLE_PLATFORMS = ["reference"]  # the platform issues add theirs
+
+SCHEMA = ("platform workload seed device config virtual_seconds messages_put messages_got commits backouts "
+          "forces logical_bytes physical_bytes logical_writes physical_writes write_size_short write_size_long "
+          "write_size_max write_time_short_us write_time_long_us write_time_max_us checkpoints log_switches "
+          "active_log_capacity_bytes active_log_used_bytes_max log_full_events uows_rolled_back "
+          "uows_rolled_forward shunts archive_offloads compression_in_bytes compression_out_bytes").split()
+RESTART_SCHEMA = ("records_replayed bytes_read uows_backed_out uows_committed uows_indoubt messages_reconciled "
+                  "queues_loaded restart_virtual_seconds phases").split()
+VERIFY = ("committed_missing", "uncommitted_present", "duplicates", "indoubt")
+
+
+def mqlog(*args):
+    return subprocess.run([sys.executable, "-m", "mqlog", *map(str, args)], capture_output=True, text=True,
+                          timeout=300)
+
+
+def sets(workload):
+    return [x for item in SMALL[workload] for x in ("--set", item)]
+
+
+def one_line_error(out, *words):
+    assert out.returncode == 2, (out.returncode, out.stdout, out.stderr)
+    assert "Traceback" not in out.stderr
+    assert len(out.stderr.strip().splitlines()) <= 3  # click's usage line, hint and the error
+    for word in words:
+        assert word in out.stderr, (word, out.stderr)
+
+
+@pytest.mark.parametrize("platform", AVAILABLE_PLATFORMS)
+@pytest.mark.parametrize("workload", sorted(SMALL))
+def test_every_builtin_runs_and_reports_the_schema(platform, workload):
+    out = mqlog("run", "--platform", platform, "--workload", workload, *sets(workload), "--json")
+    assert out.returncode == 0, out.stderr
+    m = json.loads(out.stdout)
+    assert set(SCHEMA) <= set(m)
+    assert m["platform"] == platform and m["workload"] == workload and not m["crashed"]
+    assert m["virtual_seconds"] > 0 and m["checkpoints"] >= 2  # start and shutdown
+    assert m["physical_bytes"] >= m["physical_writes"] * 4096 > 0
+    if workload != "log-fill" or True:
+        assert m["messages_put"] > 0
+
+
+def test_putget_pairs_numbers_follow_the_parameters():
+    out = mqlog("run", "--platform", "reference", "--workload", "putget-pairs", "--set", "workload.pairs=2",
+                "--set", "workload.messages_per_pair=25", "--json")
+    m = json.loads(out.stdout)
+    assert m["messages_put"] == 50 and m["messages_got"] == 50
+    assert m["commits"] == 100  # a commit after each put and each get
+    out = mqlog("run", "--platform", "reference", "--workload", "putget-pairs", "--set", "workload.pairs=2",
+                "--set", "workload.messages_per_pair=25", "--set", "workload.persistent=false", "--json")
+    np = json.loads(out.stdout)
+    assert np["logical_bytes"] < m["logical_bytes"] / 5  # non-persistent work is never logged
+
+
+def test_crash_then_restart_verify_passes(tmp_path):
+    out = mqlog("run", "--platform", "reference", "--workload", "putget-pairs", "--set", "workload.pairs=4",
+                "--set", "workload.messages_per_pair=60", "--crash-after-writes", "70", "--out", tmp_path, "--json")
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["crashed"]
+    for name in ("metrics.json", "journal.json", "run.json", "messages.log"):
+        assert (tmp_path / name).is_file(), name
+    restarted = mqlog("restart", tmp_path, "--verify", "--json")
+    assert restarted.returncode == 0, restarted.stderr
+    report = json.loads(restarted.stdout)
+    assert set(RESTART_SCHEMA) <= set(report) and set(VERIFY) <= set(report)
+    assert report["committed_missing"] == report["uncommitted_present"] == report["duplicates"] == 0
+    assert report["records_replayed"] > 0
+    assert "Restart complete" in (tmp_path / "messages.log").read_text()
+
+
+def test_crash_at_a_virtual_time(tmp_path):
+    out = mqlog("run", "--platform", "reference", "--workload", "requester-responder", *sets("requester-responder"),
+                "--crash-at", "0.02", "--out", tmp_path, "--json")
+    m = json.loads(out.stdout)
+    assert m["crashed"] and m["virtual_seconds"] == pytest.approx(0.02)
+    restarted = mqlog("restart", tmp_path, "--verify")
+    assert restarted.returncode == 0, restarted.stdout + restarted.stderr
+    assert "OK" in restarted.stdout
+
+
+def test_verify_fails_when_a_committed_message_is_missing(tmp_path):
+    mqlog("run", "--platform", "reference", "--workload", "deep-queue", *sets("deep-queue"), "--out", tmp_path)
+    journal = json.loads((tmp_path / "journal.json").read_text())
+    # Claim one more committed message than the queue manager ever had.
+    journal["messages"]["00" * 24] = ["DEEP.0000", True, "committed", ""]
+    (tmp_path / "journal.json").write_text(json.dumps(journal))
+    out = mqlog("restart", tmp_path, "--verify", "--json")
+    assert out.returncode == 1
+    assert json.loads(out.stdout)["committed_missing"] == 1
+
+
+def test_same_spec_and_seed_give_byte_identical_logs_and_metrics(tmp_path):
+    def run(where, seed):
+        out = mqlog("run", "--platform", "reference", "--workload", "requester-responder",
+                    *sets("requester-responder"), "--seed", seed, "--out", where, "--json")
+        digest = hashlib.sha256()
+        for path in sorted((where / "qm").iterdir()):
+            digest.update(path.name.encode() + path.read_bytes())
+        return json.loads(out.stdout), digest.hexdigest()
+
+    a, b, c = run(tmp_path / "a", 3), run(tmp_path / "b", 3), run(tmp_path / "c", 4)
+    assert a == b
+    assert a[1] != c[1] and a[0]["fingerprint"] != c[0]["fingerprint"]
+
+
+def test_a_spec_file_gives_the_same_run_as_the_same_settings(tmp_path):
+    spec = tmp_path / "pairs.toml"
+    spec.write_text('workload = "putget-pairs"\nseed = 9\n[params]\npairs = 2\nmessages_per_pair = 30\n'
+                    'payload = "padded-records"\n')
+    from_file = json.loads(mqlog("run", "--platform", "reference", "--workload", spec, "--json").stdout)
+    from_flags = json.loads(mqlog("run", "--platform", "reference", "--workload", "putget-pairs",
+                                  "--set", "workload.pairs=2", "--set", "workload.messages_per_pair=30",
+                                  "--set", "workload.payload=padded-records", "--seed", "9", "--json").stdout)
+    assert from_file == from_flags
+
+
+def test_workloads_lists_every_builtin_with_its_parameters():
+    from mqlog.core.spec import BUILTINS
+
+    out = mqlog("workloads")
+    assert out.returncode == 0
+    for name, definition in BUILTINS.items():
+        assert name in out.stdout
+        for param in definition.params:
+            assert param.name in out.stdout
+
+
+def test_config_shows_and_validates_log_parameters():
+    out = mqlog("config", "--platform", "reference", "--set", "log.checkpoint_records=500", "--json")
+    assert json.loads(out.stdout)["log"]["checkpoint_records"] == 500
+    one_line_error(mqlog("config", "--platform", "reference", "--set", "log.checkpoint_records=0"),
+                   "log.checkpoint_records", "1 to 16000000")
+
+
+@pytest.mark.parametrize("args, words", [
+    (["run", "--platform", "reference", "--workload", "putget-pairs", "--set", "workload.pairs=0"],
+     ["pairs"]),
+    (["run", "--platform", "reference", "--workload", "putget-pairs", "--set", "workload.nonsense=1"],
+     ["nonsense"]),
+    (["run", "--platform", "reference", "--workload", "no-such-workload"], ["no-such-workload"]),
+    (["run", "--platform", "reference", "--workload", "putget-pairs", "--set", "log.buffer_pages=1"],
+     ["log.buffer_pages", "2 to 65535"]),
+    (["run", "--platform", "reference", "--workload", "putget-pairs", "--set", "log.no_such=3"], ["log.no_such"]),
+    (["run", "--platform", "mainframe", "--workload", "putget-pairs"], ["--platform", "mainframe"]),
+    (["run", "--platform", "distributed", "--workload", "putget-pairs"], ["distributed", "issue 5"]),
+    (["run", "--platform", "reference", "--workload", "putget-pairs", "--set", "noequals"], ["noequals"]),
+    (["run", "--platform", "reference", "--workload", "putget-pairs", "--crash-after-writes", "5",
+      "--crash-at", "1"], ["not both"]),
+])
+def test_bad_input_gives_a_one_line_error(args, words):
+    one_line_error(mqlog(*args), *words)
+
+
+def test_bad_spec_file_names_the_field(tmp_path):
+    spec = tmp_path / "bad.toml"
+    spec.write_text('workload = "putget-pairs"\n[params]\nmessage_size = "big"\n')
+    one_line_error(mqlog("run", "--platform", "reference", "--workload", spec), "message_size")
+    broken = tmp_path / "broken.toml"
+    broken.write_text('workload = "putget-pairs\n')
+    one_line_error(mqlog("run", "--platform", "reference", "--workload", broken), "broken.toml")
+
+
+def test_bad_directories_give_one_line_errors(tmp_path):
+    one_line_error(mqlog("restart", tmp_path), "run.json")
+    (tmp_path / "run.json").write_text("{not json")
+    one_line_error(mqlog("restart", tmp_path), "run.json")
+    assert mqlog("run", "--platform", "reference", "--workload", "putget-pairs", *sets("putget-pairs"),
+                 "--out", tmp_path / "used").returncode == 0
+    one_line_error(mqlog("run", "--platform", "reference", "--workload", "putget-pairs", "--out", tmp_path / "used"),
+                   "already holds")
+    (tmp_path / "used" / "journal.json").write_text('{"version": 1, "messages": {"zz": 1}}')
+    one_line_error(mqlog("restart", tmp_path / "used", "--verify"), "journal.json", "messages.zz")
+
+
+def test_a_user_device_profile_carries_over_to_restart(tmp_path):
+    profile = tmp_path / "slow.toml"
+    profile.write_text('[slow]\nbase = "nfs3"\nread_latency_us = 9000\n')
+    out = mqlog("run", "--platform", "reference", "--workload", "putget-pairs", *sets("putget-pairs"),
+                "--device", profile, "--crash-after-writes", "20", "--out", tmp_path / "run")
+    assert out.returncode == 0, out.stderr
+    fast = mqlog("run", "--platform", "reference", "--workload", "putget-pairs", *sets("putget-pairs"),
+                 "--crash-after-writes", "20", "--out", tmp_path / "fast")
+    assert fast.returncode == 0
+    slow_restart = json.loads(mqlog("restart", tmp_path / "run", "--json").stdout)
+    fast_restart = json.loads(mqlog("restart", tmp_path / "fast", "--json").stdout)
+    assert slow_restart["restart_virtual_seconds"] > 10 * fast_restart["restart_virtual_seconds"]
