@@ -156,6 +156,7 @@ class QueueManager:
         self._msg_counter = 0
         self._incarnation = 0
         self._checkpointing = False
+        self._checkpoint_finished: simpy.Event | None = None
         self._checkpoint_number = 0
         self._checkpoint_address = NO_ADDRESS
         self._records_since = 0
@@ -163,6 +164,8 @@ class QueueManager:
         self._appends = 0
         self._relieving = False
         self.stopped = False
+        #: the most log, head to tail, that restart would have needed at any moment sampled
+        self.log_used_max = 0
 
     # -- starting and stopping ---------------------------------------------------------------
 
@@ -199,7 +202,7 @@ class QueueManager:
 
     def shutdown(self) -> Generator:
         """A controlled shutdown (endmqm): a final checkpoint, then nothing more is accepted."""
-        yield from self.checkpoint("shutdown")
+        yield from self.checkpoint("shutdown", wait=True)
         self.stopped = True
 
     def connect(self, application: str) -> Connection:
@@ -236,11 +239,16 @@ class QueueManager:
         queue = self._queue(name)
         if queue.messages:
             raise MqiError(Reason.MQRC_OBJECT_IN_USE, f"{name} holds {queue.depth} messages")
-        yield from self._log(ObjectChange(ObjectAction.DELETE, ObjectType.QUEUE, name))
-        yield self.writer.force()
+        # Gone for applications at once: nothing may be put while the delete is logged.
+        del self.queues[name]
+        try:
+            yield from self._log(ObjectChange(ObjectAction.DELETE, ObjectType.QUEUE, name))
+            yield self.writer.force()
+        except MqiError:
+            self.queues[name] = queue
+            raise
         yield from self.device.file_op()
         queue.file.delete()
-        del self.queues[name]
 
     def _queue(self, name: str) -> Queue:
         queue = self.queues.get(name)
@@ -261,12 +269,18 @@ class QueueManager:
         if (not self._checkpointing
                 and self.platform.checkpoint_policy.due(self._records_since, self.env.now - self._last_checkpoint_us)):
             self.env.process(self.checkpoint("records"))
-        if self.platform.space_policy is not None and self._appends % SPACE_CHECK_INTERVAL == 0:
-            self._check_space()
+        if self._appends % SPACE_CHECK_INTERVAL == 0:
+            used = self.writer.next_address - self.tail()
+            if used > self.log_used_max:
+                self.log_used_max = used
+            if self.platform.space_policy is not None:
+                self._check_space()
         return address
 
     def _log_uow(self, uow: UnitOfWork, record_for, *, ending: bool = False) -> Generator:
         """Append a record of ``uow``, chained to its previous one; a Begin first if needed."""
+        if uow.doomed and not ending:
+            raise MqiError(Reason.MQRC_BACKED_OUT, "the queue manager backed the unit of work out to free log space")
         if not uow.logged:
             begin = yield from self._log(Begin(int(self.env.now), uow.application[:28], uow=uow.id))
             uow.first = uow.last = begin
@@ -300,7 +314,7 @@ class QueueManager:
         return (b"AMQ " + self.config.name[:8].encode("ascii").ljust(8)
                 + self._incarnation.to_bytes(4, "big") + self._msg_counter.to_bytes(8, "big"))
 
-    def _uow_for(self, conn: Connection) -> UnitOfWork:
+    def _uow_for(self, conn: Connection, *, adding: bool = True) -> UnitOfWork:
         uow = conn.uow
         if uow is None:
             uow = UnitOfWork(self._next_uow, conn.application, self.env.now)
@@ -311,7 +325,7 @@ class QueueManager:
             raise MqiError(Reason.MQRC_BACKED_OUT, "the queue manager backed the unit of work out to free log space")
         elif uow.state is UowState.PREPARED:
             raise MqiError(Reason.MQRC_UOW_IN_DOUBT, "the unit of work is prepared")
-        if len(uow.ops) >= self.config.max_uow_messages:
+        if adding and len(uow.ops) >= self.config.max_uow_messages:
             raise MqiError(Reason.MQRC_SYNCPOINT_LIMIT_REACHED, f"MAXUMSGS is {self.config.max_uow_messages}")
         return uow
 
@@ -427,10 +441,15 @@ class QueueManager:
             stored = queue.file.messages.get(message.msg_id) if queue.file is not None else None
             block = stored.first_block if stored is not None else 0
             record = Get(queue.name, message.msg_id, block, message.length, uow=uow.id if uow else 0)
-            if uow is None:
-                address = yield from self._log(record)
-            else:
-                address = yield from self._log_uow(uow, lambda prev: attrs.evolve(record, prev=prev))
+            try:
+                if uow is None:
+                    address = yield from self._log(record)
+                else:
+                    address = yield from self._log_uow(uow, lambda prev: attrs.evolve(record, prev=prev))
+            except MqiError:
+                queue.make_available(message)  # the get did not happen: the message is there for others
+                self._wake_getters(queue)
+                raise
         else:
             address = NO_ADDRESS
         if uow is None:
@@ -515,7 +534,7 @@ class QueueManager:
             self._wake_getters(queue)
 
     def _prepare(self, conn: Connection, xid: bytes):
-        uow = self._uow_for(conn)
+        uow = self._uow_for(conn, adding=False)
         if uow.logged:
             uow.prepare_address = yield from self._log_uow(
                 uow, lambda prev: Prepare(int(self.env.now), xid, uow=uow.id, prev=prev))
@@ -630,12 +649,16 @@ class QueueManager:
 
     # -- checkpoints -------------------------------------------------------------------------
 
-    def checkpoint(self, reason: str = "request") -> Generator:
+    def checkpoint(self, reason: str = "request", *, wait: bool = False) -> Generator:
         """Take a checkpoint (one at a time): record the active units of work, flush the queue
-        files (log first), and let the log's tail move. Returns False if one was running."""
-        if self._checkpointing:
-            return False
+        files (log first), and let the log's tail move. If one is running, return False at
+        once – or, with ``wait`` (shutdown, on request), wait for it and then take one."""
+        while self._checkpointing:
+            if not wait:
+                return False
+            yield self._checkpoint_finished
         self._checkpointing = True
+        self._checkpoint_finished = self.env.event()
         try:
             number = self._checkpoint_number + 1
             begin = yield from self._log(CheckpointBegin(number, int(self.env.now)))
@@ -670,6 +693,7 @@ class QueueManager:
             return True
         finally:
             self._checkpointing = False
+            self._checkpoint_finished.succeed()
 
     def _shunt(self, number: int) -> None:
         policy = self.platform.shunting

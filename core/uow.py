@@ -30,7 +30,13 @@ class MqiError(MqlogError):
 
     def __init__(self, reason: Reason, detail: str = ""):
         self.reason = Reason(reason)
-        super().__init__(f"{self.reason.name} ({int(self.reason)})" + (f": {detail}" if detail else ""))
+        self.detail = detail
+        # args are (reason, detail) so that the error can be rebuilt from them (SimPy
+        # re-raises a failed process's exception as type(e)(*e.args)).
+        super().__init__(int(self.reason), detail)
+
+    def __str__(self) -> str:
+        return f"{self.reason.name} ({int(self.reason)})" + (f": {self.detail}" if self.detail else "")
 
 
 class UowState(enum.Enum):
