@@ -72,6 +72,11 @@ class Journal:
 
     def put(self, key, msg_id: bytes, queue: str, persistent: bool, syncpoint: bool) -> None:
         m = _Msg(queue, persistent, key if syncpoint else None, "pending" if syncpoint else "committed")
+        earlier = self.messages.get(msg_id)
+        if earlier is not None:
+            # Got before its put returned (an out-of-syncpoint put is visible while its
+            # call finishes a spill): keep what the getter was told.
+            m.got = earlier.got
         self.messages[msg_id] = m
         if syncpoint:
             self._open.setdefault(key, []).append(("put", msg_id))
@@ -80,12 +85,13 @@ class Journal:
         if not syncpoint:
             self._gets_in_flight[queue] += 1
 
-    def got(self, key, msg_id: bytes, queue: str, syncpoint: bool) -> None:
+    def got(self, key, msg_id: bytes, queue: str, syncpoint: bool, persistent: bool = True) -> None:
         if not syncpoint:
             self._gets_in_flight[queue] -= 1
         m = self.messages.get(msg_id)
         if m is None:
-            return
+            # Its put has not returned yet; that it could be got means it was committed.
+            m = self.messages[msg_id] = _Msg(queue, persistent, None, "committed")
         if syncpoint:
             m.got = "pending"
             self._open.setdefault(key, []).append(("get", msg_id))

@@ -43,7 +43,7 @@ from collections.abc import Iterable
 
 import attrs
 
-from .errors import ParameterError, QueueFileError, StorageError
+from .errors import ParameterError, QueueFileError, SimulatedCrash, StorageError
 from .storage import Storage
 
 __all__ = [
@@ -407,6 +407,7 @@ class QueueFile:
         self._to_free: list[tuple[int, int]] = []
         self._dirty = False
         self._broken: str | None = None
+        self._broken_by: BaseException | None = None
         self._deleted = False
 
     def __repr__(self) -> str:
@@ -565,6 +566,9 @@ class QueueFile:
 
     def _usable(self) -> None:
         if self._broken is not None:
+            if self._broken_by is not None:
+                # The power went: every later use meets the same crash, not a format error.
+                raise SimulatedCrash(f"{self.file_name}: the storage crashed during a flush")
             raise QueueFileError(f"{self._broken}; reopen the queue file", source=self.file_name)
 
     def _get(self, msg_id: bytes) -> StoredMessage:
@@ -727,10 +731,11 @@ class QueueFile:
             storage.write(name, slot * BLOCK_SIZE, header.to_bytes())
             writes.append(BLOCK_SIZE)
             storage.sync(name)
-        except BaseException:
+        except BaseException as exc:
             # The new header may or may not reach the disk later: which version is durable
             # is unknown, so no block may be reused until the file is reopened.
             self._broken = f"flush to version {sequence} failed while writing its header"
+            self._broken_by = exc if isinstance(exc, SimulatedCrash) else None
             raise
 
         self.version, self._slot, self._extent = sequence, slot, extent

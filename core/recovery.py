@@ -263,6 +263,12 @@ class _Restart:
         elif kind is PutSegment:
             self.track(record.uow, address)
             pending = self.segments.get(record.msg_id)
+            if pending is None:
+                # Replay began between the message's put record and this segment (a
+                # checkpoint fell among its records): fetch the earlier ones by their chain.
+                pending = yield from self.segments_before(record)
+                if pending is not None:
+                    self.segments[record.msg_id] = pending
             if pending is not None:
                 pending[1].append(record.data)
                 if len(pending[1]) == pending[0].segments:
@@ -312,6 +318,22 @@ class _Restart:
                 self.max_uow = max(self.max_uow, row.uow)
         elif kind is ObjectChange:
             yield from self.redo_object(record)
+
+    def segments_before(self, segment: PutSegment) -> Generator:
+        """The put record and segments that precede ``segment`` on its chain, read from the
+        log (before the checkpoint): [put record, [data of each], put address], or None."""
+        parts = []
+        address = segment.prev
+        while address != NO_ADDRESS:
+            record = yield from self.read_at(address)
+            if isinstance(record, PutSegment) and record.msg_id == segment.msg_id:
+                parts.append(record.data)
+                address = record.prev
+            elif isinstance(record, Put) and record.msg_id == segment.msg_id:
+                return [record, [record.data, *reversed(parts)], address]
+            else:
+                return None
+        return None
 
     def redo_put(self, address: int, record: Put, stored: bytes) -> None:
         qm = self.qm

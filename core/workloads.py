@@ -132,7 +132,7 @@ class App:
             else:
                 self._failed(exc)
             return None
-        journal.got(self.key, got.msg_id, queue, syncpoint)
+        journal.got(self.key, got.msg_id, queue, syncpoint, got.persistent)
         return got
 
     def commit(self) -> Generator:

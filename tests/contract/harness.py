@@ -100,7 +100,7 @@ def run_workload(config: PlatformConfig, *, seed: int = 1, apps: int = 4, rounds
                     except MqiError:
                         journal.get_failed(queue, False)
                     else:
-                        journal.got(key, got.msg_id, queue, False)
+                        journal.got(key, got.msg_id, queue, False, got.persistent)
             except MqiError as exc:
                 if exc.reason is Reason.MQRC_BACKED_OUT:
                     journal.ended(key, committed=False)
@@ -121,7 +121,7 @@ def run_workload(config: PlatformConfig, *, seed: int = 1, apps: int = 4, rounds
                     if exc.reason is not Reason.MQRC_NO_MSG_AVAILABLE:
                         raise
                 else:
-                    journal.got(key, got.msg_id, queue, True)
+                    journal.got(key, got.msg_id, queue, True, got.persistent)
             yield env.timeout(r.uniform(0, 50))
         end = r.random()
         if end < 0.7:

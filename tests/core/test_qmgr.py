@@ -517,3 +517,35 @@ def test_the_restart_report_carries_the_platform_messages_and_real_figures():
     assert "1 backed out" in text and "Restart complete" in text
     assert set(report.phases) == {"load", "replay", "indoubt", "undo", "checkpoint"}
     assert report.restart_virtual_seconds == pytest.approx(sum(report.phases.values()))
+
+
+@pytest.mark.parametrize("syncpoint", [True, False])
+def test_a_checkpoint_among_a_large_messages_records_does_not_lose_it(syncpoint):
+    """A segment waits for buffer space and a checkpoint's Begin lands between the put record
+    and its segments: replay starts after the put record and must fetch it by the chain."""
+    from mqlog.core.reader import LogReader
+    from mqlog.core.records import CheckpointBegin, Put, PutSegment
+
+    big = bytes(range(256)) * 160  # 40 960 bytes: a put and two segments
+    split = 0
+    for every in range(3, 9):
+        rig = Rig(buffer_pages=8, write_threshold_pages=4, checkpoint_records=every)
+        conn = rig.qm.connect("A")
+
+        def go():
+            yield from rig.qm.define_queue("Q")
+            yield from conn.put("Q", b"small", syncpoint=False)
+            msg_id = yield from conn.put("Q", big, syncpoint=syncpoint)
+            if syncpoint:
+                yield from conn.commit()
+            return msg_id
+
+        msg_id = rig.run(go())
+        rig.env.run()
+        kinds = [type(r) for _, r in LogReader(rig.platform.space, 0)]
+        put_at = len(kinds) - 1 - kinds[::-1].index(Put)  # the big message's put
+        split += CheckpointBegin in kinds[put_at:kinds.index(PutSegment)]
+        after = rig.restart()
+        queue = after.qm.queues["Q"]
+        assert queue.read(queue.messages[msg_id])[0] == big, every
+    assert split  # at least one run had a checkpoint among the message's records
