@@ -216,8 +216,14 @@ def reference_console(event: str, fields: dict) -> str | None:
 
 def reference_platform(storage: Storage, *, checkpoint_records: int = 10_000, codec: DataCodec | None = None,
                        space_policy: SpacePolicy | None = None, shunting: ShuntPolicy | None = None,
-                       buffer_pages: int = 512, write_threshold_pages: int = 20) -> Platform:
-    """The core's own platform: one growing log file, no limits, plain addresses."""
+                       buffer_pages: int = 512, write_threshold_pages: int = 20,
+                       pad_partial_pages: bool = False) -> Platform:
+    """The core's own platform: one growing log file, no limits, plain addresses.
+
+    Like MQ's SingleWrite it rewrites a partial page in place, so a torn rewrite can take
+    records an earlier force hardened on that page; with ``pad_partial_pages`` it never
+    rewrites a page (each write starts on a fresh one), which makes it survive torn writes
+    at the cost of padding."""
     if not 1 <= checkpoint_records <= 16_000_000:
         raise ParameterError("checkpoint_records", checkpoint_records, "1 to 16000000")
     return Platform(
@@ -231,4 +237,5 @@ def reference_platform(storage: Storage, *, checkpoint_records: int = 10_000, co
         console=reference_console,
         buffer_pages=buffer_pages,
         write_threshold_pages=write_threshold_pages,
+        pad_policy=(lambda used: True) if pad_partial_pages else None,
     )

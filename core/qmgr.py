@@ -454,9 +454,7 @@ class QueueManager:
             address = NO_ADDRESS
         if uow is None:
             if message.persistent:
-                # Not visible to anyone while the record is forced: it is no longer available.
-                message.state = MessageState.GOT_UNCOMMITTED
-                yield self.writer.force()
+                yield self.writer.force()  # still taken (busy): nobody else can get it meanwhile
             queue.remove(message)
         else:
             queue.lock(message, uow.id, address)
@@ -548,6 +546,8 @@ class QueueManager:
         uow = self.uows.get(uow_id)
         if uow is None or uow.state is not UowState.PREPARED:
             raise MqiError(Reason.MQRC_HCONN_ERROR, f"no unit of work {uow_id} in doubt")
+        while uow.busy is not None:  # being rolled forward: decide once that is done
+            yield uow.busy
         if commit:
             yield from self._commit_uow(uow)
         else:
@@ -557,7 +557,8 @@ class QueueManager:
         """Invariants of the queues and units of work (sortedcontainers' ``_check()`` style),
         for stress and crash tests: raises AssertionError naming what is broken."""
         for queue in self.queues.values():
-            committed = {m.seq: m.msg_id for m in queue.messages.values() if m.state is MessageState.COMMITTED}
+            committed = {m.seq: m.msg_id for m in queue.messages.values()
+                         if m.state is MessageState.COMMITTED and not m.busy}
             assert dict(queue.available) == committed, f"{queue.name}: available set differs from committed messages"
             for m in queue.messages.values():
                 if m.state is not MessageState.COMMITTED:
@@ -571,6 +572,7 @@ class QueueManager:
                         f"{queue.name}: message {m.msg_id!r} has no data in memory or in the file"
             assert len(queue.messages) <= queue.max_depth or not queue.messages, f"{queue.name}: over MAXDEPTH"
         ages = {uid for _, uid in self._uow_ages}
+        assert ages <= set(self.uows), f"ended units of work {sorted(ages - set(self.uows))} still pin the tail"
         for uow in self.uows.values():
             assert (uow.id in ages) == uow.logged, f"unit of work {uow.id}: age index out of step"
             for op in uow.ops:
@@ -580,7 +582,8 @@ class QueueManager:
                     assert message.uow in (uow.id, 0), f"message {op.msg_id!r} of unit {uow.id} held by {message.uow}"
         if self.writer is not None:
             assert self.writer.durable <= self.writer.next_address
-            assert self.tail() <= self.writer.next_address
+            tail = self.tail()
+            assert tail == NO_ADDRESS or tail <= self.writer.next_address, "the tail is ahead of the head"
 
     def in_doubt(self) -> list[UnitOfWork]:
         return [u for u in self.uows.values() if u.state is UowState.PREPARED]
@@ -618,34 +621,48 @@ class QueueManager:
             self._relieving = False
 
     def _roll_forward(self, uow: UnitOfWork) -> Generator:
-        """Re-log a prepared unit of work's state at the head so the tail can move past it."""
-        self._uow_ages.discard((uow.first, uow.id))
-        uow.first = uow.last = NO_ADDRESS
-        ops = uow.ops
-        uow.ops = []
-        for op in ops:
-            queue = self.queues.get(op.queue)
-            message = queue.messages.get(op.msg_id) if queue is not None else None
-            if op.persistent and message is not None:
+        """Re-log a prepared unit of work's state at the head so the tail can move past it.
+
+        Copies of its records (flagged *relogged*) are chained onto its last record and
+        closed by a flagged Prepare. Only once that is on disk does the unit switch to the
+        copies; until then its original records stay the ones restart uses, so a crash in
+        the middle loses nothing. The coordinator's decision waits for the switch."""
+        uow.busy = self.env.event()
+        try:
+            prev = uow.last
+            first = NO_ADDRESS
+            new_ops = []
+            for op in uow.ops:
+                queue = self.queues.get(op.queue)
+                message = queue.messages.get(op.msg_id) if queue is not None else None
+                if not op.persistent or message is None:
+                    new_ops.append(op)
+                    continue
                 if op.kind == "put":
                     data, cost = queue.read(message)
                     if cost.reads:
                         yield from self._charge(cost)
-                    record = Put(queue.name, op.msg_id, data, len(data), uow=uow.id)
+                    record = Put(queue.name, op.msg_id, data, len(data), uow=uow.id, prev=prev, relogged=True)
                 else:
-                    record = Get(queue.name, op.msg_id, 0, op.length, uow=uow.id)
-                prev = uow.last
-                address = yield from self._log_uow(uow, lambda p, r=record: attrs.evolve(r, prev=p))
-                op = attrs.evolve(op, address=address, prev=prev if prev != address else NO_ADDRESS)
-                if op.kind == "put":
-                    message.put_address = address
-                else:
-                    message.get_address = address
-                    queue.dirty.add(op.msg_id)
-            uow.ops.append(op)
-        if uow.logged:
-            yield from self._log_uow(uow, lambda prev: Prepare(int(self.env.now), uow.xid, uow=uow.id, prev=prev))
+                    record = Get(queue.name, op.msg_id, 0, op.length, uow=uow.id, prev=prev, relogged=True)
+                address = yield from self._log(record)
+                if first == NO_ADDRESS:
+                    first = address
+                new_ops.append(attrs.evolve(op, address=address, prev=prev))
+                prev = address
+            closing = yield from self._log(Prepare(int(self.env.now), uow.xid, uow=uow.id, prev=prev, relogged=True))
             yield self.writer.force()
+            if uow.state is UowState.ENDED:
+                return  # decided meanwhile: the copies are history, nothing to switch to
+            # The copies are on disk: from now on they are the unit of work.
+            self._uow_ages.discard((uow.first, uow.id))
+            uow.first = first if first != NO_ADDRESS else closing
+            uow.last = uow.prepare_address = closing
+            uow.ops = new_ops
+            self._uow_ages.add((uow.first, uow.id))
+        finally:
+            busy, uow.busy = uow.busy, None
+            busy.succeed()
 
     # -- checkpoints -------------------------------------------------------------------------
 

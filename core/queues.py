@@ -31,6 +31,8 @@ class Message:
     uow: int = 0
     put_address: int = NO_ADDRESS
     get_address: int = NO_ADDRESS
+    #: taken by an MQGET still in progress (reading it, logging it): not available to others
+    busy: bool = False
 
 
 class Queue:
@@ -75,9 +77,12 @@ class Queue:
         if not self.available:
             return None
         _, msg_id = self.available.popitem(0)
-        return self.messages[msg_id]
+        message = self.messages[msg_id]
+        message.busy = True
+        return message
 
     def make_available(self, message: Message) -> None:
+        message.busy = False
         message.state = MessageState.COMMITTED
         message.uow = 0
         message.get_address = NO_ADDRESS
@@ -86,6 +91,7 @@ class Queue:
             self.dirty.add(message.msg_id)
 
     def lock(self, message: Message, uow: int, get_address: int) -> None:
+        message.busy = False
         message.state = MessageState.GOT_UNCOMMITTED
         message.uow = uow
         message.get_address = get_address
@@ -94,6 +100,7 @@ class Queue:
             self.dirty.add(message.msg_id)
 
     def remove(self, message: Message) -> None:
+        message.busy = False
         self.messages.pop(message.msg_id, None)
         self.available.pop(message.seq, None)
         if message.persistent:

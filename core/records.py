@@ -6,7 +6,7 @@ is the byte-level specification; keep the two in step)::
     offset size field
     0      1    record type            (RecordType)
     1      1    resource manager       (ResourceManager, fixed per type)
-    2      2    flags                  (bits 0-3: codec of message data; bit 4: backout-only copy)
+    2      2    flags                  (bits 0-3: codec of message data; bit 4: backout-only copy; bit 5: re-logged copy)
     4      4    total length           (header + body, bytes)
     8      8    UOW id                 (0 = not part of a unit of work)
     16     8    previous record of the same UOW (log address; NO_ADDRESS = none)
@@ -62,6 +62,9 @@ DESCRIPTOR_LENGTH = 364  # an MQMD version 2
 
 FLAG_CODEC_MASK = 0x000F
 FLAG_BACKOUT_ONLY = 0x0010
+#: a copy of a prepared unit of work's record, re-logged at the head to free log space
+#: (roll forward); a flagged Prepare closes a complete round of copies
+FLAG_RELOGGED = 0x0020
 
 
 class RecordType(enum.IntEnum):
@@ -271,13 +274,14 @@ class Put(_Codec):
     uow: int = attrs.field(default=0, kw_only=True)
     prev: int = attrs.field(default=NO_ADDRESS, kw_only=True)
     stamp: int = attrs.field(default=0, kw_only=True)
+    relogged: bool = attrs.field(default=False, kw_only=True)
 
     def __attrs_post_init__(self):
         if self.message_length < 0:
             object.__setattr__(self, "message_length", len(self.data))
 
     def _flags(self) -> int:
-        return int(self.codec)
+        return int(self.codec) | (FLAG_RELOGGED if self.relogged else 0)
 
     def _body(self) -> bytes:
         fixed = self._S.pack(_pad_name(self.queue, QUEUE_NAME_LENGTH), self.msg_id, self.block,
@@ -293,7 +297,8 @@ class Put(_Codec):
         if stored != len(body) - fixed:
             raise ValueError(f"put data length {stored} does not match the record length")
         return cls(_unpad_name(q), mid, bytes(body[fixed:]), mlen, block, segs,
-                   flags & FLAG_CODEC_MASK, desc, uow=uow, prev=prev, stamp=stamp)
+                   flags & FLAG_CODEC_MASK, desc, uow=uow, prev=prev, stamp=stamp,
+                   relogged=bool(flags & FLAG_RELOGGED))
 
 
 @register
@@ -353,6 +358,10 @@ class Get(_Codec):
     uow: int = attrs.field(default=0, kw_only=True)
     prev: int = attrs.field(default=NO_ADDRESS, kw_only=True)
     stamp: int = attrs.field(default=0, kw_only=True)
+    relogged: bool = attrs.field(default=False, kw_only=True)
+
+    def _flags(self) -> int:
+        return FLAG_RELOGGED if self.relogged else 0
 
     def _body(self) -> bytes:
         return self._S.pack(_pad_name(self.queue, QUEUE_NAME_LENGTH), self.msg_id, self.block,
@@ -361,7 +370,8 @@ class Get(_Codec):
     @classmethod
     def _from_body(cls, flags, uow, prev, stamp, body):
         q, mid, block, mlen = cls._S.unpack(body[:cls._S.size])
-        return cls(_unpad_name(q), mid, block, mlen, uow=uow, prev=prev, stamp=stamp)
+        return cls(_unpad_name(q), mid, block, mlen, uow=uow, prev=prev, stamp=stamp,
+                   relogged=bool(flags & FLAG_RELOGGED))
 
 
 @register
@@ -379,6 +389,10 @@ class Prepare(_Codec):
     uow: int = attrs.field(default=0, kw_only=True)
     prev: int = attrs.field(default=NO_ADDRESS, kw_only=True)
     stamp: int = attrs.field(default=0, kw_only=True)
+    relogged: bool = attrs.field(default=False, kw_only=True)
+
+    def _flags(self) -> int:
+        return FLAG_RELOGGED if self.relogged else 0
 
     def _body(self) -> bytes:
         return self._S.pack(self.time_us, len(self.xid), self.xid) + self._PAD
@@ -388,7 +402,7 @@ class Prepare(_Codec):
         time_us, n, xid = cls._S.unpack(body[:cls._S.size])
         if n > XID_MAX_LENGTH:
             raise ValueError(f"XID length {n} exceeds {XID_MAX_LENGTH}")
-        return cls(time_us, xid[:n], uow=uow, prev=prev, stamp=stamp)
+        return cls(time_us, xid[:n], uow=uow, prev=prev, stamp=stamp, relogged=bool(flags & FLAG_RELOGGED))
 
 
 @register

@@ -410,16 +410,34 @@ class _Restart:
         return record
 
     def walk(self, uow_id: int) -> Generator:
-        """The operations still to undo for ``uow_id``, newest first, as (address, record)."""
+        """The operations still to undo for ``uow_id``, newest first, as (address, record).
+
+        Re-logged copies (roll forward) count only if their round is complete – closed by a
+        flagged Prepare – and then replace every older record of the unit; copies of an
+        interrupted round are passed over and the original records used."""
         entry = self.table[uow_id]
         ops = []
         address = entry.last
         seen = 0
+        in_round = False  # inside the newest complete round of copies
         while address != NO_ADDRESS:
             record = yield from self.read_at(address)
             seen += 1
             if record is None or record.uow != uow_id or seen > 10_000_000:
                 break  # the chain leaves the log (or loops): nothing more to undo there
+            entry.first = min(entry.first, address)
+            relogged = getattr(record, "relogged", False)
+            if relogged or in_round:
+                if isinstance(record, Prepare) and relogged:
+                    if in_round:
+                        break  # the previous round's end: all older records are superseded
+                    in_round = True
+                elif not relogged:
+                    break  # an original record, older than a complete round of copies
+                elif in_round:
+                    ops.append((address, record))
+                address = record.prev
+                continue
             if isinstance(record, Clr):
                 address = record.undo_next
                 continue
@@ -429,6 +447,8 @@ class _Restart:
                 entry.begin_us = record.time_us
                 break
             address = record.prev
+        if in_round:
+            entry.first = min(a for a, _ in ops) if ops else entry.last
         return ops
 
     # -- 4. undo -----------------------------------------------------------------------------

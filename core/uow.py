@@ -80,6 +80,8 @@ class UnitOfWork:
     #: the log, the unit of work is over even while the force is still in flight
     end_address: int = NO_ADDRESS
     end_commit: bool = False
+    #: an event while the queue manager re-logs it (roll forward); the coordinator waits
+    busy: object = None
 
     @property
     def logged(self) -> bool:

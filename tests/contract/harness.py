@@ -29,6 +29,8 @@ class PlatformConfig:
     name: str
     make: object  # callable(storage) -> Platform
     device: str = "ssd"
+    #: whether the configuration claims to survive a torn write (TripleWrite, padding, dual copies)
+    survives_torn_writes: bool = False
 
 
 @attrs.define
@@ -161,6 +163,12 @@ def run_workload(config: PlatformConfig, *, seed: int = 1, apps: int = 4, rounds
         env.process(coordinator())
         yield simpy.AllOf(env, procs)
 
+    def monitor():  # the invariant checker, between steps (sortedcontainers' _check() style)
+        while True:
+            yield env.timeout(250)
+            qm.check()
+
+    env.process(monitor())
     done = env.process(launch())
     crashed = False
     try:

@@ -7,7 +7,8 @@ import pytest
 import simpy
 
 from mqlog.core.devices import Device, get_profile
-from mqlog.core.faults import FaultInjectingStorage
+from mqlog.core.errors import SimulatedCrash
+from mqlog.core.faults import FaultInjectingStorage, FaultPlan
 from mqlog.core.platform import SpaceAction, reference_platform
 from mqlog.core.qmgr import QmConfig, QueueManager
 from mqlog.core.queuefile import MessageState
@@ -18,23 +19,35 @@ from mqlog.core.uow import MqiError, Reason
 class Rig:
     """A queue manager on memory storage, with helpers to run processes to completion."""
 
-    def __init__(self, device="ssd", storage=None, config=QmConfig(), **platform_kwargs):
-        self.storage = storage if storage is not None else FaultInjectingStorage(MemoryStorage())
+    def __init__(self, device="ssd", storage=None, config=QmConfig(), plan=None, **platform_kwargs):
+        self.storage = FaultInjectingStorage(storage if storage is not None else MemoryStorage(), plan or FaultPlan())
         self.env = simpy.Environment()
         self.device = Device(self.env, get_profile(device))
         self.platform = reference_platform(self.storage, **platform_kwargs)
         self.qm = QueueManager(self.env, self.platform, self.storage, self.device, config)
+        self.crashed = False
         self.report = self.run(self.qm.start())
 
     def run(self, gen):
-        return self.env.run(until=self.env.process(gen))
+        try:
+            return self.env.run(until=self.env.process(gen))
+        except SimulatedCrash:
+            self.crashed = True
+            return None
 
     def stats(self):
         return self.qm.writer.stats
 
     def restart(self, device="ssd", config=QmConfig(), **platform_kwargs):
-        """A new queue manager over what is on disk now (a crash: nothing unforced)."""
-        return Rig(device, self.storage.durable, config, **platform_kwargs)
+        """A new queue manager over a copy of what is on disk now (a crash: nothing unforced)."""
+        return Rig(device, _copy(self.storage.durable), config, **platform_kwargs)
+
+
+def _copy(storage):
+    copy = MemoryStorage()
+    for name in storage.list():
+        copy.write(name, 0, storage.read(name, 0, storage.size(name)))
+    return copy
 
 
 def define(rig, *names, **kwargs):
@@ -549,3 +562,81 @@ def test_a_checkpoint_among_a_large_messages_records_does_not_lose_it(syncpoint)
         queue = after.qm.queues["Q"]
         assert queue.read(queue.messages[msg_id])[0] == big, every
     assert split  # at least one run had a checkpoint among the message's records
+
+
+
+def _prepared_then_rolled_forward(plan=None):
+    """A prepared unit of 10 puts; busy work makes the space policy roll it forward."""
+    rig = Rig(device="nfs1", plan=plan, space_policy=OldestOut(), config=QmConfig(persistent_buffer_bytes=2048))
+    state = {}
+
+    def go():
+        yield from rig.qm.define_queue("Q")
+        yield from rig.qm.define_queue("B")
+        tm = rig.qm.connect("TM")
+        for i in range(10):
+            yield from tm.put("Q", b"%04d" % i + bytes(1000))
+        state["uow"] = yield from tm.prepare(b"XID")
+        busy = rig.qm.connect("BUSY")
+        for i in range(40):
+            yield from busy.put("B", b"x", syncpoint=False)
+
+    if not rig.crashed:
+        rig.run(go())
+        if not rig.crashed:
+            rig.env.run()
+    return rig, state
+
+
+def test_a_crash_during_a_roll_forward_loses_nothing_of_the_prepared_unit():
+    full, _ = _prepared_then_rolled_forward()
+    assert full.qm.counters.uows_rolled_forward == 1
+    total = full.storage.physical_writes
+    tried = 0
+    for k in range(1, total):
+        rig, state = _prepared_then_rolled_forward(FaultPlan(crash_after_writes=k))
+        if "uow" not in state or not rig.qm.counters.log_full_events:
+            continue  # crashed before the unit was prepared, or before the roll forward began
+        tried += 1
+        after = rig.restart()
+        (uow,) = after.qm.in_doubt()
+        assert len(uow.ops) == 10, k  # every operation rebuilt, from the copies or the originals
+        after.run(after.qm.resolve(uow.id, commit=True))
+        after.qm.check()
+        assert len(after.qm.queues["Q"].available) == 10
+        after.run(after.qm.checkpoint("after the decision"))
+        again = Rig(storage=after.storage.durable)
+        assert len(again.qm.queues["Q"].available) == 10, k
+    assert tried >= 3
+
+
+@pytest.mark.parametrize("delay", [50, 500, 1000, 2000])
+def test_the_coordinator_waits_for_a_roll_forward_in_progress(delay):
+    rig = Rig(device="nfs1", space_policy=OldestOut(), config=QmConfig(persistent_buffer_bytes=2048))
+    state = {}
+
+    def go():
+        yield from rig.qm.define_queue("Q")
+        yield from rig.qm.define_queue("B")
+        tm = rig.qm.connect("TM")
+        for i in range(10):
+            yield from tm.put("Q", b"%04d" % i + bytes(1000))
+        state["uow"] = yield from tm.prepare(b"XID")
+        busy = rig.qm.connect("BUSY")
+        for i in range(40):
+            yield from busy.put("B", b"x", syncpoint=False)
+
+    def coordinator():
+        while not rig.qm.counters.log_full_events:
+            yield rig.env.timeout(10)
+        yield rig.env.timeout(delay)
+        yield from rig.qm.resolve(state["uow"], commit=True)
+
+    rig.env.process(coordinator())
+    rig.run(go())
+    rig.env.run()
+    rig.qm.check()
+    assert len(rig.qm.queues["Q"].available) == 10
+    assert not rig.qm.uows and not rig.qm._uow_ages  # nothing left pinning the log's tail
+    after = Rig(storage=rig.storage.durable)
+    assert not after.qm.in_doubt() and len(after.qm.queues["Q"].available) == 10
