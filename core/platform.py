@@ -53,7 +53,9 @@ class PlatformLogSpace(LogSpace, Protocol):
 
     def release(self, tail: int) -> None:
         """Nothing before ``tail`` is needed for restart any more: the space may reuse it
-        (circular), make it inactive (linear) or archive it (z/OS)."""
+        (circular), make it inactive (linear) or archive it (z/OS). This is the archive
+        hook: what a space archives it must still serve from :meth:`read_page`, which is
+        how restart and backout read records that have left the active log."""
 
     def usage(self, head: int, tail: int) -> float:
         """How full the log is with ``tail``..``head`` in use, as a fraction of what it
@@ -67,8 +69,13 @@ class PlatformLogSpace(LogSpace, Protocol):
 
 
 class CheckpointPolicy(Protocol):
-    def due(self, records_since: int, us_since: float) -> bool:
-        """Whether a checkpoint should start now."""
+    """When to take a checkpoint. The queue manager asks after each logged record, when the
+    platform reports a log switch, and every ``interval_us`` if the policy has one (so an
+    idle queue manager still checkpoints on time)."""
+
+    def due(self, records_since: int, us_since: float, switched: bool = False) -> bool:
+        """Whether a checkpoint should start now (``switched``: the log just switched to its
+        next file or data set)."""
 
 
 @attrs.frozen
@@ -150,9 +157,11 @@ class RecordCountCheckpoints:
     records: int = 10_000
     interval_us: float = 30 * 60 * 1e6
     min_records: int = 100
+    on_switch: bool = False  # z/OS takes one at every log switch
 
-    def due(self, records_since: int, us_since: float) -> bool:
-        return records_since >= self.records or (us_since >= self.interval_us and records_since >= self.min_records)
+    def due(self, records_since: int, us_since: float, switched: bool = False) -> bool:
+        return (records_since >= self.records or (switched and self.on_switch)
+                or (us_since >= self.interval_us and records_since >= self.min_records))
 
 
 _CONTROL = struct.Struct("<4sHQQQI")

@@ -157,6 +157,7 @@ class QueueManager:
         self._incarnation = 0
         self._checkpointing = False
         self._checkpoint_finished: simpy.Event | None = None
+        self._timer = None
         self._checkpoint_number = 0
         self._checkpoint_address = NO_ADDRESS
         self._records_since = 0
@@ -191,6 +192,32 @@ class QueueManager:
         self._incarnation = self._checkpoint_number
         self._next_uow = max(self._next_uow, (self._incarnation << 32) + 1)
         self._msg_counter = 0
+
+    def _checkpoint_timer(self, interval: float) -> Generator:
+        """Ask the policy at the next multiple of ``interval`` after the last checkpoint, so
+        that work followed by quiet still gets its checkpoint on time. Armed by a logged
+        record, at most one at a time, and not re-armed by itself: an idle queue manager
+        schedules nothing (which lets a simulation end)."""
+        since = self.env.now - self._last_checkpoint_us
+        wait = interval - since % interval if since >= 0 else interval
+        yield self.env.timeout(wait)
+        self._timer = None
+        self._maybe_checkpoint("time")
+
+    def _arm_timer(self) -> None:
+        interval = getattr(self.platform.checkpoint_policy, "interval_us", None)
+        if interval and self._timer is None and not self.stopped:
+            self._timer = self.env.process(self._checkpoint_timer(interval))
+
+    def log_switched(self) -> None:
+        """The platform's log moved to its next file or data set (a checkpoint may be due)."""
+        self._maybe_checkpoint("log switch", switched=True)
+
+    def _maybe_checkpoint(self, reason: str, switched: bool = False) -> None:
+        if self.stopped or self._checkpointing or self.writer is None:
+            return
+        if self.platform.checkpoint_policy.due(self._records_since, self.env.now - self._last_checkpoint_us, switched):
+            self.env.process(self.checkpoint(reason))
 
     def _new_writer(self, reader=None) -> LogWriter:
         p = self.platform
@@ -266,9 +293,9 @@ class QueueManager:
         address = yield from self.writer.put(record)
         self._records_since += 1
         self._appends += 1
-        if (not self._checkpointing
-                and self.platform.checkpoint_policy.due(self._records_since, self.env.now - self._last_checkpoint_us)):
-            self.env.process(self.checkpoint("records"))
+        self._maybe_checkpoint("records")
+        if self._timer is None:
+            self._arm_timer()
         if self._appends % SPACE_CHECK_INTERVAL == 0:
             used = self.writer.next_address - self.tail()
             if used > self.log_used_max:
