@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from pathlib import Path
 
 import click
@@ -172,19 +173,29 @@ def _write_json(path: Path, data) -> None:
     tmp.replace(path)
 
 
-def _progress(label: str):
-    """A progress bar on stderr that appears only for runs longer than two seconds."""
-    from tqdm import tqdm
+class _Progress:
+    """A progress bar on stderr that appears only for runs longer than two seconds, and
+    never when stderr is not a terminal (so --json output and logs stay clean)."""
 
-    bar = tqdm(desc=label, unit=" virtual s", bar_format="{desc}: {n:.2f}{unit} [{elapsed}] {postfix}",
-               delay=2.0, file=sys.stderr, disable=None, leave=False)
+    DELAY_S = 2.0
 
-    def update(virtual_s: float, records: int) -> None:
-        bar.n = virtual_s
-        bar.set_postfix_str(f"{records} log records", refresh=False)
-        bar.refresh()
+    def __init__(self, label: str):
+        from tqdm import tqdm
 
-    return bar, update
+        self._started = time.monotonic()
+        self.bar = tqdm(desc=label, unit=" virtual s", bar_format="{desc}: {n:.2f}{unit} [{elapsed}]{postfix}",
+                        delay=self.DELAY_S, file=sys.stderr, disable=None, leave=True)
+
+    def update(self, virtual_s: float, records: int) -> None:
+        self.bar.n = virtual_s
+        self.bar.set_postfix_str(f"{records} log records", refresh=False)
+        self.bar.refresh()
+
+    def close(self) -> None:
+        shown = not self.bar.disable and time.monotonic() - self._started >= self.DELAY_S
+        self.bar.close()
+        if shown:
+            sys.stderr.write("\n")  # tqdm leaves the last line open when it started late
 
 
 @cli.command("run")
@@ -227,11 +238,11 @@ def run_cmd(platform_name, workload, sets, device, seed, out, crash_after_writes
         storage = MemoryStorage()
     cfg = RunConfig(platform_name, choice.maker(log_config), log_config, spec, seed, device,
                     crash_after_writes, crash_at)
-    bar, update = _progress(f"{spec.workload} on {platform_name}")
+    progress = _Progress(f"{spec.workload} on {platform_name}")
     try:
-        result = run_workload(cfg, storage, progress=update)
+        result = run_workload(cfg, storage, progress=progress.update)
     finally:
-        bar.close()
+        progress.close()
         storage.close()
     metrics = result.metrics
     if out is not None:
