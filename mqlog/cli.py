@@ -297,16 +297,23 @@ def _print_metrics(m: dict, out) -> None:
         click.echo(f"Files in {out}: {QM_DIR}/ (log and queue files), {METRICS_FILE}, {JOURNAL_FILE}, {MESSAGE_LOG}")
 
 
+def _read_json(path: Path):
+    """A JSON file a run wrote; anything else is a one-line error naming it."""
+    from mqlog.core.errors import MqlogError
+
+    try:
+        return json.loads(path.read_text())
+    except (ValueError, UnicodeDecodeError, OSError) as exc:
+        raise MqlogError(f"{path}: not valid JSON ({exc})") from None
+
+
 def _load_run(directory: Path) -> dict:
     from mqlog.core.errors import MqlogError
 
     path = directory / RUN_FILE
     if not path.is_file():
         raise MqlogError(f"{directory}: no {RUN_FILE}: not a directory written by 'mqlog run --out'")
-    try:
-        run = json.loads(path.read_text())
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise MqlogError(f"{path}: not valid JSON ({exc})") from None
+    run = _read_json(path)
     for key, kind in (("platform", str), ("log", dict), ("device", str)):
         if not isinstance(run, dict) or not isinstance(run.get(key), kind):
             raise MqlogError(f"{path}: field {key!r} is missing or of the wrong type")
@@ -333,11 +340,7 @@ def restart_cmd(directory: Path, verify: bool, as_json: bool):
         path = directory / JOURNAL_FILE
         if not path.is_file():
             raise MqlogError(f"{directory}: no {JOURNAL_FILE} to verify against")
-        try:
-            data = json.loads(path.read_text())
-        except (ValueError, UnicodeDecodeError) as exc:
-            raise MqlogError(f"{path}: not valid JSON ({exc})") from None
-        journal = Journal.from_json(data, source=str(path))
+        journal = Journal.from_json(_read_json(path), source=str(path))
     if not (directory / QM_DIR).is_dir():
         raise MqlogError(f"{directory}: no {QM_DIR}/ directory with the queue manager's files")
     storage = DirectoryStorage(directory / QM_DIR)

@@ -292,7 +292,7 @@ def test_counters_add_up():
     assert device.read_us == pytest.approx(r)
     assert device.file_op_total_us == pytest.approx(f)
     assert device.busy_us == pytest.approx(w + r + f)
-    assert env.now == pytest.approx(w + r + f)        # one caller: elapsed == busy
+    assert env.now == pytest.approx(w + r + f)        # one caller: virtual time taken == busy
     assert device.counters()["busy_us"] == device.busy_us
     device.reset_counters()
     assert device.busy_us == 0.0 and device.writes == 0

@@ -565,10 +565,20 @@ def test_a_checkpoint_among_a_large_messages_records_does_not_lose_it(syncpoint)
 
 
 
-def _prepared_then_rolled_forward(plan=None):
-    """A prepared unit of 10 puts; busy work makes the space policy roll it forward."""
+def _prepared_then_rolled_forward(plan=None, coordinate_after_us=None):
+    """A prepared unit of 10 puts; busy work makes the space policy roll it forward. With
+    ``coordinate_after_us``, the coordinator commits that long after the roll forward began."""
     rig = Rig(device="nfs1", plan=plan, space_policy=OldestOut(), config=QmConfig(persistent_buffer_bytes=2048))
     state = {}
+
+    def coordinator():
+        while not rig.qm.counters.log_full_events:
+            yield rig.env.timeout(10)
+        yield rig.env.timeout(coordinate_after_us)
+        yield from rig.qm.resolve(state["uow"], commit=True)
+
+    if coordinate_after_us is not None:
+        rig.env.process(coordinator())
 
     def go():
         yield from rig.qm.define_queue("Q")
@@ -612,111 +622,9 @@ def test_a_crash_during_a_roll_forward_loses_nothing_of_the_prepared_unit():
 
 @pytest.mark.parametrize("delay", [50, 500, 1000, 2000])
 def test_the_coordinator_waits_for_a_roll_forward_in_progress(delay):
-    rig = Rig(device="nfs1", space_policy=OldestOut(), config=QmConfig(persistent_buffer_bytes=2048))
-    state = {}
-
-    def go():
-        yield from rig.qm.define_queue("Q")
-        yield from rig.qm.define_queue("B")
-        tm = rig.qm.connect("TM")
-        for i in range(10):
-            yield from tm.put("Q", b"%04d" % i + bytes(1000))
-        state["uow"] = yield from tm.prepare(b"XID")
-        busy = rig.qm.connect("BUSY")
-        for i in range(40):
-            yield from busy.put("B", b"x", syncpoint=False)
-
-    def coordinator():
-        while not rig.qm.counters.log_full_events:
-            yield rig.env.timeout(10)
-        yield rig.env.timeout(delay)
-        yield from rig.qm.resolve(state["uow"], commit=True)
-
-    rig.env.process(coordinator())
-    rig.run(go())
-    rig.env.run()
+    rig, state = _prepared_then_rolled_forward(coordinate_after_us=delay)
     rig.qm.check()
     assert len(rig.qm.queues["Q"].available) == 10
     assert not rig.qm.uows and not rig.qm._uow_ages  # nothing left pinning the log's tail
     after = Rig(storage=rig.storage.durable)
     assert not after.qm.in_doubt() and len(after.qm.queues["Q"].available) == 10
-
-
-def test_one_checkpoint_at_a_time():
-    rig = Rig(device="nfs3")
-    results = []
-
-    def first():
-        results.append(("first", (yield from rig.qm.checkpoint("first"))))
-
-    def second(wait):
-        yield rig.env.timeout(1)  # while the first one runs
-        results.append((f"second wait={wait}", (yield from rig.qm.checkpoint("second", wait=wait))))
-
-    before = rig.qm.counters.checkpoints
-    rig.env.process(first())
-    rig.env.process(second(False))
-    rig.env.process(second(True))
-    rig.env.run()
-    assert sorted(results) == [("first", True), ("second wait=False", False), ("second wait=True", True)]
-    assert rig.qm.counters.checkpoints - before == 2
-
-
-class SpyOnTail:
-    def __init__(self, space):
-        self.space = space
-        self.released = []
-
-    def __getattr__(self, name):
-        return getattr(self.space, name)
-
-    def release(self, tail):
-        self.released.append(tail)
-        self.space.release(tail)
-
-
-def test_the_tail_moves_past_work_that_is_done_and_is_held_by_open_work():
-    rig = Rig()
-    spy = SpyOnTail(rig.platform.space)
-    rig.qm.platform = attrs.evolve(rig.platform, space=spy)
-    define(rig, "Q")
-    long, busy = rig.qm.connect("LONG"), rig.qm.connect("BUSY")
-
-    def go():
-        for i in range(20):
-            yield from busy.put("Q", b"x")
-            yield from busy.commit()
-        yield from rig.qm.checkpoint()
-        yield from long.put("Q", b"held")
-        held_from = rig.qm.uows[long.uow.id].first
-        for i in range(20):
-            yield from busy.put("Q", b"x")
-            yield from busy.commit()
-        yield from rig.qm.checkpoint()
-        yield from rig.qm.checkpoint()
-        assert spy.released[-1] == held_from  # the open unit of work holds the tail
-        yield from long.commit()
-        yield from rig.qm.checkpoint()
-        assert spy.released[-1] == rig.qm._checkpoint_address > held_from  # and now it moves on
-
-    rig.run(go())
-    assert spy.released == sorted(spy.released)
-
-
-def test_an_idle_queue_manager_checkpoints_on_time_and_on_a_log_switch():
-    from mqlog.core.platform import RecordCountCheckpoints
-
-    rig = Rig()
-    rig.qm.platform = attrs.evolve(rig.platform, checkpoint_policy=RecordCountCheckpoints(
-        records=1_000_000, interval_us=10_000, min_records=1, on_switch=True))
-    define(rig, "Q")
-    conn = rig.qm.connect("A")
-    before = rig.qm.counters.checkpoints
-    rig.run(conn.put("Q", b"x", syncpoint=False))
-    rig.env.run()  # then quiet: the timer armed by that put checkpoints, and the simulation ends
-    timed = rig.qm.counters.checkpoints - before
-    assert timed == 1 and rig.env.now >= 10_000
-    rig.run(conn.put("Q", b"y", syncpoint=False))
-    rig.qm.log_switched()
-    rig.env.run(until=rig.env.now + 2_000)  # long enough for a checkpoint, well before the timer
-    assert rig.qm.counters.checkpoints - before == timed + 1
