@@ -67,6 +67,9 @@ class QmConfig:
     replay_record_us: float = attrs.field(default=2.0, validator=_bounded("replay_record_us", 0, 1e6))
     reconcile_message_us: float = attrs.field(default=5.0, validator=_bounded("reconcile_message_us", 0, 1e6))
     load_message_us: float = attrs.field(default=0.5, validator=_bounded("load_message_us", 0, 1e6))
+    #: virtual CPU of one MQI call's own path (MQPUT/MQGET/MQCMIT…), before any log wait:
+    #: calls are never free, so even work that logs nothing moves the clock
+    mqi_call_us: float = attrs.field(default=5.0, validator=_bounded("mqi_call_us", 0, 1e6))
 
 
 @attrs.frozen
@@ -126,6 +129,9 @@ class Connection:
         return (yield from self._call(self.qm._prepare(self, xid)))
 
     def _call(self, call):
+        cost = self.qm.config.mqi_call_us
+        if cost:
+            yield self.qm.env.timeout(cost)
         try:
             return (yield from call)
         except MqiError as exc:

@@ -30,6 +30,7 @@ from typing import Generator
 import attrs
 import simpy
 
+from mqlog.core.errors import LogCorruptionError
 from mqlog.core.pages import PAGE_SIZE
 from mqlog.core.platform import LogControl
 from mqlog.core.queuefile import MessageState, QueueFile, list_queue_files
@@ -165,6 +166,12 @@ class _Restart:
         yield from self.cpu_flush()
         report.bytes_read += reader.bytes_read
         report.end_of_log = reader.end
+        if self.control.checkpoint != NO_ADDRESS and not report.records_replayed:
+            end = reader.end
+            # The control data names a checkpoint the log does not hold (MQ: AMQ6767).
+            raise LogCorruptionError(
+                f"the log does not hold the checkpoint its control data names: {end.problem}",
+                source=end.source, offset=end.offset, address=self.platform.addressing.format(start))
         self.phase("replay", t)
         qm.say("replay-complete", records=report.records_replayed, end=reader.end)
 

@@ -155,13 +155,21 @@ def collect_metrics(cfg: RunConfig, qm: QueueManager, ctx: Context, env: simpy.E
 
 def restart_run(make_platform: Callable[[Storage], Platform], storage: Storage, *, device: str = "ssd",
                 qm_config: QmConfig = QmConfig(), journal: Journal | None = None):
-    """Restart a queue manager on ``storage``; returns (report, verdict or None, qm)."""
+    """Restart a queue manager on ``storage``; returns (report, verdict or None, qm).
+
+    A queue manager whose first checkpoint never reached the disk was never created: there
+    is nothing to recover, nothing is written, and the report says so."""
+    from mqlog.core.recovery import RecoveryReport
+
     env = simpy.Environment()
-    qm = QueueManager(env, make_platform(storage), storage, Device(env, get_profile(device)), qm_config)
-    proc = env.process(qm.start())
-    env.run(until=proc)
-    report = proc.value
-    if report is None:
-        raise MqlogError("there was no log to recover: the directory held no queue manager")
+    platform = make_platform(storage)
+    qm = QueueManager(env, platform, storage, Device(env, get_profile(device)), qm_config)
+    if platform.space.load_control() is None:
+        report = RecoveryReport(messages=["No queue manager to recover: it crashed before its first checkpoint "
+                                          "reached the disk, so it was never created"])
+    else:
+        proc = env.process(qm.start())
+        env.run(until=proc)
+        report = proc.value
     verdict = journal.verify(qm) if journal is not None else None
     return report, verdict, qm

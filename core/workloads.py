@@ -198,13 +198,22 @@ def requester_responder(ctx: Context) -> Generator:
     yield from _define(ctx, requests + replies)
     env = ctx.env
     rate = p("rate")
-    interval = p("requesters") / rate * 1e6 if rate else 0.0
+    interval = p("requesters") / rate * 1e6 if rate else 0.0  # mean µs between one requester's requests
+    served = min(pairs, p("responders"))  # pairs with a responder: requests go round-robin over these
 
     def requester(n: int):
         app = ctx.app(f"REQUESTER{n:05d}")
-        pair = n % pairs
-        while env.now < stop:
-            started = env.now
+        # Paced requesters follow a Poisson schedule of their own (a steady offered rate that
+        # does not drift when one round trip is slow); unpaced ones go as fast as they can.
+        next_at = app.rng.expovariate(1 / interval) if interval else 0.0
+        i = n
+        while True:
+            if next_at > env.now:
+                yield env.timeout(min(next_at, stop) - env.now)
+            if env.now >= stop:
+                return
+            pair = i % served
+            i += 1
             yield from app.put(requests[pair], app.payload(size), persistent=persistent, syncpoint=syncpoint)
             if syncpoint:
                 yield from app.commit()
@@ -214,13 +223,11 @@ def requester_responder(ctx: Context) -> Generator:
                     yield from app.commit()
                 ctx.counters.round_trips += 1
             if interval:
-                wait = app.rng.expovariate(1 / interval) - (env.now - started)
-                if wait > 0:
-                    yield env.timeout(wait)
+                next_at += app.rng.expovariate(1 / interval)
 
     def responder(n: int):
         app = ctx.app(f"RESPONDER{n:05d}")
-        pair = n % pairs
+        pair = n % served
         while env.now < stop:
             got = yield from app.get(requests[pair], syncpoint=syncpoint, wait_us=max(0.0, stop - env.now))
             if got is None:
@@ -281,8 +288,9 @@ def long_uow(ctx: Context) -> Generator:
             yield from app.prepare(b"MQLOG.LONG.UOW.XID")
             return  # the coordinator never answers: in doubt to the end
         yield env.timeout(max(0.0, stop - env.now))
-        # The application comes back at last: commit, or learn it was backed out (2003).
-        yield from app.commit()
+        # It never commits: at the end the application gives up and backs out (if the queue
+        # manager already backed it out to free log space, that is what it learns now).
+        yield from app.backout()
 
     def worker(i: int):
         app = ctx.app(f"BACKGROUND{i:04d}")

@@ -7,8 +7,8 @@ a traceback means a bug in mqlog.
 from __future__ import annotations
 
 import json
+import math
 import sys
-import time
 from pathlib import Path
 
 import click
@@ -153,7 +153,7 @@ def _resolve_spec(workload: str, sets: dict):
 
     log_from_file: dict = {}
     seed = None
-    if workload.endswith(".toml") or Path(workload).is_file():
+    if workload not in BUILTINS and (workload.endswith(".toml") or Path(workload).is_file()):
         spec, log_from_file = load_spec_file(workload, BUILTINS)
         seed = spec.seed
         overrides = {**dict(spec.params), **sets.get("workload", {})}
@@ -182,20 +182,17 @@ class _Progress:
     def __init__(self, label: str):
         from tqdm import tqdm
 
-        self._started = time.monotonic()
         self.bar = tqdm(desc=label, unit=" virtual s", bar_format="{desc}: {n:.2f}{unit} [{elapsed}]{postfix}",
                         delay=self.DELAY_S, file=sys.stderr, disable=None, leave=True)
 
     def update(self, virtual_s: float, records: int) -> None:
-        self.bar.n = virtual_s
+        # update() (not refresh()) so that tqdm's own delay decides when the bar first shows,
+        # and close() then knows whether to end its line.
         self.bar.set_postfix_str(f"{records} log records", refresh=False)
-        self.bar.refresh()
+        self.bar.update(virtual_s - self.bar.n)
 
     def close(self) -> None:
-        shown = not self.bar.disable and time.monotonic() - self._started >= self.DELAY_S
         self.bar.close()
-        if shown:
-            sys.stderr.write("\n")  # tqdm leaves the last line open when it started late
 
 
 @cli.command("run")
@@ -204,8 +201,9 @@ class _Progress:
 @click.option("--set", "sets", multiple=True, metavar="SECTION.KEY=VALUE",
               help="workload.KEY=VALUE or log.PARAM=VALUE (the platform's own parameter names); repeatable.")
 @click.option("--device", default="ssd", show_default=True, help="Device profile name or FILE.toml[:NAME].")
-@click.option("--seed", type=int, default=None, help="Seed for payloads and timing (default: the spec's, else 0).")
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path),
+@click.option("--seed", type=click.IntRange(0, 2**64 - 1), default=None,
+              help="Seed for payloads and timing, 0 to 2^64-1 (default: the spec's, else 0).")
+@click.option("--out", type=click.Path(file_okay=False), default=None,
               help="Directory for the real log files, queue files, messages, metrics and journal.")
 @click.option("--crash-after-writes", type=click.IntRange(min=0), default=None,
               help="Pull the plug after this many physical writes.")
@@ -223,6 +221,8 @@ def run_cmd(platform_name, workload, sets, device, seed, out, crash_after_writes
 
     if crash_after_writes is not None and crash_at is not None:
         raise click.UsageError("give --crash-after-writes or --crash-at, not both")
+    if crash_at is not None and not math.isfinite(crash_at):
+        raise click.BadParameter(f"{crash_at} is not a finite number of seconds", param_hint="--crash-at")
     parsed = parse_set(list(sets))
     spec, log_overrides, spec_seed = _resolve_spec(workload, parsed)
     choice = choose(platform_name)
@@ -230,12 +230,10 @@ def run_cmd(platform_name, workload, sets, device, seed, out, crash_after_writes
     get_profile(device)  # a bad profile is reported before anything runs
     seed = seed if seed is not None else (spec_seed if spec_seed is not None else 0)
     if out is not None:
-        if (out / QM_DIR).exists() and any((out / QM_DIR).iterdir()):
-            raise MqlogError(f"{out} already holds a queue manager's files; choose another --out or remove it")
-        out.mkdir(parents=True, exist_ok=True)
-        storage = DirectoryStorage(out / QM_DIR)
-    else:
-        storage = MemoryStorage()
+        if not out.strip():
+            raise click.BadParameter("needs a directory name", param_hint="--out")
+        out = Path(out)
+    storage = _out_storage(out) if out is not None else MemoryStorage()
     cfg = RunConfig(platform_name, choice.maker(log_config), log_config, spec, seed, device,
                     crash_after_writes, crash_at)
     progress = _Progress(f"{spec.workload} on {platform_name}")
@@ -259,6 +257,23 @@ def run_cmd(platform_name, workload, sets, device, seed, out, crash_after_writes
         click.echo(json.dumps(metrics, sort_keys=True))
         return
     _print_metrics(metrics, out)
+
+
+def _out_storage(out: Path):
+    """Real files under ``out/qm``; a directory a run already used, or one that cannot be
+    made, is a one-line error before anything is written."""
+    from mqlog.core.errors import MqlogError
+    from mqlog.core.storage import DirectoryStorage
+
+    if (out / RUN_FILE).exists() or (out / QM_DIR).exists():
+        raise MqlogError(f"{out} already holds a run (run.json or qm/); choose another --out or remove it")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        return DirectoryStorage(out / QM_DIR)
+    except OSError as exc:
+        raise MqlogError(f"--out {out}: cannot make the directory: {exc.strerror or exc}") from None
+    except MqlogError as exc:
+        raise MqlogError(f"--out {out}: {exc}") from None
 
 
 def _device_for_restart(device: str) -> str:

@@ -47,6 +47,8 @@ class PlatformChoice:
     params: tuple[LogParam, ...] = ()
     factory: Callable[[Storage, dict], Platform] | None = None
     unavailable: str = ""  # why not yet
+    #: checks across parameters, on the effective values (raise ParameterError)
+    check: Callable[[dict], None] | None = None
 
     def configure(self, overrides: dict[str, str]) -> dict:
         """The effective log parameters: defaults with ``overrides`` (text) applied and checked."""
@@ -60,6 +62,8 @@ class PlatformChoice:
                 raise ParameterError(f"log.{key}", text, f"a log parameter of platform {self.name}: "
                                      + ", ".join(p.name for p in self.params))
             values[param.name] = param.parse(text)
+        if self.check is not None:
+            self.check(values)
         return values
 
     def maker(self, values: dict) -> Callable[[Storage], Platform]:
@@ -67,10 +71,13 @@ class PlatformChoice:
         return lambda storage: factory(storage, values)
 
 
-def _reference(storage: Storage, values: dict) -> Platform:
+def _reference_check(values: dict) -> None:
     if values["write_threshold_pages"] > values["buffer_pages"]:
         raise ParameterError("log.write_threshold_pages", values["write_threshold_pages"],
                              f"1 to log.buffer_pages ({values['buffer_pages']})")
+
+
+def _reference(storage: Storage, values: dict) -> Platform:
     return reference_platform(storage, checkpoint_records=values["checkpoint_records"],
                               buffer_pages=values["buffer_pages"],
                               write_threshold_pages=values["write_threshold_pages"])
@@ -82,7 +89,7 @@ PLATFORMS: dict[str, PlatformChoice] = {
         (LogParam("checkpoint_records", 10_000, 1, 16_000_000, "log records between checkpoints"),
          LogParam("buffer_pages", 512, 2, 65_535, "log buffer size in 4 KiB pages"),
          LogParam("write_threshold_pages", 20, 1, 65_535, "full buffer pages that start a write nobody forced")),
-        _reference),
+        _reference, check=_reference_check),
     "distributed": PlatformChoice("distributed", "Linux/UNIX/Windows queue manager log",
                                   unavailable="it is being built (issue 5); use --platform reference meanwhile"),
     "zos": PlatformChoice("zos", "z/OS log: active logs, BSDS, archive",

@@ -205,3 +205,54 @@ def test_a_user_device_profile_carries_over_to_restart(tmp_path):
     slow_restart = json.loads(mqlog("restart", tmp_path / "run", "--json").stdout)
     fast_restart = json.loads(mqlog("restart", tmp_path / "fast", "--json").stdout)
     assert slow_restart["restart_virtual_seconds"] > 10 * fast_restart["restart_virtual_seconds"]
+
+
+def test_nonpersistent_requester_responder_finishes_and_logs_nothing():
+    out = mqlog("run", "--platform", "reference", "--workload", "requester-responder", *sets("requester-responder"),
+                "--set", "workload.persistent=false", "--json")
+    m = json.loads(out.stdout)
+    assert m["round_trips"] > 100 and m["virtual_seconds"] == pytest.approx(0.05, rel=0.01)
+    assert m["logical_writes"] < 20  # only checkpoints and queue definitions
+
+
+@pytest.mark.parametrize("rate", [20, 200])
+def test_requester_responder_honours_rate_and_duration(rate):
+    out = mqlog("run", "--platform", "reference", "--workload", "requester-responder", "--set", "workload.requesters=4",
+                "--set", "workload.responders=2", "--set", f"workload.rate={rate}", "--set", "workload.duration=5",
+                "--json")
+    m = json.loads(out.stdout)
+    expected = rate * 5
+    assert abs(m["round_trips"] - expected) < 4 * expected ** 0.5 + 2  # Poisson arrivals
+    assert m["virtual_seconds"] < 5.1
+
+
+@pytest.mark.parametrize("crash", [["--crash-after-writes", "0"], ["--crash-after-writes", "2"], ["--crash-at", "0"]])
+def test_a_crash_before_the_first_checkpoint_restarts_to_nothing_and_writes_nothing(tmp_path, crash):
+    out = mqlog("run", "--platform", "reference", "--workload", "putget-pairs", *crash, "--out", tmp_path / "r")
+    assert out.returncode == 0
+    before = sorted((p.name, p.stat().st_size) for p in (tmp_path / "r" / "qm").iterdir())
+    restarted = mqlog("restart", tmp_path / "r", "--verify", "--json")
+    assert restarted.returncode == 0, restarted.stderr
+    report = json.loads(restarted.stdout)
+    assert report["committed_missing"] == 0 and "never created" in report["messages"][0]
+    assert sorted((p.name, p.stat().st_size) for p in (tmp_path / "r" / "qm").iterdir()) == before
+
+
+def test_a_missing_log_is_an_error_not_an_empty_recovery(tmp_path):
+    assert mqlog("run", "--platform", "reference", "--workload", "putget-pairs", *sets("putget-pairs"),
+                 "--out", tmp_path).returncode == 0
+    (tmp_path / "qm" / "reference.log").unlink()
+    one_line_error(mqlog("restart", tmp_path), "reference.log", "checkpoint")
+
+
+def test_out_that_cannot_be_a_directory_is_a_one_line_error(tmp_path):
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    one_line_error(mqlog("run", "--platform", "reference", "--workload", "putget-pairs", "--out", afile / "sub"),
+                   "--out", "afile")
+    one_line_error(mqlog("run", "--platform", "reference", "--workload", "putget-pairs", "--out", ""), "--out")
+
+
+def test_config_checks_parameters_against_each_other():
+    one_line_error(mqlog("config", "--platform", "reference", "--set", "log.buffer_pages=10",
+                         "--set", "log.write_threshold_pages=20"), "log.write_threshold_pages", "log.buffer_pages")
