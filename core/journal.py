@@ -110,6 +110,10 @@ class Journal:
     def backout_asked(self, key) -> None:
         self._asked[key] = "backout"
 
+    def prepare_asked(self, key) -> None:
+        """MQ's prepare was called: if it never returns, the unit may be in doubt or backed out."""
+        self._asked[key] = "prepare"
+
     def ended(self, key, committed: bool) -> None:
         """The unit of work ended and the application was told how (MQCMIT returned, MQBACK
         returned, or a call failed with MQRC_BACKED_OUT)."""
@@ -139,8 +143,9 @@ class Journal:
                 m = self.messages[msg_id]
                 if key in self._prepared and asked is None:
                     state = "indoubt"
-                elif key in self._prepared:
-                    # the coordinator's decision was on its way: done, or still in doubt
+                elif key in self._prepared or asked == "prepare":
+                    # the coordinator's decision, or the prepare itself, was on its way:
+                    # done (committed or backed out), or in doubt
                     state = "maybe_indoubt"
                 elif asked == "commit":
                     state = "maybe"

@@ -86,6 +86,8 @@ class UowView:
     first: int  # address of its first record
     prepared: bool
     begin_us: float
+    #: older than the last checkpoint, so it holds the log's tail (a checkpoint cannot free it)
+    pins_tail: bool = True
 
 
 @attrs.frozen
@@ -140,6 +142,8 @@ class Platform:
     write_threshold_pages: int = 20
     buffer_pages: int = 512
     pad_policy: Callable[[int], bool] | None = None
+    #: the file the platform's messages go to beside its files (distributed: AMQERR01.LOG)
+    error_log: str = "messages.log"
 
     def message(self, event: str, **fields) -> str | None:
         if self.console is None:

@@ -219,10 +219,11 @@ class QueueManager:
         """The platform's log moved to its next file or data set (a checkpoint may be due)."""
         self._maybe_checkpoint("log switch", switched=True)
 
-    def _maybe_checkpoint(self, reason: str, switched: bool = False) -> None:
+    def _maybe_checkpoint(self, reason: str, switched: bool = False, force: bool = False) -> None:
         if self.stopped or self._checkpointing or self.writer is None:
             return
-        if self.platform.checkpoint_policy.due(self._records_since, self.env.now - self._last_checkpoint_us, switched):
+        if force or self.platform.checkpoint_policy.due(self._records_since, self.env.now - self._last_checkpoint_us,
+                                                        switched):
             self.env.process(self.checkpoint(reason))
 
     def _new_writer(self, reader=None) -> LogWriter:
@@ -624,12 +625,19 @@ class QueueManager:
     # -- log space ---------------------------------------------------------------------------
 
     def _check_space(self) -> None:
+        """SPEC §4.6's stages: when the log is getting full, a checkpoint moves the tail as far
+        as it can; the policy decides about units of work (those older than the last
+        checkpoint hold the tail: ``UowView.pins_tail``)."""
         if self._relieving:
             return
+        policy = self.platform.space_policy
         usage = self.platform.space.usage(self.writer.next_address, self.tail())
-        views = [UowView(uid, first, self.uows[uid].state is UowState.PREPARED, self.uows[uid].begin_us)
+        if usage >= getattr(policy, "checkpoint_at", 0.5):
+            self._maybe_checkpoint("log getting full", force=True)
+        views = [UowView(uid, first, self.uows[uid].state is UowState.PREPARED, self.uows[uid].begin_us,
+                         pins_tail=first < self._checkpoint_address)
                  for first, uid in self._uow_ages if uid in self.uows]
-        actions = self.platform.space_policy.relieve(usage, views)
+        actions = policy.relieve(usage, views)
         if actions:
             self.counters.log_full_events += 1
             self._relieving = True

@@ -146,6 +146,7 @@ def collect_metrics(cfg: RunConfig, qm: QueueManager, ctx: Context, env: simpy.E
         "queue_file_bytes_written": c.queue_file_bytes_written,
         "queue_file_bytes_read": c.queue_file_bytes_read,
         "applications_backed_out": ctx.counters.backed_out_by_qmgr,
+        "error_log": qm.platform.error_log,
     }
     extra = getattr(space, "metrics", None)
     if callable(extra):

@@ -35,6 +35,9 @@ class PhysicalWrite:
     pages: tuple[bytes, ...]
     #: what the write is for: "log", or a platform's extra ("spare" copy, "copy2", …)
     purpose: str = "log"
+    #: if the file does not exist yet, create it pre-formatted to this many bytes first
+    #: (a new log extent); the formatting is charged to the device as one write
+    format_bytes: int = 0
 
     @property
     def nbytes(self) -> int:

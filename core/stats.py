@@ -58,6 +58,8 @@ class LogStatistics:
     buffer_waits: int = 0  # appends that waited for buffer space (z/OS QJSTWTB)
     buffer_high_water_bytes: int = 0
     log_buffer_bytes: int = 0  # the buffer's size (logBufSz)
+    formats: int = 0  # log files formatted on demand (secondary or linear extents)
+    formatted_bytes: int = 0
     write_size_max: int = 0
     write_time_max_us: float = 0.0
     write_time_max_at_us: float = 0.0  # when the slowest write happened
@@ -112,6 +114,8 @@ class LogStatistics:
         """The figures of the shared metrics schema, plus the writer's own detail."""
         return {
             "log_buffer_bytes": self.log_buffer_bytes,
+            "formats": self.formats,
+            "formatted_bytes": self.formatted_bytes,
             "worst_write_by_file": {f: {"us": t, "at_us": at} for f, (t, at) in sorted(self.worst_write_by_file.items())},
             "logical_bytes": self.logical_bytes,
             "logical_writes": self.logical_writes,

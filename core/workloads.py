@@ -159,6 +159,7 @@ class App:
     def prepare(self, xid: bytes) -> Generator:
         """Phase one of two-phase commit; the unit of work then belongs to the coordinator."""
         self._issued("prepare", xid)
+        self.ctx.journal.prepare_asked(self.key)
         try:
             uow_id = yield from self.conn.prepare(xid)
         except MqiError as exc:

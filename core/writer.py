@@ -36,6 +36,7 @@ from mqlog.core.addressing import Addressing, PlainAddressing
 from mqlog.core.devices import Device
 from mqlog.core.errors import LogWriteError, ParameterError, StorageError
 from mqlog.core.pages import PAGE_PAYLOAD, PAGE_SIZE, LogBuffer
+from mqlog.core.records import NO_ADDRESS
 from mqlog.core.space import LogSpace, PhysicalWrite
 from mqlog.core.stats import LogStatistics
 
@@ -225,7 +226,7 @@ class LogWriter:
 
     def _split_at_wrap(self, pw: PhysicalWrite):
         """One write, or two if the pages wrap round the buffer ring and writev is off."""
-        if pw.purpose != "log" or len(pw.pages) < 2:
+        if pw.purpose != "log" or len(pw.pages) < 2 or pw.first_address == NO_ADDRESS:
             return (pw,)
         slot = self.buffer.slot(pw.first_address)
         room = self.buffer.capacity_pages - slot
@@ -240,10 +241,18 @@ class LogWriter:
 
     def _physical_write(self, pw: PhysicalWrite):
         env = self.env
+        storage = self.space.storage
+        if pw.format_bytes and not storage.exists(pw.file):
+            # A new extent is formatted before its first page is written: a cost paid then.
+            yield from self.device.write(pw.format_bytes)
+            storage.create(pw.file, pw.format_bytes)
+            self.stats.formats += 1
+            self.stats.formatted_bytes += pw.format_bytes
+        if not pw.pages:
+            return  # only the formatting was asked for
         started = env.now
         nbytes = pw.nbytes
         yield from self.device.write(nbytes)
-        storage = self.space.storage
         storage.write(pw.file, pw.offset, pw.pages)
         storage.sync(pw.file)
         self.stats.record_write(pw.file, nbytes, len(pw.pages), env.now - started, env.now)

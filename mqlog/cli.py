@@ -144,7 +144,6 @@ RUN_FILE = "run.json"
 METRICS_FILE = "metrics.json"
 JOURNAL_FILE = "journal.json"
 QM_DIR = "qm"
-MESSAGE_LOG = "messages.log"
 
 
 def _resolve_spec(workload: str, sets: dict):
@@ -250,7 +249,7 @@ def run_cmd(platform_name, workload, sets, device, seed, out, crash_after_writes
                                      "device": _device_for_restart(device),
                                      "workload": spec.workload, "params": dict(spec.params), "seed": seed,
                                      "crashed": result.crashed})
-        with open(out / MESSAGE_LOG, "a", encoding="utf-8") as log:
+        with open(out / result.qm.platform.error_log, "a", encoding="utf-8") as log:
             for line in result.messages:
                 log.write(line + "\n")
     if as_json:
@@ -309,7 +308,8 @@ def _print_metrics(m: dict, out) -> None:
     for key, value in rows:
         click.echo(f"  {key:<{width}}  {value}")
     if out is not None:
-        click.echo(f"Files in {out}: {QM_DIR}/ (log and queue files), {METRICS_FILE}, {JOURNAL_FILE}, {MESSAGE_LOG}")
+        click.echo(f"Files in {out}: {QM_DIR}/ (log and queue files), {METRICS_FILE}, {JOURNAL_FILE}, "
+                   f"{m['error_log']}")
 
 
 def _read_json(path: Path):
@@ -360,10 +360,10 @@ def restart_cmd(directory: Path, verify: bool, as_json: bool):
         raise MqlogError(f"{directory}: no {QM_DIR}/ directory with the queue manager's files")
     storage = DirectoryStorage(directory / QM_DIR)
     try:
-        report, verdict, _ = restart_run(choice.maker(log_config), storage, device=run["device"], journal=journal)
+        report, verdict, qm = restart_run(choice.maker(log_config), storage, device=run["device"], journal=journal)
     finally:
         storage.close()
-    with open(directory / MESSAGE_LOG, "a", encoding="utf-8") as log:
+    with open(directory / qm.platform.error_log, "a", encoding="utf-8") as log:
         for line in report.messages:
             log.write(line + "\n")
     result = report.as_dict()
@@ -408,6 +408,20 @@ def config_cmd(platform_name, sets, as_json):
         raise click.UsageError("config takes log.PARAM=VALUE settings only")
     choice = choose(platform_name)
     values = choice.configure(parsed.get("log", {}))
+    if choice.describer is not None:
+        rows, derived = choice.describer(values)
+        if as_json:
+            click.echo(json.dumps({"platform": platform_name, "log": values,
+                                   "derived": {k: v["bytes"] for k, v in derived.items()}}, sort_keys=True))
+            return
+        click.echo(f"platform {platform_name}: {choice.description}")
+        for r in rows:
+            mark = "" if r.value == r.default else "   (set)"
+            click.echo(f"  {r.name:<22} {str(r.value):>14}   {r.allowed:<28} {r.meaning}{mark}")
+        click.echo("derived:")
+        for item in derived.values():
+            click.echo(f"  {item['text']}")
+        return
     if as_json:
         click.echo(json.dumps({"platform": platform_name, "log": values}, sort_keys=True))
         return

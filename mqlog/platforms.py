@@ -49,11 +49,17 @@ class PlatformChoice:
     unavailable: str = ""  # why not yet
     #: checks across parameters, on the effective values (raise ParameterError)
     check: Callable[[dict], None] | None = None
+    #: a platform with its own configuration object: text overrides -> effective values
+    configurer: Callable[[dict], dict] | None = None
+    #: rows (name, value, default, allowed, meaning) and derived sizes for `mqlog config`
+    describer: Callable[[dict], tuple[list, dict]] | None = None
 
     def configure(self, overrides: dict[str, str]) -> dict:
         """The effective log parameters: defaults with ``overrides`` (text) applied and checked."""
         if self.factory is None:
             raise PlatformUnavailable(f"platform {self.name!r} is not available yet: {self.unavailable}")
+        if self.configurer is not None:
+            return self.configurer(overrides)
         known = {p.name.lower(): p for p in self.params}
         values = {p.name: p.default for p in self.params}
         for key, text in overrides.items():
@@ -83,6 +89,32 @@ def _reference(storage: Storage, values: dict) -> Platform:
                               write_threshold_pages=values["write_threshold_pages"])
 
 
+def _distributed_configure(overrides: dict) -> dict:
+    from mqlog.distributed.config import LogConfig
+
+    return LogConfig.from_settings(overrides).settings()
+
+
+def _distributed_describe(values: dict) -> tuple[list, dict]:
+    from mqlog.distributed.config import LogConfig
+
+    config = LogConfig.from_settings({k: str(v) for k, v in values.items()})
+    return config.describe(), config.derived()
+
+
+def _distributed(storage: Storage, values: dict) -> Platform:
+    from mqlog.distributed.config import LogConfig
+    from mqlog.distributed.platform import distributed_platform
+
+    c = LogConfig.from_settings({k: str(v) for k, v in values.items()})
+    return distributed_platform(storage, primary=c.log_primary_files, secondary=c.log_secondary_files,
+                                file_pages=c.log_file_pages, buffer_pages=c.buffer_pages, linear=c.is_linear,
+                                integrity=c.effective_write_integrity,
+                                checkpoint_records_max=c.checkpoint_log_recd_max,
+                                checkpoint_records_min=c.checkpoint_log_recd_min,
+                                checkpoint_wait_minutes=c.checkpoint_wait_len)
+
+
 PLATFORMS: dict[str, PlatformChoice] = {
     "reference": PlatformChoice(
         "reference", "the core's idealised log: one growing file, no space limits",
@@ -90,8 +122,9 @@ PLATFORMS: dict[str, PlatformChoice] = {
          LogParam("buffer_pages", 512, 2, 65_535, "log buffer size in 4 KiB pages"),
          LogParam("write_threshold_pages", 20, 1, 65_535, "full buffer pages that start a write nobody forced")),
         _reference, check=_reference_check),
-    "distributed": PlatformChoice("distributed", "Linux/UNIX/Windows queue manager log",
-                                  unavailable="it is being built (issue 5); use --platform reference meanwhile"),
+    "distributed": PlatformChoice("distributed", "Linux/UNIX/Windows queue manager log (qm.ini Log: names)",
+                                  factory=_distributed, configurer=_distributed_configure,
+                                  describer=_distributed_describe),
     "zos": PlatformChoice("zos", "z/OS log: active logs, BSDS, archive",
                           unavailable="it is being built (issue 6); use --platform reference meanwhile"),
 }

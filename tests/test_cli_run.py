@@ -18,7 +18,7 @@ SMALL = {
     "log-fill": ["workload.queues=3", "workload.messages=300", "workload.transactions=20"],
     "deep-queue": ["workload.queues=2", "workload.depth=300", "workload.then_messages=20"],
 }
-AVAILABLE_PLATFORMS = ["reference"]  # the platform issues add theirs
+AVAILABLE_PLATFORMS = ["reference", "distributed"]  # z/OS joins with its issue
 
 SCHEMA = ("platform workload seed device config virtual_seconds messages_put messages_got commits backouts "
           "forces logical_bytes physical_bytes logical_writes physical_writes write_size_short write_size_long "
@@ -78,7 +78,7 @@ def test_crash_then_restart_verify_passes(tmp_path):
                 "--set", "workload.messages_per_pair=60", "--crash-after-writes", "70", "--out", tmp_path, "--json")
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout)["crashed"]
-    for name in ("metrics.json", "journal.json", "run.json", "messages.log"):
+    for name in ("metrics.json", "journal.json", "run.json", "messages.log"):  # reference's error log
         assert (tmp_path / name).is_file(), name
     restarted = mqlog("restart", tmp_path, "--verify", "--json")
     assert restarted.returncode == 0, restarted.stderr
@@ -163,7 +163,7 @@ def test_config_shows_and_validates_log_parameters():
      ["log.buffer_pages", "2 to 65535"]),
     (["run", "--platform", "reference", "--workload", "putget-pairs", "--set", "log.no_such=3"], ["log.no_such"]),
     (["run", "--platform", "mainframe", "--workload", "putget-pairs"], ["--platform", "mainframe"]),
-    (["run", "--platform", "distributed", "--workload", "putget-pairs"], ["distributed", "issue 5"]),
+    (["run", "--platform", "zos", "--workload", "putget-pairs"], ["zos", "issue 6"]),
     (["run", "--platform", "reference", "--workload", "putget-pairs", "--set", "noequals"], ["noequals"]),
     (["run", "--platform", "reference", "--workload", "putget-pairs", "--crash-after-writes", "5",
       "--crash-at", "1"], ["not both"]),
@@ -256,3 +256,19 @@ def test_out_that_cannot_be_a_directory_is_a_one_line_error(tmp_path):
 def test_config_checks_parameters_against_each_other():
     one_line_error(mqlog("config", "--platform", "reference", "--set", "log.buffer_pages=10",
                          "--set", "log.write_threshold_pages=20"), "log.write_threshold_pages", "log.buffer_pages")
+
+
+def test_distributed_crash_restart_verify_with_real_extents_and_amq_messages(tmp_path):
+    out = mqlog("run", "--platform", "distributed", "--workload", "putget-pairs", "--set", "workload.pairs=3",
+                "--set", "workload.messages_per_pair=300", "--set", "log.LogFilePages=64",
+                "--set", "log.LogWriteIntegrity=SingleWrite", "--crash-after-writes", "400", "--out", tmp_path, "--json")
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["crashed"]
+    names = sorted(p.name for p in (tmp_path / "qm").iterdir())
+    assert "amqhlctl.lfh" in names and "S0000000.LOG" in names
+    assert (tmp_path / "qm" / "S0000000.LOG").stat().st_size == 64 * 4096
+    restarted = mqlog("restart", tmp_path, "--verify", "--json")
+    assert restarted.returncode == 0, restarted.stderr
+    report = json.loads(restarted.stdout)
+    assert report["committed_missing"] == report["uncommitted_present"] == 0
+    assert "AMQ7229I" in (tmp_path / "AMQERR01.LOG").read_text()

@@ -135,6 +135,7 @@ def run_workload(config: PlatformConfig, *, seed: int = 1, apps: int = 4, rounds
             yield from conn.backout()
             journal.ended(key, False)
         else:
+            journal.prepare_asked(key)
             uow_id = yield from conn.prepare(b"XID-" + key.encode())
             journal.prepared(key, uow_id)
             prepared.append((key, uow_id, r.random() < 0.5, r.random() < 0.7))

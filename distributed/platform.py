@@ -1,0 +1,122 @@
+"""The distributed platform assembled for the core: LSN addresses, the extent space, the
+checkpoint and log-space policies, and the queue manager's messages in MQ's style."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import attrs
+
+from mqlog.core.errors import ParameterError
+from mqlog.core.platform import Platform, RecordCountCheckpoints, SpaceAction, UowView
+from mqlog.core.records import NO_ADDRESS
+from mqlog.core.storage import Storage
+from mqlog.distributed.space import DistributedLogSpace, extent_name
+
+#: SPEC §4.4: about 20% of the active log is held in reserve so checkpoints can always be
+#: written; a unit of work may not hold the log beyond the other 80%.
+HEAD_TO_TAIL_LIMIT = 0.80
+#: the logger pads rather than rewrites a partial page once it is this full: little is
+#: wasted, and the rewrite (two writes under TripleWrite) is avoided
+PAD_WHEN_USED = 3048  # 3/4 of a page's 4064-byte payload
+
+
+@attrs.frozen
+class LsnAddressing:
+    """Distributed log sequence numbers: a byte position shown as four 16-bit parts."""
+
+    name: str = "LSN"
+    start: int = 0
+    limit: int = 1 << 64
+    stamps: bool = False
+
+    def format(self, address: int) -> str:
+        return "<" + ":".join(str((address >> shift) & 0xFFFF) for shift in (48, 32, 16, 0)) + ">"
+
+    def parse(self, text: str) -> int:
+        parts = text.strip().strip("<>").split(":")
+        try:
+            values = [int(p) for p in parts]
+        except ValueError:
+            values = []
+        if len(values) != 4 or not all(0 <= v <= 0xFFFF for v in values):
+            raise ParameterError("LSN", text, "<a:b:c:d> with four numbers 0 to 65535")
+        return (values[0] << 48) | (values[1] << 32) | (values[2] << 16) | values[3]
+
+    def stamp(self, now_us: float) -> int:
+        return 0
+
+
+@attrs.frozen
+class LongRunningUowPolicy:
+    """When the head is 80% of the active log ahead of the tail, free space starting with the
+    longest-running unit of work: roll it back, or roll it forward if it is prepared (AMQ7469).
+    The queue manager asks again as it goes, so several may be sacrificed."""
+
+    limit: float = HEAD_TO_TAIL_LIMIT
+
+    def relieve(self, usage: float, uows: Sequence[UowView]) -> Sequence[SpaceAction]:
+        pinning = [u for u in uows if u.pins_tail]  # a checkpoint frees the log behind the others
+        if usage < self.limit or not pinning:
+            return []
+        oldest = pinning[0]  # by first log address: the longest-running
+        return [SpaceAction(oldest.uow, "rollforward" if oldest.prepared else "rollback")]
+
+
+def pad_policy(used: int) -> bool:
+    return used >= PAD_WHEN_USED
+
+
+def console(qm_name: str):
+    """Messages for the error log (AMQERR01.LOG), in MQ's words and ids."""
+
+    def message(event: str, fields: dict) -> str | None:
+        if event == "restart-begin":
+            return f"AMQ5037I: The queue manager task 'LOGGER' has started; restart of queue manager {qm_name} begins."
+        if event == "replay-complete":
+            end = fields["end"]
+            tail = "" if end.reason == "end" else f" The log ends at a damaged or torn page ({end.problem})."
+            return (f"AMQ7229I: {fields['records']} log records accessed on queue manager '{qm_name}' during the "
+                    f"log replay phase.\nAMQ7230I: Log replay for queue manager '{qm_name}' complete.{tail}")
+        if event == "uows-recovered":
+            return (f"AMQ7232I: The transaction manager state for queue manager '{qm_name}' has been recovered: "
+                    f"{fields['backed_out']} in-flight transactions backed out, {fields['in_doubt']} in doubt.")
+        if event == "restart-complete":
+            return f"AMQ8003I: IBM MQ queue manager '{qm_name}' started ({fields['seconds']:.6f} virtual seconds)."
+        if event == "uow-rolled-back":
+            return (f"AMQ7469: Transactions rolled back to release log space. Unit of work {fields['uow']:X} of "
+                    f"application {fields['application']} was rolled back.")
+        if event == "uow-rolled-forward":
+            return (f"AMQ7469: Transactions rolled forward to release log space. Prepared unit of work "
+                    f"{fields['uow']:X} was re-logged at the head of the log.")
+        return None
+
+    return message
+
+
+def distributed_platform(storage: Storage, *, primary: int = 3, secondary: int = 2, file_pages: int = 4096,
+                         buffer_pages: int = 512, linear: bool = False, integrity: str = "TripleWrite",
+                         checkpoint_records_max: int = 50_000, checkpoint_records_min: int = 100,
+                         checkpoint_wait_minutes: int = 30, qm_name: str = "QM1") -> Platform:
+    """The distributed queue manager's log over ``storage`` (the LogConfig's values)."""
+    triple = integrity.lower() in ("triplewrite", "doublewrite")  # DoubleWrite behaves as TripleWrite
+    space = DistributedLogSpace(storage, primary=primary, secondary=secondary, file_pages=file_pages,
+                                linear=linear, triple_write=triple)
+    return Platform(
+        name="distributed",
+        addressing=LsnAddressing(),
+        space=space,
+        checkpoint_policy=RecordCountCheckpoints(records=checkpoint_records_max,
+                                                 interval_us=checkpoint_wait_minutes * 60e6,
+                                                 min_records=checkpoint_records_min),
+        space_policy=LongRunningUowPolicy(),
+        console=console(qm_name),
+        persistent_put_to_waiting_getter=True,
+        buffer_pages=buffer_pages,
+        write_threshold_pages=min(20, buffer_pages),
+        pad_policy=pad_policy,
+        error_log="AMQERR01.LOG",
+    )
+
+
+__all__ = ["distributed_platform", "LsnAddressing", "LongRunningUowPolicy", "extent_name", "NO_ADDRESS"]

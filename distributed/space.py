@@ -1,0 +1,301 @@
+"""The distributed queue manager's log space: extent files in a ring (circular) or a stream
+(linear), the log control file, and TripleWrite's spare page (SPEC §4.2-§4.5).
+
+Each extent ``S0000000.LOG`` … is ``LogFilePages`` pages of 4 KiB, pre-formatted. The log's
+addresses run on without end; an extent holds one range of them at a time, assigned when the
+logger moves into it. The control file ``amqhlctl.lfh`` records which extents hold which
+ranges, the ring order and the restart data; it is replaced atomically (a crash leaves the
+old or the new), at every extent switch and every checkpoint.
+
+**Circular.** The ring starts as the primaries in order. When the logger fills an extent it
+takes the next one in the ring – unless that one still holds data restart needs (it is at or
+after the log's tail): then it inserts a secondary into the ring *at the head*, right after
+the extent it just filled and before the one still needed, formatting it then (a cost paid
+at that moment). With 3 primaries: 0,1,2 → (2 still needed) 0,1,3,2 → (later 1 still needed
+while filling 0) 0,4,1,3,2. When no secondary is left the log is full (AMQ7463).
+
+**Linear.** The logger always moves to a new extent, pre-formatted ahead of need; extents
+whose data is all before the tail become inactive: kept, not reused.
+
+**LogWriteIntegrity.** SingleWrite rewrites a partial page in place. TripleWrite (and
+DoubleWrite, which behaves as TripleWrite) first writes the new version of the page to a
+spare slot – this model keeps two, alternating, in ``amqhlspr.lfh`` – and only then
+overwrites the original; a reader finding the original torn, or older than a spare copy
+of the same page, uses the spare. Full pages are never written twice.
+"""
+
+from __future__ import annotations
+
+import json
+import zlib
+from typing import Sequence
+
+import attrs
+from sortedcontainers import SortedDict
+
+from mqlog.core.errors import LogFormatError, StorageError
+from mqlog.core.pages import PAGE_SIZE, PageRun, check_page
+from mqlog.core.platform import LogControl
+from mqlog.core.records import NO_ADDRESS
+from mqlog.core.space import PhysicalWrite
+from mqlog.core.storage import Storage
+
+CONTROL_FILE = "amqhlctl.lfh"
+SPARE_FILE = "amqhlspr.lfh"
+#: extent names run S0000000.LOG … S9999999.LOG and then wrap
+EXTENT_NUMBERS = 10_000_000
+_CONTROL_MAGIC = b"MQLD"
+
+
+def extent_name(number: int) -> str:
+    return f"S{number % EXTENT_NUMBERS:07d}.LOG"
+
+
+class LogFullError(StorageError):
+    """AMQ7463: the log is full – no extent may be reused and no secondary is left."""
+
+
+@attrs.define
+class Extent:
+    number: int
+    primary: bool
+    start: int = NO_ADDRESS  # first address it holds now (NO_ADDRESS: none yet)
+    inactive: bool = False  # linear: left the active log
+
+
+class DistributedLogSpace:
+    """Extents, ring or stream, control file and spare page of one queue manager's log."""
+
+    def __init__(self, storage: Storage, *, primary: int = 3, secondary: int = 2, file_pages: int = 4096,
+                 linear: bool = False, triple_write: bool = True, start: int = 0):
+        self.storage = storage
+        self.primary = primary
+        self.secondary = secondary
+        self.file_pages = file_pages
+        self.extent_bytes = file_pages * PAGE_SIZE
+        self.linear = linear
+        self.triple_write = triple_write
+        self.start = start
+        self.extents: dict[int, Extent] = {}
+        self.ring: list[int] = []  # circular: the order extents are used in
+        self.by_start = SortedDict()  # first address -> extent number (address-ordered index)
+        self.current: int | None = None
+        self.tail = start
+        self.control = LogControl(NO_ADDRESS, start, 0)
+        self.switches = 0
+        self.spare_slot = 0
+        self.archive_offloads = 0
+        self.events: list[tuple[str, dict]] = []  # ("AMQ7463", {...}) for the platform's messages
+        self._loaded = False
+
+    # -- capacity ------------------------------------------------------------------------------
+
+    @property
+    def capacity_bytes(self) -> int:
+        """The most the active log may hold: primaries and secondaries."""
+        return (self.primary + self.secondary) * self.extent_bytes
+
+    def usage(self, head: int, tail: int) -> float:
+        """Head-to-tail distance as a fraction of the active log (SPEC §4.4)."""
+        return max(0, head - tail) / self.capacity_bytes
+
+    def release(self, tail: int) -> None:
+        self.tail = max(self.tail, tail)
+        if self.linear:
+            for ext in self.extents.values():
+                if ext.start != NO_ADDRESS and ext.start + self.extent_bytes <= self.tail and ext.number != self.current:
+                    ext.inactive = True
+
+    # -- mapping addresses to extents -------------------------------------------------------------
+
+    def _holder(self, address: int) -> Extent | None:
+        idx = self.by_start.bisect_right(address) - 1
+        if idx < 0:
+            return None
+        start, number = self.by_start.peekitem(idx)
+        if address >= start + self.extent_bytes:
+            return None
+        return self.extents[number]
+
+    def _assign(self, ext: Extent, start: int) -> None:
+        if ext.start != NO_ADDRESS:
+            self.by_start.pop(ext.start, None)
+        ext.start = start
+        ext.inactive = False
+        self.by_start[start] = ext.number
+
+    def _needed(self, ext: Extent) -> bool:
+        """Whether an extent still holds data restart needs (anything at or after the tail)."""
+        return ext.start != NO_ADDRESS and ext.start + self.extent_bytes > self.tail
+
+    def _next_extent(self, start: int) -> tuple[Extent, bool]:
+        """The extent that will hold addresses from ``start``; and whether it must be formatted."""
+        if self.linear:
+            # The next extent in sequence: one formatted ahead if there is one, else a new one.
+            fresh = [n for n, e in self.extents.items() if e.start == NO_ADDRESS]
+            if fresh:
+                return self.extents[min(fresh)], False
+            number = max(self.extents) + 1
+            ext = self.extents[number] = Extent(number, primary=False)
+            return ext, True
+        pos = self.ring.index(self.current)
+        candidate = self.extents[self.ring[(pos + 1) % len(self.ring)]]
+        if not self._needed(candidate):
+            return candidate, False
+        secondaries = sum(1 for n in self.ring if not self.extents[n].primary)
+        if secondaries >= self.secondary:
+            self.events.append(("AMQ7463", {"extent": extent_name(candidate.number)}))
+            raise LogFullError(f"log full: {extent_name(candidate.number)} is still needed and all "
+                               f"{self.secondary} secondary extents are in use (AMQ7463)")
+        number = max(self.extents) + 1
+        ext = self.extents[number] = Extent(number, primary=False)
+        self.ring.insert(pos + 1, number)  # at the head: after the extent just filled
+        return ext, True
+
+    # -- the writer's questions -----------------------------------------------------------------
+
+    def plan_write(self, run: PageRun) -> Sequence[PhysicalWrite]:
+        if not self._loaded:
+            self._create()
+        writes: list[PhysicalWrite] = []
+        if run.rewrites_partial and self.triple_write:
+            # TripleWrite: the new version of the partial page goes elsewhere first.
+            self.spare_slot ^= 1
+            writes.append(PhysicalWrite(SPARE_FILE, self.spare_slot * PAGE_SIZE, run.first_address,
+                                        run.pages[:1], purpose="spare"))
+        address = run.first_address
+        i = 0
+        switched = False
+        while i < len(run.pages):
+            ext = self._holder(address)
+            fmt = 0
+            if ext is None:
+                ext, must_format = self._next_extent(address)
+                self._assign(ext, address)
+                self.current = ext.number
+                self.switches += 1
+                switched = True
+                fmt = self.extent_bytes if must_format else 0
+            room = (ext.start + self.extent_bytes - address) // PAGE_SIZE
+            chunk = run.pages[i:i + room]
+            writes.append(PhysicalWrite(extent_name(ext.number), address - ext.start, address, tuple(chunk),
+                                        format_bytes=fmt))
+            i += len(chunk)
+            address += len(chunk) * PAGE_SIZE
+        if switched and self.linear:
+            # Pre-format the next extent ahead of need (the log formatter task), so the
+            # switch after this one finds it ready.
+            nxt = max(self.extents) + 1
+            if all(e.start != NO_ADDRESS for e in self.extents.values()):
+                self.extents[nxt] = Extent(nxt, primary=False)
+                writes.append(PhysicalWrite(extent_name(nxt), 0, NO_ADDRESS, (), purpose="format",
+                                            format_bytes=self.extent_bytes))
+        if switched:
+            self._save()  # which extent holds which addresses must survive a crash
+        return writes
+
+    def read_page(self, address: int) -> tuple[bytes, str, int]:
+        if not self._loaded:
+            self._load_or_empty()
+        ext = self._holder(address)
+        if ext is None:
+            return b"", CONTROL_FILE, 0
+        name, offset = extent_name(ext.number), address - ext.start
+        raw = self.storage.read(name, offset, PAGE_SIZE) if self.storage.exists(name) else b""
+        if self.triple_write:
+            spare = self._spare_copy(address)
+            if spare is not None:
+                header, problem = check_page(raw, address)
+                spare_header, _ = check_page(spare, address)
+                if problem is not None or spare_header.write_no > header.write_no:
+                    return spare, SPARE_FILE, 0
+        return raw, name, offset
+
+    def _spare_copy(self, address: int) -> bytes | None:
+        """The newest good spare copy of the page at ``address``, if a spare slot holds one."""
+        if not self.storage.exists(SPARE_FILE):
+            return None
+        best = None
+        for slot in (0, 1):
+            raw = self.storage.read(SPARE_FILE, slot * PAGE_SIZE, PAGE_SIZE)
+            header, problem = check_page(raw, address)
+            if problem is None and (best is None or header.write_no > best[0]):
+                best = (header.write_no, raw)
+        return None if best is None else best[1]
+
+    # -- control data ----------------------------------------------------------------------------
+
+    def _create(self) -> None:
+        """A new log: the primaries formatted, the first one current."""
+        self._loaded = True
+        for number in range(self.primary):
+            self.extents[number] = Extent(number, primary=True)
+            self.ring.append(number)
+            if not self.storage.exists(extent_name(number)):
+                self.storage.create(extent_name(number), self.extent_bytes)
+        first = self.extents[0]
+        self._assign(first, self.start)
+        self.current = 0
+        self._save()
+
+    def save_control(self, control: LogControl) -> None:
+        self.control = control
+        self.tail = max(self.tail, control.tail)
+        self._save()
+
+    def load_control(self) -> LogControl | None:
+        if not self._loaded:
+            self._load_or_empty()
+        return self.control if self.control.checkpoint != NO_ADDRESS else None
+
+    def _save(self) -> None:
+        body = json.dumps({
+            "type": "LINEAR" if self.linear else "CIRCULAR",
+            "extent_pages": self.file_pages,
+            "checkpoint": self.control.checkpoint, "checkpoint_number": self.control.checkpoint_number,
+            "tail": self.tail, "current": self.current, "ring": self.ring,
+            "extents": [[e.number, e.primary, e.start, e.inactive] for e in sorted(self.extents.values(),
+                                                                                  key=lambda e: e.number)],
+        }, sort_keys=True).encode()
+        self.storage.replace(CONTROL_FILE, _CONTROL_MAGIC + zlib.crc32(body).to_bytes(4, "little") + body)
+
+    def _load_or_empty(self) -> None:
+        self._loaded = True
+        if not self.storage.exists(CONTROL_FILE):
+            self._loaded = False  # a new log: created on the first write
+            return
+        raw = self.storage.read(CONTROL_FILE, 0, self.storage.size(CONTROL_FILE))
+        if raw[:4] != _CONTROL_MAGIC or zlib.crc32(raw[8:]) != int.from_bytes(raw[4:8], "little"):
+            raise LogFormatError("not a valid log control file (magic or checksum)", source=CONTROL_FILE, offset=0)
+        try:
+            data = json.loads(raw[8:])
+            if data["extent_pages"] != self.file_pages:
+                raise LogFormatError(f"the log's extents are {data['extent_pages']} pages, the configuration says "
+                                     f"{self.file_pages}: LogFilePages is fixed at creation", source=CONTROL_FILE)
+            self.linear = data["type"] == "LINEAR"
+            self.control = LogControl(data["checkpoint"], data["tail"], data["checkpoint_number"])
+            self.tail = data["tail"]
+            self.current = data["current"]
+            self.ring = list(data["ring"])
+            for number, primary, start, inactive in data["extents"]:
+                ext = self.extents[number] = Extent(number, primary, NO_ADDRESS, inactive)
+                if start != NO_ADDRESS:
+                    self._assign(ext, start)
+                    ext.inactive = inactive
+        except (KeyError, TypeError, ValueError) as exc:
+            raise LogFormatError(f"malformed log control file ({exc})", source=CONTROL_FILE, offset=8) from None
+        # A raised LogPrimaryFiles counts the extents already in the ring as primaries and
+        # adds new primaries only when needed (SPEC §4.2): nothing to do here.
+
+    # -- what the diagnostics show ------------------------------------------------------------
+
+    def active_extents(self) -> list[int]:
+        """Extents holding data restart may need, oldest first."""
+        held = [(e.start, e.number) for e in self.extents.values()
+                if e.start != NO_ADDRESS and not e.inactive and self._needed(e) or e.number == self.current]
+        return [n for _, n in sorted(held)]
+
+    def metrics(self) -> dict:
+        return {"extents": len(self.extents), "ring": list(self.ring), "secondaries_in_use":
+                sum(1 for n in self.ring if not self.extents[n].primary),
+                "current_extent": extent_name(self.current) if self.current is not None else None}
