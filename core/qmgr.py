@@ -632,7 +632,10 @@ class QueueManager:
             return
         policy = self.platform.space_policy
         usage = self.platform.space.usage(self.writer.next_address, self.tail())
-        if usage >= getattr(policy, "checkpoint_at", 0.5):
+        held_by_uow = bool(self._uow_ages) and self._uow_ages[0][0] < self._checkpoint_address
+        if usage >= getattr(policy, "checkpoint_at", 0.5) and not held_by_uow:
+            # Only if it would release space: a unit of work older than the last checkpoint
+            # holds the tail where it is whatever a new checkpoint does.
             self._maybe_checkpoint("log getting full", force=True)
         views = [UowView(uid, first, self.uows[uid].state is UowState.PREPARED, self.uows[uid].begin_us,
                          pins_tail=first < self._checkpoint_address)
@@ -658,6 +661,8 @@ class QueueManager:
                     yield from self._roll_forward(uow)
                     self.say("uow-rolled-forward", uow=uow.id, application=uow.application)
                     self.counters.uows_rolled_forward += 1
+            # Stage 3 (SPEC §4.6): a checkpoint moves the tail past what was freed.
+            yield from self.checkpoint("log space released", wait=True)
         finally:
             self._relieving = False
 

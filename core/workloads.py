@@ -289,8 +289,9 @@ def long_uow(ctx: Context) -> Generator:
             yield from app.prepare(b"MQLOG.LONG.UOW.XID")
             return  # the coordinator never answers: in doubt to the end
         yield env.timeout(max(0.0, stop - env.now))
-        # It never commits: at the end the application gives up and backs out (if the queue
-        # manager already backed it out to free log space, that is what it learns now).
+        # It never commits. It comes back for one more put – which is how it learns, with
+        # MQRC_BACKED_OUT, if the queue manager backed it out to free log space – then gives up.
+        yield from app.put("LONG.UOW", app.payload(size))
         yield from app.backout()
 
     def worker(i: int):

@@ -272,3 +272,17 @@ def test_distributed_crash_restart_verify_with_real_extents_and_amq_messages(tmp
     report = json.loads(restarted.stdout)
     assert report["committed_missing"] == report["uncommitted_present"] == 0
     assert "AMQ7229I" in (tmp_path / "AMQERR01.LOG").read_text()
+
+
+def test_distributed_long_uow_is_rolled_back_at_the_80_percent_mark(tmp_path):
+    """SPEC §7 item 5: a long-lived unit of work in a busy log is rolled back once the
+    head-to-tail limit is hit; its application is told MQRC_BACKED_OUT (2003); AMQ7469."""
+    out = mqlog("run", "--platform", "distributed", "--workload", "long-uow", "--set", "workload.duration=0.3",
+                "--set", "workload.background=4", "--set", "log.LogFilePages=64", "--out", tmp_path, "--json")
+    assert out.returncode == 0, out.stderr
+    m = json.loads(out.stdout)
+    assert m["uows_rolled_back"] >= 1 and m["applications_backed_out"] >= 1
+    assert m["active_log_used_bytes_max"] < m["active_log_capacity_bytes"]  # it never filled
+    assert "AMQ7469" in (tmp_path / "AMQERR01.LOG").read_text()
+    restarted = json.loads(mqlog("restart", tmp_path, "--verify", "--json").stdout)
+    assert restarted["committed_missing"] == restarted["uncommitted_present"] == 0
