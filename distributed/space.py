@@ -87,6 +87,9 @@ class DistributedLogSpace:
         self.archive_offloads = 0
         self.events: list[tuple[str, dict]] = []  # ("AMQ7463", {...}) for the platform's messages
         self._loaded = False
+        #: pages whose newest good version only the spare file holds (found by reading):
+        #: they are written back in place before a spare slot can be reused
+        self._repairs: dict[int, bytes] = {}
 
     # -- capacity ------------------------------------------------------------------------------
 
@@ -96,8 +99,12 @@ class DistributedLogSpace:
         return (self.primary + self.secondary) * self.extent_bytes
 
     def usage(self, head: int, tail: int) -> float:
-        """Head-to-tail distance as a fraction of the active log (SPEC §4.4)."""
-        return max(0, head - tail) / self.capacity_bytes
+        """Head-to-tail distance as a fraction of the active log (SPEC §4.4), measured from
+        the start of the extent holding the tail: extents are freed whole, so that is the
+        space really taken."""
+        holder = self._holder(tail)
+        start = holder.start if holder is not None else tail
+        return max(0, head - start) / self.capacity_bytes
 
     def release(self, tail: int) -> None:
         self.tail = max(self.tail, tail)
@@ -158,6 +165,14 @@ class DistributedLogSpace:
         if not self._loaded:
             self._create()
         writes: list[PhysicalWrite] = []
+        for address, page in sorted(self._repairs.items()):
+            # Restart read this page from the spare file: put it back in place first, so the
+            # spare slot is free for reuse and the page does not depend on it any more.
+            ext = self._holder(address)
+            if ext is not None:
+                writes.append(PhysicalWrite(extent_name(ext.number), address - ext.start, address, (page,),
+                                            purpose="repair"))
+        self._repairs.clear()
         if run.rewrites_partial and self.triple_write:
             # TripleWrite: the new version of the partial page goes elsewhere first.
             self.spare_slot ^= 1
@@ -208,6 +223,7 @@ class DistributedLogSpace:
                 header, problem = check_page(raw, address)
                 spare_header, _ = check_page(spare, address)
                 if problem is not None or spare_header.write_no > header.write_no:
+                    self._repairs[address] = spare
                     return spare, SPARE_FILE, 0
         return raw, name, offset
 

@@ -206,3 +206,23 @@ def test_triplewrite_costs_an_extra_write_per_partial_page_rewrite_which_concurr
     commits = 40
     assert extra_one > 0.5 * commits  # nearly one spare write per commit when alone
     assert extra_many / (10 * commits) < 0.5 * extra_one / commits  # far fewer per commit together
+
+
+def test_a_page_restart_read_from_the_spare_copy_is_put_back_in_place_first():
+    """TripleWrite: a crash after the spare copy of a partial page was written but before the
+    page was rewritten in place; restart reads the spare copy; the next write must restore
+    the page in place before any spare slot is reused, or a second restart loses it."""
+    from mqlog.core.pages import build_page
+
+    storage = MemoryStorage()
+    space = DistributedLogSpace(storage, primary=3, secondary=2, file_pages=PAGES)
+    old = build_page(0, 1, b"a" * 100, 0, flags=1)
+    new = build_page(0, 2, b"a" * 100 + b"b" * 3000, 0, flags=1)
+    fill(space, 0, 0.0)  # creates the log
+    storage.write(extent_name(0), 0, old)
+    storage.write("amqhlspr.lfh", PAGE_SIZE, new)  # the spare copy landed, the rewrite did not
+    reread = DistributedLogSpace(storage, primary=3, secondary=2, file_pages=PAGES)
+    reread._load_or_empty()
+    assert reread.read_page(0)[0] == new
+    writes = reread.plan_write(PageRun(PAGE_SIZE, (bytes(PAGE_SIZE),), False, False, 2 * PAGE_SIZE, 0))
+    assert (writes[0].purpose, writes[0].file, writes[0].offset, writes[0].pages) == ("repair", extent_name(0), 0, (new,))
