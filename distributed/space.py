@@ -315,3 +315,36 @@ class DistributedLogSpace:
         return {"extents": len(self.extents), "ring": list(self.ring), "secondaries_in_use":
                 sum(1 for n in self.ring if not self.extents[n].primary),
                 "current_extent": extent_name(self.current) if self.current is not None else None}
+
+    def status(self, head: int) -> dict:
+        """DISPLAY QMSTATUS's log fields, with the log's head at ``head`` (SPEC §4.8).
+
+        Sizes are in MB (10^6 bytes, as MQ reports them); LOGUTIL and LOGINUSE are
+        percentages. Media recovery needs every extent since the first (no media images
+        are taken in this model yet), so MEDIALOG is the oldest extent of a linear log."""
+        holder = self._holder(self.tail)
+        held = [e for e in self.extents.values() if e.start != NO_ADDRESS and not e.inactive]
+        oldest = min(held, key=lambda e: e.start) if held else None
+        rec_start = holder.start if holder is not None else self.tail
+        rec_bytes = max(0, head - rec_start)
+        mb = lambda n: round(n / 1e6, 2)  # noqa: E731
+        media_bytes = max(0, head - (oldest.start if oldest else self.start)) if self.linear else 0
+        reusable = sum(self.extent_bytes for e in self.extents.values()
+                       if self.linear and e.inactive and not e.primary)
+        return {
+            "CURRLOG": extent_name(self.current) if self.current is not None else "",
+            "RECLOG": extent_name(holder.number) if holder is not None else "",
+            "MEDIALOG": extent_name(oldest.number) if (self.linear and oldest) else "",
+            "ARCHLOG": "",
+            "LOGUTIL": round(100.0 * rec_bytes / (self.primary * self.extent_bytes), 1),
+            "LOGINUSE": round(100.0 * min(rec_bytes, self.primary * self.extent_bytes)
+                              / (self.primary * self.extent_bytes), 1),
+            "RECSZ": mb(rec_bytes),
+            "MEDIASZ": mb(media_bytes),
+            "REUSESZ": mb(reusable),
+            "ARCHSZ": 0.0,
+            "LOGPRIM": self.primary,
+            "LOGSEC": self.secondary,
+            "LOGEXTSZ": self.file_pages,
+            "LOGTYPE": "LINEAR" if self.linear else "CIRCULAR",
+        }

@@ -386,6 +386,86 @@ def restart_cmd(directory: Path, verify: bool, as_json: bool):
         raise click.exceptions.Exit(1)
 
 
+def _distributed_space(directory: Path):
+    """The distributed log space a run left in ``directory``, its config, and the log's head."""
+    from mqlog.core.errors import MqlogError
+    from mqlog.core.reader import LogReader
+    from mqlog.core.storage import DirectoryStorage
+    from mqlog.platforms import choose
+
+    run = _load_run(directory)
+    if run["platform"] != "distributed":
+        raise MqlogError(f"{directory}: a {run['platform']} queue manager; this command is for distributed ones")
+    choice = choose("distributed")
+    values = choice.configure({k: str(v) for k, v in run["log"].items()})
+    storage = DirectoryStorage(directory / QM_DIR)
+    space = choice.maker(values)(storage).space
+    control = space.load_control()
+    if control is None:
+        raise MqlogError(f"{directory}: the queue manager was never created (no checkpoint on disk)")
+    reader = LogReader(space, control.checkpoint)
+    for _ in reader:
+        pass
+    return run, values, space, reader.end.address, storage
+
+
+@cli.command("qmstatus")
+@click.argument("directory", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--json", "as_json", is_flag=True)
+def qmstatus_cmd(directory: Path, as_json: bool):
+    """DISPLAY QMSTATUS's log fields for the distributed queue manager a run left in DIRECTORY."""
+    run, values, space, head, storage = _distributed_space(directory)
+    storage.close()
+    status = space.status(head)
+    if as_json:
+        click.echo(json.dumps(status, sort_keys=True))
+        return
+    click.echo("AMQ8705I: Display Queue Manager Status Details.")
+    for key, value in status.items():
+        click.echo(f"   {key}({value})")
+
+
+@cli.command("dump")
+@click.argument("directory", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--json", "as_json", is_flag=True)
+def dump_cmd(directory: Path, as_json: bool):
+    """The logger dump (like amqldmpa -c H) for the distributed queue manager a run left in DIRECTORY.
+
+    Ring and files come from the log control file; the write statistics from the run's metrics."""
+    from mqlog.distributed.space import extent_name
+
+    run, values, space, head, storage = _distributed_space(directory)
+    storage.close()
+    m = _read_json(directory / METRICS_FILE) if (directory / METRICS_FILE).is_file() else {}
+    order = space.ring if not space.linear else space.active_extents()
+    worst = m.get("worst_write_by_file", {})
+    recent = sorted((kv for kv in worst.items() if kv[0].endswith(".LOG")), key=lambda kv: kv[0])[-8:]  # last 8 extents
+    dump = {
+        "logactive": space.primary, "loginactive": space.secondary, "FileCount": len(order),
+        "filenum": [extent_name(n) for n in order], "logBufSz": m.get("log_buffer_bytes", 0) // 4096,
+        "WriteSizeShort": m.get("write_size_short", 0), "WriteSizeLong": m.get("write_size_long", 0),
+        "WriteSizeMax": m.get("write_size_max", 0), "WriteTimeShort": m.get("write_time_short_us", 0),
+        "WriteTimeLong": m.get("write_time_long_us", 0), "WriteTimeShortMax": m.get("write_time_short_max_us", 0),
+        "WriteTimeLongMax": m.get("write_time_long_max_us", 0), "WriteTimeMax": m.get("write_time_max_us", 0),
+        "WriteTimeMaxAt": m.get("write_time_max_at_us", 0),
+        "WorstWriteByFile": {name: entry.get("us", 0) for name, entry in recent},
+        "staLogicalBytes": m.get("logical_bytes", 0), "staPhysicalBytes": m.get("physical_bytes", 0),
+        "staLogicalWrites": m.get("logical_writes", 0), "staPhysicalWrites": m.get("physical_writes", 0),
+    }
+    if as_json:
+        click.echo(json.dumps(dump, sort_keys=True))
+        return
+    for key, value in dump.items():
+        if isinstance(value, dict):
+            click.echo(f"{key}:")
+            for name, us in value.items():
+                click.echo(f"    {name:<14} {us:.1f} µs")
+        elif isinstance(value, list):
+            click.echo(f"{key:<18} {' '.join(value)}")
+        else:
+            click.echo(f"{key:<18} {value:.1f}" if isinstance(value, float) else f"{key:<18} {value}")
+
+
 @cli.command("workloads")
 def workloads_cmd():
     """List the built-in workloads with their parameters and defaults."""

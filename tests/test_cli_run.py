@@ -286,3 +286,35 @@ def test_distributed_long_uow_is_rolled_back_at_the_80_percent_mark(tmp_path):
     assert "AMQ7469" in (tmp_path / "AMQERR01.LOG").read_text()
     restarted = json.loads(mqlog("restart", tmp_path, "--verify", "--json").stdout)
     assert restarted["committed_missing"] == restarted["uncommitted_present"] == 0
+
+
+@pytest.mark.parametrize("logtype", ["CIRCULAR", "LINEAR"])
+def test_qmstatus_and_dump_describe_the_distributed_log_on_disk(tmp_path, logtype):
+    out = mqlog("run", "--platform", "distributed", "--workload", "putget-pairs", "--set", "workload.pairs=3",
+                "--set", "workload.messages_per_pair=600", "--set", "log.LogFilePages=64",
+                "--set", f"log.LogType={logtype}", "--set", "log.LogPrimaryFiles=4", "--out", tmp_path, "--json")
+    assert out.returncode == 0, out.stderr
+    metrics = json.loads(out.stdout)
+    status = json.loads(mqlog("qmstatus", tmp_path, "--json").stdout)
+    assert (status["LOGPRIM"], status["LOGSEC"], status["LOGEXTSZ"], status["LOGTYPE"]) == (4, 2, 64, logtype)
+    on_disk = {p.name for p in (tmp_path / "qm").iterdir()}
+    assert status["CURRLOG"] in on_disk and status["RECLOG"] in on_disk
+    assert status["RECLOG"] <= status["CURRLOG"] or logtype == "CIRCULAR"
+    assert 0 < status["RECSZ"] <= 4 * 64 * 4096 / 1e6 * 1.25
+    assert (status["MEDIALOG"] != "") == (logtype == "LINEAR")
+    dump = json.loads(mqlog("dump", tmp_path, "--json").stdout)
+    assert (dump["logactive"], dump["loginactive"]) == (4, 2)
+    assert set(dump["filenum"]) <= on_disk and dump["FileCount"] == len(dump["filenum"])
+    for key in ("staLogicalBytes", "staPhysicalBytes", "staLogicalWrites", "staPhysicalWrites"):
+        assert dump[key] == metrics[key.replace("sta", "").replace("Logical", "logical_").replace(
+            "Physical", "physical_").lower()]
+    assert dump["WriteSizeMax"] == metrics["write_size_max"] and dump["logBufSz"] == 512
+    assert all(name.endswith(".LOG") for name in dump["WorstWriteByFile"])
+    text = mqlog("qmstatus", tmp_path)
+    assert f"LOGTYPE({logtype})" in text.stdout
+
+
+def test_qmstatus_on_a_reference_run_is_a_one_line_error(tmp_path):
+    assert mqlog("run", "--platform", "reference", "--workload", "putget-pairs", *sets("putget-pairs"),
+                 "--out", tmp_path).returncode == 0
+    one_line_error(mqlog("qmstatus", tmp_path), "distributed")
