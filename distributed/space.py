@@ -61,6 +61,12 @@ class Extent:
     primary: bool
     start: int = NO_ADDRESS  # first address it holds now (NO_ADDRESS: none yet)
     inactive: bool = False  # linear: left the active log
+    idle_laps: int = 0  # secondary: laps in a row the ring could have done without it
+
+
+#: a secondary leaves the ring after this many laps in a row in which it looked superfluous
+#: (the logger avoids shrinking and growing the ring over and over)
+SECONDARY_IDLE_LAPS = 3
 
 
 class DistributedLogSpace:
@@ -147,8 +153,16 @@ class DistributedLogSpace:
             return ext, True
         pos = self.ring.index(self.current)
         candidate = self.extents[self.ring[(pos + 1) % len(self.ring)]]
+        candidate = self._release_superfluous(candidate)
         if not self._needed(candidate):
             return candidate, False
+        primaries = sum(1 for n in self.ring if self.extents[n].primary)
+        if primaries < self.primary:
+            # LogPrimaryFiles was raised: a new primary joins the ring only when needed.
+            number = max(self.extents) + 1
+            ext = self.extents[number] = Extent(number, primary=True)
+            self.ring.insert(pos + 1, number)
+            return ext, True
         secondaries = sum(1 for n in self.ring if not self.extents[n].primary)
         if secondaries >= self.secondary:
             self.events.append(("AMQ7463", {"extent": extent_name(candidate.number)}))
@@ -158,6 +172,30 @@ class DistributedLogSpace:
         ext = self.extents[number] = Extent(number, primary=False)
         self.ring.insert(pos + 1, number)  # at the head: after the extent just filled
         return ext, True
+
+    def _release_superfluous(self, candidate: Extent) -> Extent:
+        """A secondary about to be reused counts a lap in which it looked superfluous if the
+        extent after it is free too (the ring would have coped without it); after
+        SECONDARY_IDLE_LAPS such laps in a row it leaves the ring and its file is deleted."""
+        if candidate.primary or self._needed(candidate):
+            candidate.idle_laps = 0
+            return candidate
+        pos = self.ring.index(candidate.number)
+        after = self.extents[self.ring[(pos + 1) % len(self.ring)]]
+        if self._needed(after) or after.number == self.current:
+            candidate.idle_laps = 0
+            return candidate
+        candidate.idle_laps += 1
+        if candidate.idle_laps < SECONDARY_IDLE_LAPS:
+            return candidate
+        self.ring.remove(candidate.number)
+        if candidate.start != NO_ADDRESS:
+            self.by_start.pop(candidate.start, None)
+        del self.extents[candidate.number]
+        if self.storage.exists(extent_name(candidate.number)):
+            self.storage.delete(extent_name(candidate.number))
+        self.events.append(("secondary-released", {"extent": extent_name(candidate.number)}))
+        return after
 
     # -- the writer's questions -----------------------------------------------------------------
 
@@ -301,7 +339,14 @@ class DistributedLogSpace:
         except (KeyError, TypeError, ValueError) as exc:
             raise LogFormatError(f"malformed log control file ({exc})", source=CONTROL_FILE, offset=8) from None
         # A raised LogPrimaryFiles counts the extents already in the ring as primaries and
-        # adds new primaries only when needed (SPEC §4.2): nothing to do here.
+        # adds new primaries only when needed (SPEC §4.2).
+        primaries = sum(1 for n in self.ring if self.extents[n].primary)
+        for number in self.ring:
+            if primaries >= self.primary:
+                break
+            if not self.extents[number].primary:
+                self.extents[number].primary = True
+                primaries += 1
 
     # -- what the diagnostics show ------------------------------------------------------------
 

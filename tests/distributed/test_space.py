@@ -226,3 +226,43 @@ def test_a_page_restart_read_from_the_spare_copy_is_put_back_in_place_first():
     assert reread.read_page(0)[0] == new
     writes = reread.plan_write(PageRun(PAGE_SIZE, (bytes(PAGE_SIZE),), False, False, 2 * PAGE_SIZE, 0))
     assert (writes[0].purpose, writes[0].file, writes[0].offset, writes[0].pages) == ("repair", extent_name(0), 0, (new,))
+
+
+def test_a_secondary_leaves_the_ring_only_after_laps_of_disuse():
+    from mqlog.distributed.space import SECONDARY_IDLE_LAPS
+
+    storage = MemoryStorage()
+    space = DistributedLogSpace(storage, primary=3, secondary=2, file_pages=PAGES)
+    fill(space, 0, 3)
+    space.release(2 * EXTENT + 10)
+    fill(space, 3 * EXTENT, 3)  # 0, 1, then 2 still needed: secondary 3 joins
+    assert space.ring == [0, 1, 3, 2]
+    address = 6 * EXTENT
+    extents = 0
+    while 3 in space.ring:
+        space.release(address)  # short units of work from now on: the tail follows the head
+        fill(space, address, 1)
+        address += EXTENT
+        extents += 1
+        assert extents <= 4 * (SECONDARY_IDLE_LAPS + 1)
+    assert extents >= 4 * (SECONDARY_IDLE_LAPS - 1)  # not at once: after laps of disuse
+    assert space.ring == [0, 1, 2] and extent_name(3) not in storage.list()
+
+
+def test_a_raised_logprimaryfiles_counts_ring_extents_as_primaries_and_adds_more_only_when_needed():
+    storage = MemoryStorage()
+    space = DistributedLogSpace(storage, primary=3, secondary=2, file_pages=PAGES)
+    fill(space, 0, 3)
+    space.release(2 * EXTENT + 10)
+    fill(space, 3 * EXTENT, 3)
+    space.save_control(space.control)
+    assert space.ring == [0, 1, 3, 2] and not space.extents[3].primary
+    raised = DistributedLogSpace(storage, primary=5, secondary=2, file_pages=PAGES)
+    raised._load_or_empty()
+    assert raised.extents[3].primary  # already in the ring: now a primary
+    assert raised.ring == [0, 1, 3, 2]  # nothing new allocated at restart
+    raised.release(2 * EXTENT + 10)  # extent 2 still needed when the ring comes round
+    fill(raised, 6 * EXTENT, 3)
+    new = [n for n in raised.ring if n > 3]
+    assert raised.extents[min(new)].primary  # the 5th primary, added only when needed...
+    assert sum(raised.extents[n].primary for n in raised.ring) == 5  # ...and then secondaries
