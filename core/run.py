@@ -156,6 +156,9 @@ def collect_metrics(cfg: RunConfig, qm: QueueManager, ctx: Context, env: simpy.E
     extra = getattr(space, "metrics", None)
     if callable(extra):
         metrics.update({f"platform_{k}": v for k, v in extra().items()})
+    monitor = getattr(space, "resource_monitor", None)
+    if callable(monitor) and qm.writer is not None:
+        metrics.update({f"platform_{k}": v for k, v in monitor(qm.writer.next_address, s).items()})
     return metrics
 
 

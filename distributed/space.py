@@ -361,6 +361,24 @@ class DistributedLogSpace:
                 sum(1 for n in self.ring if not self.extents[n].primary),
                 "current_extent": extent_name(self.current) if self.current is not None else None}
 
+    def resource_monitor(self, head: int, writer_stats: dict) -> dict:
+        """The resource monitor's DISK/Log class as amqsrua shows it (SPEC §4.8)."""
+        status = self.status(head)
+        return {
+            "log_bytes_in_use": int(status["RECSZ"] * 1e6),
+            "log_bytes_max": self.capacity_bytes,
+            "log_physical_bytes_written": writer_stats.get("physical_bytes", 0),
+            "log_logical_bytes_written": writer_stats.get("logical_bytes", 0),
+            "log_write_latency_us": writer_stats.get("write_time_short_us", 0.0),
+            "log_write_size": writer_stats.get("write_size_short", 0.0),
+            "log_current_primary_space_in_use_percent": status["LOGINUSE"],
+            "log_workload_primary_space_utilization_percent": status["LOGUTIL"],
+            "log_bytes_required_for_media_recovery": int(status["MEDIASZ"] * 1e6),
+            "log_bytes_in_reusable_extents": int(status["REUSESZ"] * 1e6),
+            "log_slowest_write_since_restart_us": writer_stats.get("write_time_max_us", 0.0),
+            "log_slowest_write_at_us": writer_stats.get("write_time_max_at_us", 0.0),
+        }
+
     def status(self, head: int) -> dict:
         """DISPLAY QMSTATUS's log fields, with the log's head at ``head`` (SPEC §4.8).
 

@@ -312,6 +312,11 @@ def test_qmstatus_and_dump_describe_the_distributed_log_on_disk(tmp_path, logtyp
     assert all(name.endswith(".LOG") for name in dump["WorstWriteByFile"])
     text = mqlog("qmstatus", tmp_path)
     assert f"LOGTYPE({logtype})" in text.stdout
+    # the resource monitor's DISK/Log figures, in the run's metrics
+    assert metrics["platform_log_bytes_max"] == 6 * 64 * 4096
+    assert metrics["platform_log_physical_bytes_written"] == metrics["physical_bytes"]
+    assert metrics["platform_log_slowest_write_since_restart_us"] == metrics["write_time_max_us"]
+    assert 0 < metrics["platform_log_bytes_in_use"] <= metrics["platform_log_bytes_max"]
 
 
 def test_qmstatus_on_a_reference_run_is_a_one_line_error(tmp_path):
