@@ -27,7 +27,7 @@ from sortedcontainers import SortedList
 
 from mqlog.core.devices import Device
 from mqlog.core.errors import ParameterError
-from mqlog.core.platform import LogControl, Platform, SpaceAction, UowView
+from mqlog.core.platform import LogControl, Platform, UowView
 from mqlog.core.queuefile import IoCost, MessageState, QueueFile
 from mqlog.core.queues import Message, Queue
 from mqlog.core.records import (NO_ADDRESS, Backout, Begin, CheckpointBegin, CheckpointEnd, Codec, Commit, Get,

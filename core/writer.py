@@ -36,7 +36,6 @@ from mqlog.core.addressing import Addressing, PlainAddressing
 from mqlog.core.devices import Device
 from mqlog.core.errors import LogWriteError, ParameterError, StorageError
 from mqlog.core.pages import PAGE_PAYLOAD, PAGE_SIZE, LogBuffer
-from mqlog.core.records import NO_ADDRESS
 from mqlog.core.space import LogSpace, PhysicalWrite
 from mqlog.core.stats import LogStatistics
 
@@ -226,7 +225,7 @@ class LogWriter:
 
     def _split_at_wrap(self, pw: PhysicalWrite):
         """One write, or two if the pages wrap round the buffer ring and writev is off."""
-        if pw.purpose != "log" or len(pw.pages) < 2 or pw.first_address == NO_ADDRESS:
+        if pw.purpose != "log" or len(pw.pages) < 2:
             return (pw,)
         slot = self.buffer.slot(pw.first_address)
         room = self.buffer.capacity_pages - slot

@@ -7,6 +7,7 @@ from typing import Sequence
 
 import attrs
 
+from mqlog.core.addressing import PlainAddressing
 from mqlog.core.errors import ParameterError
 from mqlog.core.platform import Platform, RecordCountCheckpoints, SpaceAction, UowView
 from mqlog.core.records import NO_ADDRESS
@@ -22,13 +23,10 @@ PAD_WHEN_USED = 3048  # 3/4 of a page's 4064-byte payload
 
 
 @attrs.frozen
-class LsnAddressing:
+class LsnAddressing(PlainAddressing):
     """Distributed log sequence numbers: a byte position shown as four 16-bit parts."""
 
     name: str = "LSN"
-    start: int = 0
-    limit: int = 1 << 64
-    stamps: bool = False
 
     def format(self, address: int) -> str:
         return "<" + ":".join(str((address >> shift) & 0xFFFF) for shift in (48, 32, 16, 0)) + ">"
@@ -42,9 +40,6 @@ class LsnAddressing:
         if len(values) != 4 or not all(0 <= v <= 0xFFFF for v in values):
             raise ParameterError("LSN", text, "<a:b:c:d> with four numbers 0 to 65535")
         return (values[0] << 48) | (values[1] << 32) | (values[2] << 16) | values[3]
-
-    def stamp(self, now_us: float) -> int:
-        return 0
 
 
 @attrs.frozen

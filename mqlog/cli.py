@@ -211,11 +211,10 @@ class _Progress:
 def run_cmd(platform_name, workload, sets, device, seed, out, crash_after_writes, crash_at, as_json):
     """Run a workload on a platform in virtual time and report the log's figures."""
     from mqlog.core.devices import get_profile
-    from mqlog.core.errors import MqlogError
     from mqlog.core.run import RunConfig, run_workload
 
     from mqlog.core.spec import parse_set
-    from mqlog.core.storage import DirectoryStorage, MemoryStorage
+    from mqlog.core.storage import MemoryStorage
     from mqlog.platforms import choose
 
     if crash_after_writes is not None and crash_at is not None:
