@@ -46,6 +46,9 @@ class LogControl:
     tail: int = 0
     #: number of the last complete checkpoint
     checkpoint_number: int = 0
+    #: the oldest media recovery record of any queue (NO_ADDRESS: none): the log media
+    #: recovery needs starts there (MEDIALOG); spaces without media recovery ignore it
+    media: int = NO_ADDRESS
 
 
 class PlatformLogSpace(LogSpace, Protocol):
@@ -66,6 +69,10 @@ class PlatformLogSpace(LogSpace, Protocol):
 
     def load_control(self) -> LogControl | None:
         """The control data last saved, or None for a new log."""
+
+    # Optional: ``free_bytes(head, tail) -> int`` – how many more bytes the log can take
+    # before it is full (AMQ7463). A space without it never fills. ``events`` – a list the
+    # space appends (event, fields) to for the queue manager's messages.
 
 
 class CheckpointPolicy(Protocol):
@@ -144,6 +151,9 @@ class Platform:
     pad_policy: Callable[[int], bool] | None = None
     #: the file the platform's messages go to beside its files (distributed: AMQERR01.LOG)
     error_log: str = "messages.log"
+    #: whether damaged queues can be re-created from media images and the log (distributed
+    #: linear logs): restart then does it automatically, rcrmqobj on request
+    media_recovery: bool = False
 
     def message(self, event: str, **fields) -> str | None:
         if self.console is None:

@@ -30,8 +30,8 @@ from mqlog.core.errors import ParameterError
 from mqlog.core.platform import LogControl, Platform, UowView
 from mqlog.core.queuefile import IoCost, MessageState, QueueFile
 from mqlog.core.queues import Message, Queue
-from mqlog.core.records import (NO_ADDRESS, Backout, Begin, CheckpointBegin, CheckpointEnd, Codec, Commit, Get,
-                                ObjectAction, ObjectChange, ObjectType, Prepare, Put, PutSegment, QueueEntry,
+from mqlog.core.records import (NO_ADDRESS, Backout, Begin, CheckpointBegin, CheckpointEnd, Codec, Commit,
+                                Get, ObjectAction, ObjectChange, ObjectType, Prepare, Put, PutSegment, QueueEntry,
                                 UndoneOp, UowEntry, UowState as RecUowState, split_message)
 from mqlog.core.storage import Storage
 from mqlog.core.uow import MqiError, Op, Reason, UnitOfWork, UowState
@@ -39,6 +39,22 @@ from mqlog.core.writer import LogWriter
 
 #: check log-space usage every this many appended records (cheap, but not free)
 SPACE_CHECK_INTERVAL = 32
+#: log space always kept for what must not fail when the log is full (commit, backout,
+#: compensation, checkpoints): a fixed part for page padding of the forces involved …
+RESERVE_FIXED_BYTES = 8 * 4096
+#: … plus, per unit of work still open, its backout record (SPEC §4.7: 1000 + 12 per operation)
+RESERVE_PER_UOW = 1000
+RESERVE_PER_OP = 12
+
+
+@attrs.frozen
+class DamagedQueue:
+    """A queue whose file could not be loaded (AMQ7472): applications get 2101 until it is
+    re-created from its media image and the log, or deleted."""
+
+    name: str
+    reason: str
+    media: int = NO_ADDRESS  # its media recovery record, if the log names one
 
 
 def _bounded(name: str, low: int, high: int):
@@ -92,7 +108,11 @@ class QmCounters:
     checkpoints: int = 0
     uows_rolled_back: int = 0
     uows_rolled_forward: int = 0
-    log_full_events: int = 0
+    log_full_events: int = 0  # times the log-space policy had to release space
+    log_full_refusals: int = 0  # MQI calls refused with 2102 because the log was full
+    media_images: int = 0
+    media_image_bytes: int = 0
+    queues_recreated: int = 0
     shunts: int = 0
     compression_in_bytes: int = 0
     compression_out_bytes: int = 0
@@ -152,6 +172,7 @@ class QueueManager:
         self.device = device
         self.config = config
         self.queues: dict[str, Queue] = {}
+        self.damaged: dict[str, DamagedQueue] = {}
         self.uows: dict[int, UnitOfWork] = {}
         self.counters = QmCounters()
         self.messages: list[str] = []  # console / error-log lines in the platform's style
@@ -170,6 +191,12 @@ class QueueManager:
         self._last_checkpoint_us = 0.0
         self._appends = 0
         self._relieving = False
+        self._log_full = False  # inside a log-full episode (AMQ7463 said once per episode)
+        self._claimed = 0  # log bytes a roll forward in progress has claimed from the free space
+        #: log addresses from which an MQI call in progress may have logged records whose
+        #: effect is not yet in memory (a media image's replay point must not pass them)
+        self._inflight = SortedList()
+        self._extents_said: tuple = ()  # the restart / media extents last reported
         self.stopped = False
         #: the most log, head to tail, that restart would have needed at any moment sampled
         self.log_used_max = 0
@@ -251,14 +278,17 @@ class QueueManager:
 
     def define_queue(self, name: str, *, max_depth: int | None = None, attributes: str = "") -> Generator:
         """DEFINE QLOCAL: logged (1500 bytes) and forced; the queue file is created."""
-        if name in self.queues:
+        if name in self.queues or name in self.damaged:
             raise MqiError(Reason.MQRC_OBJECT_ALREADY_EXISTS, name)
         depth = self.config.max_depth if max_depth is None else max_depth
         text = f"MAXDEPTH({depth}) {attributes}".strip()
-        yield from self._log(ObjectChange(ObjectAction.CREATE, ObjectType.QUEUE, name, text))
+        address = yield from self._log(ObjectChange(ObjectAction.CREATE, ObjectType.QUEUE, name, text))
         yield self.writer.force()
         yield from self.device.file_op()
-        self.queues[name] = Queue(name, QueueFile.create(self.storage, name, text), max_depth=depth, attributes=text)
+        queue = Queue(name, QueueFile.create(self.storage, name, text), max_depth=depth, attributes=text)
+        # The creation record holds all it takes to re-create the queue: its first media image.
+        queue.media_address = address
+        self.queues[name] = queue
 
     def alter_queue(self, name: str, *, max_depth: int) -> Generator:
         queue = self._queue(name)
@@ -270,6 +300,15 @@ class QueueManager:
         queue.file.alter(text)
 
     def delete_queue(self, name: str) -> Generator:
+        if name in self.damaged:  # a damaged queue may be deleted (its messages are lost)
+            yield from self._log(ObjectChange(ObjectAction.DELETE, ObjectType.QUEUE, name))
+            yield self.writer.force()
+            self.damaged.pop(name, None)
+            yield from self.device.file_op()
+            from mqlog.core.queuefile import file_name_for
+            if self.storage.exists(file_name_for(name)):
+                self.storage.delete(file_name_for(name))
+            return
         queue = self._queue(name)
         if queue.messages:
             raise MqiError(Reason.MQRC_OBJECT_IN_USE, f"{name} holds {queue.depth} messages")
@@ -287,16 +326,35 @@ class QueueManager:
     def _queue(self, name: str) -> Queue:
         queue = self.queues.get(name)
         if queue is None:
+            if name in self.damaged:
+                raise MqiError(Reason.MQRC_OBJECT_DAMAGED, f"{name}: {self.damaged[name].reason}")
             raise MqiError(Reason.MQRC_UNKNOWN_OBJECT_NAME, name)
         return queue
 
+    def media_address(self) -> int:
+        """The oldest media recovery record of any queue (NO_ADDRESS if none): media
+        recovery needs the log from there on."""
+        found = [q.media_address for q in self.queues.values()] + [d.media for d in self.damaged.values()]
+        found = [a for a in found if a != NO_ADDRESS]
+        return min(found) if found else NO_ADDRESS
+
     # -- logging -----------------------------------------------------------------------------
 
-    def _log(self, record) -> Generator:
+    def _log(self, record, *, essential: bool = False, need: int = 0) -> Generator:
         """Append one record (waiting for buffer space if need be); start a checkpoint when
-        the platform's policy says so, and watch log space."""
+        the platform's policy says so, and watch log space.
+
+        When the log is full, work that is not ``essential`` is refused with
+        MQRC_RESOURCE_PROBLEM (AMQ7463); commit, backout, compensation, checkpoints and the
+        re-logging of prepared units of work are essential and use the space held in
+        reserve for them. ``need``: bytes the caller is about to log with this record
+        (a whole segmented message), checked at once."""
         if self.stopped:
             raise MqiError(Reason.MQRC_Q_MGR_STOPPING)
+        if not essential:
+            # An upper bound (no record body is over 1500 bytes besides its data), so that
+            # the record need not be encoded twice.
+            self._ensure_room(need or len(getattr(record, "data", b"")) + 1500)
         address = yield from self.writer.put(record)
         self._records_since += 1
         self._appends += 1
@@ -311,7 +369,8 @@ class QueueManager:
                 self._check_space()
         return address
 
-    def _log_uow(self, uow: UnitOfWork, record_for, *, ending: bool = False) -> Generator:
+    def _log_uow(self, uow: UnitOfWork, record_for, *, ending: bool = False, essential: bool = False,
+                 need: int = 0) -> Generator:
         """Append a record of ``uow``, chained to its previous one; a Begin first if needed."""
         if uow.doomed and not ending:
             raise MqiError(Reason.MQRC_BACKED_OUT, "the queue manager backed the unit of work out to free log space")
@@ -319,7 +378,7 @@ class QueueManager:
             begin = yield from self._log(Begin(int(self.env.now), uow.application[:28], uow=uow.id))
             uow.first = uow.last = begin
             self._uow_ages.add((begin, uow.id))
-        address = yield from self._log(record_for(uow.last))
+        address = yield from self._log(record_for(uow.last), essential=essential or ending, need=need)
         if uow.doomed and not ending:
             # Backed out by the queue manager while this call waited for buffer space: the
             # record is in the log, but restart will see it belongs to an ended unit of work.
@@ -379,6 +438,23 @@ class QueueManager:
                     event.succeed(GotMessage(msg_id, data, persistent))
                     return msg_id
         message = Message(msg_id, queue.next_seq(), persistent, len(data), data)
+        mark = self._hold()
+        try:
+            yield from self._put_message(queue, message, uow, syncpoint, persistent)
+        finally:
+            self._inflight.remove(mark)
+        if persistent and queue.unflushed_bytes > self.config.persistent_buffer_bytes:
+            yield from self._spill(queue)
+        return msg_id
+
+    def _hold(self) -> int:
+        mark = self.writer.next_address
+        self._inflight.add(mark)
+        return mark
+
+    def _put_message(self, queue: Queue, message: Message, uow: UnitOfWork | None, syncpoint: bool,
+                     persistent: bool) -> Generator:
+        msg_id = message.msg_id
         if persistent:
             address = yield from self._log_put(queue, message, uow)
             message.put_address = address
@@ -387,15 +463,12 @@ class QueueManager:
             message.uow = uow.id
             queue.add(message)
             prev = uow.ops[-1].address if uow.ops else NO_ADDRESS
-            uow.ops.append(Op("put", queue.name, msg_id, persistent, message.put_address, prev, len(data)))
+            uow.ops.append(Op("put", queue.name, msg_id, persistent, message.put_address, prev, message.length))
         else:
             if persistent:
                 yield self.writer.force()
             queue.add(message)
             self._wake_getters(queue)
-        if persistent and queue.unflushed_bytes > self.config.persistent_buffer_bytes:
-            yield from self._spill(queue)
-        return msg_id
 
     def _log_put(self, queue: Queue, message: Message, uow: UnitOfWork | None) -> Generator:
         data = message.data
@@ -407,17 +480,21 @@ class QueueManager:
         segments = split_message(stored)
         first = Put(queue.name, message.msg_id, segments[0], len(data), 0, len(segments), codec,
                     uow=uow.id if uow else 0)
+        # Room for the whole message is checked once, before its first record: a message is
+        # never left half logged because the log filled between its segments.
+        need = len(stored) + 800 + 300 * len(segments)  # SPEC §4.7: 750 + data, +300 a segment
         if uow is None:
-            address = yield from self._log(first)
+            address = yield from self._log(first, need=need)
             prev = address
             for i, seg in enumerate(segments[1:], 1):
                 prev = yield from self._log(PutSegment(queue.name, message.msg_id, i, i * len(segments[0]), seg, codec,
-                                                       prev=prev))
+                                                       prev=prev), essential=True)
             return address
-        address = yield from self._log_uow(uow, lambda prev: attrs.evolve(first, prev=prev))
+        address = yield from self._log_uow(uow, lambda prev: attrs.evolve(first, prev=prev), need=need)
         for i, seg in enumerate(segments[1:], 1):
             yield from self._log_uow(uow, lambda prev, i=i, seg=seg: PutSegment(
-                queue.name, message.msg_id, i, i * len(segments[0]), seg, codec, uow=uow.id, prev=prev))
+                queue.name, message.msg_id, i, i * len(segments[0]), seg, codec, uow=uow.id, prev=prev),
+                essential=True)
         return address
 
     def _spill(self, queue: Queue) -> Generator:
@@ -471,6 +548,13 @@ class QueueManager:
         if cost.reads:
             yield from self._charge(cost)
         self.counters.messages_got += 1
+        mark = self._hold()
+        try:
+            return (yield from self._get_message(queue, message, uow, data))
+        finally:
+            self._inflight.remove(mark)
+
+    def _get_message(self, queue: Queue, message: Message, uow: UnitOfWork | None, data: bytes) -> Generator:
         if message.persistent:
             stored = queue.file.messages.get(message.msg_id) if queue.file is not None else None
             block = stored.first_block if stored is not None else 0
@@ -515,9 +599,16 @@ class QueueManager:
         conn.uow = None
 
     def _commit_uow(self, uow: UnitOfWork) -> Generator:
+        mark = self._hold()
+        try:
+            yield from self._commit_logged(uow)
+        finally:
+            self._inflight.remove(mark)
+
+    def _commit_logged(self, uow: UnitOfWork) -> Generator:
         if uow.logged:
             address = yield from self._log_uow(uow, lambda prev: Commit(int(self.env.now), uow.persistent_ops,
-                                                                        uow=uow.id, prev=prev))
+                                                                        uow=uow.id, prev=prev), essential=True)
             uow.end_address, uow.end_commit = address, True
             yield self.writer.force()
         # Only now, with the commit record on disk, do the changes become visible.
@@ -536,6 +627,13 @@ class QueueManager:
 
     def _backout_uow(self, uow: UnitOfWork) -> Generator:
         """Back a unit of work out from memory (no log read), logging what was undone."""
+        mark = self._hold()
+        try:
+            yield from self._backout_logged(uow)
+        finally:
+            self._inflight.remove(mark)
+
+    def _backout_logged(self, uow: UnitOfWork) -> Generator:
         if uow.logged:
             undone = [UndoneOp(op.address, i) for i, op in enumerate(uow.ops) if op.persistent]
             address = yield from self._log_uow(
@@ -646,6 +744,67 @@ class QueueManager:
             self._relieving = True
             self.env.process(self._relieve(actions))
 
+    def _reserve_bytes(self) -> int:
+        """Log space held back for what must not fail: backing out every open unit of work
+        and the checkpoints that follow (SPEC §4.4's reserve, in bytes)."""
+        open_uows = [u for u in self.uows.values() if u.logged]
+        checkpoint = 750 + 200 * len(open_uows) + 64 * (len(self.queues) + len(self.damaged))
+        return (RESERVE_FIXED_BYTES + 2 * checkpoint + self._claimed
+                + sum(RESERVE_PER_UOW + RESERVE_PER_OP * len(u.ops) for u in open_uows))
+
+    def log_free_bytes(self) -> int | None:
+        """How many more bytes the log takes before it is full (None: it never fills)."""
+        free = getattr(self.platform.space, "free_bytes", None)
+        if free is None or self.writer is None:
+            return None
+        return free(self.writer.next_address, self.tail())
+
+    def _ensure_room(self, nbytes: int) -> None:
+        """Refuse new work when the log is full (SPEC §4.4; MQ: AMQ7463, and AMQ7465 when a
+        long-running unit of work holds the tail): the call fails with
+        MQRC_RESOURCE_PROBLEM, nothing of it is logged, and the queue manager tries to
+        release space. Commit and backout never come here: the reserve is theirs."""
+        free = self.log_free_bytes()
+        if free is None:
+            return
+        if free - nbytes >= self._reserve_bytes():
+            self._log_full = False
+            return
+        self.counters.log_full_refusals += 1
+        self._drain_space_events()
+        if not self._log_full:
+            self._log_full = True
+            self.say("log-full")
+            if self._uow_ages and self._uow_ages[0][0] < self._checkpoint_address:
+                uow = self.uows.get(self._uow_ages[0][1])
+                self.say("log-full-long-uow", uow=self._uow_ages[0][1],
+                         application=uow.application if uow is not None else "")
+        if self.platform.space_policy is not None:
+            self._check_space()
+        self._maybe_checkpoint("log full", force=True)
+        raise MqiError(Reason.MQRC_RESOURCE_PROBLEM, "the log is full")
+
+    def _drain_space_events(self) -> None:
+        events = getattr(self.platform.space, "events", None)
+        while events:
+            event, fields = events.pop(0)
+            self.say(event, **fields)
+
+    def _report_extents(self) -> None:
+        """Say which log files restart and media recovery need, when that changes (MQ's
+        AMQ7467 / AMQ7468 at checkpoints)."""
+        self._drain_space_events()
+        needed = getattr(self.platform.space, "recovery_extents", None)
+        if needed is None:
+            return
+        restart, media = needed()
+        if (restart, media) != self._extents_said:
+            self._extents_said = (restart, media)
+            if restart:
+                self.say("restart-extent", extent=restart)
+            if media:
+                self.say("media-extent", extent=media)
+
     def _relieve(self, actions) -> Generator:
         try:
             for action in actions:
@@ -658,9 +817,9 @@ class QueueManager:
                     yield from self._backout_uow(uow)
                     self.counters.uows_rolled_back += 1
                 elif action.action == "rollforward" and uow.state is UowState.PREPARED:
-                    yield from self._roll_forward(uow)
-                    self.say("uow-rolled-forward", uow=uow.id, application=uow.application)
-                    self.counters.uows_rolled_forward += 1
+                    if (yield from self._roll_forward(uow)):
+                        self.say("uow-rolled-forward", uow=uow.id, application=uow.application)
+                        self.counters.uows_rolled_forward += 1
             # Stage 3 (SPEC §4.6): a checkpoint moves the tail past what was freed.
             yield from self.checkpoint("log space released", wait=True)
         finally:
@@ -672,7 +831,17 @@ class QueueManager:
         Copies of its records (flagged *relogged*) are chained onto its last record and
         closed by a flagged Prepare. Only once that is on disk does the unit switch to the
         copies; until then its original records stay the ones restart uses, so a crash in
-        the middle loses nothing. The coordinator's decision waits for the switch."""
+        the middle loses nothing. The coordinator's decision waits for the switch.
+
+        The copies need log space of their own: the room is claimed first (new work is
+        refused sooner meanwhile), and if the log cannot hold them the unit stays where it is
+        (False; AMQ7465 then names it when the log fills)."""
+        estimate = 1000 + sum(op.length + 800 if op.kind == "put" else 300 for op in uow.ops if op.persistent)
+        free = self.log_free_bytes()
+        if free is not None and free - estimate < self._reserve_bytes():
+            self.say("rollforward-no-room", uow=uow.id, needed=estimate)
+            return False
+        self._claimed += estimate
         uow.busy = self.env.event()
         try:
             prev = uow.last
@@ -691,22 +860,25 @@ class QueueManager:
                     record = Put(queue.name, op.msg_id, data, len(data), uow=uow.id, prev=prev, relogged=True)
                 else:
                     record = Get(queue.name, op.msg_id, 0, op.length, uow=uow.id, prev=prev, relogged=True)
-                address = yield from self._log(record)
+                address = yield from self._log(record, essential=True)
                 if first == NO_ADDRESS:
                     first = address
                 new_ops.append(attrs.evolve(op, address=address, prev=prev))
                 prev = address
-            closing = yield from self._log(Prepare(int(self.env.now), uow.xid, uow=uow.id, prev=prev, relogged=True))
+            closing = yield from self._log(Prepare(int(self.env.now), uow.xid, uow=uow.id, prev=prev, relogged=True),
+                                           essential=True)
             yield self.writer.force()
             if uow.state is UowState.ENDED:
-                return  # decided meanwhile: the copies are history, nothing to switch to
+                return True  # decided meanwhile: the copies are history, nothing to switch to
             # The copies are on disk: from now on they are the unit of work.
             self._uow_ages.discard((uow.first, uow.id))
             uow.first = first if first != NO_ADDRESS else closing
             uow.last = uow.prepare_address = closing
             uow.ops = new_ops
             self._uow_ages.add((uow.first, uow.id))
+            return True
         finally:
+            self._claimed -= estimate
             busy, uow.busy = uow.busy, None
             busy.succeed()
 
@@ -724,7 +896,7 @@ class QueueManager:
         self._checkpoint_finished = self.env.event()
         try:
             number = self._checkpoint_number + 1
-            begin = yield from self._log(CheckpointBegin(number, int(self.env.now)))
+            begin = yield from self._log(CheckpointBegin(number, int(self.env.now)), essential=True)
             # The units of work open at the Begin record, as the log has them there: one whose
             # Commit/Backout is already appended is over, one whose Prepare is, is in doubt,
             # whatever its force is still doing.
@@ -737,16 +909,20 @@ class QueueManager:
             durable = self.writer.durable
             for name in sorted(self.queues):
                 yield from self._charge(self.queues[name].flush(durable, self._outcome))
-            queues = [QueueEntry(q.name, q.depth, 0) for q in (self.queues[n] for n in sorted(self.queues))]
-            yield from self._log(CheckpointEnd(begin, number, int(self.env.now), table, queues))
+            # Each queue's media recovery record is kept by every checkpoint (damaged ones too).
+            queues = sorted([QueueEntry(q.name, q.depth, q.media_address) for q in self.queues.values()]
+                            + [QueueEntry(d.name, 0, d.media) for d in self.damaged.values()],
+                            key=lambda e: e.name)
+            yield from self._log(CheckpointEnd(begin, number, int(self.env.now), table, queues), essential=True)
             yield self.writer.force()
             self._shunt(number)
             space = self.platform.space
             self._checkpoint_address = begin
             self._checkpoint_number = number
-            space.save_control(LogControl(begin, self.tail(), number))
+            space.save_control(LogControl(begin, self.tail(), number, self.media_address()))
             yield from self.device.write(512)  # the control data's own write
             space.release(self.tail())
+            self._report_extents()
             self._records_since = 0
             self._last_checkpoint_us = self.env.now
             self.counters.checkpoints += 1

@@ -50,6 +50,8 @@ class Queue:
         #: persistent bytes held only in memory, not yet in the file (the queue buffer)
         self.unflushed_bytes = 0
         self.getters: list = []  # waiting MQGETs: (event, syncpoint)
+        #: the queue's media recovery record: its latest media image, or its creation record
+        self.media_address = NO_ADDRESS
         self._seq = 0
 
     @property

@@ -564,22 +564,24 @@ class UowEntry:
 
 @attrs.frozen
 class QueueEntry:
-    """One row of a checkpoint's queue table (64 bytes): what restart must load."""
+    """One row of a checkpoint's queue table (64 bytes): what restart must load, and the
+    queue's *media recovery record*: where re-creating it from the log would start (its
+    latest media image, or its creation record if it has none; NO_ADDRESS: unknown)."""
 
     _S: ClassVar = struct.Struct(f"<{QUEUE_NAME_LENGTH}sQQ")
     SIZE: ClassVar = 64
 
     name: str = attrs.field(validator=_name_field(QUEUE_NAME_LENGTH))
     depth: int = 0
-    blocks: int = 0
+    media: int = NO_ADDRESS
 
     def to_bytes(self) -> bytes:
-        return self._S.pack(_pad_name(self.name, QUEUE_NAME_LENGTH), self.depth, self.blocks)
+        return self._S.pack(_pad_name(self.name, QUEUE_NAME_LENGTH), self.depth, self.media)
 
     @classmethod
     def from_bytes(cls, raw: bytes) -> "QueueEntry":
-        name, depth, blocks = cls._S.unpack_from(raw)
-        return cls(_unpad_name(name), depth, blocks)
+        name, depth, media = cls._S.unpack_from(raw)
+        return cls(_unpad_name(name), depth, media)
 
 
 @register

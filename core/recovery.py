@@ -33,11 +33,12 @@ import simpy
 from mqlog.core.errors import LogCorruptionError
 from mqlog.core.pages import PAGE_SIZE
 from mqlog.core.platform import LogControl
-from mqlog.core.queuefile import MessageState, QueueFile, list_queue_files
+from mqlog.core.errors import QueueFileError
+from mqlog.core.queuefile import MessageState, QueueFile, file_name_for, list_queue_files
 from mqlog.core.queues import Message, Queue
 from mqlog.core.reader import EndOfLog, LogReader
 from mqlog.core.records import (NO_ADDRESS, Backout, Begin, CheckpointEnd, Clr, ClrAction, Codec, Commit, Get,
-                                ObjectAction, ObjectChange, Prepare, Put, PutSegment, UndoneOp, UowState)
+                                ObjectAction, ObjectChange, Prepare, Put, PutSegment, RecordType, UndoneOp, UowState)
 from mqlog.core.uow import Op, UnitOfWork
 from mqlog.core.uow import UowState as LiveState
 
@@ -111,11 +112,19 @@ class _Restart:
         self.segments: dict[bytes, list] = {}
         self.max_uow = 0
         self.checkpoint_number = control.checkpoint_number
+        #: the queues redo applies to: all of them at restart, one for media recovery
+        self.queues: dict = qm.queues
+        #: media recovery records by queue, from the checkpoint and later creates and images
+        self.media: dict[str, int] = {}
+        #: queues whose files would not load, with why (AMQ7472 unless media recovery mends them)
+        self.damaged: dict[str, str] = {}
+        self.listed: set[str] = set()  # queues the checkpoint's queue table names
         self._cpu = 0.0
         self._pages_charged = 0
         legacy = qm.config.restart_mode == "legacy"
         self.chunk = 1 if legacy else REPLAY_CHUNK_PAGES
         self.legacy = legacy
+        self.only: str | None = None  # media recovery: the one queue being re-created
 
     # -- cost --------------------------------------------------------------------------------
 
@@ -222,7 +231,12 @@ class _Restart:
     def load_queue(self, name: str) -> Generator:
         qm = self.qm
         yield from qm.device.file_op()
-        qfile, cost = QueueFile.open(qm.storage, name)
+        try:
+            qfile, cost = QueueFile.open(qm.storage, name)
+        except QueueFileError as exc:
+            # Damaged: restart goes on without it; media recovery may re-create it below.
+            self.damaged[name] = str(exc)
+            return
         yield from qm._charge(cost)
         self.report.bytes_read += sum(cost.reads)
         queue = Queue(name, qfile, max_depth=_max_depth(qfile.attributes, qm.config.max_depth),
@@ -239,7 +253,7 @@ class _Restart:
                 queue._seq = message.seq
         self.report.messages_loaded += len(qfile.messages)
         yield self.env.timeout(len(qfile.messages) * qm.config.load_message_us)
-        qm.queues[name] = queue
+        self.queues[name] = queue
 
     def index(self, uow: int, queue: str, msg_id: bytes) -> None:
         self.by_uow.setdefault(uow, set()).add((queue, msg_id))
@@ -283,7 +297,7 @@ class _Restart:
                     self.redo_put(pending[2], pending[0], b"".join(pending[1]))
         elif kind is Get:
             self.track(record.uow, address)
-            queue = qm.queues.get(record.queue)
+            queue = self.queues.get(record.queue)
             message = queue.messages.get(record.msg_id) if queue else None
             if message is not None:
                 if not record.uow:
@@ -310,6 +324,10 @@ class _Restart:
             self.compensate(record)
         elif kind is CheckpointEnd:
             self.checkpoint_number = max(self.checkpoint_number, record.number)
+            for row in record.queues:
+                self.listed.add(row.name)
+                if row.media != NO_ADDRESS:
+                    self.media[row.name] = row.media
             for row in record.uows:
                 if row.uow in self.ended:
                     continue
@@ -324,7 +342,11 @@ class _Restart:
                     entry.xid = row.xid
                 self.max_uow = max(self.max_uow, row.uow)
         elif kind is ObjectChange:
-            yield from self.redo_object(record)
+            yield from self.redo_object(address, record)
+        elif record.TYPE == RecordType.MEDIA_IMAGE and getattr(record, "image_start", False):
+            # A media image (a platform record): the queue's media recovery record moves to it.
+            if record.queue in self.queues or record.queue in self.damaged:
+                self.media[record.queue] = record.image_id
 
     def segments_before(self, segment: PutSegment) -> Generator:
         """The put record and segments that precede ``segment`` on its chain, read from the
@@ -344,7 +366,7 @@ class _Restart:
 
     def redo_put(self, address: int, record: Put, stored: bytes) -> None:
         qm = self.qm
-        queue = qm.queues.get(record.queue)
+        queue = self.queues.get(record.queue)
         if queue is None or record.msg_id in queue.messages:
             return  # the queue file already has it (it is newer than the checkpoint)
         data = stored
@@ -361,7 +383,7 @@ class _Restart:
         self.table.pop(uow, None)
         self.ended.add(uow)
         for name, msg_id in self.by_uow.pop(uow, ()):
-            queue = qm.queues.get(name)
+            queue = self.queues.get(name)
             message = queue.messages.get(msg_id) if queue else None
             if message is None or message.uow != uow:
                 continue
@@ -377,7 +399,7 @@ class _Restart:
                     queue.make_available(message)
 
     def compensate(self, clr: Clr) -> None:
-        queue = self.qm.queues.get(clr.queue)
+        queue = self.queues.get(clr.queue)
         message = queue.messages.get(clr.msg_id) if queue else None
         if message is None or message.uow != clr.uow:
             return
@@ -386,19 +408,30 @@ class _Restart:
         elif clr.action is ClrAction.RESTORE_GET and message.state is MessageState.GOT_UNCOMMITTED:
             queue.make_available(message)
 
-    def redo_object(self, record: ObjectChange) -> Generator:
+    def redo_object(self, address: int, record: ObjectChange) -> Generator:
         qm = self.qm
         name = record.name
-        if record.action is ObjectAction.CREATE and name not in qm.queues:
+        if self.only is not None and name != self.only:
+            return
+        if record.action is ObjectAction.CREATE:
+            self.media[name] = address  # the creation record is the queue's first media image
+        if record.action is ObjectAction.CREATE and name not in self.queues and name not in self.damaged:
             yield from qm.device.file_op()
             qfile = QueueFile.create(qm.storage, name, record.attributes)
-            qm.queues[name] = Queue(name, qfile, max_depth=_max_depth(record.attributes, qm.config.max_depth),
-                                    attributes=record.attributes)
-        elif record.action is ObjectAction.DELETE and name in qm.queues:
+            self.queues[name] = Queue(name, qfile, max_depth=_max_depth(record.attributes, qm.config.max_depth),
+                                      attributes=record.attributes)
+        elif record.action is ObjectAction.DELETE and (name in self.queues or name in self.damaged):
             yield from qm.device.file_op()
-            qm.queues.pop(name).file.delete()
-        elif record.action is ObjectAction.ALTER and name in qm.queues:
-            queue = qm.queues[name]
+            self.media.pop(name, None)
+            self.listed.discard(name)
+            if name in self.queues:
+                self.queues.pop(name).file.delete()
+            else:
+                self.damaged.pop(name)
+                if qm.storage.exists(file_name_for(name)):
+                    qm.storage.delete(file_name_for(name))
+        elif record.action is ObjectAction.ALTER and name in self.queues:
+            queue = self.queues[name]
             queue.attributes = record.attributes
             queue.max_depth = _max_depth(record.attributes, queue.max_depth)
             queue.file.alter(record.attributes)
@@ -471,7 +504,7 @@ class _Restart:
             last = yield from writer.put(clr)
             self.report.clrs_written += 1
             undone.append(UndoneOp(address, seq))
-            queue = qm.queues.get(record.queue)
+            queue = self.queues.get(record.queue)
             message = queue.messages.get(record.msg_id) if queue else None
             if message is not None and message.uow == uow_id:
                 self.compensate(clr)
@@ -503,7 +536,7 @@ class _Restart:
             if uow in live:
                 continue
             for name, msg_id in sorted(members):
-                queue = qm.queues.get(name)
+                queue = self.queues.get(name)
                 message = queue.messages.get(msg_id) if queue else None
                 if message is None or message.uow != uow:
                     continue

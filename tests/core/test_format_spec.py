@@ -344,7 +344,7 @@ def expected(record) -> dict:
         return dict(common, begin=r.begin, number=r.number, time_us=r.time_us,
                     uows=[(e.uow, int(e.state), e.first, e.last, e.begin_time_us, e.operations, e.xid)
                           for e in r.uows],
-                    queues=[(q.name, q.depth, q.blocks) for q in r.queues])
+                    queues=[(q.name, q.depth, q.media) for q in r.queues])
     if isinstance(r, ObjectChange):
         return dict(common, action=int(r.action), object_type=int(r.object_type), name=r.name,
                     attributes=r.attributes)
