@@ -193,6 +193,7 @@ class QueueManager:
         self._relieving = False
         self._log_full = False  # inside a log-full episode (AMQ7463 said once per episode)
         self._claimed = 0  # log bytes a roll forward in progress has claimed from the free space
+        self._no_room_said: set[int] = set()  # prepared units too big to roll forward (said once)
         #: log addresses from which an MQI call in progress may have logged records whose
         #: effect is not yet in memory (a media image's replay point must not pass them)
         self._inflight = SortedList()
@@ -249,6 +250,8 @@ class QueueManager:
     def _maybe_checkpoint(self, reason: str, switched: bool = False, force: bool = False) -> None:
         if self.stopped or self._checkpointing or self.writer is None:
             return
+        if self._log_full and self._tail_held_by_uow():
+            return  # it could free nothing, and would eat the reserve commit and backout need
         if force or self.platform.checkpoint_policy.due(self._records_since, self.env.now - self._last_checkpoint_us,
                                                         switched):
             self.env.process(self.checkpoint(reason))
@@ -722,6 +725,11 @@ class QueueManager:
 
     # -- log space ---------------------------------------------------------------------------
 
+    def _tail_held_by_uow(self) -> bool:
+        """Whether a unit of work older than the last checkpoint holds the tail (a new
+        checkpoint would not move it)."""
+        return bool(self._uow_ages) and self._uow_ages[0][0] < self._checkpoint_address
+
     def _check_space(self) -> None:
         """SPEC §4.6's stages: when the log is getting full, a checkpoint moves the tail as far
         as it can; the policy decides about units of work (those older than the last
@@ -730,8 +738,7 @@ class QueueManager:
             return
         policy = self.platform.space_policy
         usage = self.platform.space.usage(self.writer.next_address, self.tail())
-        held_by_uow = bool(self._uow_ages) and self._uow_ages[0][0] < self._checkpoint_address
-        if usage >= getattr(policy, "checkpoint_at", 0.5) and not held_by_uow:
+        if usage >= getattr(policy, "checkpoint_at", 0.5) and not self._tail_held_by_uow():
             # Only if it would release space: a unit of work older than the last checkpoint
             # holds the tail where it is whatever a new checkpoint does.
             self._maybe_checkpoint("log getting full", force=True)
@@ -768,14 +775,13 @@ class QueueManager:
         if free is None:
             return
         if free - nbytes >= self._reserve_bytes():
-            self._log_full = False
             return
         self.counters.log_full_refusals += 1
         self._drain_space_events()
         if not self._log_full:
             self._log_full = True
             self.say("log-full")
-            if self._uow_ages and self._uow_ages[0][0] < self._checkpoint_address:
+            if self._tail_held_by_uow():
                 uow = self.uows.get(self._uow_ages[0][1])
                 self.say("log-full-long-uow", uow=self._uow_ages[0][1],
                          application=uow.application if uow is not None else "")
@@ -806,6 +812,7 @@ class QueueManager:
                 self.say("media-extent", extent=media)
 
     def _relieve(self, actions) -> Generator:
+        released = False
         try:
             for action in actions:
                 uow = self.uows.get(action.uow)
@@ -816,12 +823,15 @@ class QueueManager:
                     self.say("uow-rolled-back", uow=uow.id, application=uow.application)
                     yield from self._backout_uow(uow)
                     self.counters.uows_rolled_back += 1
+                    released = True
                 elif action.action == "rollforward" and uow.state is UowState.PREPARED:
                     if (yield from self._roll_forward(uow)):
                         self.say("uow-rolled-forward", uow=uow.id, application=uow.application)
                         self.counters.uows_rolled_forward += 1
-            # Stage 3 (SPEC §4.6): a checkpoint moves the tail past what was freed.
-            yield from self.checkpoint("log space released", wait=True)
+                        released = True
+            if released:
+                # Stage 3 (SPEC §4.6): a checkpoint moves the tail past what was freed.
+                yield from self.checkpoint("log space released", wait=True)
         finally:
             self._relieving = False
 
@@ -839,7 +849,9 @@ class QueueManager:
         estimate = 1000 + sum(op.length + 800 if op.kind == "put" else 300 for op in uow.ops if op.persistent)
         free = self.log_free_bytes()
         if free is not None and free - estimate < self._reserve_bytes():
-            self.say("rollforward-no-room", uow=uow.id, needed=estimate)
+            if uow.id not in self._no_room_said:
+                self._no_room_said.add(uow.id)
+                self.say("rollforward-no-room", uow=uow.id, needed=estimate)
             return False
         self._claimed += estimate
         uow.busy = self.env.event()
@@ -922,6 +934,7 @@ class QueueManager:
             space.save_control(LogControl(begin, self.tail(), number, self.media_address()))
             yield from self.device.write(512)  # the control data's own write
             space.release(self.tail())
+            self._log_full = False  # the episode ends when a checkpoint has moved what it can
             self._report_extents()
             self._records_since = 0
             self._last_checkpoint_us = self.env.now

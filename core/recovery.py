@@ -38,7 +38,7 @@ from mqlog.core.queuefile import MessageState, QueueFile, file_name_for, list_qu
 from mqlog.core.queues import Message, Queue
 from mqlog.core.reader import EndOfLog, LogReader
 from mqlog.core.records import (NO_ADDRESS, Backout, Begin, CheckpointEnd, Clr, ClrAction, Codec, Commit, Get,
-                                ObjectAction, ObjectChange, Prepare, Put, PutSegment, RecordType, UndoneOp, UowState)
+                                ObjectAction, ObjectChange, Prepare, Put, PutSegment, UndoneOp, UowState)
 from mqlog.core.uow import Op, UnitOfWork
 from mqlog.core.uow import UowState as LiveState
 
@@ -62,6 +62,8 @@ class RecoveryReport:
     queues_loaded: int = 0
     messages_loaded: int = 0
     clrs_written: int = 0
+    queues_recreated: int = 0  # damaged queues re-created from their media images
+    queues_damaged: list = attrs.field(factory=list)  # left damaged (AMQ7472)
     checkpoint: int = NO_ADDRESS
     restart_virtual_seconds: float = 0.0
     phases: dict = attrs.field(factory=dict)  # phase name -> virtual seconds
@@ -80,6 +82,8 @@ class RecoveryReport:
             "queues_loaded": self.queues_loaded,
             "messages_loaded": self.messages_loaded,
             "clrs_written": self.clrs_written,
+            "queues_recreated": self.queues_recreated,
+            "queues_damaged": list(self.queues_damaged),
             "restart_virtual_seconds": self.restart_virtual_seconds,
             "phases": dict(self.phases),
             "messages": list(self.messages),
@@ -201,6 +205,10 @@ class _Restart:
         yield from self.reconcile()
         yield qm.writer.force()
         self.phase("undo", t)
+        t = env.now
+        yield from self.mend_damaged()
+        if self.damaged or report.queues_recreated:
+            self.phase("media recovery", t)
         qm.say("uows-recovered", backed_out=report.uows_backed_out, in_doubt=report.uows_indoubt,
                committed=report.uows_committed)
 
@@ -343,7 +351,7 @@ class _Restart:
                 self.max_uow = max(self.max_uow, row.uow)
         elif kind is ObjectChange:
             yield from self.redo_object(address, record)
-        elif record.TYPE == RecordType.MEDIA_IMAGE and getattr(record, "image_start", False):
+        elif getattr(record, "image_start", False):
             # A media image (a platform record): the queue's media recovery record moves to it.
             if record.queue in self.queues or record.queue in self.damaged:
                 self.media[record.queue] = record.image_id
@@ -416,8 +424,10 @@ class _Restart:
         if record.action is ObjectAction.CREATE:
             self.media[name] = address  # the creation record is the queue's first media image
         if record.action is ObjectAction.CREATE and name not in self.queues and name not in self.damaged:
-            yield from qm.device.file_op()
-            qfile = QueueFile.create(qm.storage, name, record.attributes)
+            qfile = None
+            if self.only is None:  # media recovery writes its queue's file at the end
+                yield from qm.device.file_op()
+                qfile = QueueFile.create(qm.storage, name, record.attributes)
             self.queues[name] = Queue(name, qfile, max_depth=_max_depth(record.attributes, qm.config.max_depth),
                                       attributes=record.attributes)
         elif record.action is ObjectAction.DELETE and (name in self.queues or name in self.damaged):
@@ -425,7 +435,9 @@ class _Restart:
             self.media.pop(name, None)
             self.listed.discard(name)
             if name in self.queues:
-                self.queues.pop(name).file.delete()
+                gone = self.queues.pop(name)
+                if gone.file is not None:
+                    gone.file.delete()
             else:
                 self.damaged.pop(name)
                 if qm.storage.exists(file_name_for(name)):
@@ -434,7 +446,36 @@ class _Restart:
             queue = self.queues[name]
             queue.attributes = record.attributes
             queue.max_depth = _max_depth(record.attributes, queue.max_depth)
-            queue.file.alter(record.attributes)
+            if queue.file is not None:
+                queue.file.alter(record.attributes)
+
+    def mend_damaged(self) -> Generator:
+        """Queues whose files would not load, or which the checkpoint names but whose files
+        are gone: re-created from their media images if the log supports media recovery
+        (MQ does this by itself at startup on a linear log), else marked damaged (AMQ7472):
+        applications then get MQRC_OBJECT_DAMAGED and their uncommitted messages are lost."""
+        qm = self.qm
+        from mqlog.core.qmgr import DamagedQueue
+
+        for name in sorted(self.listed - set(self.queues) - set(self.damaged)):
+            self.damaged[name] = f"its file {file_name_for(name)} is missing"
+        for name in sorted(self.damaged):
+            reason = self.damaged[name]
+            media = self.media.get(name, NO_ADDRESS)
+            qm.say("object-damaged", queue=name, reason=reason)
+            if self.platform.media_recovery and media != NO_ADDRESS:
+                try:
+                    yield from recreate_queue(qm, name, media)
+                except LogCorruptionError as exc:
+                    reason = f"{reason}; media recovery failed: {exc}"
+                else:
+                    self.report.queues_recreated += 1
+                    continue
+            qm.damaged[name] = DamagedQueue(name, reason, media)
+            self.report.queues_damaged.append(name)
+        for name, queue in self.queues.items():
+            if name in self.media:
+                queue.media_address = self.media[name]
 
     # -- 3. in doubt: the backward chains ----------------------------------------------------
 
@@ -549,6 +590,96 @@ class _Restart:
                 self.report.messages_reconciled += 1
                 yield from self.cpu(qm.config.reconcile_message_us)
         yield from self.cpu_flush()
+
+
+def recreate_queue(qm, name: str, start: int) -> Generator:
+    """Re-create queue ``name`` from the log (``rcrmqobj``, or restart's automatic media
+    recovery): its media image – or its creation record – at ``start``, then every later
+    record that touches it, to the end of the log. Units of work still open in ``qm`` keep
+    their uncommitted messages; uncommitted state of any other unit of work is put back as
+    it was (its records never reached the disk, or restart already backed it out).
+
+    The damaged file is replaced by a new one, written before this returns. Raises
+    LogCorruptionError naming the file and address when the log no longer holds what is
+    needed (an extent deleted or archived away: MQ's AMQ6767)."""
+    from mqlog.core.media import decode_image
+
+    r = _Restart(qm, LogControl(start, start, 0))
+    r.only, r.queues = name, {}
+    storage, addressing = qm.storage, qm.platform.addressing
+    reader = LogReader(qm.platform.space, start, format_address=addressing.format)
+    pieces: list[bytes] = []
+    pending: list = []  # records after the replay point, read before the image was complete
+    ready = False
+    records = 0
+    for address, record in reader:
+        records += 1
+        yield from r.sequential_reads(reader.pages_read)
+        yield from r.cpu(qm.config.replay_record_us)
+        if not ready:
+            if address == start and isinstance(record, ObjectChange) and record.name == name \
+                    and record.action is ObjectAction.CREATE:
+                ready = True  # never imaged: it starts empty, as created
+                _queue_from_image(r, name, record.attributes, [])
+                continue
+            elif getattr(record, "queue", None) == name and getattr(record, "image_id", None) == start \
+                    and hasattr(record, "segments"):
+                if record.segment != len(pieces):
+                    raise LogCorruptionError(f"media image of {name} is missing segment {len(pieces)}",
+                                             address=addressing.format(address))
+                pieces.append(record.data)
+                if len(pieces) == record.segments:
+                    ready = True
+                    attributes, messages = decode_image(b"".join(pieces), source=f"media image of {name}")
+                    _queue_from_image(r, name, attributes, messages)
+                    for a, rec in pending:
+                        yield from r.redo(a, rec)
+                    pending = []
+                continue
+            else:
+                pending.append((address, record))
+                continue
+        yield from r.redo(address, record)
+    yield from r.sequential_reads(reader.pages_read, final=True)
+    yield from r.cpu_flush()
+    end = reader.end
+    if not ready or end.address < qm.writer.durable:
+        # Nothing is replaced: the old file (if any) stays as it was.
+        what = "the media image of" if not ready else "all the log after the media image of"
+        raise LogCorruptionError(f"the log does not hold {what} {name} that media recovery needs: it ends at "
+                                 f"{addressing.format(end.address)}, before {addressing.format(qm.writer.durable)} "
+                                 f"({end.problem or end.reason}; an extent deleted or archived away?)",
+                                 source=end.source, offset=end.offset, address=addressing.format(start))
+    queue = r.queues.get(name)
+    if storage.exists(file_name_for(name)):
+        storage.delete(file_name_for(name))
+    if queue is None:
+        return None  # deleted after its image: nothing to re-create
+    yield from qm.device.file_op()
+    queue.file = QueueFile.create(storage, name, queue.attributes)
+    # Units of work the queue manager no longer has ended without a record in the log.
+    r.table = {u: None for u in r.by_uow if u in qm.uows}
+    yield from r.reconcile()
+    yield qm.writer.force()
+    yield from qm._charge(queue.flush(qm.writer.durable, qm._outcome))
+    queue.media_address = start
+    qm.queues[name] = queue
+    qm.damaged.pop(name, None)
+    qm.counters.queues_recreated += 1
+    qm.say("object-recreated", queue=name, records=records, address=start)
+    return queue
+
+
+def _queue_from_image(r: _Restart, name: str, attributes: str, messages) -> None:
+    """The queue as its image shows it, in memory only: its new file is written once the
+    whole log after the image has been read."""
+    qm = r.qm
+    queue = Queue(name, None, max_depth=_max_depth(attributes, qm.config.max_depth), attributes=attributes)
+    for m in messages:
+        queue.add(Message(m.msg_id, m.put_address, True, len(m.data), m.data, m.state, m.uow, m.put_address))
+        if m.uow:
+            r.index(m.uow, name, m.msg_id)
+    r.queues[name] = queue
 
 
 def _max_depth(attributes: str, default: int) -> int:

@@ -12,7 +12,8 @@ from mqlog.core.errors import ParameterError
 from mqlog.core.platform import Platform, RecordCountCheckpoints, SpaceAction, UowView
 from mqlog.core.records import NO_ADDRESS
 from mqlog.core.storage import Storage
-from mqlog.distributed.space import DistributedLogSpace, extent_name
+from mqlog.distributed import media  # noqa: F401  (registers the media-image record, type 0x40)
+from mqlog.distributed.space import MANUAL, DistributedLogSpace, extent_name
 
 #: SPEC §4.4: about 20% of the active log is held in reserve so checkpoints can always be
 #: written; a unit of work may not hold the log beyond the other 80%.
@@ -84,6 +85,32 @@ def console(qm_name: str):
         if event == "uow-rolled-forward":
             return (f"AMQ7469: Transactions rolled forward to release log space. Prepared unit of work "
                     f"{fields['uow']:X} was re-logged at the head of the log.")
+        if event == "log-full" or event == "AMQ7463":
+            return f"AMQ7463: The log for queue manager {qm_name} is full."
+        if event == "log-full-long-uow":
+            return (f"AMQ7465: The log for queue manager {qm_name} is full because a long-running transaction "
+                    f"(unit of work {fields['uow']:X} of application {fields['application']}) has prevented "
+                    f"log space from being released.")
+        if event == "rollforward-no-room":
+            return (f"AMQ7465: Prepared unit of work {fields['uow']:X} cannot be re-logged to release log space: "
+                    f"it needs about {fields['needed']} bytes the log does not have. It holds the log until its "
+                    f"coordinator resolves it.")
+        if event == "restart-extent":
+            return (f"AMQ7467: The oldest log file required to start queue manager {qm_name} is "
+                    f"{fields['extent']}.")
+        if event == "media-extent":
+            return (f"AMQ7468: The oldest log file required to perform media recovery of queue manager {qm_name} "
+                    f"is {fields['extent']}.")
+        if event == "media-image":
+            return (f"Media image of queue {fields['queue']} recorded "
+                    f"({fields['bytes']} bytes from LSN {LsnAddressing().format(fields['address'])}).")
+        if event == "object-damaged":
+            return f"AMQ7472: Object {fields['queue']}, type queue damaged. {fields['reason']}"
+        if event == "object-recreated":
+            return (f"Queue {fields['queue']} re-created from its media image at LSN "
+                    f"{LsnAddressing().format(fields['address'])} and {fields['records']} log records.")
+        if event == "extent-archived-again":
+            return f"Log extent {fields['extent']} was already marked as archived."
         return None
 
     return message
@@ -92,11 +119,12 @@ def console(qm_name: str):
 def distributed_platform(storage: Storage, *, primary: int = 3, secondary: int = 2, file_pages: int = 4096,
                          buffer_pages: int = 512, linear: bool = False, integrity: str = "TripleWrite",
                          checkpoint_records_max: int = 50_000, checkpoint_records_min: int = 100,
-                         checkpoint_wait_minutes: int = 30, qm_name: str = "QM1") -> Platform:
+                         checkpoint_wait_minutes: int = 30, qm_name: str = "QM1",
+                         management: str = MANUAL) -> Platform:
     """The distributed queue manager's log over ``storage`` (the LogConfig's values)."""
     triple = integrity.lower() in ("triplewrite", "doublewrite")  # DoubleWrite behaves as TripleWrite
     space = DistributedLogSpace(storage, primary=primary, secondary=secondary, file_pages=file_pages,
-                                linear=linear, triple_write=triple)
+                                linear=linear, triple_write=triple, management=management)
     return Platform(
         name="distributed",
         addressing=LsnAddressing(),
@@ -111,6 +139,7 @@ def distributed_platform(storage: Storage, *, primary: int = 3, secondary: int =
         write_threshold_pages=min(20, buffer_pages),
         pad_policy=pad_policy,
         error_log="AMQERR01.LOG",
+        media_recovery=linear,  # circular logs reconcile in-flight work but cannot recover a damaged queue
     )
 
 

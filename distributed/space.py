@@ -15,7 +15,11 @@ at that moment). With 3 primaries: 0,1,2 → (2 still needed) 0,1,3,2 → (later
 while filling 0) 0,4,1,3,2. When no secondary is left the log is full (AMQ7463).
 
 **Linear.** The logger always moves to a new extent, pre-formatted ahead of need; extents
-whose data is all before the tail become inactive: kept, not reused.
+whose data is all before the tail become inactive. What happens to them then is
+LogManagement's: **Manual** keeps them until somebody deletes them; **Automatic** reuses an
+extent once neither restart nor media recovery needs it (it is before RECLOG and MEDIALOG);
+**Archive** does the same only after ``SET LOG ARCHIVED`` says it has been archived. A
+reusable extent takes the next number when the log needs one, with no formatting cost.
 
 **LogWriteIntegrity.** SingleWrite rewrites a partial page in place. TripleWrite (and
 DoubleWrite, which behaves as TripleWrite) first writes the new version of the page to a
@@ -55,12 +59,17 @@ class LogFullError(StorageError):
     """AMQ7463: the log is full – no extent may be reused and no secondary is left."""
 
 
+MANUAL, AUTOMATIC, ARCHIVE = "Manual", "Automatic", "Archive"
+
+
 @attrs.define
 class Extent:
     number: int
     primary: bool
     start: int = NO_ADDRESS  # first address it holds now (NO_ADDRESS: none yet)
     inactive: bool = False  # linear: left the active log
+    archived: bool = False  # linear, Archive: SET LOG ARCHIVED named it
+    reusable: bool = False  # linear: needed by neither restart nor media recovery, may be reused
     idle_laps: int = 0  # secondary: laps in a row the ring could have done without it
 
 
@@ -73,7 +82,7 @@ class DistributedLogSpace:
     """Extents, ring or stream, control file and spare page of one queue manager's log."""
 
     def __init__(self, storage: Storage, *, primary: int = 3, secondary: int = 2, file_pages: int = 4096,
-                 linear: bool = False, triple_write: bool = True, start: int = 0):
+                 linear: bool = False, triple_write: bool = True, start: int = 0, management: str = MANUAL):
         self.storage = storage
         self.primary = primary
         self.secondary = secondary
@@ -81,6 +90,11 @@ class DistributedLogSpace:
         self.extent_bytes = file_pages * PAGE_SIZE
         self.linear = linear
         self.triple_write = triple_write
+        if management not in (MANUAL, AUTOMATIC, ARCHIVE):
+            raise ValueError(f"LogManagement {management!r}")
+        self.management = management
+        self.media = NO_ADDRESS  # the oldest media recovery record (MEDIALOG's address)
+        self.reused = 0  # linear extents reused instead of formatted
         self.start = start
         self.extents: dict[int, Extent] = {}
         self.ring: list[int] = []  # circular: the order extents are used in
@@ -112,12 +126,59 @@ class DistributedLogSpace:
         start = holder.start if holder is not None else tail
         return max(0, head - start) / self.capacity_bytes
 
+    def free_bytes(self, head: int, tail: int) -> int:
+        """Bytes the log can still take before it is full (AMQ7463): every extent of the
+        active log, primaries and secondaries, from the one holding the tail – the tail the
+        last checkpoint saved, which is what frees extents, not a newer one."""
+        tail = min(tail, self.tail) if self._loaded else tail
+        holder = self._holder(tail)
+        start = holder.start if holder is not None else tail
+        return self.capacity_bytes - max(0, head - start)
+
     def release(self, tail: int) -> None:
         self.tail = max(self.tail, tail)
         if self.linear:
+            keep_from = self.tail if self.media == NO_ADDRESS else min(self.tail, self.media)
             for ext in self.extents.values():
-                if ext.start != NO_ADDRESS and ext.start + self.extent_bytes <= self.tail and ext.number != self.current:
+                if ext.start == NO_ADDRESS or ext.number == self.current:
+                    continue
+                if ext.start + self.extent_bytes <= self.tail:
                     ext.inactive = True
+                if (ext.inactive and ext.start + self.extent_bytes <= keep_from and not ext.reusable
+                        and (self.management == AUTOMATIC or self.management == ARCHIVE and ext.archived)):
+                    ext.reusable = True
+                    self.events.append(("extent-reusable", {"extent": extent_name(ext.number)}))
+
+    def set_log_archived(self, name: str) -> bool:
+        """``SET LOG ARCHIVED(name)``: the extent has been archived; under LogManagement=Archive
+        it may be reused once restart and media recovery no longer need it. Returns False if
+        it was already marked (MQ then writes a message and does not fail)."""
+        if not self._loaded:
+            self._load_or_empty()
+        if not self.linear or self.management != ARCHIVE:
+            raise ValueError(f"SET LOG ARCHIVED needs LogManagement=Archive (this log is "
+                             f"{'LINEAR' if self.linear else 'CIRCULAR'}, {self.management})")
+        matches = [e for e in self.extents.values() if extent_name(e.number) == name.strip().upper()]
+        if not matches or matches[0].start == NO_ADDRESS or matches[0].reusable:
+            raise ValueError(f"log extent {name!r} is not recognized (or is waiting to be reused)")
+        ext = matches[0]
+        if ext.number == self.current:
+            raise ValueError(f"log extent {name} is being written: it cannot be archived yet")
+        if ext.archived:
+            self.events.append(("extent-archived-again", {"extent": name}))
+            return False
+        ext.archived = True
+        self.release(self.tail)
+        self._save()
+        return True
+
+    def recovery_extents(self) -> tuple[str, str]:
+        """(RECLOG, MEDIALOG): the oldest extents restart and media recovery need (MEDIALOG
+        only for a linear log, which is the one that supports media recovery)."""
+        if not self.linear:
+            return "", ""  # a circular log reuses its files: nothing for an operator to keep
+        status = self.status(self.tail)
+        return status["RECLOG"], status["MEDIALOG"]
 
     # -- mapping addresses to extents -------------------------------------------------------------
 
@@ -144,11 +205,21 @@ class DistributedLogSpace:
     def _next_extent(self, start: int) -> tuple[Extent, bool]:
         """The extent that will hold addresses from ``start``; and whether it must be formatted."""
         if self.linear:
-            # The next extent in sequence: one formatted ahead if there is one, else a new one.
+            # The next extent in sequence: one formatted ahead if there is one, else a
+            # reusable old one under its new number, else a new one.
             fresh = [n for n, e in self.extents.items() if e.start == NO_ADDRESS]
             if fresh:
                 return self.extents[min(fresh)], False
             number = max(self.extents) + 1
+            reusable = sorted((e.start, e.number) for e in self.extents.values() if e.reusable)
+            if reusable:
+                old = self.extents.pop(reusable[0][1])
+                self.by_start.pop(old.start, None)
+                self.storage.delete(extent_name(old.number))
+                self.storage.create(extent_name(number), self.extent_bytes)
+                self.reused += 1
+                ext = self.extents[number] = Extent(number, primary=False)
+                return ext, False
             ext = self.extents[number] = Extent(number, primary=False)
             return ext, True
         pos = self.ring.index(self.current)
@@ -239,7 +310,8 @@ class DistributedLogSpace:
             # Pre-format the next extent ahead of need (the log formatter task), so the
             # switch after this one finds it ready.
             nxt = max(self.extents) + 1
-            if all(e.start != NO_ADDRESS for e in self.extents.values()):
+            if all(e.start != NO_ADDRESS for e in self.extents.values()) and not any(
+                    e.reusable for e in self.extents.values()):
                 self.extents[nxt] = Extent(nxt, primary=False)
                 writes.append(PhysicalWrite(extent_name(nxt), 0, NO_ADDRESS, (), purpose="format",
                                             format_bytes=self.extent_bytes))
@@ -295,6 +367,7 @@ class DistributedLogSpace:
     def save_control(self, control: LogControl) -> None:
         self.control = control
         self.tail = max(self.tail, control.tail)
+        self.media = control.media
         self._save()
 
     def load_control(self) -> LogControl | None:
@@ -307,9 +380,9 @@ class DistributedLogSpace:
             "type": "LINEAR" if self.linear else "CIRCULAR",
             "extent_pages": self.file_pages,
             "checkpoint": self.control.checkpoint, "checkpoint_number": self.control.checkpoint_number,
-            "tail": self.tail, "current": self.current, "ring": self.ring,
-            "extents": [[e.number, e.primary, e.start, e.inactive] for e in sorted(self.extents.values(),
-                                                                                  key=lambda e: e.number)],
+            "tail": self.tail, "current": self.current, "ring": self.ring, "media": self.media,
+            "extents": [[e.number, e.primary, e.start, e.inactive, e.archived, e.reusable]
+                        for e in sorted(self.extents.values(), key=lambda e: e.number)],
         }, sort_keys=True).encode()
         self.storage.replace(CONTROL_FILE, _CONTROL_MAGIC + zlib.crc32(body).to_bytes(4, "little") + body)
 
@@ -327,15 +400,16 @@ class DistributedLogSpace:
                 raise LogFormatError(f"the log's extents are {data['extent_pages']} pages, the configuration says "
                                      f"{self.file_pages}: LogFilePages is fixed at creation", source=CONTROL_FILE)
             self.linear = data["type"] == "LINEAR"
-            self.control = LogControl(data["checkpoint"], data["tail"], data["checkpoint_number"])
+            self.media = data.get("media", NO_ADDRESS)
+            self.control = LogControl(data["checkpoint"], data["tail"], data["checkpoint_number"], self.media)
             self.tail = data["tail"]
             self.current = data["current"]
             self.ring = list(data["ring"])
-            for number, primary, start, inactive in data["extents"]:
+            for number, primary, start, inactive, archived, reusable in data["extents"]:
                 ext = self.extents[number] = Extent(number, primary, NO_ADDRESS, inactive)
                 if start != NO_ADDRESS:
                     self._assign(ext, start)
-                    ext.inactive = inactive
+                    ext.inactive, ext.archived, ext.reusable = inactive, archived, reusable
         except (KeyError, TypeError, ValueError) as exc:
             raise LogFormatError(f"malformed log control file ({exc})", source=CONTROL_FILE, offset=8) from None
         # A raised LogPrimaryFiles counts the extents already in the ring as primaries and
@@ -383,29 +457,35 @@ class DistributedLogSpace:
         """DISPLAY QMSTATUS's log fields, with the log's head at ``head`` (SPEC §4.8).
 
         Sizes are in MB (10^6 bytes, as MQ reports them); LOGUTIL and LOGINUSE are
-        percentages. Media recovery needs every extent since the first (no media images
-        are taken in this model yet), so MEDIALOG is the oldest extent of a linear log."""
+        percentages. MEDIALOG is the extent holding the oldest media recovery record of
+        any queue (its latest image, or its creation); ARCHLOG the oldest extent still
+        waiting for SET LOG ARCHIVED (LogManagement=Archive)."""
         holder = self._holder(self.tail)
-        held = [e for e in self.extents.values() if e.start != NO_ADDRESS and not e.inactive]
-        oldest = min(held, key=lambda e: e.start) if held else None
+        media_holder = self._holder(self.media) if self.linear and self.media != NO_ADDRESS else None
+        if self.linear and media_holder is None:
+            media_holder = holder  # no queue needs older log than restart does
+        elif media_holder is not None and holder is not None and holder.start < media_holder.start:
+            media_holder = holder
         rec_start = holder.start if holder is not None else self.tail
         rec_bytes = max(0, head - rec_start)
         mb = lambda n: round(n / 1e6, 2)  # noqa: E731
-        media_bytes = max(0, head - (oldest.start if oldest else self.start)) if self.linear else 0
-        reusable = sum(self.extent_bytes for e in self.extents.values()
-                       if self.linear and e.inactive and not e.primary)
+        media_bytes = max(0, head - media_holder.start) if media_holder is not None else 0
+        reusable = sum(self.extent_bytes for e in self.extents.values() if e.reusable)
+        waiting = sorted((e.start, e.number) for e in self.extents.values()
+                         if self.linear and self.management == ARCHIVE and e.start != NO_ADDRESS
+                         and not e.archived and not e.reusable and e.number != self.current)
         return {
             "CURRLOG": extent_name(self.current) if self.current is not None else "",
             "RECLOG": extent_name(holder.number) if holder is not None else "",
-            "MEDIALOG": extent_name(oldest.number) if (self.linear and oldest) else "",
-            "ARCHLOG": "",
+            "MEDIALOG": extent_name(media_holder.number) if media_holder is not None else "",
+            "ARCHLOG": extent_name(waiting[0][1]) if waiting else "",
             "LOGUTIL": round(100.0 * rec_bytes / (self.primary * self.extent_bytes), 1),
             "LOGINUSE": round(100.0 * min(rec_bytes, self.primary * self.extent_bytes)
                               / (self.primary * self.extent_bytes), 1),
             "RECSZ": mb(rec_bytes),
             "MEDIASZ": mb(media_bytes),
             "REUSESZ": mb(reusable),
-            "ARCHSZ": 0.0,
+            "ARCHSZ": mb(len(waiting) * self.extent_bytes),
             "LOGPRIM": self.primary,
             "LOGSEC": self.secondary,
             "LOGEXTSZ": self.file_pages,

@@ -112,7 +112,8 @@ def _distributed(storage: Storage, values: dict) -> Platform:
                                 integrity=c.effective_write_integrity,
                                 checkpoint_records_max=c.checkpoint_log_recd_max,
                                 checkpoint_records_min=c.checkpoint_log_recd_min,
-                                checkpoint_wait_minutes=c.checkpoint_wait_len)
+                                checkpoint_wait_minutes=c.checkpoint_wait_len,
+                                management=c.log_management if c.is_linear else "Manual")
 
 
 PLATFORMS: dict[str, PlatformChoice] = {

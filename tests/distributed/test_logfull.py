@@ -1,0 +1,70 @@
+"""True log full (SPEC §4.4, MQ's documented behaviour): when the log cannot take more, new work
+is refused with MQRC_RESOURCE_PROBLEM (2102) and AMQ7463 (AMQ7465 when a long-running unit of
+work holds the tail), while commit and backout still work from the reserve. The log is never
+overrun, and work resumes once the tail moves."""
+
+from __future__ import annotations
+
+import simpy
+
+from mqlog.core.devices import Device, get_profile
+from mqlog.core.faults import FaultInjectingStorage
+from mqlog.core.qmgr import QmConfig, QueueManager
+from mqlog.core.storage import MemoryStorage
+from mqlog.core.uow import MqiError, Reason
+from mqlog.distributed.platform import distributed_platform
+
+
+def test_a_full_log_refuses_new_work_with_2102_keeps_commit_working_and_recovers_when_the_tail_moves():
+    storage = FaultInjectingStorage(MemoryStorage())
+    env = simpy.Environment()
+    platform = distributed_platform(storage, file_pages=16, primary=2, secondary=1)
+    qm = QueueManager(env, platform, storage, Device(env, get_profile("ssd")), QmConfig())
+    outcome = {"refused": 0, "refused_commits": 0, "commits": 0, "after_resolve": 0}
+    resolved_at = 40_000.0  # µs: the coordinator answers late
+
+    def doubt():
+        conn = qm.connect("DOUBT")
+        for _ in range(4):  # ~64 KB: more than the log can copy once it is nearly full
+            yield from conn.put("LONG", bytes(15_000))
+        uow = yield from conn.prepare(b"XID")
+        yield env.timeout(resolved_at - env.now)
+        yield from qm.resolve(uow, commit=True)
+
+    def worker(i):
+        conn = qm.connect(f"W{i}")
+        while env.now < 2 * resolved_at:
+            try:
+                yield from conn.put(f"BG{i}", bytes(2000))
+            except MqiError as exc:
+                assert exc.reason is Reason.MQRC_RESOURCE_PROBLEM, exc
+                outcome["refused"] += 1
+            try:
+                yield from conn.commit()
+            except MqiError:
+                outcome["refused_commits"] += 1
+                raise
+            outcome["commits"] += 1
+            if env.now > resolved_at:
+                outcome["after_resolve"] += 1
+            try:
+                yield from conn.get(f"BG{i}")
+            except MqiError as exc:
+                assert exc.reason in (Reason.MQRC_RESOURCE_PROBLEM, Reason.MQRC_NO_MSG_AVAILABLE), exc
+                outcome["refused"] += exc.reason is Reason.MQRC_RESOURCE_PROBLEM
+            yield from conn.commit()
+
+    def go():
+        yield from qm.start()
+        for name in ["LONG"] + [f"BG{i}" for i in range(4)]:
+            yield from qm.define_queue(name)
+        yield simpy.AllOf(env, [env.process(doubt())] + [env.process(worker(i)) for i in range(4)])
+
+    env.run(until=env.process(go()))
+    assert qm.writer.failed is None  # the log was never overrun
+    assert outcome["refused"] > 0 and outcome["refused_commits"] == 0
+    assert outcome["after_resolve"] > 0  # space came back once the coordinator answered
+    text = "\n".join(qm.messages)
+    assert "AMQ7463" in text and "AMQ7465" in text
+    assert qm.counters.log_full_refusals == outcome["refused"]
+    assert qm.log_used_max <= platform.space.capacity_bytes
