@@ -174,6 +174,10 @@ class LogBuffer:
         self._submitted = 0  # payload bytes (from _base) already cut for a write
         self._written = 0  # payload bytes of the first page already on disk
         self.pad_policy = None  # callable(used_bytes) -> bool: pad instead of rewriting
+        #: the tail page on disk may hold bytes past the last good record (a torn or
+        #: incomplete one, restart dropped them): it must be rewritten, never padded past,
+        #: or a reader coming through it later would find that stale record
+        self._must_rewrite = False
 
     @classmethod
     def resume(cls, end_address: int, tail_payload: bytes = b"", capacity_pages: int = 512, *,
@@ -194,6 +198,7 @@ class LogBuffer:
         buf._buf += tail_payload
         buf._submitted = off
         if off:
+            buf._must_rewrite = True
             buf._firsts.append(first_record)
             if after_pad:
                 buf._short[-1] = 0  # the page before the tail was closed short
@@ -239,7 +244,8 @@ class LogBuffer:
         buf = self._buf
         pos = len(buf)
         idx, off = divmod(pos, PAGE_PAYLOAD)
-        if off and pos == self._submitted and self.pad_policy is not None and self.pad_policy(off):
+        if (off and pos == self._submitted and self.pad_policy is not None and not self._must_rewrite
+                and self.pad_policy(off)):
             # The page's data is already on its way to disk: start a fresh page rather than
             # rewrite it (the policy decides; see LogWriteIntegrity).
             self._short[idx] = off
@@ -287,6 +293,7 @@ class LogBuffer:
             pages.append(build_page(self._base + idx * PAGE_SIZE, write_no, buf[start:end], firsts[idx], flags,
                                     idx - first_idx))
         rewrites = self._submitted % PAGE_PAYLOAD != 0
+        self._must_rewrite = False
         ends_partial = total % PAGE_PAYLOAD != 0
         new_bytes = total - self._submitted
         self._submitted = total

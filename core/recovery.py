@@ -37,6 +37,7 @@ from mqlog.core.errors import QueueFileError
 from mqlog.core.queuefile import MessageState, QueueFile, file_name_for, list_queue_files
 from mqlog.core.queues import Message, Queue
 from mqlog.core.reader import EndOfLog, LogReader
+from mqlog.core.storage import MemoryStorage
 from mqlog.core.records import (NO_ADDRESS, Backout, Begin, CheckpointEnd, Clr, ClrAction, Codec, Commit, Get,
                                 ObjectAction, ObjectChange, Prepare, Put, PutSegment, UndoneOp, UowState)
 from mqlog.core.uow import Op, UnitOfWork
@@ -234,7 +235,7 @@ class _Restart:
             procs = [self.env.process(self.load_queue(name)) for name in names]
             if procs:
                 yield simpy.AllOf(self.env, procs)
-        self.report.queues_loaded = len(names)
+        self.report.queues_loaded = len(names) - len(self.damaged)
 
     def load_queue(self, name: str) -> Generator:
         qm = self.qm
@@ -651,17 +652,25 @@ def recreate_queue(qm, name: str, start: int) -> Generator:
                                  f"({end.problem or end.reason}; an extent deleted or archived away?)",
                                  source=end.source, offset=end.offset, address=addressing.format(start))
     queue = r.queues.get(name)
-    if storage.exists(file_name_for(name)):
-        storage.delete(file_name_for(name))
+    file_name = file_name_for(name)
     if queue is None:
+        if storage.exists(file_name):
+            storage.delete(file_name)
         return None  # deleted after its image: nothing to re-create
-    yield from qm.device.file_op()
-    queue.file = QueueFile.create(storage, name, queue.attributes)
     # Units of work the queue manager no longer has ended without a record in the log.
     r.table = {u: None for u in r.by_uow if u in qm.uows}
     yield from r.reconcile()
     yield qm.writer.force()
-    yield from qm._charge(queue.flush(qm.writer.durable, qm._outcome))
+    # The new file is built aside and put in place in one atomic step: a crash part way
+    # must not leave a valid-looking file with only some of the messages (the next
+    # restart would believe it), only the damaged one or the whole new one.
+    yield from qm.device.file_op()
+    scratch = MemoryStorage()
+    queue.file = QueueFile.create(scratch, name, queue.attributes)
+    cost = queue.flush(qm.writer.durable, qm._outcome)
+    storage.replace(file_name, scratch.read(file_name, 0, scratch.size(file_name)))
+    queue.file, _ = QueueFile.open(storage, name)
+    yield from qm._charge(cost)
     queue.media_address = start
     qm.queues[name] = queue
     qm.damaged.pop(name, None)

@@ -10,6 +10,7 @@ given the journal, verifies it.
 
 from __future__ import annotations
 
+import inspect
 from typing import Callable
 
 import attrs
@@ -182,3 +183,29 @@ def restart_run(make_platform: Callable[[Storage], Platform], storage: Storage, 
         report = proc.value
     verdict = journal.verify(qm) if journal is not None else None
     return report, verdict, qm
+
+
+def administer(make_platform: Callable[[Storage], Platform], storage: Storage, action, *, device: str = "ssd",
+               qm_config: QmConfig = QmConfig()):
+    """Start the queue manager left on ``storage`` (restart recovery first), run
+    ``action(qm)`` – an administrative command such as rcdmqimg; a generator if it takes
+    virtual time – and end with
+    a controlled shutdown. Returns (the action's result, qm); the queue manager's messages
+    are in ``qm.messages``."""
+    env = simpy.Environment()
+    platform = make_platform(storage)
+    qm = QueueManager(env, platform, storage, Device(env, get_profile(device)), qm_config)
+    if platform.space.load_control() is None:
+        raise MqlogError("the queue manager was never created (no checkpoint on disk): nothing to administer")
+
+    def session():
+        yield from qm.start()
+        result = action(qm)
+        if inspect.isgenerator(result):
+            result = yield from result
+        yield from qm.shutdown()
+        return result
+
+    proc = env.process(session())
+    env.run(until=proc)
+    return proc.value, qm

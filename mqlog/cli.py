@@ -376,7 +376,9 @@ def restart_cmd(directory: Path, verify: bool, as_json: bool):
         click.echo(f"records replayed {report.records_replayed}, bytes read {report.bytes_read}, "
                    f"units of work committed {report.uows_committed} / backed out {report.uows_backed_out} / "
                    f"in doubt {report.uows_indoubt}, messages reconciled {report.messages_reconciled}, "
-                   f"queues loaded {report.queues_loaded}")
+                   f"queues loaded {report.queues_loaded}"
+                   + (f", re-created from media images {report.queues_recreated}" if report.queues_recreated else "")
+                   + (f", DAMAGED {' '.join(report.queues_damaged)}" if report.queues_damaged else ""))
         click.echo("phases (virtual s): " + ", ".join(f"{k} {v:.6f}" for k, v in report.phases.items()))
         if verdict is not None:
             click.echo("verify: " + ", ".join(f"{k} {v}" for k, v in verdict.as_dict().items())
@@ -422,6 +424,106 @@ def qmstatus_cmd(directory: Path, as_json: bool):
     click.echo("AMQ8705I: Display Queue Manager Status Details.")
     for key, value in status.items():
         click.echo(f"   {key}({value})")
+
+
+def _administer(directory: Path, action):
+    """Run an administrative ``action(qm)`` on the distributed queue manager left in
+    ``directory``: restart it, act, shut it down; its messages go to the error log."""
+    from mqlog.core.run import administer
+    from mqlog.core.storage import DirectoryStorage
+    from mqlog.platforms import choose
+
+    run = _load_run(directory)
+    if run["platform"] != "distributed":
+        raise MqlogError(f"{directory}: a {run['platform']} queue manager; this command is for distributed ones")
+    if not (directory / QM_DIR).is_dir():
+        raise MqlogError(f"{directory}: no {QM_DIR}/ directory with the queue manager's files")
+    choice = choose("distributed")
+    values = choice.configure({k: str(v) for k, v in run["log"].items()})
+    storage = DirectoryStorage(directory / QM_DIR)
+    try:
+        result, qm = administer(choice.maker(values), storage, action, device=_device_for_restart(run["device"]))
+    finally:
+        storage.close()
+    with open(directory / qm.platform.error_log, "a", encoding="utf-8") as log:
+        for line in qm.messages:
+            log.write(line + "\n")
+    return result, qm
+
+
+def _admin_report(qm, as_json: bool, summary: dict) -> None:
+    status = qm.platform.space.status(qm.writer.next_address)
+    summary = dict(summary, CURRLOG=status["CURRLOG"], RECLOG=status["RECLOG"], MEDIALOG=status["MEDIALOG"],
+                   ARCHLOG=status["ARCHLOG"], messages=list(qm.messages))
+    if as_json:
+        click.echo(json.dumps(summary, sort_keys=True))
+        return
+    for line in qm.messages:
+        click.echo(line)
+    click.echo(", ".join(f"{k} {v}" for k, v in summary.items() if k != "messages"))
+
+
+@cli.command("rcdmqimg")
+@click.argument("directory", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.argument("queues", nargs=-1, required=True)
+@click.option("--json", "as_json", is_flag=True)
+def rcdmqimg_cmd(directory: Path, queues: tuple, as_json: bool):
+    """Record media images of QUEUES in the log of the distributed queue manager left in
+    DIRECTORY (linear logs only), moving MEDIALOG forward (rcdmqimg -t queue)."""
+    from mqlog.distributed.media import rcdmqimg
+
+    def action(qm):
+        sizes = {}
+        for name in queues:
+            _, image = yield from rcdmqimg(qm, name)
+            sizes[name] = len(image)
+        return sizes
+
+    sizes, qm = _administer(directory, action)
+    _admin_report(qm, as_json, {"imaged": sizes})
+
+
+@cli.command("rcrmqobj")
+@click.argument("directory", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.argument("queues", nargs=-1, required=True)
+@click.option("--json", "as_json", is_flag=True)
+def rcrmqobj_cmd(directory: Path, queues: tuple, as_json: bool):
+    """Re-create QUEUES from their media images and the log after them (rcrmqobj -t queue),
+    on the distributed queue manager left in DIRECTORY. A damaged queue is re-created at
+    restart already when the log is linear; this does it on request."""
+    from mqlog.distributed.media import rcrmqobj
+
+    def action(qm):
+        depths = {}
+        for name in queues:
+            queue = yield from rcrmqobj(qm, name)
+            depths[name] = queue.depth if queue is not None else None
+        return depths
+
+    depths, qm = _administer(directory, action)
+    _admin_report(qm, as_json, {"recreated": depths, "damaged": sorted(qm.damaged)})
+
+
+@cli.command("set-log-archived")
+@click.argument("directory", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.argument("extents", nargs=-1, required=True)
+@click.option("--json", "as_json", is_flag=True)
+def set_log_archived_cmd(directory: Path, extents: tuple, as_json: bool):
+    """SET LOG ARCHIVED(EXTENT): tell the distributed queue manager left in DIRECTORY that
+    these extents are archived (LogManagement=Archive); it may then reuse them once restart
+    and media recovery no longer need them."""
+    def action(qm):
+        marked = []
+        for name in extents:
+            try:
+                if qm.platform.space.set_log_archived(name):
+                    marked.append(name)
+            except ValueError as exc:
+                raise MqlogError(f"SET LOG ARCHIVED({name}): {exc}") from None
+        return marked
+
+    marked, qm = _administer(directory, action)
+    _admin_report(qm, as_json, {"archived": marked})
 
 
 @cli.command("dump")

@@ -323,3 +323,57 @@ def test_qmstatus_on_a_reference_run_is_a_one_line_error(tmp_path):
     assert mqlog("run", "--platform", "reference", "--workload", "putget-pairs", *sets("putget-pairs"),
                  "--out", tmp_path).returncode == 0
     one_line_error(mqlog("qmstatus", tmp_path), "distributed")
+
+
+def test_distributed_prepared_long_uow_is_rolled_forward_not_backed_out(tmp_path):
+    """SPEC §7 item 5, second half: a prepared unit of work is re-logged at the head (AMQ7469)
+    and stays in doubt; restart finds it still in doubt."""
+    out = mqlog("run", "--platform", "distributed", "--workload", "long-uow", "--set", "workload.duration=0.3",
+                "--set", "workload.background=4", "--set", "workload.prepared=true",
+                "--set", "log.LogFilePages=64", "--out", tmp_path, "--json")
+    assert out.returncode == 0, out.stderr
+    m = json.loads(out.stdout)
+    assert m["uows_rolled_forward"] >= 1 and m["uows_rolled_back"] == 0
+    assert "rolled forward" in (tmp_path / "AMQERR01.LOG").read_text()
+    restarted = json.loads(mqlog("restart", tmp_path, "--verify", "--json").stdout)
+    assert restarted["uows_indoubt"] == 1
+    assert restarted["committed_missing"] == restarted["uncommitted_present"] == 0
+
+
+def test_media_image_archive_and_recovery_of_a_damaged_queue_from_the_command_line(tmp_path):
+    out = mqlog("run", "--platform", "distributed", "--workload", "putget-pairs", "--set", "workload.pairs=2",
+                "--set", "workload.messages_per_pair=300", "--set", "log.LogFilePages=64",
+                "--set", "log.LogType=LINEAR", "--set", "log.LogManagement=Archive", "--out", tmp_path)
+    assert out.returncode == 0, out.stderr
+    before = json.loads(mqlog("qmstatus", tmp_path, "--json").stdout)
+    imaged = mqlog("rcdmqimg", tmp_path, "PAIR.00000", "PAIR.00001", "--json")
+    assert imaged.returncode == 0, imaged.stderr
+    after = json.loads(imaged.stdout)
+    assert after["MEDIALOG"] > before["MEDIALOG"]  # the images moved it forward
+    assert "AMQ7468" in (tmp_path / "AMQERR01.LOG").read_text()
+    archived = json.loads(mqlog("set-log-archived", tmp_path, before["MEDIALOG"], "--json").stdout)
+    assert archived["archived"] == [before["MEDIALOG"]]
+    assert json.loads(mqlog("qmstatus", tmp_path, "--json").stdout)["REUSESZ"] > 0
+    # the queue's file is destroyed; restart re-creates it from the image and the log
+    (tmp_path / "qm" / "PAIR.00000.mqq").write_bytes(b"\xff" * 2048)
+    restarted = mqlog("restart", tmp_path, "--verify", "--json")
+    assert restarted.returncode == 0, restarted.stderr
+    report = json.loads(restarted.stdout)
+    assert report["queues_recreated"] == 1 and report["committed_missing"] == 0
+    assert "AMQ7472" in (tmp_path / "AMQERR01.LOG").read_text()
+    redone = json.loads(mqlog("rcrmqobj", tmp_path, "PAIR.00001", "--json").stdout)
+    assert redone["damaged"] == [] and "PAIR.00001" in redone["recreated"]
+    one_line_error(mqlog("rcdmqimg", tmp_path, "NO.SUCH.QUEUE"), "2085", "NO.SUCH.QUEUE")
+    one_line_error(mqlog("set-log-archived", tmp_path, "S0000099.LOG"), "not recognized")
+
+
+@pytest.mark.parametrize("args, words", [
+    (["rcdmqimg", "{d}", "PAIR.00000"], ["LINEAR"]),
+    (["rcrmqobj", "{d}", "PAIR.00000"], ["LINEAR"]),
+    (["set-log-archived", "{d}", "S0000000.LOG"], ["LogManagement=Archive"]),
+])
+def test_media_commands_on_a_circular_log_give_a_one_line_error(tmp_path, args, words):
+    out = mqlog("run", "--platform", "distributed", "--workload", "putget-pairs", "--set", "workload.pairs=2",
+                "--set", "workload.messages_per_pair=20", "--out", tmp_path)
+    assert out.returncode == 0, out.stderr
+    one_line_error(mqlog(*[a.format(d=tmp_path) for a in args]), *words)

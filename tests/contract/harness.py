@@ -59,8 +59,11 @@ def start(config: PlatformConfig, storage, plan: FaultPlan = FaultPlan(), qm_con
 
 def run_workload(config: PlatformConfig, *, seed: int = 1, apps: int = 4, rounds: int = 12,
                  plan: FaultPlan = FaultPlan(), storage=None, qm_config: QmConfig = QmConfig(),
-                 deep: int = 0) -> Outcome:
-    """Start a new queue manager and run the workload until it ends or the plan crashes it."""
+                 deep: int = 0, imager=None) -> Outcome:
+    """Start a new queue manager and run the workload until it ends or the plan crashes it.
+
+    ``imager(qm)``: an administrative generator run every 600 µs while the applications
+    work (media images, say)."""
     env, fs, qm = start(config, storage if storage is not None else MemoryStorage(), plan, qm_config)
     journal = Journal()
     rng = random.Random(seed)
@@ -162,7 +165,14 @@ def run_workload(config: PlatformConfig, *, seed: int = 1, apps: int = 4, rounds
         for n in range(apps):
             procs.append(env.process(app(n, random.Random(rng.random()))))
         env.process(coordinator())
+        if imager is not None:
+            env.process(administrator())
         yield simpy.AllOf(env, procs)
+
+    def administrator():
+        while not all(p.triggered for p in procs):
+            yield env.timeout(600)
+            yield from imager(qm)
 
     def monitor():  # the invariant checker, between steps (sortedcontainers' _check() style)
         while True:

@@ -307,3 +307,43 @@ def test_a_failed_log_write_fails_every_waiting_force_and_later_appends():
 def test_statistics_name_the_buffer_size():
     env, space, writer = make(buffer_pages=64)
     assert writer.stats.as_dict()["log_buffer_bytes"] == 64 * PAGE_SIZE
+
+
+def test_a_writer_resumed_after_an_incomplete_record_rewrites_the_tail_page_rather_than_pad_past_it():
+    """Restart drops a record whose second page never reached the disk. If the resumed
+    writer then padded past the tail page (its pad policy likes a well-filled page), the
+    stale start of the dropped record would stay on disk, and a reader coming through from
+    an earlier address (media recovery, archive, a log scan) would trip over it."""
+    from mqlog.core.reader import LogReader
+
+    storage = MemoryStorage()
+    env = simpy.Environment()
+    space = ReferenceLogSpace(storage)
+    device = Device(env, get_profile("ssd"))
+    writer = LogWriter(env, space, device, pad_policy=lambda used: used >= 3048)
+    a = Put("Q", b"A" * 24, bytes(2400), 2400)  # fills most of the first page
+    b = Put("Q", b"B" * 24, bytes(3000), 3000)  # spans into the second page
+
+    def first():
+        writer.append(a)
+        writer.append(b)
+        yield writer.force()
+
+    env.run(until=env.process(first()))
+    storage.write("reference.log", PAGE_SIZE, bytes(PAGE_SIZE))  # its second page never made it
+    reader = LogReader(space, 0)
+    assert [r.msg_id for _, r in reader] == [b"A" * 24] and reader.end.reason != "end"
+
+    env = simpy.Environment()
+    device = Device(env, get_profile("ssd"))
+    resumed = LogWriter.resume(env, space, device, reader, pad_policy=lambda used: used >= 3048)
+    c = Put("Q", b"C" * 24, bytes(100), 100)
+
+    def second():
+        resumed.append(c)
+        yield resumed.force()
+
+    env.run(until=env.process(second()))
+    again = LogReader(space, 0)
+    assert [r.msg_id for _, r in again] == [b"A" * 24, b"C" * 24]
+    assert again.end.reason == "end", again.end
