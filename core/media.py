@@ -14,7 +14,7 @@ waiting for its force, a put waiting to add its message). Replay from there is i
 (a put already there is skipped, a get of a message already gone does nothing), the same
 argument as restart's from a checkpoint.
 
-The image is this module's bytes (docs/FORMAT.md §6.4), cut into 260 000-byte pieces, each
+The image is this module's bytes (docs/FORMAT.md §6.3), cut into 260 000-byte pieces, each
 carried by a platform record whose class gives it ``queue``, ``image_id`` (the replay
 point), ``segment``, ``segments``, ``data`` and ``image_start`` (segment 0).
 """

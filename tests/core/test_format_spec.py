@@ -630,3 +630,83 @@ def test_reference_control_file_matches_the_document():
     magic, version, checkpoint, tail, number, crc = struct.unpack("<4sHQQQI", raw)
     assert (magic, version, checkpoint, tail, number) == (b"MQLC", 1, 0x1234, 0x1000, 7)
     assert crc == zlib.crc32(raw[:30])
+
+
+def decode_media_image(rec: bytes) -> dict:
+    """FORMAT.md §6.3's MediaImage record, by hand from the table."""
+    u = struct.unpack_from
+    rtype, rm = rec[0], rec[1]
+    if (rtype, rm) != (0x40, 5):
+        raise FormatViolation(f"not a media image: type {rtype:#04x} rm {rm}")
+    (n,) = u("<I", rec, 100)
+    name = blank_name(rec[36:84])
+    image_id, segment, segments = u("<QII", rec, 84)
+    fixed = 800 if segment == 0 else 300
+    zeros(rec[104:fixed], "media image fixed part")
+    if len(rec) != fixed + n:
+        raise FormatViolation(f"media image of {len(rec)} bytes with {n} bytes of data")
+    return dict(queue=name, image_id=image_id, segment=segment, segments=segments, data=rec[fixed:])
+
+
+def decode_image_bytes(raw: bytes) -> tuple[str, list]:
+    """FORMAT.md §6.3's image, by hand."""
+    u = struct.unpack_from
+    magic, version, zero, a, m = u("<4sHHII", raw, 0)
+    if (magic, version, zero) != (b"MQMI", 1, 0):
+        raise FormatViolation("image header")
+    attrs_text = raw[16:16 + a].decode("utf-8")
+    at, out = 16 + a, []
+    for _ in range(m):
+        msg_id, state = raw[at:at + 24], raw[at + 24]
+        zeros(raw[at + 25:at + 28], "image message header")
+        uow, order, length, crc = u("<QQII", raw, at + 28)
+        data = raw[at + 52:at + 52 + length]
+        if zlib.crc32(data) != crc:
+            raise FormatViolation("image message CRC")
+        out.append((msg_id, state, uow, order, data))
+        at += 52 + length
+    if at != len(raw):
+        raise FormatViolation("bytes after the last image message")
+    return attrs_text, out
+
+
+def test_media_images_in_a_real_log_match_the_document():
+    """Take an image of a queue holding committed and uncommitted messages (one large enough
+    to need two segments), then decode the log's 0x40 records and the image by hand."""
+    import simpy
+
+    from mqlog.core.devices import Device, get_profile
+    from mqlog.core.qmgr import QmConfig, QueueManager
+    from mqlog.core.reader import LogReader
+    from mqlog.core.storage import MemoryStorage
+    from mqlog.distributed.media import rcdmqimg
+    from mqlog.distributed.platform import distributed_platform
+
+    storage = MemoryStorage()
+    env = simpy.Environment()
+    platform = distributed_platform(storage, file_pages=256, linear=True)
+    qm = QueueManager(env, platform, storage, Device(env, get_profile("ssd")), QmConfig())
+    payloads = [b"small", bytes(range(256)) * 1200, b"uncommitted"]
+
+    def go():
+        yield from qm.start()
+        yield from qm.define_queue("IMG.Q")
+        a, b = qm.connect("A"), qm.connect("B")
+        yield from a.put("IMG.Q", payloads[0])
+        yield from a.put("IMG.Q", payloads[1])
+        yield from a.commit()
+        yield from b.put("IMG.Q", payloads[2])
+        yield from rcdmqimg(qm, "IMG.Q")
+
+    env.run(until=env.process(go()))
+    control = platform.space.load_control()
+    raw_records = []
+    for address, record in LogReader(platform.space, 0):
+        if record.to_bytes()[0] == 0x40:
+            raw_records.append(decode_media_image(record.to_bytes()))
+    assert [r["segment"] for r in raw_records] == [0, 1] and raw_records[0]["segments"] == 2
+    assert {r["image_id"] for r in raw_records} == {control.media}
+    text, messages = decode_image_bytes(b"".join(r["data"] for r in raw_records))
+    assert text.startswith("MAXDEPTH(")
+    assert [(m[1], m[4]) for m in messages] == [(1, payloads[0]), (1, payloads[1]), (2, payloads[2])]
+    assert messages[0][2] == messages[1][2] == 0 and messages[2][2] != 0  # only the last is owned by a unit of work
