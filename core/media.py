@@ -125,15 +125,18 @@ def snapshot(qm, name: str) -> tuple[int, bytes, IoCost]:
     return start, encode_image(queue.attributes, messages), IoCost([], reads)
 
 
-def record_image(qm, name: str, segment_record: Callable[..., object]) -> Generator:
+def record_image(qm, name: str, segment_record: Callable[..., object] | None = None, *,
+                 checkpoint: bool = True) -> Generator:
     """Write a media image of queue ``name`` into the log (``rcdmqimg``) and make it the
     queue's media recovery record; returns (replay point, image bytes).
 
     ``segment_record(queue, image_id, segment, segments, data)`` builds the platform's
-    record for one piece. The image is forced, and a checkpoint follows (SPEC §4.6) so the
-    new media recovery record is on disk with the queue table. Refused with 2102 if the
-    log cannot hold it."""
-    if not qm.platform.media_recovery:
+    record for one piece (default: the platform's). The image is forced, and a checkpoint
+    follows (SPEC §4.6) so the new media recovery record is on disk with the queue table –
+    unless ``checkpoint`` is False (several images, one checkpoint after them). Refused
+    with 2102 if the log cannot hold it."""
+    segment_record = segment_record or qm.platform.media_image_record
+    if not qm.platform.media_recovery or segment_record is None:
         raise MediaRecoveryError(f"media images need a log that supports media recovery (LogType=LINEAR); "
                                  f"the {qm.platform.name} log here does not")
     start, image, cost = snapshot(qm, name)
@@ -149,9 +152,10 @@ def record_image(qm, name: str, segment_record: Callable[..., object]) -> Genera
         qm._inflight.remove(start)
     queue = qm.queues.get(name)
     if queue is not None:
-        queue.media_address = start
+        queue.media_address, queue.media_us = start, qm.env.now
     qm.counters.media_images += 1
     qm.counters.media_image_bytes += len(image)
     qm.say("media-image", queue=name, address=start, bytes=len(image))
-    yield from qm.checkpoint("media image", wait=True)
+    if checkpoint:
+        yield from qm.checkpoint("media image", wait=True)
     return start, image

@@ -154,6 +154,11 @@ class Platform:
     #: whether damaged queues can be re-created from media images and the log (distributed
     #: linear logs): restart then does it automatically, rcrmqobj on request
     media_recovery: bool = False
+    #: the platform's media-image record, ``(queue, image_id, segment, segments, data)``
+    #: (None: the platform takes no images)
+    media_image_record: Callable | None = None
+    #: automatic media images (MQ's IMGSCHED(AUTO)); None: only on request and at shutdown
+    image_schedule: "ImageSchedule | None" = None
 
     def message(self, event: str, **fields) -> str | None:
         if self.console is None:
@@ -162,6 +167,20 @@ class Platform:
 
 
 # --- the reference platform ----------------------------------------------------------------
+
+@attrs.frozen
+class ImageSchedule:
+    """When the queue manager takes media images by itself (MQ's IMGSCHED(AUTO)): a queue
+    is imaged once ``interval_us`` has passed since its last image (IMGINTVL) or once
+    ``log_bytes`` have been logged since (IMGLOGLN); either may be None (OFF)."""
+
+    interval_us: float | None = 60 * 60e6
+    log_bytes: int | None = None
+
+    def due(self, us_since: float, bytes_since: int) -> bool:
+        return (self.interval_us is not None and us_since >= self.interval_us) or (
+            self.log_bytes is not None and bytes_since >= self.log_bytes)
+
 
 @attrs.frozen
 class RecordCountCheckpoints:

@@ -194,6 +194,7 @@ class QueueManager:
         self._log_full = False  # inside a log-full episode (AMQ7463 said once per episode)
         self._claimed = 0  # log bytes a roll forward in progress has claimed from the free space
         self._no_room_said: set[int] = set()  # prepared units too big to roll forward (said once)
+        self._imaging = False  # automatic media images in progress
         #: log addresses from which an MQI call in progress may have logged records whose
         #: effect is not yet in memory (a media image's replay point must not pass them)
         self._inflight = SortedList()
@@ -265,7 +266,19 @@ class QueueManager:
         return LogWriter(self.env, p.space, self.device, **kwargs)
 
     def shutdown(self) -> Generator:
-        """A controlled shutdown (endmqm): a final checkpoint, then nothing more is accepted."""
+        """A controlled shutdown (endmqm): a final checkpoint, then nothing more is accepted.
+        Where the platform takes media images, empty queues are imaged first (as MQ does at
+        every shutdown): cheap, and their media recovery records move up to now."""
+        if self.platform.media_image_record is not None:
+            from mqlog.core.media import record_image
+
+            for name in sorted(self.queues):
+                queue = self.queues[name]
+                if not queue.messages and queue.media_address != NO_ADDRESS:
+                    try:
+                        yield from record_image(self, name, checkpoint=False)
+                    except MqiError:
+                        break  # the log is full: the images can wait
         yield from self.checkpoint("shutdown", wait=True)
         self.stopped = True
 
@@ -290,7 +303,7 @@ class QueueManager:
         yield from self.device.file_op()
         queue = Queue(name, QueueFile.create(self.storage, name, text), max_depth=depth, attributes=text)
         # The creation record holds all it takes to re-create the queue: its first media image.
-        queue.media_address = address
+        queue.media_address, queue.media_us = address, self.env.now
         self.queues[name] = queue
 
     def alter_queue(self, name: str, *, max_depth: int) -> Generator:
@@ -790,6 +803,34 @@ class QueueManager:
         self._maybe_checkpoint("log full", force=True)
         raise MqiError(Reason.MQRC_RESOURCE_PROBLEM, "the log is full")
 
+    def _schedule_images(self) -> None:
+        """Automatic media images (IMGSCHED(AUTO)): after a checkpoint, image the queues
+        that are due, one at a time, in the background."""
+        schedule = self.platform.image_schedule
+        if schedule is None or self._imaging or self.stopped or self.writer is None:
+            return
+        head = self.writer.next_address
+        due = [name for name, q in sorted(self.queues.items())
+               if q.media_address != NO_ADDRESS and schedule.due(self.env.now - q.media_us, head - q.media_address)]
+        if due:
+            self._imaging = True
+            self.env.process(self._auto_images(due))
+
+    def _auto_images(self, names) -> Generator:
+        from mqlog.core.media import record_image
+
+        try:
+            for name in names:
+                if name in self.queues and not self.stopped:
+                    try:
+                        yield from record_image(self, name, checkpoint=False)
+                    except MqiError:
+                        return  # log full or queue gone: the next checkpoint tries again
+            if not self.stopped:
+                yield from self.checkpoint("media images", wait=True)
+        finally:
+            self._imaging = False
+
     def _drain_space_events(self) -> None:
         events = getattr(self.platform.space, "events", None)
         while events:
@@ -936,6 +977,7 @@ class QueueManager:
             space.release(self.tail())
             self._log_full = False  # the episode ends when a checkpoint has moved what it can
             self._report_extents()
+            self._schedule_images()
             self._records_since = 0
             self._last_checkpoint_us = self.env.now
             self.counters.checkpoints += 1

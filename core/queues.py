@@ -52,6 +52,7 @@ class Queue:
         self.getters: list = []  # waiting MQGETs: (event, syncpoint)
         #: the queue's media recovery record: its latest media image, or its creation record
         self.media_address = NO_ADDRESS
+        self.media_us = 0.0  # virtual time of that record (for automatic images)
         self._seq = 0
 
     @property

@@ -9,7 +9,7 @@ import attrs
 
 from mqlog.core.addressing import PlainAddressing
 from mqlog.core.errors import ParameterError
-from mqlog.core.platform import Platform, RecordCountCheckpoints, SpaceAction, UowView
+from mqlog.core.platform import ImageSchedule, Platform, RecordCountCheckpoints, SpaceAction, UowView
 from mqlog.core.records import NO_ADDRESS
 from mqlog.core.storage import Storage
 from mqlog.distributed import media  # noqa: F401  (registers the media-image record, type 0x40)
@@ -120,8 +120,14 @@ def distributed_platform(storage: Storage, *, primary: int = 3, secondary: int =
                          buffer_pages: int = 512, linear: bool = False, integrity: str = "TripleWrite",
                          checkpoint_records_max: int = 50_000, checkpoint_records_min: int = 100,
                          checkpoint_wait_minutes: int = 30, qm_name: str = "QM1",
-                         management: str = MANUAL) -> Platform:
-    """The distributed queue manager's log over ``storage`` (the LogConfig's values)."""
+                         management: str = MANUAL, image_interval_minutes: float | None = 60,
+                         image_log_mb: float | None = None) -> Platform:
+    """The distributed queue manager's log over ``storage`` (the LogConfig's values).
+
+    A linear log takes media images: on request (rcdmqimg), of empty queues at shutdown,
+    and – with LogManagement Automatic or Archive, as MQ 9.1 does – by itself, every
+    ``image_interval_minutes`` (IMGINTVL, default 60) or ``image_log_mb`` of log (IMGLOGLN,
+    default off) per queue."""
     triple = integrity.lower() in ("triplewrite", "doublewrite")  # DoubleWrite behaves as TripleWrite
     space = DistributedLogSpace(storage, primary=primary, secondary=secondary, file_pages=file_pages,
                                 linear=linear, triple_write=triple, management=management)
@@ -140,6 +146,10 @@ def distributed_platform(storage: Storage, *, primary: int = 3, secondary: int =
         pad_policy=pad_policy,
         error_log="AMQERR01.LOG",
         media_recovery=linear,  # circular logs reconcile in-flight work but cannot recover a damaged queue
+        media_image_record=media.MediaImage if linear else None,
+        image_schedule=ImageSchedule(None if image_interval_minutes is None else image_interval_minutes * 60e6,
+                                     None if image_log_mb is None else int(image_log_mb * 1e6))
+        if linear and management != MANUAL else None,
     )
 
 

@@ -401,3 +401,65 @@ def test_a_crash_during_media_recovery_at_restart_then_restart_again_loses_nothi
         assert full_contents(qm) == expected, j
         assert out.journal.verify(qm).ok, j
     assert interrupted >= 5
+
+
+def _deep_busy(**platform_kwargs):
+    """A queue kept about 50 messages deep while work flows through it: never empty, so
+    only images (not emptiness) can move its media recovery record."""
+    storage = FaultInjectingStorage(MemoryStorage())
+    env, platform, qm = make_qm(storage, linear=True, **platform_kwargs)
+
+    def go():
+        yield from qm.start()
+        yield from qm.define_queue("Q")
+        a = qm.connect("A")
+        for i in range(50):
+            yield from a.put("Q", bytes(1000))
+        yield from a.commit()
+        for i in range(1500):
+            yield from a.put("Q", bytes(2000))
+            yield from a.commit()
+            yield from a.get("Q")
+            yield from a.commit()
+
+    run(env, go())
+    return storage, platform, qm
+
+
+def test_automatic_logmanagement_images_queues_by_itself_and_keeps_the_disk_bounded():
+    manual_storage, manual, manual_qm = _deep_busy(management="Manual", image_log_mb=0.5)
+    auto_storage, auto, auto_qm = _deep_busy(management="Automatic", image_log_mb=0.5)
+    assert manual_qm.counters.media_images == 0  # Manual: images only on request
+    assert auto_qm.counters.media_images >= 5  # IMGLOGLN-driven, about every 0.5 MB of log
+    head = auto_qm.writer.next_address
+    # checked after each checkpoint, which come at least every extent switch here
+    assert head - auto_qm.queues["Q"].media_address <= 0.5e6 + 2 * PAGES * 4096
+    status = auto.space.status(head)
+    assert status["MEDIALOG"] >= extent_name(auto.space.current - 3)
+    assert auto.space.reused > 0
+    assert len(_extent_files(auto_storage)) < len(_extent_files(manual_storage)) // 2
+
+
+def test_at_shutdown_empty_queues_are_imaged_and_deep_ones_are_not():
+    storage = FaultInjectingStorage(MemoryStorage())
+    env, platform, qm = make_qm(storage, linear=True)
+
+    def go():
+        yield from qm.start()
+        yield from qm.define_queue("EMPTY")
+        yield from qm.define_queue("DEEP")
+        a = qm.connect("A")
+        for _ in range(20):
+            yield from a.put("DEEP", bytes(3000))
+            yield from a.put("EMPTY", bytes(3000))
+            yield from a.commit()
+            yield from a.get("EMPTY")
+            yield from a.commit()
+        created = {n: q.media_address for n, q in qm.queues.items()}
+        yield from qm.shutdown()
+        return created
+
+    created = run(env, go())
+    assert qm.queues["EMPTY"].media_address > created["EMPTY"]
+    assert qm.queues["DEEP"].media_address == created["DEEP"]
+    assert qm.counters.media_images == 1
