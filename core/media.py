@@ -139,17 +139,23 @@ def record_image(qm, name: str, segment_record: Callable[..., object] | None = N
     if not qm.platform.media_recovery or segment_record is None:
         raise MediaRecoveryError(f"media images need a log that supports media recovery (LogType=LINEAR); "
                                  f"the {qm.platform.name} log here does not")
+    if name in qm._imaging_queues:
+        raise MediaRecoveryError(f"an image of {name} is already being recorded")
     start, image, cost = snapshot(qm, name)
     pieces = [image[i:i + IMAGE_SEGMENT_BYTES] for i in range(0, len(image), IMAGE_SEGMENT_BYTES)] or [b""]
+    need = 800 + len(image) + 300 * len(pieces)
+    qm._claim(need)
     qm._inflight.add(start)  # until the image is complete, nothing after start may be left out
+    qm._imaging_queues.add(name)
     try:
-        qm._ensure_room(800 + len(image) + 300 * len(pieces))
         yield from qm._charge(cost)
         for i, piece in enumerate(pieces):
             yield from qm._log(segment_record(name, start, i, len(pieces), piece), essential=True)
         yield qm.writer.force()
     finally:
+        qm._claimed -= need
         qm._inflight.remove(start)
+        qm._imaging_queues.discard(name)
     queue = qm.queues.get(name)
     if queue is not None:
         queue.media_address, queue.media_us = start, qm.env.now

@@ -30,8 +30,8 @@ from mqlog.core.errors import ParameterError
 from mqlog.core.platform import LogControl, Platform, UowView
 from mqlog.core.queuefile import IoCost, MessageState, QueueFile
 from mqlog.core.queues import Message, Queue
-from mqlog.core.records import (NO_ADDRESS, Backout, Begin, CheckpointBegin, CheckpointEnd, Codec, Commit,
-                                Get, ObjectAction, ObjectChange, ObjectType, Prepare, Put, PutSegment, QueueEntry,
+from mqlog.core.records import (HEADER_SIZE, NO_ADDRESS, Backout, Begin, CheckpointBegin, CheckpointEnd, Clr, Codec,
+                                Commit, Get, ObjectAction, ObjectChange, ObjectType, Prepare, Put, PutSegment, QueueEntry,
                                 UndoneOp, UowEntry, UowState as RecUowState, split_message)
 from mqlog.core.storage import Storage
 from mqlog.core.uow import MqiError, Op, Reason, UnitOfWork, UowState
@@ -42,9 +42,11 @@ SPACE_CHECK_INTERVAL = 32
 #: log space always kept for what must not fail when the log is full (commit, backout,
 #: compensation, checkpoints): a fixed part for page padding of the forces involved …
 RESERVE_FIXED_BYTES = 8 * 4096
-#: … plus, per unit of work still open, its backout record (SPEC §4.7: 1000 + 12 per operation)
-RESERVE_PER_UOW = 1000
-RESERVE_PER_OP = 12
+#: … plus, per unit of work still open, what backing it out may log: at restart that is a
+#: compensation record per operation and a Backout record, and the force that ends it may
+#: close a page short (the pad policy wastes at most a quarter page)
+RESERVE_PER_UOW = 1000 + 1024
+RESERVE_PER_OP = 12 + Clr._S.size + HEADER_SIZE + 8
 
 
 @attrs.frozen
@@ -195,6 +197,8 @@ class QueueManager:
         self._claimed = 0  # log bytes a roll forward in progress has claimed from the free space
         self._no_room_said: set[int] = set()  # prepared units too big to roll forward (said once)
         self._imaging = False  # automatic media images in progress
+        self._imaging_queues: set[str] = set()  # queues whose image is being written
+        self._defining: dict[str, int] = {}  # queues whose CREATE is logged, file not yet made
         #: log addresses from which an MQI call in progress may have logged records whose
         #: effect is not yet in memory (a media image's replay point must not pass them)
         self._inflight = SortedList()
@@ -270,15 +274,15 @@ class QueueManager:
         Where the platform takes media images, empty queues are imaged first (as MQ does at
         every shutdown): cheap, and their media recovery records move up to now."""
         if self.platform.media_image_record is not None:
-            from mqlog.core.media import record_image
+            from mqlog.core.media import MediaRecoveryError, record_image
 
             for name in sorted(self.queues):
                 queue = self.queues[name]
                 if not queue.messages and queue.media_address != NO_ADDRESS:
                     try:
                         yield from record_image(self, name, checkpoint=False)
-                    except MqiError:
-                        break  # the log is full: the images can wait
+                    except (MqiError, MediaRecoveryError):
+                        break  # the log is full (or an image is being taken): they can wait
         yield from self.checkpoint("shutdown", wait=True)
         self.stopped = True
 
@@ -299,21 +303,31 @@ class QueueManager:
         depth = self.config.max_depth if max_depth is None else max_depth
         text = f"MAXDEPTH({depth}) {attributes}".strip()
         address = yield from self._log(ObjectChange(ObjectAction.CREATE, ObjectType.QUEUE, name, text))
-        yield self.writer.force()
-        yield from self.device.file_op()
-        queue = Queue(name, QueueFile.create(self.storage, name, text), max_depth=depth, attributes=text)
-        # The creation record holds all it takes to re-create the queue: its first media image.
+        # The creation record holds all it takes to re-create the queue: its first media
+        # image. A checkpoint from now on must list the queue with it, even before the file
+        # exists: restart would not see the record again (a missing file is then re-created).
+        self._defining[name] = address
+        try:
+            yield self.writer.force()
+            yield from self.device.file_op()
+            queue = Queue(name, QueueFile.create(self.storage, name, text), max_depth=depth, attributes=text)
+        finally:
+            del self._defining[name]
         queue.media_address, queue.media_us = address, self.env.now
         self.queues[name] = queue
 
     def alter_queue(self, name: str, *, max_depth: int) -> Generator:
         queue = self._queue(name)
         text = f"MAXDEPTH({max_depth})"
-        yield from self._log(ObjectChange(ObjectAction.ALTER, ObjectType.QUEUE, name, text))
-        yield self.writer.force()
-        queue.max_depth = max_depth
-        queue.attributes = text
-        queue.file.alter(text)
+        mark = self._hold()  # logged before it takes effect: a media image must replay it
+        try:
+            yield from self._log(ObjectChange(ObjectAction.ALTER, ObjectType.QUEUE, name, text))
+            yield self.writer.force()
+            queue.max_depth = max_depth
+            queue.attributes = text
+            queue.file.alter(text)
+        finally:
+            self._inflight.remove(mark)
 
     def delete_queue(self, name: str) -> Generator:
         if name in self.damaged:  # a damaged queue may be deleted (its messages are lost)
@@ -367,11 +381,17 @@ class QueueManager:
         (a whole segmented message), checked at once."""
         if self.stopped:
             raise MqiError(Reason.MQRC_Q_MGR_STOPPING)
+        claimed = 0
         if not essential:
             # An upper bound (no record body is over 1500 bytes besides its data), so that
-            # the record need not be encoded twice.
-            self._ensure_room(need or len(getattr(record, "data", b"")) + 1500)
-        address = yield from self.writer.put(record)
+            # the record need not be encoded twice. Claimed until appended: callers waiting
+            # for buffer space must not all pass against the same free space.
+            claimed = need or len(getattr(record, "data", b"")) + 1500
+            self._claim(claimed)
+        try:
+            address = yield from self.writer.put(record)
+        finally:
+            self._claimed -= claimed
         self._records_since += 1
         self._appends += 1
         self._maybe_checkpoint("records")
@@ -455,9 +475,11 @@ class QueueManager:
                     return msg_id
         message = Message(msg_id, queue.next_seq(), persistent, len(data), data)
         mark = self._hold()
+        queue.calls += 1
         try:
             yield from self._put_message(queue, message, uow, syncpoint, persistent)
         finally:
+            queue.calls -= 1
             self._inflight.remove(mark)
         if persistent and queue.unflushed_bytes > self.config.persistent_buffer_bytes:
             yield from self._spill(queue)
@@ -499,19 +521,26 @@ class QueueManager:
         # Room for the whole message is checked once, before its first record: a message is
         # never left half logged because the log filled between its segments.
         need = len(stored) + 800 + 300 * len(segments)  # SPEC §4.7: 750 + data, +300 a segment
-        if uow is None:
-            address = yield from self._log(first, need=need)
-            prev = address
+        if len(segments) == 1:
+            if uow is None:
+                return (yield from self._log(first, need=need))
+            return (yield from self._log_uow(uow, lambda prev: attrs.evolve(first, prev=prev), need=need))
+        self._claim(need)  # held until the last segment is appended
+        try:
+            if uow is None:
+                address = prev = yield from self._log(first, essential=True)
+                for i, seg in enumerate(segments[1:], 1):
+                    prev = yield from self._log(PutSegment(queue.name, message.msg_id, i, i * len(segments[0]), seg,
+                                                           codec, prev=prev), essential=True)
+                return address
+            address = yield from self._log_uow(uow, lambda prev: attrs.evolve(first, prev=prev), essential=True)
             for i, seg in enumerate(segments[1:], 1):
-                prev = yield from self._log(PutSegment(queue.name, message.msg_id, i, i * len(segments[0]), seg, codec,
-                                                       prev=prev), essential=True)
+                yield from self._log_uow(uow, lambda prev, i=i, seg=seg: PutSegment(
+                    queue.name, message.msg_id, i, i * len(segments[0]), seg, codec, uow=uow.id, prev=prev),
+                    essential=True)
             return address
-        address = yield from self._log_uow(uow, lambda prev: attrs.evolve(first, prev=prev), need=need)
-        for i, seg in enumerate(segments[1:], 1):
-            yield from self._log_uow(uow, lambda prev, i=i, seg=seg: PutSegment(
-                queue.name, message.msg_id, i, i * len(segments[0]), seg, codec, uow=uow.id, prev=prev),
-                essential=True)
-        return address
+        finally:
+            self._claimed -= need
 
     def _spill(self, queue: Queue) -> Generator:
         """The queue buffer is full: write the queue's messages to its file (log first)."""
@@ -565,9 +594,11 @@ class QueueManager:
             yield from self._charge(cost)
         self.counters.messages_got += 1
         mark = self._hold()
+        queue.calls += 1
         try:
             return (yield from self._get_message(queue, message, uow, data))
         finally:
+            queue.calls -= 1
             self._inflight.remove(mark)
 
     def _get_message(self, queue: Queue, message: Message, uow: UnitOfWork | None, data: bytes) -> Generator:
@@ -779,6 +810,12 @@ class QueueManager:
             return None
         return free(self.writer.next_address, self.tail())
 
+    def _claim(self, nbytes: int) -> None:
+        """Check there is room for ``nbytes`` more (else 2102) and hold it until the caller
+        gives it back (``self._claimed -= nbytes``) once its records are appended."""
+        self._ensure_room(nbytes)
+        self._claimed += nbytes
+
     def _ensure_room(self, nbytes: int) -> None:
         """Refuse new work when the log is full (SPEC §4.4; MQ: AMQ7463, and AMQ7465 when a
         long-running unit of work holds the tail): the call fails with
@@ -817,15 +854,15 @@ class QueueManager:
             self.env.process(self._auto_images(due))
 
     def _auto_images(self, names) -> Generator:
-        from mqlog.core.media import record_image
+        from mqlog.core.media import MediaRecoveryError, record_image
 
         try:
             for name in names:
                 if name in self.queues and not self.stopped:
                     try:
                         yield from record_image(self, name, checkpoint=False)
-                    except MqiError:
-                        return  # log full or queue gone: the next checkpoint tries again
+                    except (MqiError, MediaRecoveryError):
+                        continue  # log full, queue gone or already being imaged: next time
             if not self.stopped:
                 yield from self.checkpoint("media images", wait=True)
         finally:
@@ -964,7 +1001,8 @@ class QueueManager:
                 yield from self._charge(self.queues[name].flush(durable, self._outcome))
             # Each queue's media recovery record is kept by every checkpoint (damaged ones too).
             queues = sorted([QueueEntry(q.name, q.depth, q.media_address) for q in self.queues.values()]
-                            + [QueueEntry(d.name, 0, d.media) for d in self.damaged.values()],
+                            + [QueueEntry(d.name, 0, d.media) for d in self.damaged.values()]
+                            + [QueueEntry(n, 0, a) for n, a in self._defining.items()],
                             key=lambda e: e.name)
             yield from self._log(CheckpointEnd(begin, number, int(self.env.now), table, queues), essential=True)
             yield self.writer.force()

@@ -53,6 +53,7 @@ class Queue:
         #: the queue's media recovery record: its latest media image, or its creation record
         self.media_address = NO_ADDRESS
         self.media_us = 0.0  # virtual time of that record (for automatic images)
+        self.calls = 0  # MQPUT/MQGET calls on it between logging and taking effect
         self._seq = 0
 
     @property

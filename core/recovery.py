@@ -124,6 +124,7 @@ class _Restart:
         #: queues whose files would not load, with why (AMQ7472 unless media recovery mends them)
         self.damaged: dict[str, str] = {}
         self.listed: set[str] = set()  # queues the checkpoint's queue table names
+        self.image_parts: dict[tuple, int] = {}  # (queue, image id) -> segments seen in order
         self._cpu = 0.0
         self._pages_charged = 0
         legacy = qm.config.restart_mode == "legacy"
@@ -216,6 +217,7 @@ class _Restart:
         qm._checkpoint_number = max(self.checkpoint_number, self.control.checkpoint_number)
         qm._checkpoint_address = self.control.checkpoint
         qm._next_uow = self.max_uow + 1
+        yield from self.image_unknown()
         t = env.now
         yield from qm.checkpoint("restart")
         self.phase("checkpoint", t)
@@ -352,10 +354,17 @@ class _Restart:
                 self.max_uow = max(self.max_uow, row.uow)
         elif kind is ObjectChange:
             yield from self.redo_object(address, record)
-        elif getattr(record, "image_start", False):
-            # A media image (a platform record): the queue's media recovery record moves to it.
-            if record.queue in self.queues or record.queue in self.damaged:
-                self.media[record.queue] = record.image_id
+        elif hasattr(record, "image_id") and hasattr(record, "segments"):
+            # A piece of a media image (a platform record). Only a complete image moves the
+            # queue's media recovery record: a crash part way leaves the older one in force.
+            key = (record.queue, record.image_id)
+            seen = self.image_parts.get(key, 0)
+            if record.segment == seen:
+                self.image_parts[key] = seen + 1
+                if seen + 1 == record.segments:
+                    del self.image_parts[key]
+                    if record.queue in self.queues or record.queue in self.damaged:
+                        self.media[record.queue] = record.image_id
 
     def segments_before(self, segment: PutSegment) -> Generator:
         """The put record and segments that precede ``segment`` on its chain, read from the
@@ -477,6 +486,22 @@ class _Restart:
         for name, queue in self.queues.items():
             if name in self.media:
                 queue.media_address = self.media[name]
+
+    def image_unknown(self) -> Generator:
+        """A queue whose media recovery record the log does not name (an older log, or a
+        definition no checkpoint caught) is imaged now, where the platform takes images:
+        otherwise media recovery could not re-create it and MEDIALOG would ignore it."""
+        qm = self.qm
+        if qm.platform.media_image_record is None:
+            return
+        from mqlog.core.media import MediaRecoveryError, record_image
+        from mqlog.core.uow import MqiError
+
+        for name in sorted(n for n, q in qm.queues.items() if q.media_address == NO_ADDRESS):
+            try:
+                yield from record_image(qm, name, checkpoint=False)
+            except (MqiError, MediaRecoveryError) as exc:
+                qm.say("image-failed", queue=name, reason=str(exc))
 
     # -- 3. in doubt: the backward chains ----------------------------------------------------
 

@@ -186,12 +186,13 @@ def restart_run(make_platform: Callable[[Storage], Platform], storage: Storage, 
 
 
 def administer(make_platform: Callable[[Storage], Platform], storage: Storage, action, *, device: str = "ssd",
-               qm_config: QmConfig = QmConfig()):
+               qm_config: QmConfig = QmConfig(), on_exit: Callable[[QueueManager], None] | None = None):
     """Start the queue manager left on ``storage`` (restart recovery first), run
     ``action(qm)`` – an administrative command such as rcdmqimg; a generator if it takes
     virtual time – and end with
     a controlled shutdown. Returns (the action's result, qm); the queue manager's messages
-    are in ``qm.messages``."""
+    are in ``qm.messages``. ``on_exit(qm)`` runs however it ends – an error part way
+    included, when what was done before it is already on disk."""
     env = simpy.Environment()
     platform = make_platform(storage)
     qm = QueueManager(env, platform, storage, Device(env, get_profile(device)), qm_config)
@@ -207,5 +208,9 @@ def administer(make_platform: Callable[[Storage], Platform], storage: Storage, a
         return result
 
     proc = env.process(session())
-    env.run(until=proc)
+    try:
+        env.run(until=proc)
+    finally:
+        if on_exit is not None:
+            on_exit(qm)
     return proc.value, qm

@@ -13,6 +13,7 @@ import attrs
 from mqlog.core.media import IMAGE_SEGMENT_BYTES, MediaRecoveryError, record_image
 from mqlog.core.records import (HEADER_SIZE, NO_ADDRESS, QUEUE_NAME_LENGTH, RecordType, ResourceManager, _Codec,
                                 _name_field, _pad_name, _unpad_name, register)
+from mqlog.core.qmgr import DamagedQueue
 from mqlog.core.recovery import recreate_queue
 
 
@@ -76,22 +77,39 @@ def rcdmqimg(qm, queue: str) -> Generator:
 
 def rcrmqobj(qm, queue: str) -> Generator:
     """``rcrmqobj -t queue QUEUE``: re-create the queue from its latest image and the log
-    after it, replacing its file (damaged or not)."""
+    after it, replacing its file (damaged or not).
+
+    A queue in use – an MQI call on it in progress, a getter waiting, a message held by a
+    unit of work – is refused: re-create it when idle. While it is being re-created,
+    applications get MQRC_OBJECT_DAMAGED; if re-creation fails, the queue is left exactly
+    as it was."""
     if not qm.platform.media_recovery:
         raise MediaRecoveryError("rcrmqobj needs a log that supports media recovery (LogType=LINEAR)")
-    if queue in qm.queues:
-        start = qm.queues[queue].media_address
-        if any(u.ops and any(op.queue == queue for op in u.ops) for u in qm.uows.values()
-               if u.state.name == "ACTIVE"):
-            raise MediaRecoveryError(f"{queue} is in use by a unit of work in progress; re-create it when idle")
+    live = qm.queues.get(queue)
+    if live is not None:
+        busy = live.getters or live.calls or any(m.busy or m.uow for m in live.messages.values())
+        if busy or queue in qm._imaging_queues:
+            raise MediaRecoveryError(f"{queue} is in use (an MQI call, a waiting getter, a unit of work or an "
+                                     f"image); re-create it when idle")
+        start = live.media_address
+        if start == NO_ADDRESS:
+            raise MediaRecoveryError(f"the log names no media recovery record for {queue}")
         del qm.queues[queue]
+        qm.damaged[queue] = DamagedQueue(queue, "being re-created (rcrmqobj)", start)
+        yield qm.writer.force()  # everything logged so far is what the new queue must show
     elif queue in qm.damaged:
         start = qm.damaged[queue].media
+        if start == NO_ADDRESS:
+            raise MediaRecoveryError(f"the log names no media recovery record for {queue}")
     else:
         raise MediaRecoveryError(f"no queue {queue} on queue manager {qm.config.name}")
-    if start == NO_ADDRESS:
-        raise MediaRecoveryError(f"the log names no media recovery record for {queue}")
-    return (yield from recreate_queue(qm, queue, start))
+    try:
+        return (yield from recreate_queue(qm, queue, start))
+    except BaseException:
+        if live is not None:  # as it was: the old file has not been touched
+            qm.damaged.pop(queue, None)
+            qm.queues[queue] = live
+        raise
 
 
 __all__ = ["MediaImage", "rcdmqimg", "rcrmqobj", "MediaRecoveryError"]

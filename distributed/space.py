@@ -159,14 +159,14 @@ class DistributedLogSpace:
             raise ValueError(f"SET LOG ARCHIVED needs LogManagement=Archive (this log is "
                              f"{'LINEAR' if self.linear else 'CIRCULAR'}, {self.management})")
         matches = [e for e in self.extents.values() if extent_name(e.number) == name.strip().upper()]
+        if matches and matches[0].archived:
+            self.events.append(("extent-archived-again", {"extent": name}))
+            return False  # already marked (perhaps reusable since): a message, not a failure
         if not matches or matches[0].start == NO_ADDRESS or matches[0].reusable:
             raise ValueError(f"log extent {name!r} is not recognized (or is waiting to be reused)")
         ext = matches[0]
         if ext.number == self.current:
             raise ValueError(f"log extent {name} is being written: it cannot be archived yet")
-        if ext.archived:
-            self.events.append(("extent-archived-again", {"extent": name}))
-            return False
         ext.archived = True
         self.release(self.tail)
         self._save()

@@ -441,14 +441,17 @@ def _administer(directory: Path, action):
     choice = choose("distributed")
     values = choice.configure({k: str(v) for k, v in run["log"].items()})
     storage = DirectoryStorage(directory / QM_DIR)
+
+    def keep_messages(qm):  # also when the action fails part way: what it did is on disk
+        with open(directory / qm.platform.error_log, "a", encoding="utf-8") as log:
+            for line in qm.messages:
+                log.write(line + "\n")
+
     try:
-        result, qm = administer(choice.maker(values), storage, action, device=_device_for_restart(run["device"]))
+        return administer(choice.maker(values), storage, action, device=_device_for_restart(run["device"]),
+                          on_exit=keep_messages)
     finally:
         storage.close()
-    with open(directory / qm.platform.error_log, "a", encoding="utf-8") as log:
-        for line in qm.messages:
-            log.write(line + "\n")
-    return result, qm
 
 
 def _admin_report(qm, as_json: bool, summary: dict) -> None:
