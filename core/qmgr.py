@@ -835,6 +835,10 @@ class QueueManager:
                 uow = self.uows.get(self._uow_ages[0][1])
                 self.say("log-full-long-uow", uow=self._uow_ages[0][1],
                          application=uow.application if uow is not None else "")
+            else:
+                # Nothing holds the tail but the last checkpoint: records arrive faster than
+                # checkpoints free the log behind them.
+                self.say("log-full-housekeeping")
         if self.platform.space_policy is not None:
             self._check_space()
         self._maybe_checkpoint("log full", force=True)

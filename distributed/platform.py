@@ -91,6 +91,10 @@ def console(qm_name: str):
             return (f"AMQ7465: The log for queue manager {qm_name} is full because a long-running transaction "
                     f"(unit of work {fields['uow']:X} of application {fields['application']}) has prevented "
                     f"log space from being released.")
+        if event == "log-full-housekeeping":
+            return (f"AMQ7466: There is a problem with the size of the log for queue manager {qm_name}: log "
+                    f"records are being written faster than housekeeping can release space. Increase the "
+                    f"number of log files or reduce the rate of logging.")
         if event == "rollforward-no-room":
             return (f"AMQ7465: Prepared unit of work {fields['uow']:X} cannot be re-logged to release log space: "
                     f"it needs about {fields['needed']} bytes the log does not have. It holds the log until its "

@@ -68,3 +68,33 @@ def test_a_full_log_refuses_new_work_with_2102_keeps_commit_working_and_recovers
     assert "AMQ7463" in text and "AMQ7465" in text
     assert qm.counters.log_full_refusals == outcome["refused"]
     assert qm.log_used_max <= platform.space.capacity_bytes
+
+
+def test_a_log_filled_faster_than_checkpoints_free_it_says_amq7466_not_amq7465():
+    """No unit of work holds the tail: a burst of out-of-syncpoint puts fills a tiny log
+    between checkpoints. The refusal names housekeeping, not a long-running transaction."""
+    storage = FaultInjectingStorage(MemoryStorage())
+    env = simpy.Environment()
+    platform = distributed_platform(storage, file_pages=16, primary=2, secondary=1,
+                                    checkpoint_records_max=100_000)
+    qm = QueueManager(env, platform, storage, Device(env, get_profile("ssd")), QmConfig())
+    refused = []
+
+    def putter(i):
+        conn = qm.connect(f"P{i}")
+        for _ in range(40):
+            try:
+                yield from conn.put("Q", bytes(8000), syncpoint=False)
+            except MqiError as exc:
+                refused.append(exc.reason)
+
+    def go():
+        yield from qm.start()
+        yield from qm.define_queue("Q")
+        yield simpy.AllOf(env, [env.process(putter(i)) for i in range(6)])
+
+    env.run(until=env.process(go()))
+    text = "\n".join(qm.messages)
+    assert refused and set(refused) == {Reason.MQRC_RESOURCE_PROBLEM}
+    assert "AMQ7466" in text and "AMQ7465" not in text
+    assert qm.writer.failed is None
