@@ -284,7 +284,6 @@ class _Restart:
         return entry
 
     def redo(self, address: int, record) -> Generator:
-        qm = self.qm
         kind = type(record)
         if kind is Put:
             self.track(record.uow, address)
@@ -383,7 +382,6 @@ class _Restart:
         return None
 
     def redo_put(self, address: int, record: Put, stored: bytes) -> None:
-        qm = self.qm
         queue = self.queues.get(record.queue)
         if queue is None or record.msg_id in queue.messages:
             return  # the queue file already has it (it is newer than the checkpoint)
@@ -397,7 +395,6 @@ class _Restart:
             self.index(record.uow, queue.name, record.msg_id)
 
     def finish(self, uow: int, commit: bool) -> None:
-        qm = self.qm
         self.table.pop(uow, None)
         self.ended.add(uow)
         for name, msg_id in self.by_uow.pop(uow, ()):

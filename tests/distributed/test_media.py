@@ -246,7 +246,7 @@ def test_medialog_moves_forward_with_an_image_and_amq7468_says_so():
     assert before["MEDIALOG"] == extent_name(0)  # the queue's creation record
     assert after["MEDIALOG"] == after["CURRLOG"] != before["MEDIALOG"]
     assert after["MEDIASZ"] < before["MEDIASZ"]
-    assert any(f"AMQ7468" in line and after["MEDIALOG"] in line for line in qm.messages)
+    assert any("AMQ7468" in line and after["MEDIALOG"] in line for line in qm.messages)
     assert any(line.startswith("AMQ7467") for line in qm.messages)
 
 
