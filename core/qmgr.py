@@ -474,13 +474,7 @@ class QueueManager:
                     event.succeed(GotMessage(msg_id, data, persistent))
                     return msg_id
         message = Message(msg_id, queue.next_seq(), persistent, len(data), data)
-        mark = self._hold()
-        queue.calls += 1
-        try:
-            yield from self._put_message(queue, message, uow, syncpoint, persistent)
-        finally:
-            queue.calls -= 1
-            self._inflight.remove(mark)
+        yield from self._held(self._put_message(queue, message, uow, syncpoint, persistent), queue)
         if persistent and queue.unflushed_bytes > self.config.persistent_buffer_bytes:
             yield from self._spill(queue)
         return msg_id
@@ -489,6 +483,19 @@ class QueueManager:
         mark = self.writer.next_address
         self._inflight.add(mark)
         return mark
+
+    def _held(self, call: Generator, queue: Queue | None = None) -> Generator:
+        """Run ``call`` – which logs records before their effect is in memory – holding
+        the log address it starts from, so a media image's replay point stays before it."""
+        mark = self._hold()
+        if queue is not None:
+            queue.calls += 1
+        try:
+            return (yield from call)
+        finally:
+            if queue is not None:
+                queue.calls -= 1
+            self._inflight.remove(mark)
 
     def _put_message(self, queue: Queue, message: Message, uow: UnitOfWork | None, syncpoint: bool,
                      persistent: bool) -> Generator:
@@ -593,13 +600,7 @@ class QueueManager:
         if cost.reads:
             yield from self._charge(cost)
         self.counters.messages_got += 1
-        mark = self._hold()
-        queue.calls += 1
-        try:
-            return (yield from self._get_message(queue, message, uow, data))
-        finally:
-            queue.calls -= 1
-            self._inflight.remove(mark)
+        return (yield from self._held(self._get_message(queue, message, uow, data), queue))
 
     def _get_message(self, queue: Queue, message: Message, uow: UnitOfWork | None, data: bytes) -> Generator:
         if message.persistent:
@@ -646,11 +647,7 @@ class QueueManager:
         conn.uow = None
 
     def _commit_uow(self, uow: UnitOfWork) -> Generator:
-        mark = self._hold()
-        try:
-            yield from self._commit_logged(uow)
-        finally:
-            self._inflight.remove(mark)
+        yield from self._held(self._commit_logged(uow))
 
     def _commit_logged(self, uow: UnitOfWork) -> Generator:
         if uow.logged:
@@ -674,11 +671,7 @@ class QueueManager:
 
     def _backout_uow(self, uow: UnitOfWork) -> Generator:
         """Back a unit of work out from memory (no log read), logging what was undone."""
-        mark = self._hold()
-        try:
-            yield from self._backout_logged(uow)
-        finally:
-            self._inflight.remove(mark)
+        yield from self._held(self._backout_logged(uow))
 
     def _backout_logged(self, uow: UnitOfWork) -> Generator:
         if uow.logged:

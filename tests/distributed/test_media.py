@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import pytest
 import simpy
-
-from mqlog.core.devices import Device, get_profile
-from mqlog.core.faults import FaultInjectingStorage, FaultPlan
-from mqlog.core.media import MediaRecoveryError, decode_image, encode_image, ImagedMessage
 from mqlog.core.errors import LogFormatError
-from mqlog.core.qmgr import QmConfig, QueueManager
+from mqlog.core.faults import FaultInjectingStorage, FaultPlan
+from mqlog.core.media import (
+    ImagedMessage,
+    MediaRecoveryError,
+    decode_image,
+    encode_image,
+)
 from mqlog.core.queuefile import MessageState, file_name_for
 from mqlog.core.storage import MemoryStorage
 from mqlog.core.uow import MqiError, Reason
@@ -18,31 +20,7 @@ from mqlog.distributed.media import MediaImage, rcdmqimg, rcrmqobj
 from mqlog.distributed.platform import distributed_platform
 from mqlog.distributed.space import extent_name
 
-PAGES = 64
-
-
-def make_qm(storage, **kwargs):
-    env = simpy.Environment()
-    platform = distributed_platform(storage, file_pages=PAGES, **kwargs)
-    qm = QueueManager(env, platform, storage, Device(env, get_profile("ssd")), QmConfig())
-    return env, platform, qm
-
-
-def run(env, gen):
-    proc = env.process(gen)
-    env.run(until=proc)
-    return proc.value
-
-
-def contents(qm, name="Q"):
-    """What a queue holds: each message with its state, owner and data (data read from
-    memory or the file)."""
-    queue = qm.queues[name]
-    out = {}
-    for m in queue.messages.values():
-        data, _ = queue.read(m)
-        out[m.msg_id] = (m.state, m.uow, data)
-    return out
+from tests.distributed.qmkit import PAGES, contents, damage, make_qm, run
 
 
 def workload(qm, *, image_after: int | None = 30, more: int = 20):
@@ -87,11 +65,6 @@ def restart(durable, **platform_kwargs):
     env, platform, qm = make_qm(FaultInjectingStorage(durable), **platform_kwargs)
     report = run(env, qm.start())
     return env, platform, qm, report
-
-
-def damage(storage, name="Q"):
-    """Overwrite both header slots of the queue's file: it no longer opens."""
-    storage.write(file_name_for(name), 0, b"\xA5" * 1024)
 
 
 @pytest.mark.parametrize("image_after", [30, None], ids=["from-an-image", "from-the-creation-record"])
@@ -341,7 +314,8 @@ def test_the_media_image_record_round_trips_and_sizes_as_the_sizing_guide_says()
 
 # --- crashes: the contract harness's mixed workload on a linear log ---------------------------
 
-from tests.contract.harness import PlatformConfig, clone, restart as harness_restart, run_workload  # noqa: E402
+from tests.contract.harness import PlatformConfig, clone, run_workload  # noqa: E402
+from tests.contract.harness import restart as harness_restart
 
 LINEAR = PlatformConfig("distributed-linear-media", lambda storage: distributed_platform(
     storage, file_pages=16, linear=True, checkpoint_records_max=1000))

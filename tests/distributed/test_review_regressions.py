@@ -7,40 +7,18 @@ import random
 
 import pytest
 import simpy
-
 from mqlog.core.devices import Device, get_profile
 from mqlog.core.errors import SimulatedCrash
 from mqlog.core.faults import FaultInjectingStorage, FaultPlan
 from mqlog.core.media import MediaRecoveryError
 from mqlog.core.qmgr import QmConfig, QueueManager
-from mqlog.core.queuefile import file_name_for
 from mqlog.core.storage import MemoryStorage
 from mqlog.core.uow import MqiError, Reason
 from mqlog.distributed.media import rcdmqimg, rcrmqobj
 from mqlog.distributed.platform import distributed_platform
 from mqlog.distributed.space import extent_name
 
-
-def make_qm(storage, pages=64, **kwargs):
-    env = simpy.Environment()
-    platform = distributed_platform(storage, file_pages=pages, **kwargs)
-    qm = QueueManager(env, platform, storage, Device(env, get_profile("ssd")), QmConfig())
-    return env, platform, qm
-
-
-def run(env, gen):
-    proc = env.process(gen)
-    env.run(until=proc)
-    return proc.value
-
-
-def damage(storage, name="Q"):
-    storage.write(file_name_for(name), 0, b"\xA5" * 1024)
-
-
-def datas(qm, name="Q"):
-    queue = qm.queues[name]
-    return sorted(queue.read(m)[0] for m in queue.messages.values())
+from tests.distributed.qmkit import damage, datas, make_qm, run
 
 
 def test_restart_can_always_back_out_a_large_unit_of_work_left_by_a_full_log():
