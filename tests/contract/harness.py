@@ -10,7 +10,6 @@ import random
 
 import attrs
 import simpy
-
 from mqlog.core.devices import Device, get_profile
 from mqlog.core.errors import SimulatedCrash
 from mqlog.core.faults import FaultInjectingStorage, FaultPlan

@@ -9,12 +9,11 @@ Each platform issue adds its configurations to ``CONFIGS``.
 from __future__ import annotations
 
 import pytest
-
 from mqlog.core.faults import FaultPlan
 from mqlog.core.platform import reference_platform
-from mqlog.distributed.platform import distributed_platform
 from mqlog.core.queuefile import MessageState
 from mqlog.core.storage import MemoryStorage
+from mqlog.distributed.platform import distributed_platform
 
 from .harness import PlatformConfig, clone, restart, run_workload
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import attrs
 import pytest
 import simpy
-
 from mqlog.core.devices import (
     PROFILE_FIELDS,
     Device,

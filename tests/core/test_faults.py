@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
 from mqlog.core.errors import ParameterError, SimulatedCrash, StorageError
 from mqlog.core.faults import SECTOR_SIZE, FaultInjectingStorage, FaultPlan, WriteRecord
 from mqlog.core.storage import DirectoryStorage, MemoryStorage, Storage

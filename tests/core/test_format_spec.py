@@ -281,13 +281,27 @@ def decode_log(file: bytes, start: int) -> tuple[list[dict], list[tuple[int, int
 
 import attrs  # noqa: E402
 import simpy  # noqa: E402
-
 from mqlog.core.devices import Device, get_profile  # noqa: E402
 from mqlog.core.errors import RecordTooLargeError  # noqa: E402
 from mqlog.core.pages import LogBuffer  # noqa: E402  (the test half only: to resume after a restart)
-from mqlog.core.records import (Backout, Begin, CheckpointBegin, CheckpointEnd, Clr, Commit, Get,  # noqa: E402
-                                ObjectChange, OpaqueRecord, Prepare, Put, PutSegment, QueueEntry,
-                                UndoneOp, UowEntry, split_message)
+from mqlog.core.records import (  # noqa: E402
+    Backout,
+    Begin,
+    CheckpointBegin,
+    CheckpointEnd,
+    Clr,
+    Commit,
+    Get,
+    ObjectChange,
+    OpaqueRecord,
+    Prepare,
+    Put,
+    PutSegment,
+    QueueEntry,
+    UndoneOp,
+    UowEntry,
+    split_message,
+)
 from mqlog.core.space import ReferenceLogSpace  # noqa: E402
 from mqlog.core.storage import MemoryStorage  # noqa: E402
 from mqlog.core.writer import LogWriter  # noqa: E402
@@ -674,7 +688,6 @@ def test_media_images_in_a_real_log_match_the_document():
     """Take an image of a queue holding committed and uncommitted messages (one large enough
     to need two segments), then decode the log's 0x40 records and the image by hand."""
     import simpy
-
     from mqlog.core.devices import Device, get_profile
     from mqlog.core.qmgr import QmConfig, QueueManager
     from mqlog.core.reader import LogReader

@@ -7,9 +7,19 @@ import struct
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from mqlog.core.pages import (FLAG_AFTER_PAD, FLAG_PARTIAL, NO_FIRST_RECORD, PAGE_SIZE, STALE, TORN,
-                              UNWRITTEN, LogBuffer, advance, build_page, check_page)
+from mqlog.core.pages import (
+    FLAG_AFTER_PAD,
+    FLAG_PARTIAL,
+    NO_FIRST_RECORD,
+    PAGE_SIZE,
+    STALE,
+    TORN,
+    UNWRITTEN,
+    LogBuffer,
+    advance,
+    build_page,
+    check_page,
+)
 
 SECTOR = 512
 HEADER = 32

@@ -11,7 +11,6 @@ import pytest
 import zstandard
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
 from mqlog.core.errors import ParameterError
 from mqlog.core.payload import PAYLOAD_KINDS, make_payload
 

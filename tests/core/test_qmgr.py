@@ -5,7 +5,6 @@ from __future__ import annotations
 import attrs
 import pytest
 import simpy
-
 from mqlog.core.devices import Device, get_profile
 from mqlog.core.errors import SimulatedCrash
 from mqlog.core.faults import FaultInjectingStorage, FaultPlan
@@ -472,6 +471,7 @@ class ZlibAsRle:
 
     def encode(self, data):
         import zlib
+
         from mqlog.core.records import Codec
 
         packed = zlib.compress(data)

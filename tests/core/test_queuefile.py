@@ -13,12 +13,29 @@ import attrs
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from mqlog.core.errors import ParameterError, QueueFileError, SimulatedCrash, StorageError
+from mqlog.core.errors import (
+    ParameterError,
+    QueueFileError,
+    SimulatedCrash,
+    StorageError,
+)
 from mqlog.core.faults import FaultInjectingStorage, FaultPlan
-from mqlog.core.queuefile import (BLOCK_SIZE, DATA_HEADER_SIZE, NOT_WRITTEN, TRUNCATE_MIN_EXCESS, IoCost,
-                                  MessageState, QueueFile, StoredMessage, _encode_meta, _Header,
-                                  blocks_for, file_name_for, list_queue_files, queue_name_for)
+from mqlog.core.queuefile import (
+    BLOCK_SIZE,
+    DATA_HEADER_SIZE,
+    NOT_WRITTEN,
+    TRUNCATE_MIN_EXCESS,
+    IoCost,
+    MessageState,
+    QueueFile,
+    StoredMessage,
+    _encode_meta,
+    _Header,
+    blocks_for,
+    file_name_for,
+    list_queue_files,
+    queue_name_for,
+)
 from mqlog.core.storage import DirectoryStorage, MemoryStorage
 
 C, PU, GU = MessageState.COMMITTED, MessageState.PUT_UNCOMMITTED, MessageState.GOT_UNCOMMITTED

@@ -17,7 +17,6 @@ from functools import lru_cache
 import attrs
 import pytest
 import simpy
-
 from mqlog.core.devices import Device, get_profile
 from mqlog.core.errors import LogCorruptionError, SimulatedCrash
 from mqlog.core.faults import FaultInjectingStorage, FaultPlan

@@ -15,13 +15,34 @@ import zlib
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
 from mqlog.core.errors import LogFormatError
-from mqlog.core.records import (NO_ADDRESS, PLATFORM_TYPE_RANGES, Backout, Begin, CheckpointBegin,
-                                CheckpointEnd, Clr, ClrAction, Codec, Commit, Get, ObjectAction,
-                                ObjectChange, ObjectType, OpaqueRecord, Prepare, Put, PutSegment,
-                                QueueEntry, UndoneOp, UowEntry, UowState, decode_record, record_types,
-                                split_message)
+from mqlog.core.records import (
+    NO_ADDRESS,
+    PLATFORM_TYPE_RANGES,
+    Backout,
+    Begin,
+    CheckpointBegin,
+    CheckpointEnd,
+    Clr,
+    ClrAction,
+    Codec,
+    Commit,
+    Get,
+    ObjectAction,
+    ObjectChange,
+    ObjectType,
+    OpaqueRecord,
+    Prepare,
+    Put,
+    PutSegment,
+    QueueEntry,
+    UndoneOp,
+    UowEntry,
+    UowState,
+    decode_record,
+    record_types,
+    split_message,
+)
 
 # --- the documented header layout (docs/FORMAT.md §3), built independently of the code -------
 

@@ -8,7 +8,6 @@ import attrs
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
 from mqlog.core.errors import MqlogError, ParameterError, SpecError
 from mqlog.core.payload import PAYLOAD_KINDS
 from mqlog.core.spec import (

@@ -8,7 +8,6 @@ import tempfile
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
 from mqlog.core.errors import MqlogError, StorageError
 from mqlog.core.storage import DirectoryStorage, MemoryStorage, Storage
 

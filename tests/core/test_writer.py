@@ -7,7 +7,6 @@ import random
 
 import pytest
 import simpy
-
 from mqlog.core.devices import Device, get_profile
 from mqlog.core.errors import ParameterError, SimulatedCrash
 from mqlog.core.faults import FaultInjectingStorage, FaultPlan

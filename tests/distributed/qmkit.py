@@ -4,7 +4,6 @@ generator to its end, damaging a queue file, and a queue's contents as comparabl
 from __future__ import annotations
 
 import simpy
-
 from mqlog.core.devices import Device, get_profile
 from mqlog.core.qmgr import QmConfig, QueueManager
 from mqlog.core.queuefile import file_name_for

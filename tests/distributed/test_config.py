@@ -8,7 +8,6 @@ import attrs
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
 from mqlog.core.errors import MqlogError, ParameterError
 from mqlog.distributed.config import (
     PARAMETERS,

@@ -6,7 +6,6 @@ overrun, and work resumes once the tail moves."""
 from __future__ import annotations
 
 import simpy
-
 from mqlog.core.devices import Device, get_profile
 from mqlog.core.faults import FaultInjectingStorage
 from mqlog.core.qmgr import QmConfig, QueueManager

@@ -18,7 +18,7 @@ from mqlog.distributed.media import rcdmqimg, rcrmqobj
 from mqlog.distributed.platform import distributed_platform
 from mqlog.distributed.space import extent_name
 
-from tests.distributed.qmkit import damage, datas, make_qm, run
+from .qmkit import damage, datas, make_qm, run
 
 
 def test_restart_can_always_back_out_a_large_unit_of_work_left_by_a_full_log():

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 import simpy
-
 from mqlog.core.devices import Device, get_profile
 from mqlog.core.errors import MqlogError, SimulatedCrash
 from mqlog.core.faults import FaultInjectingStorage, FaultPlan
@@ -13,7 +12,12 @@ from mqlog.core.pages import PAGE_SIZE, PageRun
 from mqlog.core.qmgr import QmConfig, QueueManager
 from mqlog.core.storage import MemoryStorage
 from mqlog.distributed.platform import LsnAddressing, distributed_platform
-from mqlog.distributed.space import CONTROL_FILE, DistributedLogSpace, LogFullError, extent_name
+from mqlog.distributed.space import (
+    CONTROL_FILE,
+    DistributedLogSpace,
+    LogFullError,
+    extent_name,
+)
 
 PAGES = 64
 EXTENT = PAGES * PAGE_SIZE
