@@ -113,6 +113,9 @@ def console(qm_name: str):
         if event == "object-recreated":
             return (f"Queue {fields['queue']} re-created from its media image at LSN "
                     f"{LsnAddressing().format(fields['address'])} and {fields['records']} log records.")
+        if event == "extent-missing":
+            return (f"AMQ6767: Log file {fields['extent']} for queue manager {qm_name} could not be opened: it "
+                    f"is needed for restart or media recovery but is not in the log directory.")
         if event == "extent-archived-again":
             return f"Log extent {fields['extent']} was already marked as archived."
         return None

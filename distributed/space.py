@@ -110,6 +110,7 @@ class DistributedLogSpace:
         #: pages whose newest good version only the spare file holds (found by reading):
         #: they are written back in place before a spare slot can be reused
         self._repairs: dict[int, bytes] = {}
+        self._missing_said: set[str] = set()
 
     # -- capacity ------------------------------------------------------------------------------
 
@@ -326,7 +327,13 @@ class DistributedLogSpace:
         if ext is None:
             return b"", CONTROL_FILE, 0
         name, offset = extent_name(ext.number), address - ext.start
-        raw = self.storage.read(name, offset, PAGE_SIZE) if self.storage.exists(name) else b""
+        if self.storage.exists(name):
+            raw = self.storage.read(name, offset, PAGE_SIZE)
+        else:
+            raw = b""
+            if name not in self._missing_said:  # deleted or archived away (AMQ6767)
+                self._missing_said.add(name)
+                self.events.append(("extent-missing", {"extent": name}))
         if self.triple_write:
             spare = self._spare_copy(address)
             if spare is not None:

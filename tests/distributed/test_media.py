@@ -296,6 +296,7 @@ def test_media_recovery_needing_a_deleted_extent_leaves_the_queue_damaged_with_t
     _, _, qm, report = restart(durable, linear=True)
     assert report.queues_damaged == ["Q"]
     assert "media recovery failed" in qm.damaged["Q"].reason
+    assert any(line.startswith("AMQ6767") and extent_name(0) in line for line in qm.messages)
 
 
 def test_the_media_image_record_round_trips_and_sizes_as_the_sizing_guide_says():
