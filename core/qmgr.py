@@ -197,6 +197,7 @@ class QueueManager:
         self._claimed = 0  # log bytes a roll forward in progress has claimed from the free space
         self._no_room_said: set[int] = set()  # prepared units too big to roll forward (said once)
         self._imaging = False  # automatic media images in progress
+        self._switches_seen = 0  # the space's log switches already acted on
         self._imaging_queues: set[str] = set()  # queues whose image is being written
         self._defining: dict[str, int] = {}  # queues whose CREATE is logged, file not yet made
         #: log addresses from which an MQI call in progress may have logged records whose
@@ -394,6 +395,11 @@ class QueueManager:
             self._claimed -= claimed
         self._records_since += 1
         self._appends += 1
+        switches = getattr(self.platform.space, "switches", 0)
+        if switches != self._switches_seen:
+            self._switches_seen = switches
+            self._drain_space_events()
+            self.log_switched()
         self._maybe_checkpoint("records")
         if self._timer is None:
             self._arm_timer()

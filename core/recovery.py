@@ -188,7 +188,9 @@ class _Restart:
                 f"the log does not hold the checkpoint its control data names: {end.problem}",
                 source=end.source, offset=end.offset, address=self.platform.addressing.format(start))
         self.phase("replay", t)
-        qm.say("replay-complete", records=report.records_replayed, end=reader.end)
+        qm.say("replay-complete", records=report.records_replayed, end=reader.end,
+               in_flight=sum(1 for u in self.table.values() if not u.prepared),
+               in_doubt=sum(1 for u in self.table.values() if u.prepared), committed=report.uows_committed)
 
         qm.writer = qm._new_writer(reader)
         t = env.now

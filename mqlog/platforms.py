@@ -116,6 +116,25 @@ def _distributed(storage: Storage, values: dict) -> Platform:
                                 management=c.log_management if c.is_linear else "Manual")
 
 
+def _zos_configure(overrides: dict) -> dict:
+    from mqlog.zos.config import configure
+
+    return configure(overrides)
+
+
+def _zos_describe(values: dict) -> tuple[list, dict]:
+    from mqlog.zos.config import describe
+
+    return describe(values)
+
+
+def _zos(storage: Storage, values: dict) -> Platform:
+    from mqlog.zos.config import ZosLogConfig
+    from mqlog.zos.platform import zos_platform_from_config
+
+    return zos_platform_from_config(storage, ZosLogConfig.from_settings({k: str(v) for k, v in values.items()}))
+
+
 PLATFORMS: dict[str, PlatformChoice] = {
     "reference": PlatformChoice(
         "reference", "the core's idealised log: one growing file, no space limits",
@@ -126,8 +145,8 @@ PLATFORMS: dict[str, PlatformChoice] = {
     "distributed": PlatformChoice("distributed", "Linux/UNIX/Windows queue manager log (qm.ini Log: names)",
                                   factory=_distributed, configurer=_distributed_configure,
                                   describer=_distributed_describe),
-    "zos": PlatformChoice("zos", "z/OS log: active logs, BSDS, archive",
-                          unavailable="it is being built (issue 6); use --platform reference meanwhile"),
+    "zos": PlatformChoice("zos", "z/OS queue manager log (CSQ6LOGP / CSQ6SYSP / CSQ6ARVP names)",
+                          factory=_zos, configurer=_zos_configure, describer=_zos_describe),
 }
 
 

@@ -18,7 +18,7 @@ SMALL = {
     "log-fill": ["workload.queues=3", "workload.messages=300", "workload.transactions=20"],
     "deep-queue": ["workload.queues=2", "workload.depth=300", "workload.then_messages=20"],
 }
-AVAILABLE_PLATFORMS = ["reference", "distributed"]  # z/OS joins with its issue
+AVAILABLE_PLATFORMS = ["reference", "distributed", "zos"]
 
 SCHEMA = ("platform workload seed device config virtual_seconds messages_put messages_got commits backouts "
           "forces logical_bytes physical_bytes logical_writes physical_writes write_size_short write_size_long "
@@ -164,7 +164,10 @@ def test_config_shows_and_validates_log_parameters():
      ["log.buffer_pages", "2 to 65535"]),
     (["run", "--platform", "reference", "--workload", "putget-pairs", "--set", "log.no_such=3"], ["log.no_such"]),
     (["run", "--platform", "mainframe", "--workload", "putget-pairs"], ["--platform", "mainframe"]),
-    (["run", "--platform", "zos", "--workload", "putget-pairs"], ["zos", "issue 6"]),
+    (["run", "--platform", "zos", "--workload", "putget-pairs", "--set", "log.WRTHRSH=300"],
+     ["WRTHRSH", "256"]),
+    (["run", "--platform", "zos", "--workload", "putget-pairs", "--set", "log.STARTRBA=0x1001"],
+     ["STARTRBA"]),
     (["run", "--platform", "reference", "--workload", "putget-pairs", "--set", "noequals"], ["noequals"]),
     (["run", "--platform", "reference", "--workload", "putget-pairs", "--crash-after-writes", "5",
       "--crash-at", "1"], ["not both"]),

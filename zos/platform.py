@@ -1,0 +1,119 @@
+"""The z/OS platform assembled for the core: RBA addresses (6 or 8 bytes), the active-log and
+archive space with its BSDS, LOGLOAD checkpoints that also come at every log switch, COMPLOG
+compression, and the queue manager's console messages in MQ for z/OS's words (SPEC §5)."""
+
+from __future__ import annotations
+
+import attrs
+
+from mqlog.core.addressing import PlainAddressing
+from mqlog.core.platform import Platform, RecordCountCheckpoints
+from mqlog.core.records import NO_ADDRESS
+from mqlog.core.storage import Storage
+from mqlog.zos.codec import CompLogCodec
+from mqlog.zos.space import ZosLogSpace
+
+#: z/OS writes a buffer when this many CIs are filled (WRTHRSH default)
+DEFAULT_WRTHRSH = 20
+
+
+@attrs.frozen
+class RbaAddressing(PlainAddressing):
+    """Relative byte addresses: 6 bytes (12 hex digits) or 8 bytes (16 hex digits)."""
+
+    name: str = "RBA"
+    digits: int = 16
+
+    def format(self, address: int) -> str:
+        return f"{address:0{self.digits}X}"
+
+
+def rba_addressing(rba8: bool = True, start: int = 0) -> RbaAddressing:
+    digits = 16 if rba8 else 12
+    return RbaAddressing(start=start, limit=1 << (4 * digits), digits=digits)
+
+
+def console(qm_name: str, addressing: RbaAddressing):
+    """Messages for the queue manager's job log, as MQ for z/OS writes them."""
+    rba = addressing.format
+
+    def message(event: str, fields: dict) -> str | None:
+        if event == "restart-begin":
+            checkpoint = fields["checkpoint"]
+            prior = "" if checkpoint == NO_ADDRESS else f"\nCSQR003I {qm_name} RESTART - PRIOR CHECKPOINT RBA={rba(checkpoint)}"
+            return f"CSQR001I {qm_name} RESTART INITIATED{prior}"
+        if event == "replay-complete":
+            return (f"CSQR004I {qm_name} RESTART - UR COUNTS - IN COMMIT=0, INDOUBT={fields.get('in_doubt', 0)}, "
+                    f"INFLIGHT={fields.get('in_flight', 0)}, IN BACKOUT=0")
+        if event == "uows-recovered":
+            return (f"CSQR005I {qm_name} RESTART - FORWARD RECOVERY COMPLETE - IN COMMIT=0, "
+                    f"INDOUBT={fields['in_doubt']}\n"
+                    f"CSQR006I {qm_name} RESTART - BACKWARD RECOVERY COMPLETE - INFLIGHT=0, IN BACKOUT=0")
+        if event == "restart-complete":
+            return f"CSQR002I {qm_name} RESTART COMPLETED"
+        if event == "CSQJ001I":
+            return (f"CSQJ001I {qm_name} CURRENT COPY {fields['copy']} ACTIVE LOG DATA SET IS "
+                    f"DSNAME={fields['dsname']}, STARTRBA={rba(fields['start'])} ENDRBA={rba(fields['end'])}")
+        if event == "CSQJ002I":
+            return (f"CSQJ002I {qm_name} END OF ACTIVE LOG DATA SET DSNAME={fields['dsname']}, "
+                    f"STARTRBA={rba(fields['start'])} ENDRBA={rba(fields['end'])}")
+        if event == "CSQJ003I":
+            return (f"CSQJ003I {qm_name} FULL ARCHIVE LOG VOLUME DSNAME={fields['dsname']}, "
+                    f"STARTRBA={rba(fields['start'])} ENDRBA={rba(fields['end'])}, COPY{fields['copy']}VOL=MQLOG")
+        if event == "CSQJ110E":
+            return f"CSQJ110E {qm_name} LAST COPY{fields['copy']} ACTIVE LOG DATA SET IS {fields['percent']} PERCENT FULL"
+        if event == "CSQJ111A":
+            return f"CSQJ111A {qm_name} OUT OF SPACE IN ACTIVE LOG DATA SETS"
+        if event in ("log-full", "log-full-housekeeping"):
+            return f"CSQJ111A {qm_name} OUT OF SPACE IN ACTIVE LOG DATA SETS"
+        if event == "log-full-long-uow":
+            return (f"CSQJ111A {qm_name} OUT OF SPACE IN ACTIVE LOG DATA SETS (unit of work {fields['uow']:X} of "
+                    f"{fields['application']} holds the log)")
+        if event == "bsds-damaged":
+            return f"CSQJ126E {qm_name} BSDS ERROR, LOG MAP OF {fields['dsname']} IS NOT USABLE; USING THE OTHER COPY"
+        if event == "archive-dropped":
+            return f"Archive data set {fields['dsname']} dropped from the BSDS inventory (MAXARCH reached)"
+        return None
+
+    return message
+
+
+def zos_platform(storage: Storage, *, data_sets: int = 3, cis: int = 4096, dual: bool = True,
+                 dual_archive: bool = True, dual_bsds: bool = True, offload: bool = True, max_arch: int = 500,
+                 outbuff_kb: int = 4000, wrthrsh: int = DEFAULT_WRTHRSH, logload: int = 500_000,
+                 rba8: bool = True, start_rba: int = 0, codec=None, qm_name: str = "CSQ1") -> Platform:
+    """The z/OS queue manager's log over ``storage`` (the ZosLogConfig's values)."""
+    addressing = rba_addressing(rba8, start_rba)
+    if codec is None:
+        # Always a codec, even for COMPLOG(NONE): records written under another setting must
+        # stay readable, and SET LOG COMPLOG switches it while running.
+        codec = CompLogCodec("NONE")
+    space = ZosLogSpace(storage, data_sets=data_sets, cis=cis, dual=dual, dual_archive=dual_archive,
+                        dual_bsds=dual_bsds, offload=offload, max_arch=max_arch, start=start_rba)
+    buffer_pages = max(18, outbuff_kb // 4)
+    return Platform(
+        name="zos",
+        addressing=addressing,
+        space=space,
+        checkpoint_policy=RecordCountCheckpoints(records=logload, interval_us=float("inf"), on_switch=True),
+        space_policy=None,
+        codec=codec,
+        console=console(qm_name, addressing),
+        persistent_put_to_waiting_getter=False,  # z/OS hands only non-persistent messages across
+        buffer_pages=buffer_pages,
+        write_threshold_pages=min(wrthrsh, buffer_pages),
+        pad_policy=None,  # a partial CI is rewritten in place; dual copies protect it
+        error_log="CSQMSTR.JESMSGLG",
+    )
+
+
+def zos_platform_from_config(storage: Storage, config, *, qm_name: str = "CSQ1") -> Platform:
+    """The platform a :class:`mqlog.zos.config.ZosLogConfig` describes."""
+    return zos_platform(storage, data_sets=config.active_logs, cis=config.active_log_cis, dual=config.twoactv,
+                        dual_archive=config.twoarch, dual_bsds=config.twobsds, offload=config.offload,
+                        max_arch=config.maxarch, outbuff_kb=config.outbuff, wrthrsh=config.wrthrsh,
+                        logload=config.logload, rba8=config.rba8, start_rba=config.startrba,
+                        codec=CompLogCodec(config.complog, allow_zstd=config.zstd_in_any), qm_name=qm_name)
+
+
+__all__ = ["zos_platform", "zos_platform_from_config", "RbaAddressing", "rba_addressing"]

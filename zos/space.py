@@ -1,0 +1,436 @@
+"""The z/OS queue manager's log space: dual active log data sets used cyclically, the bootstrap
+data set (BSDS), and archive offload (SPEC §5.1-§5.3).
+
+**Active logs.** ``data_sets`` data sets per copy, each ``cis`` control intervals (CIs) of
+4 KiB: ``LOGCOPY1.DS01`` … and, with dual logging (TWOACTV), ``LOGCOPY2.DS01`` …. A data set
+holds one RBA range at a time (start ending in 000, end in FFF). Every write goes to copy 1,
+then to copy 2; a reader takes copy 1's page, or copy 2's when copy 1's is damaged or torn –
+so dual logging survives one damaged copy, and a torn rewrite of a partial CI.
+
+**Offload.** When a data set fills, the logger switches to the next one in the ring
+(CSQJ002I, CSQJ001I) and the full one is copied to an archive data set
+(``CSQARC1.A0000001``, and ``CSQARC2.A0000001`` with TWOARCH), with a copy of the BSDS
+beside it (``….B0000001``); the BSDS inventory records it (CSQJ003I) once the copy is on
+disk. An active data set is reused only after it has been archived; the log never wraps over
+unarchived data. Archive entries beyond MAXARCH drop out of the BSDS, oldest first (the files
+stay). With OFFLOAD=NO (test systems) nothing is archived: a data set is reused as soon as
+restart no longer needs it from the last checkpoint, even if a long unit of work still does –
+its records are then gone.
+
+**BSDS.** ``BSDS01`` and, with TWOBSDS, ``BSDS02``: the active and archive inventory with RBA
+ranges and status, the checkpoint queue, the highest RBA written and offloaded. Each copy is
+replaced atomically; a reader takes the valid copy with the higher sequence number.
+
+**Reads.** A page is read from the active data set holding its RBA, or from the archive
+whose range holds it once it has left the active log; reads are counted by where they were
+satisfied (QJSTRACT, QJSTRARH) and by copy.
+"""
+
+from __future__ import annotations
+
+import json
+import zlib
+from typing import Sequence
+
+import attrs
+
+from mqlog.core.errors import LogFormatError, StorageError
+from mqlog.core.pages import PAGE_SIZE, PageRun, check_page
+from mqlog.core.platform import LogControl
+from mqlog.core.records import NO_ADDRESS
+from mqlog.core.space import PhysicalWrite
+from mqlog.core.storage import Storage
+
+BSDS_FILES = ("BSDS01", "BSDS02")
+_BSDS_MAGIC = b"MQLB"
+#: the checkpoint queue in the BSDS wraps after this many entries
+CHECKPOINT_QUEUE = 100
+
+
+def data_set_name(copy: int, number: int) -> str:
+    return f"LOGCOPY{copy}.DS{number:02d}"
+
+
+def archive_name(prefix: str, seq: int, kind: str = "A") -> str:
+    return f"{prefix}.{kind}{seq:07d}"
+
+
+class ActiveLogFullError(StorageError):
+    """CSQJ111A: every active data set is full and none may be reused."""
+
+
+@attrs.define
+class ActiveDataSet:
+    number: int  # 1-based, as in DS01
+    start: int = NO_ADDRESS  # first RBA it holds now (NO_ADDRESS: never used)
+    full: bool = False  # filled and switched away from
+    archive: int = 0  # archive sequence number once offloaded (0: not yet)
+
+
+@attrs.define
+class ArchiveEntry:
+    seq: int
+    start: int
+    end: int  # last RBA (inclusive), ends in FFF
+    files: tuple  # archive data set names, copy 1 first
+    complete: bool = False  # the copy is on disk (CSQJ003I said)
+
+
+class ZosLogSpace:
+    """Active data sets (one or two copies), archive offload and the BSDS of one queue manager."""
+
+    def __init__(self, storage: Storage, *, data_sets: int = 3, cis: int = 4096, dual: bool = True,
+                 dual_archive: bool = True, dual_bsds: bool = True, offload: bool = True, max_arch: int = 500,
+                 arcpfx1: str = "CSQARC1", arcpfx2: str = "CSQARC2", start: int = 0):
+        if start % PAGE_SIZE:
+            raise ValueError(f"the log must start on a CI boundary (an RBA ending in 000), not {start:X}")
+        self.storage = storage
+        self.data_sets = data_sets
+        self.cis = cis
+        self.ds_bytes = cis * PAGE_SIZE
+        self.copies = 2 if dual else 1
+        self.dual_archive = dual_archive
+        self.bsds_files = BSDS_FILES if dual_bsds else BSDS_FILES[:1]
+        self.offload = offload
+        self.max_arch = max_arch
+        self.prefixes = (arcpfx1, arcpfx2) if dual_archive else (arcpfx1,)
+        self.start = start
+        self.active: list[ActiveDataSet] = []
+        self.archives: list[ArchiveEntry] = []
+        self.current = 0  # index into self.active
+        self.control = LogControl(NO_ADDRESS, start, 0)
+        self.checkpoints: list[list[int]] = []  # [begin RBA, number], newest last
+        self.tail = start
+        self.high_written = start
+        self.next_archive = 1
+        self.sequence = 0  # BSDS update count
+        self.switches = 0
+        self.archive_offloads = 0
+        self.reads = {"active": 0, "archive": 0, "copy2": 0}
+        self.bsds_accesses = 0
+        self.events: list[tuple[str, dict]] = []
+        self._loaded = False
+        self._planned: dict[int, bytes] = {}  # pages of the plan being made, by address
+        self._full_warned = 0  # CSQJ110E: the last 5% step reported for the last data set
+
+    # -- capacity -----------------------------------------------------------------------------
+
+    @property
+    def capacity_bytes(self) -> int:
+        return self.data_sets * self.ds_bytes
+
+    def _oldest_unreusable_start(self, tail: int) -> int:
+        """Where the part of the active log that cannot be overwritten yet begins."""
+        cur = self.active[self.current]
+        if self.offload:
+            held = [d.start for d in self.active if d.start != NO_ADDRESS and d.full and not d.archive]
+            return min(held + [cur.start])
+        checkpoint = self.control.checkpoint if self.control.checkpoint != NO_ADDRESS else tail
+        holder = self._holder(checkpoint)
+        return holder.start if holder is not None else cur.start
+
+    def usage(self, head: int, tail: int) -> float:
+        if not self._loaded:
+            return 0.0
+        return max(0, head - self._oldest_unreusable_start(tail)) / self.capacity_bytes
+
+    def free_bytes(self, head: int, tail: int) -> int:
+        """Bytes the active log can take before every data set is full and none may be
+        reused (CSQJ111A)."""
+        if not self._loaded:
+            return self.capacity_bytes
+        return self.capacity_bytes - max(0, head - self._oldest_unreusable_start(tail))
+
+    def release(self, tail: int) -> None:
+        self.tail = max(self.tail, tail)
+
+    # -- mapping RBAs -------------------------------------------------------------------------------
+
+    def _holder(self, address: int) -> ActiveDataSet | None:
+        for ds in self.active:
+            if ds.start != NO_ADDRESS and ds.start <= address < ds.start + self.ds_bytes:
+                return ds
+        return None
+
+    def _archive_for(self, address: int) -> ArchiveEntry | None:
+        for entry in reversed(self.archives):
+            if entry.complete and entry.start <= address <= entry.end:
+                return entry
+        return None
+
+    def _reusable(self, ds: ActiveDataSet) -> bool:
+        if ds.start == NO_ADDRESS:
+            return True
+        if self.offload:
+            return ds.archive > 0
+        checkpoint = self.control.checkpoint
+        return checkpoint == NO_ADDRESS or ds.start + self.ds_bytes <= checkpoint
+
+    # -- the writer's questions ---------------------------------------------------------------------
+
+    def plan_write(self, run: PageRun) -> Sequence[PhysicalWrite]:
+        if not self._loaded:
+            self._load_or_create()
+        self._complete_offloads()
+        self._planned = {}
+        writes: list[PhysicalWrite] = []
+        archive_writes: list[PhysicalWrite] = []
+        if self.offload:
+            for ds in self.active:
+                if ds.full and ds.archive == 0:  # a crash cut its offload short: again
+                    archive_writes += self._offload(ds)
+        address = run.first_address
+        i = 0
+        switched = False
+        while i < len(run.pages):
+            ds = self._holder(address)
+            if ds is None:
+                archive_writes += self._switch(address)
+                ds = self.active[self.current]
+                switched = True
+            room = (ds.start + self.ds_bytes - address) // PAGE_SIZE
+            chunk = run.pages[i:i + room]
+            for k, page in enumerate(chunk):
+                self._planned[address + k * PAGE_SIZE] = page
+            for copy in range(1, self.copies + 1):
+                writes.append(PhysicalWrite(data_set_name(copy, ds.number), address - ds.start, address,
+                                            tuple(chunk), purpose="log" if copy == 1 else "copy2"))
+            i += len(chunk)
+            address += len(chunk) * PAGE_SIZE
+        self.high_written = max(self.high_written, run.end_address)
+        self._warn_if_filling(run.end_address)
+        if switched:
+            self._save()
+        return writes + archive_writes
+
+    def _switch(self, address: int) -> list[PhysicalWrite]:
+        """The current data set is full: archive it, move to the next in the ring."""
+        writes: list[PhysicalWrite] = []
+        old = self.active[self.current]
+        if old.start != NO_ADDRESS and address >= old.start + self.ds_bytes:
+            old.full = True
+            self.events.append(("CSQJ002I", {"dsname": data_set_name(1, old.number), "start": old.start,
+                                             "end": old.start + self.ds_bytes - 1}))
+            if self.offload:
+                writes += self._offload(old)
+        nxt = self.active[(self.current + 1) % self.data_sets]
+        if not self._reusable(nxt):
+            self.events.append(("CSQJ111A", {}))
+            raise ActiveLogFullError(f"CSQJ111A OUT OF SPACE IN ACTIVE LOG DATA SETS: "
+                                     f"{data_set_name(1, nxt.number)} is not yet reusable")
+        nxt.start, nxt.full, nxt.archive = address, False, 0
+        self.current = nxt.number - 1
+        self.switches += 1
+        self._full_warned = 0
+        for copy in range(1, self.copies + 1):
+            self.events.append(("CSQJ001I", {"copy": copy, "dsname": data_set_name(copy, nxt.number),
+                                             "start": address, "end": address + self.ds_bytes - 1}))
+        return writes
+
+    def _offload(self, ds: ActiveDataSet) -> list[PhysicalWrite]:
+        """Copy a full data set to the archive (written after the log pages of this plan);
+        the BSDS marks it complete at the next write, once it is on disk."""
+        seq = self.next_archive
+        self.next_archive += 1
+        pages = tuple(self._page_bytes(ds.start + k * PAGE_SIZE) for k in range(self.cis))
+        files = tuple(archive_name(prefix, seq) for prefix in self.prefixes)
+        entry = ArchiveEntry(seq, ds.start, ds.start + self.ds_bytes - 1, files)
+        self.archives.append(entry)
+        ds.archive = -seq  # offloading: reusable once complete
+        writes = [PhysicalWrite(name, 0, NO_ADDRESS, pages, purpose="archive", format_bytes=self.ds_bytes)
+                  for name in files]
+        self.archive_offloads += 1
+        return writes
+
+    def _page_bytes(self, address: int) -> bytes:
+        page = self._planned.get(address)
+        if page is not None:
+            return page
+        raw, _, _ = self._read_active(address)
+        return raw if len(raw) == PAGE_SIZE else bytes(PAGE_SIZE)
+
+    def _complete_offloads(self) -> None:
+        """Archives planned by the last write are on disk now: record them (CSQJ003I), put a
+        copy of the BSDS beside each, and let their active data sets be reused."""
+        changed = False
+        for entry in self.archives:
+            if entry.complete:
+                continue
+            entry.complete = True
+            changed = True
+            for ds in self.active:
+                if ds.archive == -entry.seq:
+                    ds.archive = entry.seq
+            for copy, name in enumerate(entry.files, 1):
+                self.events.append(("CSQJ003I", {"dsname": name, "start": entry.start, "end": entry.end,
+                                                 "copy": copy}))
+        if changed:
+            while len([e for e in self.archives if e.complete]) > self.max_arch:
+                dropped = next(e for e in self.archives if e.complete)
+                self.archives.remove(dropped)
+                self.events.append(("archive-dropped", {"dsname": dropped.files[0]}))
+            self._save()
+            for entry in self.archives[-1:]:
+                for name in entry.files:
+                    bsds_copy = name.rsplit(".", 1)[0] + ".B" + name.rsplit(".", 1)[1][1:]
+                    if not self.storage.exists(bsds_copy):
+                        self.storage.replace(bsds_copy, self._bsds_bytes())
+
+    def _warn_if_filling(self, head: int) -> None:
+        """CSQJ110E at each 5% of the last available data set (the next is not reusable)."""
+        nxt = self.active[(self.current + 1) % self.data_sets]
+        if self._reusable(nxt) and not (self.offload and nxt.archive < 0):
+            return
+        cur = self.active[self.current]
+        percent = (head - cur.start) * 100 // self.ds_bytes
+        step = percent // 5 * 5
+        if step >= 5 and step > self._full_warned:
+            self._full_warned = step
+            self.events.append(("CSQJ110E", {"copy": 1, "percent": step}))
+
+    # -- reading ------------------------------------------------------------------------------------
+
+    def _read_active(self, address: int) -> tuple[bytes, str, int]:
+        ds = self._holder(address)
+        if ds is None:
+            return b"", "", 0
+        offset = address - ds.start
+        first = data_set_name(1, ds.number)
+        raw = self.storage.read(first, offset, PAGE_SIZE) if self.storage.exists(first) else b""
+        if self.copies == 2:
+            _, problem = check_page(raw, address)
+            if problem is not None:
+                second = data_set_name(2, ds.number)
+                other = self.storage.read(second, offset, PAGE_SIZE) if self.storage.exists(second) else b""
+                _, problem2 = check_page(other, address)
+                if problem2 is None:
+                    self.reads["copy2"] += 1
+                    return other, second, offset
+        return raw, first, offset
+
+    def read_page(self, address: int) -> tuple[bytes, str, int]:
+        if not self._loaded:
+            self._load_or_create(create=False)
+        if self._holder(address) is not None:
+            self.reads["active"] += 1
+            return self._read_active(address)
+        entry = self._archive_for(address)
+        if entry is None:
+            return b"", data_set_name(1, self.active[self.current].number) if self.active else "BSDS01", 0
+        self.reads["archive"] += 1
+        offset = address - entry.start
+        raw = b""
+        for name in entry.files:
+            raw = self.storage.read(name, offset, PAGE_SIZE) if self.storage.exists(name) else b""
+            if check_page(raw, address)[1] is None:
+                return raw, name, offset
+        return raw, entry.files[0], offset
+
+    # -- control data: the BSDS -------------------------------------------------------------------
+
+    def _load_or_create(self, create: bool = True) -> None:
+        if self._loaded:
+            return
+        if self._load():
+            self._loaded = True
+            return
+        if not create:
+            return
+        self._loaded = True
+        self.active = [ActiveDataSet(n) for n in range(1, self.data_sets + 1)]
+        for ds in self.active:
+            for copy in range(1, self.copies + 1):
+                name = data_set_name(copy, ds.number)
+                if not self.storage.exists(name):
+                    self.storage.create(name, self.ds_bytes)
+        self.active[0].start = self.start
+        self.current = 0
+        self._save()
+
+    def save_control(self, control: LogControl) -> None:
+        self.control = control
+        self.tail = max(self.tail, control.tail)
+        if not self.checkpoints or self.checkpoints[-1][0] != control.checkpoint:
+            self.checkpoints.append([control.checkpoint, control.checkpoint_number])
+            del self.checkpoints[:-CHECKPOINT_QUEUE]
+        self._save()
+
+    def load_control(self) -> LogControl | None:
+        if not self._loaded:
+            self._load_or_create(create=False)
+        return self.control if self.control.checkpoint != NO_ADDRESS else None
+
+    def _bsds_bytes(self) -> bytes:
+        body = json.dumps({
+            "sequence": self.sequence, "cis": self.cis, "copies": self.copies, "start": self.start,
+            "current": self.current, "high_written": self.high_written,
+            "high_offloaded": max([e.end for e in self.archives if e.complete], default=NO_ADDRESS),
+            "tail": self.tail, "checkpoint": self.control.checkpoint,
+            "checkpoint_number": self.control.checkpoint_number, "checkpoints": self.checkpoints,
+            "next_archive": self.next_archive,
+            "active": [[d.number, d.start, d.full, d.archive] for d in self.active],
+            "archives": [[e.seq, e.start, e.end, list(e.files), e.complete] for e in self.archives],
+        }, sort_keys=True).encode()
+        return _BSDS_MAGIC + zlib.crc32(body).to_bytes(4, "little") + body
+
+    def _save(self) -> None:
+        self.sequence += 1
+        data = self._bsds_bytes()
+        for name in self.bsds_files:
+            self.storage.replace(name, data)
+            self.bsds_accesses += 1
+
+    def _load(self) -> bool:
+        found = []
+        for name in self.bsds_files:
+            if not self.storage.exists(name):
+                continue
+            raw = self.storage.read(name, 0, self.storage.size(name))
+            if raw[:4] != _BSDS_MAGIC or zlib.crc32(raw[8:]) != int.from_bytes(raw[4:8], "little"):
+                self.events.append(("bsds-damaged", {"dsname": name}))
+                continue
+            try:
+                found.append((json.loads(raw[8:])["sequence"], name, raw))
+            except (KeyError, ValueError):
+                self.events.append(("bsds-damaged", {"dsname": name}))
+        if not found:
+            if any(self.storage.exists(n) for n in self.bsds_files):
+                raise LogFormatError("no valid BSDS copy (magic or checksum)", source=self.bsds_files[0], offset=0)
+            return False
+        _, name, raw = max(found)
+        try:
+            data = json.loads(raw[8:])
+            if data["cis"] != self.cis:
+                raise LogFormatError(f"the active data sets are {data['cis']} CIs, the configuration says {self.cis}",
+                                     source=name)
+            self.sequence = data["sequence"]
+            self.start = data["start"]
+            self.current = data["current"]
+            self.high_written = data["high_written"]
+            self.tail = data["tail"]
+            self.control = LogControl(data["checkpoint"], data["tail"], data["checkpoint_number"])
+            self.checkpoints = [list(c) for c in data["checkpoints"]]
+            self.next_archive = data["next_archive"]
+            self.active = [ActiveDataSet(n, s, f, a) for n, s, f, a in data["active"]]
+            self.archives = [ArchiveEntry(q, s, e, tuple(f), c) for q, s, e, f, c in data["archives"]]
+        except (KeyError, TypeError, ValueError) as exc:
+            raise LogFormatError(f"malformed BSDS ({exc})", source=name, offset=8) from None
+        if len(self.active) < self.data_sets:  # DEFINE LOG while down: more data sets join the ring
+            for n in range(len(self.active) + 1, self.data_sets + 1):
+                self.active.append(ActiveDataSet(n))
+        for ds in self.active:
+            if ds.archive < 0:  # the offload was cut short by the crash: do it again
+                entry = next((e for e in self.archives if e.seq == -ds.archive), None)
+                if entry is not None:
+                    self.archives.remove(entry)
+                ds.archive = 0
+        return True
+
+    # -- what utilities show --------------------------------------------------------------------
+
+    def metrics(self) -> dict:
+        return {"active_data_sets": self.data_sets, "copies": self.copies, "current_data_set":
+                data_set_name(1, self.active[self.current].number) if self.active else None,
+                "archives_recorded": len([e for e in self.archives if e.complete]),
+                "reads_active": self.reads["active"], "reads_archive": self.reads["archive"],
+                "reads_copy2": self.reads["copy2"], "bsds_accesses": self.bsds_accesses}
