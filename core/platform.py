@@ -95,6 +95,8 @@ class UowView:
     begin_us: float
     #: older than the last checkpoint, so it holds the log's tail (a checkpoint cannot free it)
     pins_tail: bool = True
+    #: checkpoints it has been through since it began or was last shunted
+    checkpoints_since_mark: int = 0
 
 
 @attrs.frozen
@@ -159,6 +161,9 @@ class Platform:
     media_image_record: Callable | None = None
     #: automatic media images (MQ's IMGSCHED(AUTO)); None: only on request and at shutdown
     image_schedule: "ImageSchedule | None" = None
+    #: ``shunt_round(uow, prev, ops) -> records``: a round of shunting for the ``shunting``
+    #: policy's choices (z/OS); None: the platform does not shunt
+    shunt_round: Callable | None = None
 
     def message(self, event: str, **fields) -> str | None:
         if self.console is None:

@@ -112,6 +112,8 @@ class QmCounters:
     uows_rolled_forward: int = 0
     log_full_events: int = 0  # times the log-space policy had to release space
     log_full_refusals: int = 0  # MQI calls refused with 2102 because the log was full
+    shunted_bytes: int = 0
+    shunts_failed: int = 0  # rounds that could not be written (log or buffer space)
     media_images: int = 0
     media_image_bytes: int = 0
     queues_recreated: int = 0
@@ -1009,7 +1011,6 @@ class QueueManager:
                             key=lambda e: e.name)
             yield from self._log(CheckpointEnd(begin, number, int(self.env.now), table, queues), essential=True)
             yield self.writer.force()
-            self._shunt(number)
             space = self.platform.space
             self._checkpoint_address = begin
             self._checkpoint_number = number
@@ -1025,17 +1026,56 @@ class QueueManager:
             for uow in self.uows.values():
                 uow.checkpoints_seen += 1
             self.say("checkpoint", number=number, reason=reason, address=begin)
+            if self._shunt(number):
+                yield self.writer.force()
             return True
         finally:
             self._checkpointing = False
             self._checkpoint_finished.succeed()
 
-    def _shunt(self, number: int) -> None:
-        policy = self.platform.shunting
-        if policy is None:
-            return
-        views = [UowView(u.id, u.first, u.state is UowState.PREPARED, u.begin_us)
-                 for u in self.uows.values() if u.logged]
+    def _shunt(self, number: int) -> bool:
+        """Log shunting (z/OS, SPEC §5.6), after a checkpoint: for each unit of work the
+        policy picks, a round of backout-only copies of its records goes to the head of the
+        log, chained on the unit's backward chain, and the unit's first record becomes the
+        round's – the log behind it is no longer needed to back it out.
+
+        The round is appended in one step (no other record can come between its records);
+        if the buffer or the log cannot take it now, the unit is not shunted (CSQR027I) and
+        the next checkpoint tries again. Returns whether anything was appended."""
+        policy, make_round = self.platform.shunting, self.platform.shunt_round
+        if policy is None or make_round is None or self.writer is None or self.stopped:
+            return False
+        views = [UowView(u.id, u.first, u.state is UowState.PREPARED, u.begin_us,
+                         checkpoints_since_mark=u.checkpoints_seen - u.shunt_mark)
+                 for u in sorted(self.uows.values(), key=lambda u: u.id)
+                 if u.logged and u.end_address == NO_ADDRESS and u.busy is None]
+        appended = False
         for uow_id in policy.select(number, views):
+            uow = self.uows.get(uow_id)
+            if uow is None or not uow.logged or uow.end_address != NO_ADDRESS:
+                continue
+            records = make_round(uow.id, uow.last, uow.ops)
+            sizes = [len(r.to_bytes()) for r in records]
+            free = self.log_free_bytes()
+            if not self.writer.has_room(sum(sizes)) or (
+                    free is not None and free - sum(sizes) < self._reserve_bytes()):
+                self.counters.shunts_failed += 1
+                self.say("shunt-failed", uow=uow.id, bytes=sum(sizes))
+                continue
+            prev, first = uow.last, NO_ADDRESS
+            for record in records:
+                prev = self.writer.append(attrs.evolve(record, prev=prev))
+                first = prev if first == NO_ADDRESS else first
+            self._records_since += len(records)
+            self._uow_ages.discard((uow.first, uow.id))
+            uow.first, uow.last = first, prev
+            if uow.prepare_address != NO_ADDRESS:
+                uow.prepare_address = prev  # in doubt on the log from here on too
+            self._uow_ages.add((uow.first, uow.id))
+            uow.shunt_mark = uow.checkpoints_seen
+            uow.shunts += 1
             self.counters.shunts += 1
-            self.say("uow-shunted", uow=uow_id)
+            self.counters.shunted_bytes += sum(sizes)
+            self.say("uow-shunted", uow=uow.id, round=uow.shunts, address=first, bytes=sum(sizes))
+            appended = True
+        return appended

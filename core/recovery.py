@@ -50,6 +50,11 @@ REPLAY_CHUNK_PAGES = 16
 CPU_BATCH_US = 1000.0
 
 
+class BackoutImpossible(LogCorruptionError):
+    """A unit of work cannot be backed out: records it needs have been overwritten (z/OS
+    5C6-00D1032A, archiving off)."""
+
+
 @attrs.define
 class RecoveryReport:
     """What restart did, with its cost in virtual time."""
@@ -355,6 +360,8 @@ class _Restart:
                 self.max_uow = max(self.max_uow, row.uow)
         elif kind is ObjectChange:
             yield from self.redo_object(address, record)
+        elif hasattr(record, "shunted"):
+            self.track(record.uow, address)  # a round of shunting: the unit's newest records
         elif hasattr(record, "image_id") and hasattr(record, "segments"):
             # A piece of a media image (a platform record). Only a complete image moves the
             # queue's media recovery record: a crash part way leaves the older one in force.
@@ -526,12 +533,46 @@ class _Restart:
         address = entry.last
         seen = 0
         in_round = False  # inside the newest complete round of copies
+        undone: set[int] = set()  # original records a CLR has already compensated
         while address != NO_ADDRESS:
             record = yield from self.read_at(address)
             seen += 1
             if record is None or record.uow != uow_id or seen > 10_000_000:
+                lost = getattr(self.platform.space, "lost", None)
+                if lost is not None and lost(address):
+                    raise BackoutImpossible(
+                        f"5C6-00D1032A: unit of work {uow_id:X} cannot be backed out: the log record at "
+                        f"{self.platform.addressing.format(address)} it needs was overwritten (archiving is "
+                        f"off and the unit was not shunted in time)", address=self.platform.addressing.format(address))
                 break  # the chain leaves the log (or loops): nothing more to undo there
             entry.first = min(entry.first, address)
+            shunted = getattr(record, "shunted", None)
+            if shunted is not None:
+                if record.index != record.count - 1:
+                    # A round cut short by a crash: skip its records, use the older chain.
+                    address = record.prev
+                    continue
+                # The newest complete round of shunting: every operation up to here.
+                rounds = [record]
+                while rounds[-1].index > 0:
+                    earlier_at = rounds[-1].prev
+                    earlier = yield from self.read_at(earlier_at)
+                    if earlier is None or getattr(earlier, "shunted", None) is None:
+                        raise LogCorruptionError(f"unit of work {uow_id:X}: its round of shunting is broken at "
+                                                 f"{self.platform.addressing.format(earlier_at)}")
+                    entry.first = min(entry.first, earlier_at)
+                    rounds.append(earlier)
+                final_at = address
+                for part in rounds:  # newest record first; within one, newest operation last
+                    for op in reversed(part.shunted):
+                        if op.address in undone:
+                            continue
+                        stand_in = (Put(op.queue, op.msg_id, b"", op.length, uow=uow_id, prev=final_at)
+                                    if op.kind == 1 else Get(op.queue, op.msg_id, 0, op.length, uow=uow_id,
+                                                             prev=final_at))
+                        ops.append((op.address, stand_in))
+                break
+            relogged = getattr(record, "relogged", False)
             relogged = getattr(record, "relogged", False)
             if relogged or in_round:
                 if isinstance(record, Prepare) and relogged:
@@ -545,6 +586,7 @@ class _Restart:
                 address = record.prev
                 continue
             if isinstance(record, Clr):
+                undone.add(record.undoes)
                 address = record.undo_next
                 continue
             if isinstance(record, (Put, Get)):

@@ -76,6 +76,8 @@ class UnitOfWork:
     #: next call is told MQRC_BACKED_OUT
     doomed: bool = False
     checkpoints_seen: int = 0
+    shunt_mark: int = 0  # checkpoints_seen when it was last shunted
+    shunts: int = 0  # rounds of shunting it has had
     #: its Prepare record, once appended (it is in doubt from that point on the log)
     prepare_address: int = NO_ADDRESS
     #: its Commit or Backout record, once appended, and which it was: from that point on

@@ -11,6 +11,7 @@ from mqlog.core.platform import Platform, RecordCountCheckpoints
 from mqlog.core.records import NO_ADDRESS
 from mqlog.core.storage import Storage
 from mqlog.zos.codec import CompLogCodec
+from mqlog.zos.records import EveryThirdCheckpoint, shunt_round
 from mqlog.zos.space import ZosLogSpace
 
 #: z/OS writes a buffer when this many CIs are filled (WRTHRSH default)
@@ -69,6 +70,9 @@ def console(qm_name: str, addressing: RbaAddressing):
         if event == "log-full-long-uow":
             return (f"CSQJ111A {qm_name} OUT OF SPACE IN ACTIVE LOG DATA SETS (unit of work {fields['uow']:X} of "
                     f"{fields['application']} holds the log)")
+        if event == "shunt-failed":
+            return (f"CSQR027I {qm_name} UNABLE TO COMPLETE LOG SHUNTING FOR UNIT OF WORK {fields['uow']:X}: "
+                    f"{fields['bytes']} BYTES DO NOT FIT IN THE ACTIVE LOG NOW")
         if event == "bsds-damaged":
             return f"CSQJ126E {qm_name} BSDS ERROR, LOG MAP OF {fields['dsname']} IS NOT USABLE; USING THE OTHER COPY"
         if event == "archive-dropped":
@@ -98,6 +102,8 @@ def zos_platform(storage: Storage, *, data_sets: int = 3, cis: int = 4096, dual:
         checkpoint_policy=RecordCountCheckpoints(records=logload, interval_us=float("inf"), on_switch=True),
         space_policy=None,
         codec=codec,
+        shunting=EveryThirdCheckpoint(),
+        shunt_round=shunt_round,
         console=console(qm_name, addressing),
         persistent_put_to_waiting_getter=False,  # z/OS hands only non-persistent messages across
         buffer_pages=buffer_pages,

@@ -288,6 +288,15 @@ class ZosLogSpace:
             self._full_warned = step
             self.events.append(("CSQJ110E", {"copy": 1, "percent": step}))
 
+    def lost(self, address: int) -> bool:
+        """Whether the log at ``address`` is gone: written once, but neither an active data
+        set nor a recorded archive holds it now (OFFLOAD=NO overwrote it, or MAXARCH
+        dropped its archive from the BSDS)."""
+        if not self._loaded:
+            self._load_or_create(create=False)
+        return (self.start <= address < self.high_written and self._holder(address) is None
+                and self._archive_for(address) is None)
+
     # -- reading ------------------------------------------------------------------------------------
 
     def _read_active(self, address: int) -> tuple[bytes, str, int]:

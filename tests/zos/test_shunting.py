@@ -1,0 +1,185 @@
+"""Log shunting (SPEC §5.6, §7 item 7): a unit of work is shunted every third checkpoint,
+backout and restart use the shunted records instead of reading far back, a crash in the
+middle of a round or of restart's undo loses nothing, and with archiving off an unshunted
+unit whose records were overwritten cannot be backed out (5C6-00D1032A)."""
+
+from __future__ import annotations
+
+import pytest
+import simpy
+
+from mqlog.core.devices import Device, get_profile
+from mqlog.core.errors import SimulatedCrash
+from mqlog.core.faults import FaultInjectingStorage, FaultPlan
+from mqlog.core.qmgr import QmConfig, QueueManager
+from mqlog.core.recovery import BackoutImpossible
+from mqlog.core.storage import MemoryStorage
+from mqlog.zos.platform import zos_platform
+
+
+def make(storage, **kwargs):
+    env = simpy.Environment()
+    kwargs.setdefault("data_sets", 4)
+    kwargs.setdefault("cis", 16)
+    platform = zos_platform(storage, **kwargs)
+    if kwargs.pop("no_shunting", False):
+        pass
+    qm = QueueManager(env, platform, storage, Device(env, get_profile("ssd")), QmConfig())
+    return env, platform, qm
+
+
+def no_shunting(platform):
+    object.__setattr__(platform, "shunting", None)
+    return platform
+
+
+def run(env, gen):
+    proc = env.process(gen)
+    env.run(until=proc)
+    return proc.value
+
+
+def long_uow_workload(qm, *, checkpoints=10, long_ops=5, prepare=False, traffic=30):
+    """A long unit of work with a few puts, then busy traffic and a checkpoint after each burst."""
+    yield from qm.start()
+    yield from qm.define_queue("LONG")
+    yield from qm.define_queue("BUSY")
+    long_conn = qm.connect("LONG")
+    for i in range(long_ops):
+        yield from long_conn.put("LONG", b"long-%03d" % i + bytes(500))
+    if prepare:
+        yield from long_conn.prepare(b"XID-LONG")
+    busy = qm.connect("BUSY")
+    shunted_at = []
+    for _ in range(checkpoints):
+        for _ in range(traffic):
+            yield from busy.put("BUSY", bytes(1500))
+            yield from busy.commit()
+            yield from busy.get("BUSY")
+            yield from busy.commit()
+        before = qm.counters.shunts
+        yield from qm.checkpoint("test", wait=True)
+        if qm.counters.shunts > before:
+            shunted_at.append(qm._checkpoint_number)
+    return long_conn, shunted_at
+
+
+def test_a_long_unit_of_work_is_shunted_every_third_checkpoint_and_multi_shunted():
+    storage = FaultInjectingStorage(MemoryStorage())
+    env, platform, qm = make(storage, logload=100_000)
+    shunts = []  # the number of every checkpoint after which a round was written
+    real = qm._shunt
+
+    def watching(number):
+        before = qm.counters.shunts
+        appended = real(number)
+        shunts.extend([number] * (qm.counters.shunts - before))
+        return appended
+
+    qm._shunt = watching
+    long_conn, _ = run(env, long_uow_workload(qm, checkpoints=10))
+    began = 1  # it began after the start's checkpoint (number 1), before any other
+    checkpoints = qm._checkpoint_number
+    # through two checkpoints since it began, shunted at the third; then every third one
+    assert shunts == list(range(began + 3, checkpoints + 1, 3))
+    assert len(shunts) >= 3  # multi-shunted
+    uow = long_conn.uow
+    assert uow.shunts == len(shunts) and qm.counters.shunted_bytes > 0
+    # its first record is now the newest round's, not its first put
+    assert uow.first > uow.ops[-1].address
+
+
+def _crash_with_long_uow(*, shunting: bool, prepare=False, **kwargs):
+    storage = FaultInjectingStorage(MemoryStorage())
+    env, platform, qm = make(storage, logload=100_000, **kwargs)
+    if not shunting:
+        no_shunting(platform)
+    run(env, long_uow_workload(qm, checkpoints=8, prepare=prepare))
+    storage.crash()
+    return storage.durable
+
+
+def _restart(durable, *, shunting=True, plan=FaultPlan(), **kwargs):
+    fs = FaultInjectingStorage(durable, plan)
+    env, platform, qm = make(fs, logload=100_000, **kwargs)
+    if not shunting:
+        no_shunting(platform)
+    report = run(env, qm.start())
+    return qm, report, platform
+
+
+def test_restart_backs_out_a_shunted_unit_from_its_shunt_records_and_reads_no_archive():
+    shunted = _crash_with_long_uow(shunting=True)
+    plain = _crash_with_long_uow(shunting=False)
+    qm_s, report_s, platform_s = _restart(shunted)
+    qm_p, report_p, platform_p = _restart(plain, shunting=False)
+    for qm, report in ((qm_s, report_s), (qm_p, report_p)):
+        assert report.uows_backed_out == 1 and report.clrs_written == 5
+        assert not qm.queues["LONG"].messages
+    # the unshunted unit's first records left the active log long ago: restart read the archive
+    assert platform_p.space.reads["archive"] > 0
+    assert platform_s.space.reads["archive"] == 0
+    assert report_s.bytes_read < report_p.bytes_read
+
+
+def test_an_in_doubt_unit_stays_in_doubt_across_restart_after_shunting_and_can_be_resolved():
+    durable = _crash_with_long_uow(shunting=True, prepare=True)
+    qm, report, _ = _restart(durable)
+    assert report.uows_indoubt == 1
+    (uow,) = qm.in_doubt()
+    assert sorted(op.msg_id for op in uow.ops) == sorted(qm.queues["LONG"].messages)
+    run(qm.env, qm.resolve(uow.id, commit=True))
+    assert len(qm.queues["LONG"].available) == 5
+
+
+def test_a_crash_during_restart_undo_of_a_shunted_unit_repeats_no_undo():
+    durable = _crash_with_long_uow(shunting=True)
+    _, full, _ = _restart(_clone(durable))
+    assert full.clrs_written == 5
+    for j in range(1, 40):
+        disk = _clone(durable)
+        try:
+            _restart(disk, plan=FaultPlan(crash_after_writes=j))
+        except SimulatedCrash:
+            pass
+        else:
+            break
+        qm, again, _ = _restart(disk)
+        assert not qm.queues["LONG"].messages
+        assert again.clrs_written <= 5
+
+
+def _clone(storage):
+    copy = MemoryStorage()
+    for name in storage.list():
+        copy.write(name, 0, storage.read(name, 0, storage.size(name)))
+    return copy
+
+
+def test_a_crash_at_every_write_around_shunting_never_loses_or_resurrects_work():
+    """Crash anywhere in the run – in the middle of a round of shunting included – and the
+    long unit's puts are gone after restart while every busy commit survives."""
+    full_storage = FaultInjectingStorage(MemoryStorage())
+    env, _, qm = make(full_storage, logload=100_000)
+    run(env, long_uow_workload(qm, checkpoints=5, traffic=10))
+    total = full_storage.physical_writes
+    for k in range(5, total, 3):
+        storage = FaultInjectingStorage(MemoryStorage(), FaultPlan(crash_after_writes=k))
+        env, _, qm = make(storage, logload=100_000)
+        try:
+            run(env, long_uow_workload(qm, checkpoints=5, traffic=10))
+        except SimulatedCrash:
+            pass
+        qm2, report, _ = _restart(storage.durable)
+        if "LONG" in qm2.queues:
+            assert not qm2.queues["LONG"].messages, k
+        qm2.check()
+
+
+def test_with_archiving_off_an_unshunted_unit_whose_records_were_overwritten_cannot_be_backed_out():
+    plain = _crash_with_long_uow(shunting=False, offload=False, dual_archive=False)
+    with pytest.raises(BackoutImpossible, match="00D1032A"):
+        _restart(plain, shunting=False, offload=False, dual_archive=False)
+    shunted = _crash_with_long_uow(shunting=True, offload=False, dual_archive=False)
+    qm, report, _ = _restart(shunted, offload=False, dual_archive=False)
+    assert report.uows_backed_out == 1 and not qm.queues["LONG"].messages

@@ -1,0 +1,111 @@
+"""z/OS platform records (types 0x60-0x7F): the shunt record and the page-set control record.
+
+**Shunt (0x60).** When a unit of work has lived through two checkpoints since it began or
+was last shunted, the checkpoint writes *a representation of each of its records, only the
+part needed for backout* further down the log (SPEC §5.6): for each put or get, the queue,
+the message id, the original record's address and the message length – never the data.
+A round of shunting is one or more shunt records chained on the unit of work's backward
+chain; the last has ``index == count - 1``. Backout and restart use the newest complete
+round instead of reading back to the unit's first record, so the log behind it can be
+archived or reused. A round cut short by a crash (its last record missing) is ignored.
+
+**Page-set control (0x61).** Written at every checkpoint: the page sets (here, the queues'
+files) known then, with the log range each needs for media recovery.
+"""
+
+from __future__ import annotations
+
+import struct
+from typing import ClassVar
+
+import attrs
+
+from mqlog.core.records import (MSG_ID_LENGTH, NO_ADDRESS, QUEUE_NAME_LENGTH, RecordType, ResourceManager, _Codec,
+                                _pad_name, _unpad_name, register)
+
+PUT, GET = 1, 2
+
+
+@attrs.frozen
+class ShuntedOp:
+    """One operation of a shunted unit of work: what backout needs of it."""
+
+    kind: int  # PUT or GET
+    queue: str
+    msg_id: bytes
+    address: int  # the original record
+    length: int = 0
+
+    _S: ClassVar = struct.Struct(f"<B3x{QUEUE_NAME_LENGTH}s{MSG_ID_LENGTH}sQI")
+    SIZE: ClassVar = 88
+
+    def to_bytes(self) -> bytes:
+        return self._S.pack(self.kind, _pad_name(self.queue, QUEUE_NAME_LENGTH), self.msg_id, self.address,
+                            self.length)
+
+    @classmethod
+    def from_bytes(cls, raw) -> "ShuntedOp":
+        kind, q, mid, address, length = cls._S.unpack(raw)
+        if kind not in (PUT, GET):
+            raise ValueError(f"shunted operation kind {kind}")
+        return cls(kind, _unpad_name(q), bytes(mid), address, length)
+
+
+#: operations per shunt record (about 88 KB): a large unit of work takes several
+SHUNT_OPS_PER_RECORD = 1000
+
+
+@register
+@attrs.frozen
+class Shunt(_Codec):
+    """One record of a round of shunting (see the module docstring)."""
+
+    TYPE: ClassVar = RecordType.SHUNT
+    RM: ClassVar = ResourceManager.RECOVERY
+    _S: ClassVar = struct.Struct("<IIIx3x")  # index, count, ops in this record
+
+    index: int
+    count: int
+    shunted: tuple = ()
+    uow: int = attrs.field(default=0, kw_only=True)
+    prev: int = attrs.field(default=NO_ADDRESS, kw_only=True)
+    stamp: int = attrs.field(default=0, kw_only=True)
+
+    def __attrs_post_init__(self):
+        if not 0 <= self.index < self.count:
+            raise ValueError(f"shunt record {self.index} of {self.count}")
+
+    @property
+    def final(self) -> bool:
+        return self.index == self.count - 1
+
+    def _body(self) -> bytes:
+        return self._S.pack(self.index, self.count, len(self.shunted)) + b"".join(o.to_bytes() for o in self.shunted)
+
+    @classmethod
+    def _from_body(cls, flags, uow, prev, stamp, body):
+        index, count, n = cls._S.unpack_from(body)
+        if cls._S.size + n * ShuntedOp.SIZE != len(body):
+            raise ValueError(f"shunt record of {n} operations in {len(body)} bytes")
+        ops = tuple(ShuntedOp.from_bytes(body[cls._S.size + i * ShuntedOp.SIZE:][:ShuntedOp.SIZE]) for i in range(n))
+        return cls(index, count, ops, uow=uow, prev=prev, stamp=stamp)
+
+
+def shunt_round(uow: int, prev: int, ops) -> list[Shunt]:
+    """The records of one round of shunting for ``ops`` (core ``Op``s, oldest first),
+    chained from ``prev``; the caller fills each record's ``prev`` as it appends them."""
+    shunted = [ShuntedOp(PUT if op.kind == "put" else GET, op.queue, op.msg_id, op.address, op.length)
+               for op in ops if op.persistent]
+    chunks = [shunted[i:i + SHUNT_OPS_PER_RECORD] for i in range(0, len(shunted), SHUNT_OPS_PER_RECORD)] or [[]]
+    return [Shunt(i, len(chunks), tuple(chunk), uow=uow, prev=prev) for i, chunk in enumerate(chunks)]
+
+
+@attrs.frozen
+class EveryThirdCheckpoint:
+    """SPEC §5.6: a unit of work that has been through two prior checkpoints since it
+    began or was last shunted is shunted at the next – every third checkpoint."""
+
+    every: int = 3
+
+    def select(self, checkpoint_number: int, uows) -> list[int]:
+        return [u.uow for u in uows if u.checkpoints_since_mark >= self.every]
