@@ -164,6 +164,12 @@ class Platform:
     #: ``shunt_round(uow, prev, ops) -> records``: a round of shunting for the ``shunting``
     #: policy's choices (z/OS); None: the platform does not shunt
     shunt_round: Callable | None = None
+    #: when the log is full, new work waits until a checkpoint or an offload frees space
+    #: (z/OS CSQJ111A) instead of being refused with MQRC_RESOURCE_PROBLEM (distributed)
+    full_log_waits: bool = False
+    #: ``checkpoint_records(qm, begin) -> records`` the platform adds to every checkpoint,
+    #: between its Begin and End (z/OS page-set control records)
+    checkpoint_records: Callable | None = None
 
     def message(self, event: str, **fields) -> str | None:
         if self.console is None:

@@ -200,6 +200,7 @@ class QueueManager:
         self._no_room_said: set[int] = set()  # prepared units too big to roll forward (said once)
         self._imaging = False  # automatic media images in progress
         self._switches_seen = 0  # the space's log switches already acted on
+        self._space_freed: simpy.Event | None = None  # full-log waiters (z/OS), woken by a checkpoint
         self._imaging_queues: set[str] = set()  # queues whose image is being written
         self._defining: dict[str, int] = {}  # queues whose CREATE is logged, file not yet made
         #: log addresses from which an MQI call in progress may have logged records whose
@@ -390,7 +391,7 @@ class QueueManager:
             # the record need not be encoded twice. Claimed until appended: callers waiting
             # for buffer space must not all pass against the same free space.
             claimed = need or len(getattr(record, "data", b"")) + 1500
-            self._claim(claimed)
+            yield from self._claim_waiting(claimed)
         try:
             address = yield from self.writer.put(record)
         finally:
@@ -540,7 +541,7 @@ class QueueManager:
             if uow is None:
                 return (yield from self._log(first, need=need))
             return (yield from self._log_uow(uow, lambda prev: attrs.evolve(first, prev=prev), need=need))
-        self._claim(need)  # held until the last segment is appended
+        yield from self._claim_waiting(need)  # held until the last segment is appended
         try:
             if uow is None:
                 address = prev = yield from self._log(first, essential=True)
@@ -811,6 +812,20 @@ class QueueManager:
             return None
         return free(self.writer.next_address, self.tail())
 
+    def _claim_waiting(self, nbytes: int) -> Generator:
+        """:meth:`_claim`, except that where the platform says so (z/OS) a full log makes
+        the caller wait for a checkpoint to free space rather than fail."""
+        while True:
+            try:
+                self._claim(nbytes)
+                return
+            except MqiError as exc:
+                if exc.reason is not Reason.MQRC_RESOURCE_PROBLEM or not self.platform.full_log_waits:
+                    raise
+            if self._space_freed is None:
+                self._space_freed = self.env.event()
+            yield self._space_freed
+
     def _claim(self, nbytes: int) -> None:
         """Check there is room for ``nbytes`` more (else 2102) and hold it until the caller
         gives it back (``self._claimed -= nbytes``) once its records are appended."""
@@ -999,6 +1014,9 @@ class QueueManager:
                               u.first, u.last, int(u.begin_us), len(u.ops), u.xid)
                      for u in sorted(self.uows.values(), key=lambda u: u.id)
                      if u.logged and u.end_address == NO_ADDRESS]
+            extra = self.platform.checkpoint_records
+            for record in (extra(self, begin) if extra is not None else ()):
+                yield from self._log(record, essential=True)
             # Write-ahead rule: the log describing the queue data is on disk before the data.
             yield self.writer.force()
             durable = self.writer.durable
@@ -1018,6 +1036,9 @@ class QueueManager:
             yield from self.device.write(512)  # the control data's own write
             space.release(self.tail())
             self._log_full = False  # the episode ends when a checkpoint has moved what it can
+            if self._space_freed is not None:
+                freed, self._space_freed = self._space_freed, None
+                freed.succeed()
             self._report_extents()
             self._schedule_images()
             self._records_since = 0

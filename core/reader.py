@@ -35,6 +35,11 @@ from mqlog.core.pages import (FLAG_AFTER_PAD, NO_FIRST_RECORD, PAGE_HEADER_SIZE,
 from mqlog.core.records import HEADER_SIZE, decode_record, peek_length
 
 
+#: bad pages in a row the reader looks past, for good pages from later writes, before it
+#: decides a bad page is the end of the log
+HOLE_PAGES = 16
+
+
 class PageSource(Protocol):
     """Where a reader gets pages: the platform's log space maps addresses to files."""
 
@@ -224,6 +229,16 @@ class LogReader:
         else:
             damaged, later = page_addr, []
         probe = later[0].address + PAGE_SIZE if later else page_addr + PAGE_SIZE
+        if not later and problem not in (UNWRITTEN, STALE):
+            # Damage may span several pages (a run of garbage): look past a short hole of
+            # damaged pages for good ones before calling this the end. A page never written
+            # (or left from an earlier lap) ends the look: that is what the end looks like.
+            for _ in range(HOLE_PAGES):
+                nraw, _, _ = self._read(probe)
+                nproblem = check_page(nraw, probe)[1]
+                if nproblem is None or nproblem in (UNWRITTEN, STALE):
+                    break
+                probe += PAGE_SIZE
         for _ in range(self.lookahead_pages):
             nraw, _, _ = self._read(probe)
             nheader, nproblem = check_page(nraw, probe)

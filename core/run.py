@@ -161,6 +161,9 @@ def collect_metrics(cfg: RunConfig, qm: QueueManager, ctx: Context, env: simpy.E
     extra = getattr(space, "metrics", None)
     if callable(extra):
         metrics.update({f"platform_{k}": v for k, v in extra().items()})
+    codec_stats = getattr(qm.platform.codec, "stats", None)
+    if callable(codec_stats):  # z/OS COMPLOG: the QJSTCMP*/QJSTDEC* figures
+        metrics.update({f"platform_{k}": v for k, v in codec_stats().items()})
     monitor = getattr(space, "resource_monitor", None)
     if callable(monitor) and qm.writer is not None:
         metrics.update({f"platform_{k}": v for k, v in monitor(qm.writer.next_address, s).items()})

@@ -570,6 +570,46 @@ def dump_cmd(directory: Path, as_json: bool):
             click.echo(f"{key:<18} {value:.1f}" if isinstance(value, float) else f"{key:<18} {value}")
 
 
+@cli.command("print")
+@click.argument("directory", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--rba-start", default=None, help="First RBA of the range, hex (CSQ1LOGP RBASTART).")
+@click.option("--rba-end", default=None, help="Last RBA of the range, hex (RBAEND).")
+@click.option("--urid", default=None, help="Only this unit of recovery (hex).")
+@click.option("--queue", default=None, help="Only records naming this queue (the model's PAGESET selection).")
+@click.option("--summary", type=click.Choice(["no", "yes", "only"], case_sensitive=False), default="no",
+              show_default=True, help="Add the summary of units of recovery, or print only it.")
+@click.option("--json", "as_json", is_flag=True)
+def print_cmd(directory: Path, rba_start, rba_end, urid, queue, summary, as_json: bool):
+    """Log print (like CSQ1LOGP) of the z/OS queue manager a run left in DIRECTORY."""
+    from mqlog.zos.utilities import print_run
+
+    result = print_run(directory, rba_start=rba_start, rba_end=rba_end, urid=urid, queue=queue,
+                       summary=summary, as_json=as_json)
+    click.echo(json.dumps(result, sort_keys=True) if as_json else result, nl=as_json)
+
+
+@cli.command("bsds")
+@click.argument("directory", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--json", "as_json", is_flag=True)
+def bsds_cmd(directory: Path, as_json: bool):
+    """BSDS map (like CSQJU004) of the z/OS queue manager a run left in DIRECTORY."""
+    from mqlog.zos.utilities import bsds_run
+
+    result = bsds_run(directory, as_json=as_json)
+    click.echo(json.dumps(result, sort_keys=True) if as_json else result, nl=as_json)
+
+
+@cli.command("stats")
+@click.argument("directory", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--json", "as_json", is_flag=True)
+def stats_cmd(directory: Path, as_json: bool):
+    """Log statistics (like SMF 115 QJST) of the z/OS run in DIRECTORY, from its metrics.json."""
+    from mqlog.zos.utilities import stats_run
+
+    result = stats_run(directory, as_json=as_json)
+    click.echo(json.dumps(result, sort_keys=True) if as_json else result, nl=as_json)
+
+
 @cli.command("workloads")
 def workloads_cmd():
     """List the built-in workloads with their parameters and defaults."""

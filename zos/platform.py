@@ -11,7 +11,7 @@ from mqlog.core.platform import Platform, RecordCountCheckpoints
 from mqlog.core.records import NO_ADDRESS
 from mqlog.core.storage import Storage
 from mqlog.zos.codec import CompLogCodec
-from mqlog.zos.records import EveryThirdCheckpoint, shunt_round
+from mqlog.zos.records import EveryThirdCheckpoint, pageset_records, shunt_round
 from mqlog.zos.space import ZosLogSpace
 
 #: z/OS writes a buffer when this many CIs are filled (WRTHRSH default)
@@ -70,6 +70,14 @@ def console(qm_name: str, addressing: RbaAddressing):
         if event == "log-full-long-uow":
             return (f"CSQJ111A {qm_name} OUT OF SPACE IN ACTIVE LOG DATA SETS (unit of work {fields['uow']:X} of "
                     f"{fields['application']} holds the log)")
+        if event == "rba-warning":
+            width, now = fields["width"], f"{fields['rba']:0{2 * fields['width']}X}"
+            return (f"CSQI045I {qm_name} Log RBA has reached {now}. Plan a log reset\n"
+                    f"CSQJ032E {qm_name} WARNING - APPROACHING END OF THE LOG RBA RANGE OF "
+                    f"{fields['end']:0{2 * width}X}. CURRENT LOG RBA IS {now}.")
+        if event == "rba-termination":
+            return (f"CSQJ032E {qm_name} CRITICAL - THE LOG RBA HAS REACHED {fields['limit']:X}: THE QUEUE MANAGER "
+                    f"TERMINATES WITH REASON CODE 00D10257")
         if event == "shunt-failed":
             return (f"CSQR027I {qm_name} UNABLE TO COMPLETE LOG SHUNTING FOR UNIT OF WORK {fields['uow']:X}: "
                     f"{fields['bytes']} BYTES DO NOT FIT IN THE ACTIVE LOG NOW")
@@ -93,7 +101,7 @@ def zos_platform(storage: Storage, *, data_sets: int = 3, cis: int = 4096, dual:
         # stay readable, and SET LOG COMPLOG switches it while running.
         codec = CompLogCodec("NONE")
     space = ZosLogSpace(storage, data_sets=data_sets, cis=cis, dual=dual, dual_archive=dual_archive,
-                        dual_bsds=dual_bsds, offload=offload, max_arch=max_arch, start=start_rba)
+                        dual_bsds=dual_bsds, offload=offload, max_arch=max_arch, start=start_rba, rba8=rba8)
     buffer_pages = max(18, outbuff_kb // 4)
     return Platform(
         name="zos",
@@ -104,6 +112,8 @@ def zos_platform(storage: Storage, *, data_sets: int = 3, cis: int = 4096, dual:
         codec=codec,
         shunting=EveryThirdCheckpoint(),
         shunt_round=shunt_round,
+        full_log_waits=True,  # CSQJ111A: work waits for space, it is not refused
+        checkpoint_records=pageset_records,
         console=console(qm_name, addressing),
         persistent_put_to_waiting_getter=False,  # z/OS hands only non-persistent messages across
         buffer_pages=buffer_pages,

@@ -109,3 +109,53 @@ class EveryThirdCheckpoint:
 
     def select(self, checkpoint_number: int, uows) -> list[int]:
         return [u.uow for u in uows if u.checkpoints_since_mark >= self.every]
+
+
+@attrs.frozen
+class PagesetEntry:
+    """A page set (here: a queue's file) known at a checkpoint."""
+
+    name: str
+    depth: int
+    recovery_rba: int  # the log restart redo applies to it from (this checkpoint's Begin)
+
+    _S: ClassVar = struct.Struct(f"<{QUEUE_NAME_LENGTH}sQQ")
+    SIZE: ClassVar = 64
+
+
+@register
+@attrs.frozen
+class PagesetControl(_Codec):
+    """Page-set control record (0x61), one per checkpoint: the page sets known then."""
+
+    TYPE: ClassVar = RecordType.PAGESET_CONTROL
+    RM: ClassVar = ResourceManager.PAGESET
+    _N: ClassVar = struct.Struct("<I4x")
+
+    checkpoint_number: int = 0
+    pagesets: tuple = ()
+    uow: int = attrs.field(default=0, kw_only=True)
+    prev: int = attrs.field(default=NO_ADDRESS, kw_only=True)
+    stamp: int = attrs.field(default=0, kw_only=True)
+
+    def _body(self) -> bytes:
+        head = struct.pack("<QI4x", self.checkpoint_number, len(self.pagesets))
+        return head + b"".join(PagesetEntry._S.pack(_pad_name(p.name, QUEUE_NAME_LENGTH), p.depth, p.recovery_rba)
+                               for p in self.pagesets)
+
+    @classmethod
+    def _from_body(cls, flags, uow, prev, stamp, body):
+        number, n = struct.unpack_from("<QI4x", body)
+        if 16 + n * PagesetEntry.SIZE != len(body):
+            raise ValueError(f"page-set control record of {n} entries in {len(body)} bytes")
+        entries = []
+        for i in range(n):
+            name, depth, rba = PagesetEntry._S.unpack_from(body, 16 + i * PagesetEntry.SIZE)
+            entries.append(PagesetEntry(_unpad_name(name), depth, rba))
+        return cls(number, tuple(entries), uow=uow, prev=prev, stamp=stamp)
+
+
+def pageset_records(qm, begin: int) -> list:
+    """The page-set control record for a checkpoint starting at ``begin``."""
+    entries = tuple(PagesetEntry(name, qm.queues[name].depth, begin) for name in sorted(qm.queues))
+    return [PagesetControl(qm._checkpoint_number + 1, entries)]

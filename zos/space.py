@@ -40,6 +40,10 @@ from mqlog.core.platform import LogControl
 from mqlog.core.records import NO_ADDRESS
 from mqlog.core.space import PhysicalWrite
 from mqlog.core.storage import Storage
+from mqlog.zos.config import RbaThreshold, rba_limits
+
+#: most active data sets per copy (DEFINE LOG and CSQJU003 NEWLOG together)
+MAX_DATA_SETS = 310
 
 BSDS_FILES = ("BSDS01", "BSDS02")
 _BSDS_MAGIC = b"MQLB"
@@ -58,6 +62,10 @@ def archive_name(prefix: str, seq: int, kind: str = "A") -> str:
 class ActiveLogFullError(StorageError):
     """CSQJ111A: every active data set is full and none may be reused."""
 
+
+class RbaLimitReached(StorageError):
+    """The log reached the termination RBA of its mode: the queue manager ends with reason
+    code 00D10257 (convert to 8-byte RBAs, or reset the log)."""
 
 @attrs.define
 class ActiveDataSet:
@@ -81,7 +89,7 @@ class ZosLogSpace:
 
     def __init__(self, storage: Storage, *, data_sets: int = 3, cis: int = 4096, dual: bool = True,
                  dual_archive: bool = True, dual_bsds: bool = True, offload: bool = True, max_arch: int = 500,
-                 arcpfx1: str = "CSQARC1", arcpfx2: str = "CSQARC2", start: int = 0):
+                 arcpfx1: str = "CSQARC1", arcpfx2: str = "CSQARC2", start: int = 0, rba8: bool = True):
         if start % PAGE_SIZE:
             raise ValueError(f"the log must start on a CI boundary (an RBA ending in 000), not {start:X}")
         self.storage = storage
@@ -95,6 +103,9 @@ class ZosLogSpace:
         self.max_arch = max_arch
         self.prefixes = (arcpfx1, arcpfx2) if dual_archive else (arcpfx1,)
         self.start = start
+        self.rba8 = rba8
+        self.limits = rba_limits(rba8)
+        self._rba_level = RbaThreshold.NONE  # the furthest RBA threshold already reported
         self.active: list[ActiveDataSet] = []
         self.archives: list[ArchiveEntry] = []
         self.current = 0  # index into self.active
@@ -197,6 +208,7 @@ class ZosLogSpace:
                                             tuple(chunk), purpose="log" if copy == 1 else "copy2"))
             i += len(chunk)
             address += len(chunk) * PAGE_SIZE
+        self._check_rba(address)
         self.high_written = max(self.high_written, run.end_address)
         self._warn_if_filling(run.end_address)
         if switched:
@@ -219,7 +231,7 @@ class ZosLogSpace:
             raise ActiveLogFullError(f"CSQJ111A OUT OF SPACE IN ACTIVE LOG DATA SETS: "
                                      f"{data_set_name(1, nxt.number)} is not yet reusable")
         nxt.start, nxt.full, nxt.archive = address, False, 0
-        self.current = nxt.number - 1
+        self.current = self.active.index(nxt)
         self.switches += 1
         self._full_warned = 0
         for copy in range(1, self.copies + 1):
@@ -275,6 +287,49 @@ class ZosLogSpace:
                     bsds_copy = name.rsplit(".", 1)[0] + ".B" + name.rsplit(".", 1)[1][1:]
                     if not self.storage.exists(bsds_copy):
                         self.storage.replace(bsds_copy, self._bsds_bytes())
+
+    def _check_rba(self, end: int) -> None:
+        """The RBA thresholds of the mode (SPEC §5.3): warnings past the warning RBA, and
+        the end of the queue manager at the termination RBA (00D10257)."""
+        limits = self.limits
+        level = limits.threshold(min(end, limits.end))
+        if level >= RbaThreshold.TERMINATION:
+            self.events.append(("rba-termination", {"rba": end, "limit": limits.termination}))
+            raise RbaLimitReached(
+                f"00D10257: the log RBA {limits.hex(min(end, limits.end))} reached the termination point "
+                f"{limits.hex(limits.termination)} of the {limits.width}-byte RBA range; convert the BSDS to "
+                f"8-byte RBAs (mqlog convert-rba) or reset the log")
+        if level >= RbaThreshold.WARNING and self._rba_level < RbaThreshold.WARNING:
+            self._rba_level = level
+            self.events.append(("rba-warning", {"rba": end, "limit": limits.termination,
+                                                "end": limits.end, "width": limits.width}))
+
+    def define_log(self) -> str:
+        """``DEFINE LOG``: a new active data set (each copy), formatted now; it joins the
+        ring to be switched to after the current one fills. Returns its copy-1 name."""
+        if not self._loaded:
+            self._load_or_create()
+        if len(self.active) >= MAX_DATA_SETS:
+            raise ValueError(f"DEFINE LOG: the active log already has {MAX_DATA_SETS} data sets per copy")
+        number = max(d.number for d in self.active) + 1
+        for copy in range(1, self.copies + 1):
+            name = data_set_name(copy, number)
+            if not self.storage.exists(name):
+                self.storage.create(name, self.ds_bytes)
+        self.active.insert(self.current + 1, ActiveDataSet(number))
+        self.data_sets = len(self.active)
+        self._save()
+        return data_set_name(1, number)
+
+    def convert_to_rba8(self) -> bool:
+        """CSQJUCNV: convert the BSDS to 8-byte RBAs (one way). False if it already was."""
+        if not self._loaded:
+            self._load_or_create(create=False)
+        if self.rba8:
+            return False
+        self.rba8, self.limits, self._rba_level = True, rba_limits(True), RbaThreshold.NONE
+        self._save()
+        return True
 
     def _warn_if_filling(self, head: int) -> None:
         """CSQJ110E at each 5% of the last available data set (the next is not reusable)."""
@@ -342,6 +397,7 @@ class ZosLogSpace:
             return
         if self._load():
             self._loaded = True
+            self._check_rba(self.high_written)  # past a threshold already: said again at every start
             return
         if not create:
             return
@@ -372,6 +428,7 @@ class ZosLogSpace:
     def _bsds_bytes(self) -> bytes:
         body = json.dumps({
             "sequence": self.sequence, "cis": self.cis, "copies": self.copies, "start": self.start,
+            "rba8": self.rba8,
             "current": self.current, "high_written": self.high_written,
             "high_offloaded": max([e.end for e in self.archives if e.complete], default=NO_ADDRESS),
             "tail": self.tail, "checkpoint": self.control.checkpoint,
@@ -414,6 +471,12 @@ class ZosLogSpace:
                                      source=name)
             self.sequence = data["sequence"]
             self.start = data["start"]
+            bsds_rba8 = data.get("rba8", True)
+            if bsds_rba8 and not self.rba8:
+                self.rba8, self.limits = True, rba_limits(True)  # converted: there is no way back
+            elif self.rba8 and not bsds_rba8:
+                raise LogFormatError("the BSDS is in 6-byte RBA mode and the configuration asks for 8-byte RBAs: "
+                                     "convert it first (mqlog convert-rba)", source=name)
             self.current = data["current"]
             self.high_written = data["high_written"]
             self.tail = data["tail"]
@@ -424,9 +487,7 @@ class ZosLogSpace:
             self.archives = [ArchiveEntry(q, s, e, tuple(f), c) for q, s, e, f, c in data["archives"]]
         except (KeyError, TypeError, ValueError) as exc:
             raise LogFormatError(f"malformed BSDS ({exc})", source=name, offset=8) from None
-        if len(self.active) < self.data_sets:  # DEFINE LOG while down: more data sets join the ring
-            for n in range(len(self.active) + 1, self.data_sets + 1):
-                self.active.append(ActiveDataSet(n))
+        self.data_sets = len(self.active)  # DEFINE LOG may have added some
         for ds in self.active:
             if ds.archive < 0:  # the offload was cut short by the crash: do it again
                 entry = next((e for e in self.archives if e.seq == -ds.archive), None)

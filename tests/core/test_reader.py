@@ -323,6 +323,22 @@ def test_mid_log_damage_names_file_and_offset_of_the_bad_page():
     assert f"{FILE}, offset {p}" in str(info.value)
 
 
+@pytest.mark.parametrize("pages", [2, 5, 16])
+def test_damage_spanning_several_hardened_pages_is_corruption_not_the_end(pages):
+    """A run of damaged pages in the middle of the log, good pages from later writes after
+    it: not a torn end (which would silently drop every later record) but corruption."""
+    run = clean(False)
+    p = page_written_by_many_later(run)
+    storage = copy_of(run)
+    for k in range(pages):
+        storage.write(FILE, p + k * PAGE_SIZE, b"\xEE" * PAGE_SIZE)
+    if p + pages * PAGE_SIZE >= storage.size(FILE):
+        pytest.skip("the damage reaches the end of this log")
+    with pytest.raises(LogCorruptionError) as info:
+        read(storage)
+    assert info.value.offset == p
+
+
 def test_bad_record_in_good_page_names_the_record_offset():
     run = clean(False)
     p = page_with_record_start(run)
