@@ -134,7 +134,7 @@ class ZosLogSpace:
         """Where the part of the active log that cannot be overwritten yet begins."""
         cur = self.active[self.current]
         if self.offload:
-            held = [d.start for d in self.active if d.start != NO_ADDRESS and d.full and not d.archive]
+            held = [d.start for d in self.active if d.start != NO_ADDRESS and d.full and d.archive <= 0]
             return min(held + [cur.start])
         checkpoint = self.control.checkpoint if self.control.checkpoint != NO_ADDRESS else tail
         holder = self._holder(checkpoint)
@@ -264,25 +264,25 @@ class ZosLogSpace:
     def _complete_offloads(self) -> None:
         """Archives planned by the last write are on disk now: record them (CSQJ003I), put a
         copy of the BSDS beside each, and let their active data sets be reused."""
-        changed = False
+        completed = []
         for entry in self.archives:
             if entry.complete:
                 continue
             entry.complete = True
-            changed = True
+            completed.append(entry)
             for ds in self.active:
                 if ds.archive == -entry.seq:
                     ds.archive = entry.seq
             for copy, name in enumerate(entry.files, 1):
                 self.events.append(("CSQJ003I", {"dsname": name, "start": entry.start, "end": entry.end,
                                                  "copy": copy}))
-        if changed:
+        if completed:
             while len([e for e in self.archives if e.complete]) > self.max_arch:
                 dropped = next(e for e in self.archives if e.complete)
                 self.archives.remove(dropped)
                 self.events.append(("archive-dropped", {"dsname": dropped.files[0]}))
             self._save()
-            for entry in self.archives[-1:]:
+            for entry in completed:
                 for name in entry.files:
                     bsds_copy = name.rsplit(".", 1)[0] + ".B" + name.rsplit(".", 1)[1][1:]
                     if not self.storage.exists(bsds_copy):
@@ -489,10 +489,11 @@ class ZosLogSpace:
             raise LogFormatError(f"malformed BSDS ({exc})", source=name, offset=8) from None
         self.data_sets = len(self.active)  # DEFINE LOG may have added some
         for ds in self.active:
-            if ds.archive < 0:  # the offload was cut short by the crash: do it again
+            if ds.archive < 0:  # the offload was cut short by the crash: do it again, same number
                 entry = next((e for e in self.archives if e.seq == -ds.archive), None)
                 if entry is not None:
                     self.archives.remove(entry)
+                    self.next_archive = min(self.next_archive, entry.seq)
                 ds.archive = 0
         return True
 

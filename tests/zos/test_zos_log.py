@@ -258,3 +258,33 @@ def test_a_damaged_bsds_copy_is_passed_over_for_the_other():
     run(env, qm.start())
     assert len(qm.queues["Q"].messages) == 50
     assert any("CSQJ126E" in m for m in qm.messages)
+
+
+def test_a_crash_in_the_middle_of_an_offload_redoes_it_under_the_same_number():
+    from mqlog.core.errors import SimulatedCrash
+    from mqlog.core.faults import FaultPlan
+
+    full = FaultInjectingStorage(MemoryStorage())
+    env, _, qm = make(full)
+    run(env, qm.start())
+    run(env, traffic(qm, 60))
+    crashed_in_offload = 0
+    for k in range(10, full.physical_writes):
+        storage = FaultInjectingStorage(MemoryStorage(), FaultPlan(crash_after_writes=k))
+        env, platform, qm = make(storage)
+        try:
+            run(env, qm.start())
+            run(env, traffic(qm, 60))
+            continue
+        except SimulatedCrash:
+            pass
+        crashed_in_offload += any(e.seq and not e.complete for e in platform.space.archives)
+        env, platform, qm = make(FaultInjectingStorage(storage.durable))
+        run(env, qm.start())
+        run(env, traffic(qm, 30, queue="MORE"))
+        seqs = [e.seq for e in platform.space.archives if e.complete]
+        assert seqs == list(range(1, len(seqs) + 1)), k  # no gaps, no duplicates
+        listed = {f for e in platform.space.archives for f in e.files}
+        on_disk = {n for n in qm.storage.list() if ".A" in n}
+        assert on_disk <= listed | {n for n in on_disk if int(n[-7:]) >= platform.space.next_archive}, k
+    assert crashed_in_offload >= 1
