@@ -397,6 +397,10 @@ class _Restart:
         data = stored
         if record.codec is not Codec.NONE:
             data = self.platform.codec.decode(record.codec, stored)
+            if len(data) != record.message_length:
+                raise LogCorruptionError(f"compressed message data of {record.queue} expands to {len(data)} bytes, "
+                                         f"the put record says {record.message_length}",
+                                         address=self.platform.addressing.format(address))
         state = MessageState.PUT_UNCOMMITTED if record.uow else MessageState.COMMITTED
         message = Message(record.msg_id, address, True, record.message_length, data, state, record.uow, address)
         queue.add(message)
