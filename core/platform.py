@@ -167,6 +167,9 @@ class Platform:
     #: when the log is full, new work waits until a checkpoint or an offload frees space
     #: (z/OS CSQJ111A) instead of being refused with MQRC_RESOURCE_PROBLEM (distributed)
     full_log_waits: bool = False
+    #: whether an open unit of work keeps the log behind it from being reused (distributed);
+    #: on z/OS the log behind it is archived (or, with archiving off, overwritten) instead
+    uows_pin_log: bool = True
     #: ``checkpoint_records(qm, begin) -> records`` the platform adds to every checkpoint,
     #: between its Begin and End (z/OS page-set control records)
     checkpoint_records: Callable | None = None

@@ -402,6 +402,7 @@ class QueueManager:
         if switches != self._switches_seen:
             self._switches_seen = switches
             self._drain_space_events()
+            self._report_long_uows()
             self.log_switched()
         self._maybe_checkpoint("records")
         if self._timer is None:
@@ -774,7 +775,8 @@ class QueueManager:
     def _tail_held_by_uow(self) -> bool:
         """Whether a unit of work older than the last checkpoint holds the tail (a new
         checkpoint would not move it)."""
-        return bool(self._uow_ages) and self._uow_ages[0][0] < self._checkpoint_address
+        return (self.platform.uows_pin_log and bool(self._uow_ages)
+                and self._uow_ages[0][0] < self._checkpoint_address)
 
     def _check_space(self) -> None:
         """SPEC §4.6's stages: when the log is getting full, a checkpoint moves the tail as far
@@ -887,6 +889,14 @@ class QueueManager:
                 yield from self.checkpoint("media images", wait=True)
         finally:
             self._imaging = False
+
+    def _report_long_uows(self) -> None:
+        """At a log switch (z/OS: an offload), units of work that have lived through more
+        than three checkpoints are reported as long-running (CSQJ160I)."""
+        for uow in self.uows.values():
+            if uow.logged and uow.end_address == NO_ADDRESS and uow.checkpoints_seen > 3:
+                self.say("long-uow-at-switch", uow=uow.id, application=uow.application,
+                         checkpoints=uow.checkpoints_seen, first=uow.first)
 
     def _drain_space_events(self) -> None:
         events = getattr(self.platform.space, "events", None)

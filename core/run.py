@@ -150,6 +150,8 @@ def collect_metrics(cfg: RunConfig, qm: QueueManager, ctx: Context, env: simpy.E
         "media_image_bytes": c.media_image_bytes,
         "queues_recreated": c.queues_recreated,
         "shunts": c.shunts,
+        "shunted_bytes": c.shunted_bytes,
+        "shunts_failed": c.shunts_failed,
         "archive_offloads": getattr(space, "archive_offloads", 0),
         "compression_in_bytes": c.compression_in_bytes,
         "compression_out_bytes": c.compression_out_bytes,

@@ -25,7 +25,7 @@ SCHEMA = ("platform workload seed device config virtual_seconds messages_put mes
           "write_size_max write_time_short_us write_time_long_us write_time_max_us checkpoints log_switches "
           "active_log_capacity_bytes active_log_used_bytes_max log_full_events uows_rolled_back "
           "uows_rolled_forward shunts archive_offloads compression_in_bytes compression_out_bytes "
-          "log_full_refusals media_images media_image_bytes queues_recreated").split()
+          "log_full_refusals media_images media_image_bytes queues_recreated shunted_bytes shunts_failed").split()
 RESTART_SCHEMA = ("records_replayed bytes_read uows_backed_out uows_committed uows_indoubt messages_reconciled "
                   "queues_loaded restart_virtual_seconds phases").split()
 VERIFY = ("committed_missing", "uncommitted_present", "duplicates", "indoubt")

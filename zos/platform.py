@@ -78,6 +78,10 @@ def console(qm_name: str, addressing: RbaAddressing):
         if event == "rba-termination":
             return (f"CSQJ032E {qm_name} CRITICAL - THE LOG RBA HAS REACHED {fields['limit']:X}: THE QUEUE MANAGER "
                     f"TERMINATES WITH REASON CODE 00D10257")
+        if event == "long-uow-at-switch":
+            # IBM names CSQJ160I for this; its exact text is not public, the wording is ours
+            return (f"CSQJ160I {qm_name} LONG-RUNNING UOW FOUND, URID={fields['uow']:X} CONNECTION NAME="
+                    f"{fields['application']} ({fields['checkpoints']} CHECKPOINTS, FIRST RBA {rba(fields['first'])})")
         if event == "shunt-failed":
             return (f"CSQR027I {qm_name} UNABLE TO COMPLETE LOG SHUNTING FOR UNIT OF WORK {fields['uow']:X}: "
                     f"{fields['bytes']} BYTES DO NOT FIT IN THE ACTIVE LOG NOW")
@@ -113,6 +117,7 @@ def zos_platform(storage: Storage, *, data_sets: int = 3, cis: int = 4096, dual:
         shunting=EveryThirdCheckpoint(),
         shunt_round=shunt_round,
         full_log_waits=True,  # CSQJ111A: work waits for space, it is not refused
+        uows_pin_log=False,  # the log behind a long unit of work is archived, not kept active
         checkpoint_records=pageset_records,
         console=console(qm_name, addressing),
         persistent_put_to_waiting_getter=False,  # z/OS hands only non-persistent messages across

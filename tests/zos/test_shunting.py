@@ -85,6 +85,8 @@ def test_a_long_unit_of_work_is_shunted_every_third_checkpoint_and_multi_shunted
     assert len(shunts) >= 3  # multi-shunted
     uow = long_conn.uow
     assert uow.shunts == len(shunts) and qm.counters.shunted_bytes > 0
+    # and at log switches after its third checkpoint it is reported as long-running
+    assert any(m.startswith("CSQJ160I") and f"URID={uow.id:X}" in m for m in qm.messages)
     # its first record is now the newest round's, not its first put
     assert uow.first > uow.ops[-1].address
 
