@@ -107,3 +107,29 @@ class SpecError(MqlogError):
         self.field = field
         prefix = "".join(f"{part}: " for part in (source, field) if part)
         super().__init__(prefix + reason)
+
+
+class ConfigFileError(MqlogError):
+    """A configuration file (qm.ini, CSQ6LOGP macros, …) is malformed; ``source`` names the
+    file and ``line`` the 1-based line where known."""
+
+    def __init__(self, reason: str, *, source: str, line: int | None = None):
+        self.reason = reason
+        self.source = source
+        self.line = line
+        where = source if line is None else f"{source}, line {line}"
+        # Not super().__init__: in ConfigFileValueError the next class in line is
+        # ParameterError, whose signature differs.
+        Exception.__init__(self, f"{where}: {reason}")
+
+
+class ConfigFileValueError(ConfigFileError, ParameterError):
+    """A value in a configuration file is of the wrong kind or out of range: both a
+    :class:`ConfigFileError` (``source``, ``line``) and a :class:`ParameterError`
+    (``name``, ``value``, ``allowed``)."""
+
+    def __init__(self, error: ParameterError, *, source: str, line: int | None):
+        self.name = error.name
+        self.value = error.value
+        self.allowed = error.allowed
+        ConfigFileError.__init__(self, str(error), source=source, line=line)

@@ -54,7 +54,7 @@ from typing import Any, NamedTuple
 
 import attrs
 
-from mqlog.core.errors import MqlogError, ParameterError
+from mqlog.core.errors import ConfigFileError, ConfigFileValueError, ParameterError
 
 __all__ = [
     "ACTIVE_LOG_FILES_MAX",
@@ -131,34 +131,16 @@ class LogSizeNotValid(ParameterError):
         self.args = (f"log size not valid: {self.args[0]}",)
 
 
-class QmIniError(MqlogError):
-    """A qm.ini text is malformed, or its log stanzas hold a key mqlog does not know.
-
-    ``source`` names the file and ``line`` the 1-based line number where known.
-    """
+class QmIniError(ConfigFileError):
+    """A qm.ini text is malformed, or its log stanzas hold a key mqlog does not know."""
 
     def __init__(self, reason: str, *, source: str = "qm.ini", line: int | None = None):
-        self.reason = reason
-        self.source = source
-        self.line = line
-        where = source if line is None else f"{source}, line {line}"
-        # Not super().__init__: in QmIniValueError the next class in line is ParameterError,
-        # whose signature differs.
-        Exception.__init__(self, f"{where}: {reason}")
+        super().__init__(reason, source=source, line=line)
 
 
-class QmIniValueError(QmIniError, ParameterError):
-    """A value in qm.ini is of the wrong kind or out of range.
-
-    Both a :class:`QmIniError` (``source``, ``line``) and a
-    :class:`~mqlog.core.errors.ParameterError` (``name``, ``value``, ``allowed``).
-    """
-
-    def __init__(self, error: ParameterError, *, source: str, line: int | None):
-        self.name = error.name
-        self.value = error.value
-        self.allowed = error.allowed
-        QmIniError.__init__(self, str(error), source=source, line=line)
+class QmIniValueError(ConfigFileValueError, QmIniError):
+    """A value in qm.ini is of the wrong kind or out of range (a :class:`QmIniError` and a
+    :class:`~mqlog.core.errors.ParameterError`)."""
 
 
 def _renamed(error: ParameterError, name: str) -> ParameterError:

@@ -56,7 +56,7 @@ from typing import Any, NamedTuple
 
 import attrs
 
-from mqlog.core.errors import MqlogError, ParameterError
+from mqlog.core.errors import ConfigFileError, ConfigFileValueError, ParameterError
 
 __all__ = [
     "CI_BYTES",
@@ -174,29 +174,12 @@ class NotChangeableError(ParameterError):
         Exception.__init__(self, f"{name} cannot be changed with {command}: {reason}")
 
 
-class ZosConfigFileError(MqlogError):
-    """A configuration file is malformed; ``source`` names it and ``line`` the 1-based line."""
-
-    def __init__(self, reason: str, *, source: str, line: int | None = None):
-        self.reason = reason
-        self.source = source
-        self.line = line
-        where = source if line is None else f"{source}, line {line}"
-        Exception.__init__(self, f"{where}: {reason}")
+class ZosConfigFileError(ConfigFileError):
+    """A CSQ6LOGP-style or NAME=VALUE configuration file is malformed."""
 
 
-class ZosConfigFileValueError(ZosConfigFileError, ParameterError):
-    """A value in a configuration file is of the wrong kind or out of range.
-
-    Both a :class:`ZosConfigFileError` (``source``, ``line``) and a
-    :class:`~mqlog.core.errors.ParameterError` (``name``, ``value``, ``allowed``).
-    """
-
-    def __init__(self, error: ParameterError, *, source: str, line: int | None):
-        self.name = error.name
-        self.value = error.value
-        self.allowed = error.allowed
-        ZosConfigFileError.__init__(self, str(error), source=source, line=line)
+class ZosConfigFileValueError(ConfigFileValueError, ZosConfigFileError):
+    """A value in a configuration file is of the wrong kind or out of range."""
 
 
 #: How many characters of a bad value an error message quotes.
