@@ -133,6 +133,7 @@ class Connection:
         self.qm = qm
         self.application = application
         self.uow: UnitOfWork | None = None
+        self._in_call: UnitOfWork | None = None  # the unit this call marked busy (no shunting)
 
     # Every call is a generator: ``result = yield from conn.put(...)``.
 
@@ -163,6 +164,10 @@ class Connection:
             if exc.reason is Reason.MQRC_BACKED_OUT and self.uow is not None and self.uow.doomed:
                 self.uow = None
             raise
+        finally:
+            if self._in_call is not None:
+                self._in_call.in_call -= 1
+                self._in_call = None
 
 
 class QueueManager:
@@ -466,6 +471,9 @@ class QueueManager:
             raise MqiError(Reason.MQRC_UOW_IN_DOUBT, "the unit of work is prepared")
         if adding and len(uow.ops) >= self.config.max_uow_messages:
             raise MqiError(Reason.MQRC_SYNCPOINT_LIMIT_REACHED, f"MAXUMSGS is {self.config.max_uow_messages}")
+        if conn._in_call is None:  # until the call returns, its records may still be on their way
+            uow.in_call += 1
+            conn._in_call = uow
         return uow
 
     def _put(self, conn: Connection, queue_name: str, data: bytes, persistent: bool, syncpoint: bool):
@@ -657,7 +665,11 @@ class QueueManager:
         conn.uow = None
 
     def _commit_uow(self, uow: UnitOfWork) -> Generator:
-        yield from self._held(self._commit_logged(uow))
+        uow.in_call += 1
+        try:
+            yield from self._held(self._commit_logged(uow))
+        finally:
+            uow.in_call -= 1
 
     def _commit_logged(self, uow: UnitOfWork) -> Generator:
         if uow.logged:
@@ -681,7 +693,11 @@ class QueueManager:
 
     def _backout_uow(self, uow: UnitOfWork) -> Generator:
         """Back a unit of work out from memory (no log read), logging what was undone."""
-        yield from self._held(self._backout_logged(uow))
+        uow.in_call += 1
+        try:
+            yield from self._held(self._backout_logged(uow))
+        finally:
+            uow.in_call -= 1
 
     def _backout_logged(self, uow: UnitOfWork) -> Generator:
         if uow.logged:
@@ -1079,7 +1095,7 @@ class QueueManager:
         views = [UowView(u.id, u.first, u.state is UowState.PREPARED, u.begin_us,
                          checkpoints_since_mark=u.checkpoints_seen - u.shunt_mark)
                  for u in sorted(self.uows.values(), key=lambda u: u.id)
-                 if u.logged and u.end_address == NO_ADDRESS and u.busy is None]
+                 if u.logged and u.end_address == NO_ADDRESS and u.busy is None and not u.in_call]
         appended = False
         for uow_id in policy.select(number, views):
             uow = self.uows.get(uow_id)

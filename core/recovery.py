@@ -577,7 +577,6 @@ class _Restart:
                         ops.append((op.address, stand_in))
                 break
             relogged = getattr(record, "relogged", False)
-            relogged = getattr(record, "relogged", False)
             if relogged or in_round:
                 if isinstance(record, Prepare) and relogged:
                     if in_round:
@@ -590,7 +589,18 @@ class _Restart:
                 address = record.prev
                 continue
             if isinstance(record, Clr):
-                undone.add(record.undoes)
+                if not undone:
+                    # The newest CLR: every operation an interrupted undo already compensated
+                    # is named by the CLRs chained behind it. A round of shunting lists all
+                    # operations at once, so it needs the whole set, not only the newest.
+                    undone.add(record.undoes)
+                    probe = record.prev
+                    while probe != NO_ADDRESS:
+                        older = yield from self.read_at(probe)
+                        if not isinstance(older, Clr) or older.uow != uow_id:
+                            break
+                        undone.add(older.undoes)
+                        probe = older.prev
                 address = record.undo_next
                 continue
             if isinstance(record, (Put, Get)):

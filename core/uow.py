@@ -78,6 +78,9 @@ class UnitOfWork:
     checkpoints_seen: int = 0
     shunt_mark: int = 0  # checkpoints_seen when it was last shunted
     shunts: int = 0  # rounds of shunting it has had
+    #: MQI calls of its application in progress (between building a record chained on
+    #: ``last`` and the record's effect): it is not shunted meanwhile
+    in_call: int = 0
     #: its Prepare record, once appended (it is in doubt from that point on the log)
     prepare_address: int = NO_ADDRESS
     #: its Commit or Backout record, once appended, and which it was: from that point on

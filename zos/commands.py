@@ -1,5 +1,5 @@
 """Run-time commands of a z/OS queue manager that change its log (SPEC §5.0): ``SET LOG``,
-``SET SYSTEM LOGLOAD``, ``DEFINE LOG`` and ``ARCHIVE LOG``, for workloads and tests to issue
+``SET SYSTEM LOGLOAD`` and ``DEFINE LOG``, for workloads and tests to issue
 while it runs. Values are checked as CSQ6LOGP/CSQ6SYSP would check them (ParameterError
 naming the parameter and its range); what IBM does not allow to change at run time is
 refused with the reason."""

@@ -281,12 +281,13 @@ class ZosLogSpace:
                 dropped = next(e for e in self.archives if e.complete)
                 self.archives.remove(dropped)
                 self.events.append(("archive-dropped", {"dsname": dropped.files[0]}))
-            self._save()
+            # The BSDS copies go beside the archives before the BSDS says they are complete:
+            # a crash in between redoes the offload (and its copy) under the same number.
             for entry in completed:
                 for name in entry.files:
                     bsds_copy = name.rsplit(".", 1)[0] + ".B" + name.rsplit(".", 1)[1][1:]
-                    if not self.storage.exists(bsds_copy):
-                        self.storage.replace(bsds_copy, self._bsds_bytes())
+                    self.storage.replace(bsds_copy, self._bsds_bytes())
+            self._save()
 
     def _check_rba(self, end: int) -> None:
         """The RBA thresholds of the mode (SPEC §5.3): warnings past the warning RBA, and
@@ -396,8 +397,7 @@ class ZosLogSpace:
         if self._loaded:
             return
         if self._load():
-            self._loaded = True
-            self._check_rba(self.high_written)  # past a threshold already: said again at every start
+            self._loaded = True  # (the RBA thresholds are said again at the first write: restart's)
             return
         if not create:
             return

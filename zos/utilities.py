@@ -371,7 +371,10 @@ def _scan(space: ZosLogSpace, addressing, codec, *, rba_start=None, rba_end=None
     codec = codec if codec is not None else CompLogCodec("NONE")
     fmt = addressing.format
     oldest = oldest_address(space)
-    limit = space.high_written + PAGE_SIZE
+    # The BSDS's highest RBA written is saved at switches and checkpoints only: the current
+    # data set's end bounds where a record can start.
+    current = space.active[space.current] if space.active else None
+    limit = max(space.high_written, current.start + space.ds_bytes if current is not None else 0) + PAGE_SIZE
     begin_at = max(oldest, rba_start) if rba_start is not None else oldest
     first = _first_record_from(space, begin_at, limit)
     records: list[dict] = []
