@@ -37,6 +37,8 @@ from mqlog.core.storage import Storage
 from mqlog.core.uow import MqiError, Op, Reason, UnitOfWork, UowState
 from mqlog.core.writer import LogWriter
 
+#: unit-of-work ids of a queue-sharing group member carry its number from this bit up
+MEMBER_SHIFT = 56
 #: check log-space usage every this many appended records (cheap, but not free)
 SPACE_CHECK_INTERVAL = 32
 #: log space always kept for what must not fail when the log is full (commit, backout,
@@ -88,6 +90,9 @@ class QmConfig:
     #: virtual CPU of one MQI call's own path (MQPUT/MQGET/MQCMIT…), before any log wait:
     #: calls are never free, so even work that logs nothing moves the clock
     mqi_call_us: float = attrs.field(default=5.0, validator=_bounded("mqi_call_us", 0, 1e6))
+    #: this queue manager's number in its queue-sharing group (z/OS): unit-of-work ids carry
+    #: it, so the units of all members can meet on a shared queue without clashing
+    member: int = attrs.field(default=0, validator=_bounded("member", 0, 31))
 
 
 @attrs.frozen
@@ -238,7 +243,7 @@ class QueueManager:
         # Each start or restart ends with a checkpoint whose number no earlier incarnation
         # reached: message ids and UOW ids carry it, so they never repeat across restarts.
         self._incarnation = self._checkpoint_number
-        self._next_uow = max(self._next_uow, (self._incarnation << 32) + 1)
+        self._next_uow = max(self._next_uow, (self.config.member << MEMBER_SHIFT) | (self._incarnation << 32) + 1)
         self._msg_counter = 0
 
     def _checkpoint_timer(self, interval: float) -> Generator:
@@ -364,6 +369,8 @@ class QueueManager:
 
     def _queue(self, name: str) -> Queue:
         queue = self.queues.get(name)
+        if queue is not None and queue.failed:
+            raise MqiError(Reason.MQRC_CF_STRUCTURE_FAILED, f"{name}: its coupling-facility structure has failed")
         if queue is None:
             if name in self.damaged:
                 raise MqiError(Reason.MQRC_OBJECT_DAMAGED, f"{name}: {self.damaged[name].reason}")
@@ -1049,7 +1056,9 @@ class QueueManager:
             for name in sorted(self.queues):
                 yield from self._charge(self.queues[name].flush(durable, self._outcome))
             # Each queue's media recovery record is kept by every checkpoint (damaged ones too).
-            queues = sorted([QueueEntry(q.name, q.depth, q.media_address) for q in self.queues.values()]
+            # Shared queues live in the coupling facility, not in this queue manager's files.
+            queues = sorted([QueueEntry(q.name, q.depth, q.media_address) for q in self.queues.values()
+                             if not q.shared]
                             + [QueueEntry(d.name, 0, d.media) for d in self.damaged.values()]
                             + [QueueEntry(n, 0, a) for n, a in self._defining.items()],
                             key=lambda e: e.name)

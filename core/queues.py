@@ -54,6 +54,10 @@ class Queue:
         self.media_address = NO_ADDRESS
         self.media_us = 0.0  # virtual time of that record (for automatic images)
         self.calls = 0  # MQPUT/MQGET calls on it between logging and taking effect
+        #: a shared queue (z/OS queue-sharing group): held in a coupling-facility structure,
+        #: the same object in every member; no queue file
+        self.shared = False
+        self.failed = False  # its structure has failed (until RECOVER CFSTRUCT)
         self._seq = 0
 
     @property

@@ -36,6 +36,9 @@ from mqlog.core.platform import LogControl
 from mqlog.core.errors import QueueFileError
 from mqlog.core.queuefile import MessageState, QueueFile, file_name_for, list_queue_files
 from mqlog.core.queues import Message, Queue
+
+#: (mirrors mqlog.core.qmgr.MEMBER_SHIFT; recovery is imported by qmgr)
+MEMBER_SHIFT = 56
 from mqlog.core.reader import EndOfLog, LogReader
 from mqlog.core.storage import MemoryStorage
 from mqlog.core.records import (NO_ADDRESS, Backout, Begin, CheckpointEnd, Clr, ClrAction, Codec, Commit, Get,
@@ -136,6 +139,7 @@ class _Restart:
         self.chunk = 1 if legacy else REPLAY_CHUNK_PAGES
         self.legacy = legacy
         self.only: str | None = None  # media recovery: the one queue being re-created
+        self.structure_recovery = False  # RECOVER CFSTRUCT: shared queues are rebuilt from the log
 
     # -- cost --------------------------------------------------------------------------------
 
@@ -245,6 +249,14 @@ class _Restart:
             if procs:
                 yield simpy.AllOf(self.env, procs)
         self.report.queues_loaded = len(names) - len(self.damaged)
+        # Shared queues (attached by the queue-sharing group before restart): the messages
+        # this member's units of work hold there are resolved like a queue file's.
+        member = self.qm.config.member
+        for queue in self.queues.values():
+            if queue.shared:
+                for m in queue.messages.values():
+                    if m.uow and m.uow >> MEMBER_SHIFT == member:
+                        self.index(m.uow, queue.name, m.msg_id)
 
     def load_queue(self, name: str) -> Generator:
         qm = self.qm
@@ -292,6 +304,13 @@ class _Restart:
 
     def redo(self, address: int, record) -> Generator:
         kind = type(record)
+        if kind in (Put, PutSegment, Get) and getattr(self.queues.get(record.queue), "shared", False) \
+                and not self.structure_recovery:
+            # A shared queue is in the coupling facility, which outlived this queue manager:
+            # it is the truth about messages; only the outcome of this member's units of work
+            # is resolved from the log (their uncommitted messages were indexed at load).
+            self.track(record.uow, address)
+            return
         if kind is Put:
             self.track(record.uow, address)
             if record.segments > 1:

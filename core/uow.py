@@ -25,6 +25,7 @@ class Reason(enum.IntEnum):
     MQRC_UOW_IN_DOUBT = 2128  # MQRC_OUTCOME_PENDING in spirit: the UOW awaits its coordinator
     MQRC_HCONN_ERROR = 2018
     MQRC_Q_MGR_STOPPING = 2162
+    MQRC_CF_STRUCTURE_FAILED = 2373  # a shared queue's coupling-facility structure has failed
 
 
 class MqiError(MqlogError):

@@ -28,10 +28,22 @@ class RbaAddressing(PlainAddressing):
     def format(self, address: int) -> str:
         return f"{address:0{self.digits}X}"
 
+    def stamp(self, now_us: float) -> int:
+        """The LRSN of a record written now, in a queue-sharing group: like a store-clock
+        value, 4096 units a microsecond, the same clock for every member, so records of
+        different members' logs can be put in one order. 0 outside a group."""
+        return int((now_us + LRSN_EPOCH_US) * LRSN_PER_US) if self.stamps else 0
 
-def rba_addressing(rba8: bool = True, start: int = 0) -> RbaAddressing:
+
+#: LRSN units per virtual microsecond (a store clock ticks 4096 times a microsecond)
+LRSN_PER_US = 4096
+#: virtual time 0 is this far after the LRSN's epoch (a store clock is never 0)
+LRSN_EPOCH_US = 1_000_000
+
+
+def rba_addressing(rba8: bool = True, start: int = 0, lrsn: bool = False) -> RbaAddressing:
     digits = 16 if rba8 else 12
-    return RbaAddressing(start=start, limit=1 << (4 * digits), digits=digits)
+    return RbaAddressing(start=start, limit=1 << (4 * digits), digits=digits, stamps=lrsn)
 
 
 def console(qm_name: str, addressing: RbaAddressing):
@@ -82,6 +94,14 @@ def console(qm_name: str, addressing: RbaAddressing):
             # IBM names CSQJ160I for this; its exact text is not public, the wording is ours
             return (f"CSQJ160I {qm_name} LONG-RUNNING UOW FOUND, URID={fields['uow']:X} CONNECTION NAME="
                     f"{fields['application']} ({fields['checkpoints']} CHECKPOINTS, FIRST RBA {rba(fields['first'])})")
+        if event == "cf-backup":
+            # CSQE121I / CSQE130I / CSQE131I are IBM's numbers for these; the wording is ours
+            return f"CSQE121I {qm_name} BACKUP OF STRUCTURE {fields['structure']} COMPLETED ({fields['bytes']} BYTES)"
+        if event == "cf-recovery-begin":
+            return f"CSQE130I {qm_name} RECOVERY OF STRUCTURE {fields['structure']} STARTED"
+        if event == "cf-recovery-complete":
+            return (f"CSQE131I {qm_name} RECOVERY OF STRUCTURE {fields['structure']} COMPLETED "
+                    f"({fields['records']} LOG RECORDS MERGED BY LRSN)")
         if event == "shunt-failed":
             return (f"CSQR027I {qm_name} UNABLE TO COMPLETE LOG SHUNTING FOR UNIT OF WORK {fields['uow']:X}: "
                     f"{fields['bytes']} BYTES DO NOT FIT IN THE ACTIVE LOG NOW")
@@ -97,9 +117,11 @@ def console(qm_name: str, addressing: RbaAddressing):
 def zos_platform(storage: Storage, *, data_sets: int = 3, cis: int = 4096, dual: bool = True,
                  dual_archive: bool = True, dual_bsds: bool = True, offload: bool = True, max_arch: int = 500,
                  outbuff_kb: int = 4000, wrthrsh: int = DEFAULT_WRTHRSH, logload: int = 500_000,
-                 rba8: bool = True, start_rba: int = 0, codec=None, qm_name: str = "CSQ1") -> Platform:
-    """The z/OS queue manager's log over ``storage`` (the ZosLogConfig's values)."""
-    addressing = rba_addressing(rba8, start_rba)
+                 rba8: bool = True, start_rba: int = 0, codec=None, qm_name: str = "CSQ1",
+                 lrsn: bool = False) -> Platform:
+    """The z/OS queue manager's log over ``storage`` (the ZosLogConfig's values); ``lrsn``:
+    a queue-sharing group member, whose records carry LRSNs."""
+    addressing = rba_addressing(rba8, start_rba, lrsn)
     if codec is None:
         # Always a codec, even for COMPLOG(NONE): records written under another setting must
         # stay readable, and SET LOG COMPLOG switches it while running.

@@ -157,5 +157,39 @@ class PagesetControl(_Codec):
 
 def pageset_records(qm, begin: int) -> list:
     """The page-set control record for a checkpoint starting at ``begin``."""
-    entries = tuple(PagesetEntry(name, qm.queues[name].depth, begin) for name in sorted(qm.queues))
+    entries = tuple(PagesetEntry(name, qm.queues[name].depth, begin) for name in sorted(qm.queues)
+                    if not qm.queues[name].shared)  # shared queues live in the coupling facility
     return [PagesetControl(qm._checkpoint_number + 1, entries)]
+
+
+@register
+@attrs.frozen
+class CfBackup(_Codec):
+    """One piece of a coupling-facility structure backup (0x62, BACKUP CFSTRUCT): the images
+    of the structure's shared queues and, for each member, the RBA its log must be read
+    from to bring them up to date (see mqlog.zos.qsg)."""
+
+    TYPE: ClassVar = RecordType.CF_BACKUP
+    RM: ClassVar = ResourceManager.CF
+    _S: ClassVar = struct.Struct(f"<{QUEUE_NAME_LENGTH}sQIII")  # structure, backup id, segment, segments, length
+
+    structure: str
+    backup_id: int
+    segment: int
+    segments: int
+    data: bytes = b""
+    uow: int = attrs.field(default=0, kw_only=True)
+    prev: int = attrs.field(default=NO_ADDRESS, kw_only=True)
+    stamp: int = attrs.field(default=0, kw_only=True)
+
+    def _body(self) -> bytes:
+        return self._S.pack(_pad_name(self.structure, QUEUE_NAME_LENGTH), self.backup_id, self.segment,
+                            self.segments, len(self.data)) + self.data
+
+    @classmethod
+    def _from_body(cls, flags, uow, prev, stamp, body):
+        name, backup_id, segment, segments, n = cls._S.unpack_from(body)
+        if cls._S.size + n != len(body) or not 0 <= segment < segments:
+            raise ValueError(f"CF backup segment {segment} of {segments} with {n} bytes in {len(body)}")
+        return cls(_unpad_name(name), backup_id, segment, segments, bytes(body[cls._S.size:]),
+                   uow=uow, prev=prev, stamp=stamp)

@@ -1,0 +1,283 @@
+"""Queue-sharing groups (SPEC §5.3 LRSN, §5.4 CF backup records): several z/OS queue managers
+share queues held in a coupling-facility (CF) structure, each logging its own work in its
+own log.
+
+**Shared queues.** A shared queue is one :class:`~mqlog.core.queues.Queue` object (no queue
+file) that every member holds in its ``queues``: a put by one member can be got by another.
+Unit-of-work ids carry the member's number (``QmConfig.member``), so units of different
+members never clash on a message. The structure outlives a member: when a member restarts,
+the CF is the truth about the messages, and the member's restart only resolves its own units
+of work there (backs out those in flight, keeps those in doubt) – the model's peer recovery.
+
+**LRSN.** A byte position orders one log, not several: every member's records carry an LRSN
+(the record header's stamp), a store-clock value of the same clock for all members, so the
+records of all logs can be merged into one order. Records with the same LRSN keep their
+member's order.
+
+**BACKUP CFSTRUCT / RECOVER CFSTRUCT.** A backup writes CF-backup records (0x62) into the
+issuing member's log: each shared queue's image (the core's media-image bytes) and, per
+member, the RBA from which that member's log must be read to bring the images up to date –
+its log's head at the moment of the snapshot, or earlier where an MQI call already logging
+has not yet taken effect (the fuzzy-image rule of :mod:`mqlog.core.media`). When a structure
+fails its messages are gone (applications get MQRC_CF_STRUCTURE_FAILED, 2373). RECOVER
+CFSTRUCT reads the latest backup, reads every member's log from its RBA, merges the records
+that touch the structure's queues by LRSN, and redoes them onto the images; uncommitted
+state of units of work that no member still has is put back. Non-persistent messages are
+not recovered (they are never logged). All members must be running for a backup or a
+recovery (the model does not read a stopped member's log).
+"""
+
+from __future__ import annotations
+
+import struct
+from typing import Generator
+
+import attrs
+
+from mqlog.core.errors import LogCorruptionError, MqlogError
+from mqlog.core.media import IMAGE_SEGMENT_BYTES, ImagedMessage, decode_image, encode_image
+from mqlog.core.platform import LogControl
+from mqlog.core.queuefile import MessageState
+from mqlog.core.queues import Message, Queue
+from mqlog.core.reader import LogReader
+from mqlog.core.records import NO_ADDRESS, Backout, Clr, Commit, Get, Prepare, Put, PutSegment
+from mqlog.core.recovery import _Restart
+from mqlog.core.qmgr import MEMBER_SHIFT
+from mqlog.zos.records import CfBackup
+
+_MEMBER = struct.Struct("<B48sQ")
+_QUEUE = struct.Struct("<48sI")
+
+
+class QsgError(MqlogError):
+    """A queue-sharing group request that cannot be carried out (names what is missing)."""
+
+
+@attrs.define
+class CfStructure:
+    name: str
+    queues: dict = attrs.field(factory=dict)  # name -> the shared Queue
+    failed: bool = False
+
+
+@attrs.frozen
+class BackupEntry:
+    """Where the latest backup of a structure is (MQ keeps this in Db2's tables)."""
+
+    member: str
+    address: int  # its first CF-backup record in that member's log
+    backup_id: int
+
+
+class QueueSharingGroup:
+    """The members, their CF structures and the structures' backups."""
+
+    def __init__(self, name: str = "QSG1"):
+        self.name = name
+        self.members: dict[str, object] = {}  # queue manager name -> QueueManager, in joining order
+        self.structures: dict[str, CfStructure] = {}
+        self.backups: dict[str, BackupEntry] = {}
+
+    # -- membership and shared queues ------------------------------------------------------
+
+    def join(self, qm) -> None:
+        """Add a queue manager (before its start or restart): it sees every shared queue."""
+        numbers = {m.config.member for n, m in self.members.items() if n != qm.config.name}
+        if qm.config.member in numbers:
+            raise QsgError(f"member number {qm.config.member} of {qm.config.name} is already used in {self.name}")
+        self.members[qm.config.name] = qm
+        for structure in self.structures.values():
+            for queue in structure.queues.values():
+                qm.queues[queue.name] = queue
+
+    def define_structure(self, name: str) -> CfStructure:
+        structure = self.structures.get(name)
+        if structure is None:
+            structure = self.structures[name] = CfStructure(name)
+        return structure
+
+    def define_shared_queue(self, name: str, structure: str, *, max_depth: int = 999_999_999) -> Queue:
+        """DEFINE QLOCAL(name) QSGDISP(SHARED) CFSTRUCT(structure): one queue for all members."""
+        cf = self.define_structure(structure)
+        queue = Queue(name, None, max_depth=max_depth,
+                      attributes=f"MAXDEPTH({max_depth}) QSGDISP(SHARED) CFSTRUCT({structure})")
+        queue.shared = True
+        cf.queues[name] = queue
+        for qm in self.members.values():
+            qm.queues[name] = queue
+        return queue
+
+    def _structure(self, name: str) -> CfStructure:
+        cf = self.structures.get(name)
+        if cf is None:
+            raise QsgError(f"no CF structure {name} in {self.name}")
+        return cf
+
+    def _running(self) -> list:
+        down = [n for n, m in self.members.items() if m.writer is None or m.stopped]
+        if down:
+            raise QsgError(f"members {', '.join(down)} of {self.name} are not running")
+        return list(self.members.values())
+
+    # -- structure failure, backup and recovery --------------------------------------------
+
+    def fail_structure(self, name: str) -> None:
+        """The structure fails: its messages are lost until RECOVER CFSTRUCT."""
+        cf = self._structure(name)
+        cf.failed = True
+        for queue in cf.queues.values():
+            queue.messages.clear()
+            queue.available.clear()
+            queue.failed = True
+
+    def backup_cfstruct(self, qm, name: str) -> Generator:
+        """BACKUP CFSTRUCT(name) issued on member ``qm``: CF-backup records in its log."""
+        cf = self._structure(name)
+        if cf.failed:
+            raise QsgError(f"CF structure {name} has failed: recover it before backing it up")
+        members = self._running()
+        # The snapshot: one step of virtual time, every member's replay point with it.
+        starts = []
+        for member in members:
+            start = member.writer.next_address
+            if member._inflight:
+                start = min(start, member._inflight[0])
+            starts.append((member.config.member, member.config.name, start))
+        images = [(queue.name, encode_image(queue.attributes, self._imaged(queue)))
+                  for queue in sorted(cf.queues.values(), key=lambda q: q.name)]
+        payload = b"".join([struct.pack("<I", len(starts))]
+                           + [_MEMBER.pack(n, name_.encode("ascii").ljust(48), start) for n, name_, start in starts]
+                           + [struct.pack("<I", len(images))]
+                           + [_QUEUE.pack(q.encode("ascii").ljust(48), len(img)) + img for q, img in images])
+        pieces = [payload[i:i + IMAGE_SEGMENT_BYTES] for i in range(0, len(payload), IMAGE_SEGMENT_BYTES)]
+        backup_id = qm.writer.next_address
+        need = 800 + len(payload) + 300 * len(pieces)
+        yield from qm._claim_waiting(need)
+        try:
+            first = NO_ADDRESS
+            for i, piece in enumerate(pieces):
+                address = yield from qm._log(CfBackup(name, backup_id, i, len(pieces), piece), essential=True)
+                first = address if first == NO_ADDRESS else first
+            yield qm.writer.force()
+        finally:
+            qm._claimed -= need
+        self.backups[name] = BackupEntry(qm.config.name, first, backup_id)
+        qm.say("cf-backup", structure=name, bytes=len(payload))
+        return len(payload)
+
+    def _imaged(self, queue: Queue) -> list:
+        """A shared queue's persistent messages as an image shows them: the outcome of a
+        unit of work whose Commit/Backout record is already logged (by whichever member)."""
+        by_member = {m.config.member: m for m in self.members.values()}
+        out = []
+        for message in sorted(queue.messages.values(), key=lambda m: (m.seq, m.msg_id)):
+            if not message.persistent:
+                continue
+            state, uow = message.state, message.uow
+            owner_qm = by_member.get(uow >> MEMBER_SHIFT) if uow else None
+            owner = owner_qm.uows.get(uow) if owner_qm is not None else None
+            if owner is not None and owner.end_address != NO_ADDRESS:
+                if (state is MessageState.PUT_UNCOMMITTED) != owner.end_commit:
+                    continue
+                state, uow = MessageState.COMMITTED, 0
+            out.append(ImagedMessage(message.msg_id, state, uow, message.seq, message.data or b""))
+        return out
+
+    def recover_cfstruct(self, qm, name: str) -> Generator:
+        """RECOVER CFSTRUCT(name) issued on member ``qm``: the structure rebuilt from its latest
+        backup and every member's log after it, merged by LRSN. Returns the records redone."""
+        cf = self._structure(name)
+        entry = self.backups.get(name)
+        if entry is None:
+            raise QsgError(f"no backup of CF structure {name}: BACKUP CFSTRUCT({name}) first")
+        members = self._running()
+        owner = self.members.get(entry.member)
+        if owner is None:
+            raise QsgError(f"the backup of {name} is in the log of {entry.member}, which left {self.name}")
+        qm.say("cf-recovery-begin", structure=name)
+        starts, images = yield from self._read_backup(owner, name, entry)
+        queues: dict[str, Queue] = {}
+        r = _Restart(qm, LogControl(NO_ADDRESS, 0, 0))
+        r.structure_recovery = True
+        r.queues = queues
+        for queue_name, (attributes, messages) in images.items():
+            fresh = Queue(queue_name, None, max_depth=cf.queues[queue_name].max_depth, attributes=attributes)
+            fresh.shared = True
+            for m in messages:
+                fresh.add(Message(m.msg_id, m.put_address, True, len(m.data), m.data, m.state, m.uow, m.put_address))
+                if m.uow:
+                    r.index(m.uow, queue_name, m.msg_id)
+            queues[queue_name] = fresh
+        # Every member's records after its replay point that bear on the structure, by LRSN.
+        wanted = (Put, PutSegment, Get, Commit, Backout, Clr, Prepare)
+        merged = []
+        for member in members:
+            start = starts.get(member.config.member)
+            if start is None:
+                raise QsgError(f"the backup of {name} names no replay point for {member.config.name}")
+            reader = LogReader(member.platform.space, start, format_address=member.platform.addressing.format)
+            for address, record in reader:
+                if isinstance(record, wanted):
+                    merged.append((record.stamp, member.config.member, address, record))
+            yield from member.device.read(reader.bytes_read)
+        merged.sort(key=lambda item: item[:3])
+        for _, _, address, record in merged:
+            queue_name = getattr(record, "queue", None)
+            if queue_name is not None and queue_name not in queues:
+                continue  # another structure's or a private queue
+            yield from r.cpu(qm.config.replay_record_us)
+            yield from r.redo(address, record)
+        # Units of work no member still has ended without a record of their outcome here.
+        live = {u for m in members for u in m.uows}
+        r.table = {u: None for u in r.by_uow if u in live}
+        yield from r.reconcile()
+        yield from r.cpu_flush()
+        for queue_name, fresh in queues.items():
+            shared = cf.queues[queue_name]
+            shared.messages, shared.available, shared._seq = fresh.messages, fresh.available, fresh._seq
+            shared.failed = False
+            for event, _ in shared.getters:
+                if not event.triggered:
+                    event.succeed(None)
+            shared.getters = []
+        cf.failed = False
+        qm.say("cf-recovery-complete", structure=name, records=len(merged))
+        return len(merged)
+
+    def _read_backup(self, owner, name: str, entry: BackupEntry) -> Generator:
+        space = owner.platform.space
+        reader = LogReader(space, entry.address, format_address=owner.platform.addressing.format)
+        pieces: list[bytes] = []
+        for _, record in reader:
+            if isinstance(record, CfBackup) and record.structure == name and record.backup_id == entry.backup_id:
+                if record.segment != len(pieces):
+                    break
+                pieces.append(record.data)
+                if len(pieces) == record.segments:
+                    break
+        yield from owner.device.read(reader.bytes_read)
+        if not pieces or len(pieces) != record.segments:
+            raise LogCorruptionError(f"the log of {owner.config.name} does not hold the whole backup of CF "
+                                     f"structure {name}", address=owner.platform.addressing.format(entry.address))
+        payload = b"".join(pieces)
+        at = 0
+        (n,) = struct.unpack_from("<I", payload, at)
+        at += 4
+        starts = {}
+        for _ in range(n):
+            number, _member, start = _MEMBER.unpack_from(payload, at)
+            starts[number] = start
+            at += _MEMBER.size
+        (q,) = struct.unpack_from("<I", payload, at)
+        at += 4
+        images = {}
+        for _ in range(q):
+            raw_name, length = _QUEUE.unpack_from(payload, at)
+            at += _QUEUE.size
+            queue_name = raw_name.rstrip(b" ").decode("ascii")
+            images[queue_name] = decode_image(payload[at:at + length], source=f"CF backup of {name}")
+            at += length
+        return starts, images
+
+
+__all__ = ["QueueSharingGroup", "CfStructure", "QsgError", "BackupEntry"]
