@@ -114,7 +114,8 @@ class SpacePolicy(Protocol):
 
 
 class DataCodec(Protocol):
-    """Compression of persistent message data in put records (z/OS COMPLOG)."""
+    """Compression of persistent message data in put records (z/OS COMPLOG). A codec may
+    have an ``active`` attribute: False while it compresses nothing (COMPLOG(NONE))."""
 
     def encode(self, data: bytes) -> tuple[Codec, bytes]:
         """The codec chosen and the stored bytes (Codec.NONE and ``data`` to leave it)."""

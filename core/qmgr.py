@@ -543,7 +543,7 @@ class QueueManager:
     def _log_put(self, queue: Queue, message: Message, uow: UnitOfWork | None) -> Generator:
         data = message.data
         codec, stored = Codec.NONE, data
-        if self.platform.codec is not None and data:
+        if self.platform.codec is not None and getattr(self.platform.codec, "active", True) and data:
             codec, stored = self.platform.codec.encode(data)
             self.counters.compression_in_bytes += len(data)
             self.counters.compression_out_bytes += len(stored)
@@ -918,8 +918,9 @@ class QueueManager:
         than three checkpoints are reported as long-running (CSQJ160I)."""
         for uow in self.uows.values():
             if uow.logged and uow.end_address == NO_ADDRESS and uow.checkpoints_seen > 3:
+                uow.switches_reported += 1
                 self.say("long-uow-at-switch", uow=uow.id, application=uow.application,
-                         checkpoints=uow.checkpoints_seen, first=uow.first)
+                         checkpoints=uow.checkpoints_seen, first=uow.first, times=uow.switches_reported)
 
     def _drain_space_events(self) -> None:
         events = getattr(self.platform.space, "events", None)

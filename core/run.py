@@ -17,7 +17,7 @@ import attrs
 import simpy
 
 from mqlog.core.devices import Device, get_profile
-from mqlog.core.errors import MqlogError, SimulatedCrash
+from mqlog.core.errors import LogWriteError, MqlogError, SimulatedCrash
 from mqlog.core.faults import FaultInjectingStorage, FaultPlan
 from mqlog.core.journal import Journal
 from mqlog.core.platform import Platform
@@ -75,6 +75,7 @@ def run_workload(cfg: RunConfig, storage: Storage, progress: Callable[[float, in
     proc = env.process(main())
     crash_at = cfg.crash_at_s * 1e6 if cfg.crash_at_s is not None else None
     crashed = False
+    abnormal_end = None
     try:
         while not proc.triggered:
             target = env.now + PROGRESS_STEP_US
@@ -95,8 +96,18 @@ def run_workload(cfg: RunConfig, storage: Storage, progress: Callable[[float, in
             raise proc.value
     except SimulatedCrash:
         crashed = True
+    except LogWriteError as exc:
+        # The log cannot be written any more (a write error, the end of the RBA range): the
+        # queue manager ends abnormally, as after a crash – what was not on disk is gone –
+        # and the files are left for a restart (after, say, converting to 8-byte RBAs).
+        fs.crash()
+        crashed = True
+        abnormal_end = str(exc)
+        qm._drain_space_events()
+        qm.messages.append(f"The queue manager ended abnormally: {exc}")
     journal.crash()
     metrics = collect_metrics(cfg, qm, ctx, env, crashed)
+    metrics["abnormal_end"] = abnormal_end
     return RunResult(metrics, journal, qm, fs, crashed, list(qm.messages))
 
 

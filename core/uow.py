@@ -82,6 +82,7 @@ class UnitOfWork:
     #: MQI calls of its application in progress (between building a record chained on
     #: ``last`` and the record's effect): it is not shunted meanwhile
     in_call: int = 0
+    switches_reported: int = 0  # log switches at which it was reported as long-running
     #: its Prepare record, once appended (it is in doubt from that point on the log)
     prepare_address: int = NO_ADDRESS
     #: its Commit or Backout record, once appended, and which it was: from that point on

@@ -285,6 +285,8 @@ def _device_for_restart(device: str) -> str:
 
 def _print_metrics(m: dict, out) -> None:
     state = "crashed" if m["crashed"] else "ended with a controlled shutdown"
+    if m.get("abnormal_end"):
+        state = f"ended abnormally ({m['abnormal_end']})"
     click.echo(f"{m['workload']} on {m['platform']} ({m['device']}), seed {m['seed']}: "
                f"{m['virtual_seconds']:.6f} virtual seconds, {state}")
     rows = [
@@ -608,6 +610,27 @@ def stats_cmd(directory: Path, as_json: bool):
 
     result = stats_run(directory, as_json=as_json)
     click.echo(json.dumps(result, sort_keys=True) if as_json else result, nl=as_json)
+
+
+@cli.command("convert-rba")
+@click.argument("directory", type=click.Path(exists=True, file_okay=False, path_type=Path))
+def convert_rba_cmd(directory: Path):
+    """Convert the BSDS of the z/OS queue manager a run left in DIRECTORY to 8-byte RBAs
+    (like CSQJUCNV). One way: there is no going back to 6-byte RBAs."""
+    from mqlog.zos.utilities import open_zos
+
+    space, _, _, _ = open_zos(directory)
+    try:
+        if space.load_control() is None:
+            raise MqlogError(f"{directory}: the queue manager was never created (no checkpoint on disk)")
+        converted = space.convert_to_rba8()
+    finally:
+        space.storage.close()
+    run = _load_run(directory)
+    run["log"]["RBA8"] = "YES"
+    _write_json(directory / RUN_FILE, run)
+    click.echo("CSQJ445I BSDS converted to 8-byte RBA and LRSN format" if converted
+               else "the BSDS already uses 8-byte RBAs: nothing to do")
 
 
 @cli.command("workloads")

@@ -383,3 +383,39 @@ def test_media_commands_on_a_circular_log_give_a_one_line_error(tmp_path, args, 
                 "--set", "workload.messages_per_pair=20", "--out", tmp_path)
     assert out.returncode == 0, out.stderr
     one_line_error(mqlog(*[a.format(d=tmp_path) for a in args]), *words)
+
+
+def test_zos_rba_limit_ends_the_run_abnormally_and_conversion_lets_it_restart(tmp_path):
+    """SPEC §5.3: at the 6-byte termination RBA the queue manager ends (00D10257); the files
+    are left; after converting the BSDS to 8-byte RBAs it restarts and verifies."""
+    out = mqlog("run", "--platform", "zos", "--workload", "putget-pairs", "--set", "workload.pairs=1",
+                "--set", "workload.messages_per_pair=200", "--set", "log.RBA8=NO",
+                "--set", "log.STARTRBA=0xFFF7FFFF0000", "--set", "log.ACTIVE_LOG_CIS=16", "--out", tmp_path, "--json")
+    assert out.returncode == 0, out.stderr
+    metrics = json.loads(out.stdout)
+    assert "00D10257" in metrics["abnormal_end"] and metrics["crashed"]
+    log = (tmp_path / "CSQMSTR.JESMSGLG").read_text()
+    assert "CSQJ032E" in log and "00D10257" in log
+    converted = mqlog("convert-rba", tmp_path)
+    assert converted.returncode == 0 and "8-byte" in converted.stdout
+    assert json.loads((tmp_path / "run.json").read_text())["log"]["RBA8"] == "YES"
+    restarted = json.loads(mqlog("restart", tmp_path, "--verify", "--json").stdout)
+    assert restarted["committed_missing"] == restarted["uncommitted_present"] == 0
+    again = mqlog("convert-rba", tmp_path)
+    assert again.returncode == 0 and "nothing to do" in again.stdout
+
+
+def test_zos_utilities_from_the_command_line(tmp_path):
+    out = mqlog("run", "--platform", "zos", "--workload", "long-uow", "--set", "workload.duration=0.1",
+                "--set", "log.ACTIVE_LOG_CIS=16", "--set", "log.COMPLOG=RLE",
+                "--set", "workload.payload=padded-records", "--out", tmp_path, "--json")
+    assert out.returncode == 0, out.stderr
+    metrics = json.loads(out.stdout)
+    assert metrics["shunts"] >= 1 and metrics["platform_QJSTCMPCOMP"] < metrics["platform_QJSTCMPUNCMP"]
+    bsds = json.loads(mqlog("bsds", tmp_path, "--json").stdout)
+    stats = json.loads(mqlog("stats", tmp_path, "--json").stdout)
+    assert stats["QJSTLLCP"] == metrics["checkpoints"] and bsds
+    summary = mqlog("print", tmp_path, "--summary", "only")
+    assert summary.returncode == 0 and "BACKED OUT" in summary.stdout
+    one_line_error(mqlog("print", tmp_path, "--rba-start", "zz"), "zz")
+    one_line_error(mqlog("bsds", tmp_path / "qm"), "run.json")

@@ -110,6 +110,11 @@ class CompLogCodec:
         if not isinstance(value, int) or value < 0:
             raise ParameterError("min_length", value, "a whole number of bytes, 0 or more")
 
+    @property
+    def active(self) -> bool:
+        """Whether data is offered to compression at all (COMPLOG is not NONE)."""
+        return self.complog != "NONE"
+
     def encode(self, data: bytes) -> tuple[Codec, bytes]:
         """The codec chosen and the bytes to log (``Codec.NONE`` and ``data`` itself when
         compression is off, the data is short, or nothing came out smaller)."""

@@ -73,6 +73,9 @@ def console(qm_name: str, addressing: RbaAddressing):
         if event == "CSQJ003I":
             return (f"CSQJ003I {qm_name} FULL ARCHIVE LOG VOLUME DSNAME={fields['dsname']}, "
                     f"STARTRBA={rba(fields['start'])} ENDRBA={rba(fields['end'])}, COPY{fields['copy']}VOL=MQLOG")
+        if event == "CSQJ124E":
+            return (f"CSQJ124E {qm_name} OFFLOAD OF ACTIVE LOG SUSPENDED FROM RBA {rba(fields['start'])} TO RBA "
+                    f"{rba(fields['end'])} DUE TO I/O ERROR")
         if event == "CSQJ110E":
             return f"CSQJ110E {qm_name} LAST COPY{fields['copy']} ACTIVE LOG DATA SET IS {fields['percent']} PERCENT FULL"
         if event == "CSQJ111A":
@@ -91,9 +94,14 @@ def console(qm_name: str, addressing: RbaAddressing):
             return (f"CSQJ032E {qm_name} CRITICAL - THE LOG RBA HAS REACHED {fields['limit']:X}: THE QUEUE MANAGER "
                     f"TERMINATES WITH REASON CODE 00D10257")
         if event == "long-uow-at-switch":
-            # IBM names CSQJ160I for this; its exact text is not public, the wording is ours
-            return (f"CSQJ160I {qm_name} LONG-RUNNING UOW FOUND, URID={fields['uow']:X} CONNECTION NAME="
-                    f"{fields['application']} ({fields['checkpoints']} CHECKPOINTS, FIRST RBA {rba(fields['first'])})")
+            # IBM names CSQJ160I (found) and CSQJ161I (still there at a later offload) for
+            # this; their exact texts are not public, the wording is ours
+            if fields.get("times", 1) == 1:
+                return (f"CSQJ160I {qm_name} LONG-RUNNING UOW FOUND, URID={fields['uow']:X} CONNECTION NAME="
+                        f"{fields['application']} ({fields['checkpoints']} CHECKPOINTS, FIRST RBA "
+                        f"{rba(fields['first'])})")
+            return (f"CSQJ161I {qm_name} UOW UNRESOLVED AFTER {fields['times']} OFFLOADS, URID={fields['uow']:X} "
+                    f"CONNECTION NAME={fields['application']}")
         if event == "cf-backup":
             # CSQE121I / CSQE130I / CSQE131I are IBM's numbers for these; the wording is ours
             return f"CSQE121I {qm_name} BACKUP OF STRUCTURE {fields['structure']} COMPLETED ({fields['bytes']} BYTES)"

@@ -245,6 +245,12 @@ class ZosLogSpace:
         seq = self.next_archive
         self.next_archive += 1
         pages = tuple(self._page_bytes(ds.start + k * PAGE_SIZE) for k in range(self.cis))
+        bad = [ds.start + k * PAGE_SIZE for k, page in enumerate(pages)
+               if ds.start + k * PAGE_SIZE < self.high_written and check_page(page, ds.start + k * PAGE_SIZE)[1]
+               is not None and page.strip(b"\0")]
+        if bad:
+            # Neither copy holds a good version of these CIs: the archive has a gap (CSQJ124E).
+            self.events.append(("CSQJ124E", {"start": bad[0], "end": bad[-1] + PAGE_SIZE - 1}))
         files = tuple(archive_name(prefix, seq) for prefix in self.prefixes)
         entry = ArchiveEntry(seq, ds.start, ds.start + self.ds_bytes - 1, files)
         self.archives.append(entry)

@@ -288,3 +288,65 @@ def test_a_crash_in_the_middle_of_an_offload_redoes_it_under_the_same_number():
         on_disk = {n for n in qm.storage.list() if ".A" in n}
         assert on_disk <= listed | {n for n in on_disk if int(n[-7:]) >= platform.space.next_archive}, k
     assert crashed_in_offload >= 1
+
+
+def test_a_full_active_log_makes_work_wait_with_csqj110e_and_csqj111a_and_loses_nothing():
+    """Archiving off, two small data sets, a slow device and a deep queue whose checkpoint
+    flush takes long: the last data set fills (CSQJ110E at 5% steps), the log runs out
+    (CSQJ111A) and work waits until a checkpoint frees a data set – nothing fails."""
+    storage = FaultInjectingStorage(MemoryStorage())
+    env = simpy.Environment()
+    platform = zos_platform(storage, data_sets=2, cis=16, offload=False, dual_archive=False, logload=100_000)
+    qm = QueueManager(env, platform, storage, Device(env, get_profile("nfs3")), QmConfig())
+    acked = []
+
+    def deep():
+        conn = qm.connect("DEEP")
+        for _ in range(300):
+            yield from conn.put("DEEP", bytes(100), syncpoint=False)
+
+    def app(i):
+        conn = qm.connect(f"APP{i}")
+        for k in range(40):
+            yield from conn.put("Q", b"%d-%d" % (i, k) + bytes(3000))
+            yield from conn.commit()
+            acked.append(b"%d-%d" % (i, k))
+
+    def go():
+        yield from qm.start()
+        yield from qm.define_queue("Q")
+        yield from qm.define_queue("DEEP")
+        yield env.process(deep())
+        yield simpy.AllOf(env, [env.process(app(i)) for i in range(6)])
+
+    run(env, go())
+    assert qm.writer.failed is None and len(acked) == 240
+    steps = [int(m.split(" IS ")[1].split()[0]) for m in qm.messages if m.startswith("CSQJ110E")]
+    assert steps and all(s % 5 == 0 for s in steps)
+    assert any(m.startswith("CSQJ111A") for m in qm.messages)
+    env, platform, qm2, report = crash_and_restart(storage, data_sets=2, cis=16, offload=False, dual_archive=False)
+    queue = qm2.queues["Q"]
+    assert sorted(queue.read(m)[0].rstrip(b"\0") for m in queue.messages.values()) == sorted(acked)
+
+
+def test_offload_of_a_data_set_damaged_in_both_copies_reports_the_gap():
+    storage, env, platform, qm = started(cis=32)
+    run(env, traffic(qm, 10))  # part of the first data set
+    for copy in (1, 2):
+        storage.write(data_set_name(copy, 1), 2 * PAGE_SIZE, b"\xEE" * PAGE_SIZE)
+    run(env, traffic(qm, 80))  # fills it: the offload finds CI 2 bad in both copies
+    gaps = [m for m in qm.messages if m.startswith("CSQJ124E")]
+    assert gaps and "0000000000002000" in gaps[0]
+    assert not [m for m in qm.messages if m.startswith("CSQJ124E") and "0000000000020000" in m]
+
+
+def test_offload_of_a_data_set_damaged_in_one_copy_archives_the_other_copys_pages():
+    storage, env, platform, qm = started(cis=32)
+    run(env, traffic(qm, 10))
+    storage.write(data_set_name(1, 1), 2 * PAGE_SIZE, b"\xEE" * PAGE_SIZE)
+    run(env, traffic(qm, 80))
+    assert not [m for m in qm.messages if m.startswith("CSQJ124E")]
+    archive = platform.space.archives[0]
+    page = storage.read(archive.files[0], 2 * PAGE_SIZE, PAGE_SIZE)
+    from mqlog.core.pages import check_page
+    assert check_page(page, archive.start + 2 * PAGE_SIZE)[1] is None
