@@ -87,8 +87,12 @@ def console(qm_name: str, addressing: RbaAddressing):
                     f"{fields['application']} holds the log)")
         if event == "rba-warning":
             width, now = fields["width"], f"{fields['rba']:0{2 * fields['width']}X}"
-            return (f"CSQI045I {qm_name} Log RBA has reached {now}. Plan a log reset\n"
-                    f"CSQJ032E {qm_name} WARNING - APPROACHING END OF THE LOG RBA RANGE OF "
+            stage = fields.get("stage", 1)
+            first = {1: f"CSQI045I {qm_name} Log RBA has reached {now}. Plan a log reset",
+                     2: f"CSQI046E {qm_name} Log RBA has reached {now}. Perform a log reset",
+                     3: f"CSQI047E {qm_name} Log RBA has reached {now}. Stop queue manager and reset logs"}[stage]
+            level = "WARNING" if stage < 3 else "CRITICAL"
+            return (f"{first}\nCSQJ032E {qm_name} {level} - APPROACHING END OF THE LOG RBA RANGE OF "
                     f"{fields['end']:0{2 * width}X}. CURRENT LOG RBA IS {now}.")
         if event == "rba-termination":
             return (f"CSQJ032E {qm_name} CRITICAL - THE LOG RBA HAS REACHED {fields['limit']:X}: THE QUEUE MANAGER "

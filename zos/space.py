@@ -42,6 +42,9 @@ from mqlog.core.space import PhysicalWrite
 from mqlog.core.storage import Storage
 from mqlog.zos.config import RbaThreshold, rba_limits
 
+#: where (as a fraction of the way from the warning RBA to the termination RBA) the model
+#: gives CSQI045I, CSQI046E and CSQI047E: IBM does not publish these points
+RBA_WARNING_STEPS = (0.0, 0.5, 0.9)
 #: most active data sets per copy (DEFINE LOG and CSQJU003 NEWLOG together)
 MAX_DATA_SETS = 310
 
@@ -105,7 +108,7 @@ class ZosLogSpace:
         self.start = start
         self.rba8 = rba8
         self.limits = rba_limits(rba8)
-        self._rba_level = RbaThreshold.NONE  # the furthest RBA threshold already reported
+        self._rba_stage = 0  # the RBA warnings already given (1: CSQI045I, 2: CSQI046E, 3: CSQI047E)
         self.active: list[ActiveDataSet] = []
         self.archives: list[ArchiveEntry] = []
         self.current = 0  # index into self.active
@@ -306,9 +309,17 @@ class ZosLogSpace:
                 f"00D10257: the log RBA {limits.hex(min(end, limits.end))} reached the termination point "
                 f"{limits.hex(limits.termination)} of the {limits.width}-byte RBA range; convert the BSDS to "
                 f"8-byte RBAs (mqlog convert-rba) or reset the log")
-        if level >= RbaThreshold.WARNING and self._rba_level < RbaThreshold.WARNING:
-            self._rba_level = level
-            self.events.append(("rba-warning", {"rba": end, "limit": limits.termination,
+        if level < RbaThreshold.WARNING:
+            return
+        # IBM names three data-manager warnings, CSQI045I (plan a reset), CSQI046E (perform
+        # one) and CSQI047E (stop and reset), without publishing where each starts. The model
+        # says them as the used range passes the warning RBA, half-way to the termination
+        # RBA, and nine tenths of the way (a documented choice, RBA_WARNING_STEPS).
+        used = (min(end, limits.termination) - limits.warning) / (limits.termination - limits.warning)
+        stage = sum(1 for step in RBA_WARNING_STEPS if used >= step)
+        if stage > self._rba_stage:
+            self._rba_stage = stage
+            self.events.append(("rba-warning", {"rba": end, "limit": limits.termination, "stage": stage,
                                                 "end": limits.end, "width": limits.width}))
 
     def define_log(self) -> str:
@@ -334,7 +345,7 @@ class ZosLogSpace:
             self._load_or_create(create=False)
         if self.rba8:
             return False
-        self.rba8, self.limits, self._rba_level = True, rba_limits(True), RbaThreshold.NONE
+        self.rba8, self.limits, self._rba_stage = True, rba_limits(True), 0
         self._save()
         return True
 

@@ -350,3 +350,22 @@ def test_offload_of_a_data_set_damaged_in_one_copy_archives_the_other_copys_page
     page = storage.read(archive.files[0], 2 * PAGE_SIZE, PAGE_SIZE)
     from mqlog.core.pages import check_page
     assert check_page(page, archive.start + 2 * PAGE_SIZE)[1] is None
+
+
+@pytest.mark.parametrize("rba8", [False, True])
+def test_the_three_rba_warnings_come_in_turn_as_the_range_runs_out(rba8):
+    from mqlog.zos.config import rba_limits
+
+    limits = rba_limits(rba8)
+    span = limits.termination - limits.warning
+    seen = []
+    # starting just short of each point: the warning in force there, then the next one
+    for fraction, expected in ((0.0, ["CSQI045I"]), (0.5, ["CSQI045I", "CSQI046E"]),
+                               (0.9, ["CSQI046E", "CSQI047E"])):
+        start = (limits.warning + int(span * fraction)) // PAGE_SIZE * PAGE_SIZE - 0x8000
+        storage, env, platform, qm = started(rba8=rba8, start_rba=start)
+        run(env, traffic(qm, 30))
+        said = [m.split()[0] for m in qm.messages if m.startswith("CSQI04")]
+        assert said == expected, (fraction, said)
+        seen.append(any("CRITICAL" in m for m in qm.messages))
+    assert seen == [False, False, True]
