@@ -137,6 +137,8 @@ def collect_metrics(cfg: RunConfig, qm: QueueManager, ctx: Context, env: simpy.E
         "physical_bytes": s.get("physical_bytes", 0),
         "logical_writes": s.get("logical_writes", 0),
         "physical_writes": s.get("physical_writes", 0),
+        "archive_bytes": s.get("archive_bytes", 0),
+        "archive_writes": s.get("archive_writes", 0),
         "write_size_short": s.get("write_size_short", 0.0),
         "write_size_long": s.get("write_size_long", 0.0),
         "write_size_max": s.get("write_size_max", 0),

@@ -216,12 +216,28 @@ class LogWriter:
                 stats.partial_page_rewrites += 1
             if run.ends_partial:
                 stats.partial_page_writes += 1
-            for pw in self.space.plan_write(run):
-                for part in self._split_at_wrap(pw):
-                    yield from self._physical_write(part)
+            writes = list(self.space.plan_write(run))
+            i = 0
+            while i < len(writes):
+                pw = writes[i]
+                pair = i + 1 < len(writes) and writes[i + 1].purpose == "copy2" and pw.purpose == "log"
+                if pair and not run.rewrites_partial:
+                    # Dual logging: both copies of new pages are written at once; only the
+                    # rewrite of a partial page goes copy after copy, so that one copy is
+                    # always intact (z/OS does the same).
+                    yield self.env.all_of([self.env.process(self._write_parts(pw)),
+                                           self.env.process(self._write_parts(writes[i + 1]))])
+                    i += 2
+                    continue
+                yield from self._write_parts(pw)
+                i += 1
             self.buffer.release(run)
             self.durable = run.end_address
             self._release_waiters()
+
+    def _write_parts(self, pw: PhysicalWrite):
+        for part in self._split_at_wrap(pw):
+            yield from self._physical_write(part)
 
     def _split_at_wrap(self, pw: PhysicalWrite):
         """One write, or two if the pages wrap round the buffer ring and writev is off."""
@@ -254,7 +270,7 @@ class LogWriter:
         yield from self.device.write(nbytes)
         storage.write(pw.file, pw.offset, pw.pages)
         storage.sync(pw.file)
-        self.stats.record_write(pw.file, nbytes, len(pw.pages), env.now - started, env.now)
+        self.stats.record_write(pw.file, nbytes, len(pw.pages), env.now - started, env.now, pw.purpose)
 
     def _release_waiters(self) -> None:
         durable = self.durable

@@ -633,6 +633,55 @@ def convert_rba_cmd(directory: Path):
                else "the BSDS already uses 8-byte RBAs: nothing to do")
 
 
+@cli.command("compare")
+@click.option("--workload", required=True, help="A built-in workload name (see 'mqlog workloads') or FILE.toml.")
+@click.option("--set", "sets", multiple=True, metavar="workload.KEY=VALUE", help="A workload parameter; repeatable.")
+@click.option("--matrix", default="default", show_default=True,
+              help="'default' (3 distributed, 3 z/OS configurations) or a TOML file of [[config]] tables.")
+@click.option("--device", default="ssd", show_default=True, help="Device profile name or FILE.toml[:NAME].")
+@click.option("--seed", type=click.IntRange(0, 2**64 - 1), default=None, help="Seed (default: the spec's, else 0).")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("out/compare"),
+              show_default=True, help="Directory for results.parquet and report.html.")
+@click.option("--master", default=None, help="Spark master URL (default local[*]).")
+@click.option("--json", "as_json", is_flag=True, help="Print the result rows as JSON lines.")
+def compare_cmd(workload, sets, matrix, device, seed, out, master, as_json):
+    """Run one workload against a matrix of platform configurations, one Spark task each,
+    and compare them side by side (results.parquet, report.html)."""
+    from mqlog.core.spec import parse_set
+    from mqlog.spark.compare import check_matrix, compare, format_table, load_matrix, results_frame
+    from mqlog.spark.report import render
+    from mqlog.spark.session import spark_session
+
+    parsed = parse_set(list(sets))
+    if parsed.get("log"):
+        raise click.UsageError("compare takes workload.KEY=VALUE settings; log parameters belong in --matrix")
+    spec, _, spec_seed = _resolve_spec(workload, parsed)
+    seed = seed if seed is not None else (spec_seed or 0)
+    cells = check_matrix(load_matrix(matrix))
+    device = _device_for_restart(device)
+    spark = spark_session(master, "mqlog compare")
+    click.echo(f"comparing {len(cells)} configurations of {spec.workload} (seed {seed}) on Spark "
+               f"{spark.sparkContext.master} ...", err=True)
+    def progress(row, done, total):
+        click.echo(f"  [{done}/{total}] {row['config_name']}: {row['messages_put']} messages put, "
+                   f"{row['physical_writes']} physical writes", err=True)
+
+    rows = compare(spark, workload=spec.workload, params=dict(spec.params), seed=seed, device=device, cells=cells,
+                   progress=progress)
+    out.mkdir(parents=True, exist_ok=True)
+    results_frame(spark, rows).coalesce(1).write.mode("overwrite").parquet(str(out / "results.parquet"))
+    title = f"mqlog compare: {spec.workload}, seed {seed}, device {device}"
+    subtitle = ", ".join(f"{k}={v}" for k, v in sorted(dict(spec.params).items()))
+    (out / "report.html").write_text(render(rows, title=title, subtitle=subtitle), encoding="utf-8")
+    if as_json:
+        for row in rows:
+            click.echo(json.dumps(row, sort_keys=True))
+        return
+    click.echo(format_table(rows))
+    click.echo(f"fingerprint {rows[0]['fingerprint'][:16]} (identical in every configuration)")
+    click.echo(f"wrote {out / 'results.parquet'} and {out / 'report.html'}")
+
+
 @cli.command("workloads")
 def workloads_cmd():
     """List the built-in workloads with their parameters and defaults."""

@@ -1,0 +1,227 @@
+"""``mqlog compare``: one workload, one seed, run against a matrix of platform configurations,
+one Spark task per configuration (issue 7).
+
+Every configuration sees the same application calls and payload bytes – the workload is
+generated from the spec and seed alone – and each result row carries the workload's
+fingerprint; compare fails loudly if any two differ. A task runs the whole simulation in
+memory (virtual time, the same code as ``mqlog run``) and returns the metrics schema of
+:func:`mqlog.core.run.collect_metrics` plus the configuration's columns; the driver collects
+the rows into a DataFrame, writes ``results.parquet`` and the HTML report.
+
+The matrix is data: :data:`DEFAULT_MATRIX`, or a TOML file of ``[[config]]`` tables (``name``,
+``platform`` and a ``[config.log]`` table of that platform's log parameters). Cells are
+plain dicts, so they pickle to executors and the same job runs on ``local[*]`` or a cluster.
+"""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from pathlib import Path
+
+from mqlog.core.errors import MqlogError
+
+#: issue 7's default matrix: three distributed and three z/OS configurations
+DEFAULT_MATRIX: tuple[dict, ...] = (
+    {"name": "dist-circular-triple", "platform": "distributed",
+     "log": {"LogType": "CIRCULAR", "LogWriteIntegrity": "TripleWrite"}},
+    {"name": "dist-circular-single", "platform": "distributed",
+     "log": {"LogType": "CIRCULAR", "LogWriteIntegrity": "SingleWrite"}},
+    {"name": "dist-linear", "platform": "distributed", "log": {"LogType": "LINEAR"}},
+    {"name": "zos-dual-none", "platform": "zos", "log": {"TWOACTV": "YES", "COMPLOG": "NONE"}},
+    {"name": "zos-dual-rle", "platform": "zos", "log": {"TWOACTV": "YES", "COMPLOG": "RLE"}},
+    {"name": "zos-single-none", "platform": "zos", "log": {"TWOACTV": "NO", "TWOARCH": "NO", "COMPLOG": "NONE"}},
+)
+
+
+class FingerprintMismatch(MqlogError):
+    """Two configurations of one comparison did not see the same workload."""
+
+
+def load_matrix(path: str | Path | None) -> list[dict]:
+    """The default matrix (``None`` or ``"default"``) or the ``[[config]]`` tables of a TOML file;
+    errors name the file and the field."""
+    if path is None or str(path) == "default":
+        return [dict(cell, log=dict(cell["log"])) for cell in DEFAULT_MATRIX]
+    path = Path(path)
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise MqlogError(f"{path}: cannot read the matrix ({exc.strerror})") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise MqlogError(f"{path}: not valid TOML ({exc})") from None
+    cells = data.get("config")
+    if not isinstance(cells, list) or not cells:
+        raise MqlogError(f"{path}: field 'config' must be a list of [[config]] tables")
+    out, names = [], set()
+    for i, cell in enumerate(cells):
+        where = f"{path}: config[{i}]"
+        if not isinstance(cell, dict):
+            raise MqlogError(f"{where} must be a table")
+        for key, kind in (("name", str), ("platform", str)):
+            if not isinstance(cell.get(key), kind):
+                raise MqlogError(f"{where}: field {key!r} is missing or not a string")
+        log = cell.get("log", {})
+        if not isinstance(log, dict):
+            raise MqlogError(f"{where}: field 'log' must be a table")
+        unknown = set(cell) - {"name", "platform", "log"}
+        if unknown:
+            raise MqlogError(f"{where}: unknown field {sorted(unknown)[0]!r} (name, platform, log)")
+        if cell["name"] in names:
+            raise MqlogError(f"{where}: the name {cell['name']!r} is used twice")
+        names.add(cell["name"])
+        out.append({"name": cell["name"], "platform": cell["platform"], "log": {k: str(v) for k, v in log.items()}})
+    return out
+
+
+def check_matrix(cells: list[dict]) -> list[dict]:
+    """Each cell's platform and log parameters validated (before any task starts): a bad
+    value is reported once, naming the configuration and the parameter."""
+    from mqlog.platforms import choose
+
+    checked = []
+    for cell in cells:
+        try:
+            values = choose(cell["platform"]).configure({k: str(v) for k, v in cell["log"].items()})
+        except MqlogError as exc:
+            raise MqlogError(f"configuration {cell['name']!r}: {exc}") from None
+        checked.append(dict(cell, values=values))
+    return checked
+
+
+def run_cell(task: dict) -> dict:
+    """One configuration's run (in an executor): the metrics row, JSON-safe."""
+    from mqlog.core.run import RunConfig, run_workload
+    from mqlog.core.spec import BUILTINS, build_spec
+    from mqlog.core.storage import MemoryStorage
+    from mqlog.platforms import choose
+
+    choice = choose(task["platform"])
+    spec = build_spec(BUILTINS[task["workload"]], task["params"], origin="compare")
+    cfg = RunConfig(task["platform"], choice.maker(task["values"]), task["values"], spec, seed=task["seed"],
+                    device=task["device"], crash_at_s=task.get("crash_at_s"))
+    result = run_workload(cfg, MemoryStorage())
+    metrics = dict(result.metrics)
+    metrics["config_name"] = task["name"]
+    return metrics
+
+
+def flatten(metrics: dict) -> dict:
+    """A metrics dict as one Parquet row: nested values become JSON text columns."""
+    row = {}
+    for key, value in metrics.items():
+        if isinstance(value, (dict, list)):
+            row[key] = json.dumps(value, sort_keys=True)
+        else:
+            row[key] = value
+    return row
+
+
+def compare(spark, *, workload: str, params: dict, seed: int, device: str, cells: list[dict],
+            crash_at_s: float | None = None, progress=None) -> list[dict]:
+    """Run every cell as a Spark task; the metrics rows in matrix order. Raises
+    FingerprintMismatch if the configurations did not all see the same workload."""
+    tasks = [dict(cell, workload=workload, params=dict(params), seed=seed, device=device, crash_at_s=crash_at_s)
+             for cell in cells]
+    rows = []
+    for row in spark.sparkContext.parallelize(tasks, len(tasks)).map(run_cell).toLocalIterator():
+        rows.append(row)
+        if progress is not None:
+            progress(row, len(rows), len(tasks))
+    order = {cell["name"]: i for i, cell in enumerate(cells)}
+    rows.sort(key=lambda r: order[r["config_name"]])
+    check_fingerprints(rows)
+    return rows
+
+
+def check_fingerprints(rows: list[dict]) -> None:
+    """Raise FingerprintMismatch unless every row saw the same workload."""
+    prints = {r["fingerprint"] for r in rows}
+    if len(prints) > 1:
+        detail = ", ".join(f"{r['config_name']}={r['fingerprint'][:12]}" for r in rows)
+        raise FingerprintMismatch(f"the configurations did not see the same workload: {detail}")
+
+
+def results_frame(spark, rows: list[dict]):
+    """The rows as a DataFrame with one column per metric (types from the values)."""
+    from pyspark.sql import types as T
+
+    flat = [flatten(r) for r in rows]
+    keys = []
+    for row in flat:
+        keys += [k for k in row if k not in keys]
+    fields = []
+    for key in keys:
+        values = [row.get(key) for row in flat if row.get(key) is not None]
+        if values and all(isinstance(v, bool) for v in values):
+            kind = T.BooleanType()
+        elif values and all(isinstance(v, int) and not isinstance(v, bool) for v in values):
+            kind = T.LongType()
+        elif values and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
+            kind = T.DoubleType()
+            for row in flat:
+                if row.get(key) is not None:
+                    row[key] = float(row[key])
+        else:
+            kind = T.StringType()
+            for row in flat:
+                if row.get(key) is not None and not isinstance(row[key], str):
+                    row[key] = str(row[key])
+        fields.append(T.StructField(key, kind, True))
+    schema = T.StructType(fields)
+    return spark.createDataFrame([tuple(row.get(k) for k in keys) for row in flat], schema)
+
+
+#: the side-by-side table: (label, metric) in display order
+TABLE_ROWS = (
+    ("platform", "platform"),
+    ("messages put / got", ("messages_put", "messages_got")),
+    ("commits", "commits"),
+    ("forces", "forces"),
+    ("logical bytes", "logical_bytes"),
+    ("physical bytes", "physical_bytes"),
+    ("physical writes", "physical_writes"),
+    ("bytes / physical write", ("physical_bytes", "physical_writes")),
+    ("write time short (us)", "write_time_short_us"),
+    ("checkpoints", "checkpoints"),
+    ("log switches", "log_switches"),
+    ("compression in / out", ("compression_in_bytes", "compression_out_bytes")),
+    ("shunts", "shunts"),
+    ("archive offloads / bytes", ("archive_offloads", "archive_bytes")),
+    ("virtual seconds", "virtual_seconds"),
+)
+
+
+def table_cells(rows: list[dict]) -> list[tuple[str, list[str]]]:
+    """The side-by-side table as text cells: one line per metric, one column per configuration."""
+    lines = [("configuration", [r["config_name"] for r in rows])]
+    for label, key in TABLE_ROWS:
+        cells = []
+        for r in rows:
+            if label == "bytes / physical write":
+                writes = r.get("physical_writes") or 0
+                cells.append(f"{r.get('physical_bytes', 0) / writes:,.0f}" if writes else "-")
+            elif isinstance(key, tuple):
+                cells.append(" / ".join(_fmt(r.get(k)) for k in key))
+            else:
+                cells.append(_fmt(r.get(key)))
+        lines.append((label, cells))
+    return lines
+
+
+def _fmt(value) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        return f"{value:,.3f}" if value < 1000 else f"{value:,.0f}"
+    if isinstance(value, int):
+        return f"{value:,}"
+    return str(value)
+
+
+def format_table(rows: list[dict]) -> str:
+    lines = table_cells(rows)
+    width0 = max(len(label) for label, _ in lines)
+    widths = [max(len(cells[i]) for _, cells in lines) for i in range(len(rows))]
+    return "\n".join(f"{label:<{width0}}  " + "  ".join(f"{c:>{w}}" for c, w in zip(cells, widths))
+                     for label, cells in lines)
