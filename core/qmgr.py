@@ -605,7 +605,7 @@ class QueueManager:
         uow = self._uow_for(conn) if syncpoint else None
         deadline = self.env.now + wait_us
         while True:
-            message = queue.take_first()
+            message = queue.take_first(self.config.member + 1 if queue.shared else 0)
             if message is not None:
                 break
             remaining = deadline - self.env.now
@@ -662,10 +662,18 @@ class QueueManager:
 
     # -- syncpoints --------------------------------------------------------------------------
 
+    def _structure_failed(self, uow: UnitOfWork) -> None:
+        for op in uow.ops:
+            queue = self.queues.get(op.queue)
+            if queue is not None and queue.failed:
+                raise MqiError(Reason.MQRC_CF_STRUCTURE_FAILED,
+                               f"{op.queue}: its coupling-facility structure has failed; retry after it is recovered")
+
     def _commit(self, conn: Connection):
         uow = conn.uow
         if uow is None:
             return
+        self._structure_failed(uow)
         if uow.doomed:
             raise MqiError(Reason.MQRC_BACKED_OUT, "the queue manager backed the unit of work out to free log space")
         yield from self._commit_uow(uow)
@@ -692,6 +700,7 @@ class QueueManager:
         uow = conn.uow
         if uow is None:
             return
+        self._structure_failed(uow)
         if uow.doomed:  # already backed out by the queue manager; the application now knows
             conn.uow = None
             return
@@ -764,8 +773,12 @@ class QueueManager:
         for queue in self.queues.values():
             committed = {m.seq: m.msg_id for m in queue.messages.values()
                          if m.state is MessageState.COMMITTED and not m.busy}
+            assert len({m.seq for m in queue.messages.values()}) == len(queue.messages), \
+                f"{queue.name}: two messages share an arrival number"
             assert dict(queue.available) == committed, f"{queue.name}: available set differs from committed messages"
             for m in queue.messages.values():
+                if queue.shared and m.uow and m.uow >> MEMBER_SHIFT != self.config.member:
+                    continue  # another member's unit of work: that member checks it
                 if m.state is not MessageState.COMMITTED:
                     uow = self.uows.get(m.uow)
                     assert uow is not None and uow.state is not UowState.ENDED, \

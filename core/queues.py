@@ -33,6 +33,8 @@ class Message:
     get_address: int = NO_ADDRESS
     #: taken by an MQGET still in progress (reading it, logging it): not available to others
     busy: bool = False
+    #: the queue-sharing group member (number + 1) whose MQGET holds it busy (0: not shared)
+    busy_by: int = 0
 
 
 class Queue:
@@ -80,17 +82,19 @@ class Queue:
             if message.data is not None:
                 self.unflushed_bytes += message.length
 
-    def take_first(self) -> Message | None:
-        """The oldest available message, removed from the available set (not from the queue)."""
+    def take_first(self, taker: int = 0) -> Message | None:
+        """The oldest available message, removed from the available set (not from the queue);
+        ``taker``: the member taking it (a shared queue outlives a member that crashes)."""
         if not self.available:
             return None
         _, msg_id = self.available.popitem(0)
         message = self.messages[msg_id]
         message.busy = True
+        message.busy_by = taker
         return message
 
     def make_available(self, message: Message) -> None:
-        message.busy = False
+        message.busy, message.busy_by = False, 0
         message.state = MessageState.COMMITTED
         message.uow = 0
         message.get_address = NO_ADDRESS
@@ -99,7 +103,7 @@ class Queue:
             self.dirty.add(message.msg_id)
 
     def lock(self, message: Message, uow: int, get_address: int) -> None:
-        message.busy = False
+        message.busy, message.busy_by = False, 0
         message.state = MessageState.GOT_UNCOMMITTED
         message.uow = uow
         message.get_address = get_address
@@ -108,7 +112,7 @@ class Queue:
             self.dirty.add(message.msg_id)
 
     def remove(self, message: Message) -> None:
-        message.busy = False
+        message.busy, message.busy_by = False, 0
         self.messages.pop(message.msg_id, None)
         self.available.pop(message.seq, None)
         if message.persistent:

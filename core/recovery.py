@@ -140,6 +140,7 @@ class _Restart:
         self.legacy = legacy
         self.only: str | None = None  # media recovery: the one queue being re-created
         self.structure_recovery = False  # RECOVER CFSTRUCT: shared queues are rebuilt from the log
+        self.next_seq = 0  # RECOVER CFSTRUCT: arrival numbers given in merged order
 
     # -- cost --------------------------------------------------------------------------------
 
@@ -257,6 +258,10 @@ class _Restart:
                 for m in queue.messages.values():
                     if m.uow and m.uow >> MEMBER_SHIFT == member:
                         self.index(m.uow, queue.name, m.msg_id)
+                    elif m.busy and m.busy_by == member + 1:
+                        # An MQGET of this member's earlier incarnation, cut off by the crash
+                        # before it was logged: the message is there for others again.
+                        queue.make_available(m)
 
     def load_queue(self, name: str) -> Generator:
         qm = self.qm
@@ -421,7 +426,13 @@ class _Restart:
                                          f"the put record says {record.message_length}",
                                          address=self.platform.addressing.format(address))
         state = MessageState.PUT_UNCOMMITTED if record.uow else MessageState.COMMITTED
-        message = Message(record.msg_id, address, True, record.message_length, data, state, record.uow, address)
+        # Arrival order: the put's address – but in RECOVER CFSTRUCT records come from several
+        # members' logs, whose addresses overlap: there they are numbered in merged order.
+        seq = address
+        if self.structure_recovery:
+            self.next_seq += 1
+            seq = self.next_seq
+        message = Message(record.msg_id, seq, True, record.message_length, data, state, record.uow, address)
         queue.add(message)
         if record.uow:
             self.index(record.uow, queue.name, record.msg_id)
@@ -664,6 +675,16 @@ class _Restart:
             kind = "put" if isinstance(record, Put) else "get"
             length = record.message_length
             uow.ops.append(Op(kind, record.queue, record.msg_id, True, address, record.prev, length))
+        # Non-persistent work survives only on a shared queue (the coupling facility kept it):
+        # the unit keeps it too, so that its resolution reaches it.
+        logged = {(op.queue, op.msg_id) for op in uow.ops}
+        for name, msg_id in sorted(self.by_uow.get(uow_id, ())):
+            queue = self.queues.get(name)
+            message = queue.messages.get(msg_id) if queue is not None else None
+            if message is None or (name, msg_id) in logged or message.persistent or message.uow != uow_id:
+                continue
+            kind = "put" if message.state is MessageState.PUT_UNCOMMITTED else "get"
+            uow.ops.append(Op(kind, name, msg_id, False, NO_ADDRESS, NO_ADDRESS, message.length))
         qm.uows[uow_id] = uow
         qm._uow_ages.add((uow.first, uow_id))
         self.report.uows_indoubt += 1

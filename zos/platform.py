@@ -18,12 +18,27 @@ from mqlog.zos.space import ZosLogSpace
 DEFAULT_WRTHRSH = 20
 
 
+class LrsnClock:
+    """The clock LRSNs come from: one per queue-sharing group (its members share it), so that
+    every LRSN is unique and later than any given before – the order records were written
+    in, across all the members' logs, which is the order their effects were seen in."""
+
+    def __init__(self):
+        self.last = 0
+
+    def tick(self, now_us: float) -> int:
+        value = max(int((now_us + LRSN_EPOCH_US) * LRSN_PER_US), self.last + 1)
+        self.last = value
+        return value
+
+
 @attrs.frozen
 class RbaAddressing(PlainAddressing):
     """Relative byte addresses: 6 bytes (12 hex digits) or 8 bytes (16 hex digits)."""
 
     name: str = "RBA"
     digits: int = 16
+    clock: LrsnClock = attrs.field(factory=LrsnClock, eq=False, repr=False)
 
     def format(self, address: int) -> str:
         return f"{address:0{self.digits}X}"
@@ -32,7 +47,7 @@ class RbaAddressing(PlainAddressing):
         """The LRSN of a record written now, in a queue-sharing group: like a store-clock
         value, 4096 units a microsecond, the same clock for every member, so records of
         different members' logs can be put in one order. 0 outside a group."""
-        return int((now_us + LRSN_EPOCH_US) * LRSN_PER_US) if self.stamps else 0
+        return self.clock.tick(now_us) if self.stamps else 0
 
 
 #: LRSN units per virtual microsecond (a store clock ticks 4096 times a microsecond)

@@ -35,6 +35,7 @@ from typing import Generator
 import attrs
 
 from mqlog.core.errors import LogCorruptionError, MqlogError
+from mqlog.core.uow import MqiError
 from mqlog.core.media import IMAGE_SEGMENT_BYTES, ImagedMessage, decode_image, encode_image
 from mqlog.core.platform import LogControl
 from mqlog.core.queuefile import MessageState
@@ -73,7 +74,10 @@ class QueueSharingGroup:
     """The members, their CF structures and the structures' backups."""
 
     def __init__(self, name: str = "QSG1"):
+        from mqlog.zos.platform import LrsnClock
+
         self.name = name
+        self.clock = LrsnClock()  # one clock for every member's LRSNs
         self.members: dict[str, object] = {}  # queue manager name -> QueueManager, in joining order
         self.structures: dict[str, CfStructure] = {}
         self.backups: dict[str, BackupEntry] = {}
@@ -86,6 +90,11 @@ class QueueSharingGroup:
         if qm.config.member in numbers:
             raise QsgError(f"member number {qm.config.member} of {qm.config.name} is already used in {self.name}")
         self.members[qm.config.name] = qm
+        addressing = qm.platform.addressing
+        if not getattr(addressing, "stamps", False):
+            raise QsgError(f"{qm.config.name} does not stamp its records with LRSNs: build its platform with lrsn=True")
+        # Every member draws LRSNs from the group's clock (the platform bundle is frozen by design).
+        object.__setattr__(qm.platform, "addressing", attrs.evolve(addressing, clock=self.clock))
         for structure in self.structures.values():
             for queue in structure.queues.values():
                 qm.queues[queue.name] = queue
@@ -145,6 +154,12 @@ class QueueSharingGroup:
             starts.append((member.config.member, member.config.name, start))
         images = [(queue.name, encode_image(queue.attributes, self._imaged(queue)))
                   for queue in sorted(cf.queues.values(), key=lambda q: q.name)]
+        # Every record whose effect the images show must be on disk before the backup counts:
+        # a member that crashed before would restart behind its replay point.
+        heads = [(m, m.writer.next_address) for m in members]
+        yield self._all_forced(heads)
+        if any(m.writer.failed is not None or m.stopped or m.writer.durable < head for m, head in heads):
+            raise QsgError(f"a member stopped while the backup of {name} was taken: take it again")
         payload = b"".join([struct.pack("<I", len(starts))]
                            + [_MEMBER.pack(n, name_.encode("ascii").ljust(48), start) for n, name_, start in starts]
                            + [struct.pack("<I", len(images))]
@@ -152,7 +167,11 @@ class QueueSharingGroup:
         pieces = [payload[i:i + IMAGE_SEGMENT_BYTES] for i in range(0, len(payload), IMAGE_SEGMENT_BYTES)]
         backup_id = qm.writer.next_address
         need = 800 + len(payload) + 300 * len(pieces)
-        yield from qm._claim_waiting(need)
+        try:
+            qm._claim(need)
+        except MqiError:
+            raise QsgError(f"the log of {qm.config.name} cannot hold a backup of {name} ({len(payload)} bytes) "
+                           f"now") from None
         try:
             first = NO_ADDRESS
             for i, piece in enumerate(pieces):
@@ -203,14 +222,18 @@ class QueueSharingGroup:
         for queue_name, (attributes, messages) in images.items():
             fresh = Queue(queue_name, None, max_depth=cf.queues[queue_name].max_depth, attributes=attributes)
             fresh.shared = True
-            for m in messages:
-                fresh.add(Message(m.msg_id, m.put_address, True, len(m.data), m.data, m.state, m.uow, m.put_address))
+            for m in messages:  # imaged in arrival order: numbered again, before the replayed puts
+                r.next_seq += 1
+                fresh.add(Message(m.msg_id, r.next_seq, True, len(m.data), m.data, m.state, m.uow, m.put_address))
                 if m.uow:
                     r.index(m.uow, queue_name, m.msg_id)
             queues[queue_name] = fresh
-        # Every member's records after its replay point that bear on the structure, by LRSN.
+        # Every member's records after its replay point that bear on the structure, by LRSN:
+        # each member's log forced first, then all read, and the units still open noted, in
+        # one step (units with work on the failed structure cannot commit or back out meanwhile).
+        yield self._all_forced([(m, m.writer.next_address) for m in members])
         wanted = (Put, PutSegment, Get, Commit, Backout, Clr, Prepare)
-        merged = []
+        merged, read_bytes = [], []
         for member in members:
             start = starts.get(member.config.member)
             if start is None:
@@ -219,7 +242,10 @@ class QueueSharingGroup:
             for address, record in reader:
                 if isinstance(record, wanted):
                     merged.append((record.stamp, member.config.member, address, record))
-            yield from member.device.read(reader.bytes_read)
+            read_bytes.append((member, reader.bytes_read))
+        live = {u for m in members for u in m.uows}
+        for member, nbytes in read_bytes:
+            yield from member.device.read(nbytes)
         merged.sort(key=lambda item: item[:3])
         for _, _, address, record in merged:
             queue_name = getattr(record, "queue", None)
@@ -228,7 +254,6 @@ class QueueSharingGroup:
             yield from r.cpu(qm.config.replay_record_us)
             yield from r.redo(address, record)
         # Units of work no member still has ended without a record of their outcome here.
-        live = {u for m in members for u in m.uows}
         r.table = {u: None for u in r.by_uow if u in live}
         yield from r.reconcile()
         yield from r.cpu_flush()
@@ -243,6 +268,11 @@ class QueueSharingGroup:
         cf.failed = False
         qm.say("cf-recovery-complete", structure=name, records=len(merged))
         return len(merged)
+
+    def _all_forced(self, heads):
+        """An event that fires once every member's log is on disk up to the given head."""
+        env = next(iter(self.members.values())).env
+        return env.all_of([m.writer.force(head) for m, head in heads])
 
     def _read_backup(self, owner, name: str, entry: BackupEntry) -> Generator:
         space = owner.platform.space

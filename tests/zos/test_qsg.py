@@ -265,3 +265,160 @@ def test_a_member_crashing_at_any_point_loses_no_acknowledged_shared_message(k):
         assert message.state is MessageState.COMMITTED or message.uow in b.uows, data
     leftover_a = [m for m in shared.messages.values() if m.uow and m.uow >> 56 == 1]
     assert not leftover_a  # nothing of QMA's is left uncommitted
+
+
+# --- regressions from the adversarial review of queue-sharing groups ---------------------------
+
+def _tolerant_run(env, proc, crashed_storage):
+    """Run to ``proc``'s end; a crashed member's processes may still raise in this shared
+    environment (its power went off mid-call): those are not this test's business."""
+    from mqlog.core.errors import SimulatedCrash
+
+    while True:
+        try:
+            env.run(until=proc)
+            if proc.triggered:
+                return proc.value
+        except SimulatedCrash:
+            if not crashed_storage.crashed:
+                raise
+
+
+def test_recovered_messages_of_both_members_keep_distinct_arrival_numbers_and_fifo_order():
+    env = simpy.Environment()
+    qsg, a, b = group(env)
+
+    def go():
+        yield from a.start()
+        yield from b.start()
+        yield from qsg.backup_cfstruct(a, "APPL1")
+        ca, cb = a.connect("A"), b.connect("B")
+        for i in range(5):
+            yield from ca.put("SHARED.Q", b"A%d" % i)
+            yield from ca.commit()
+            yield from cb.put("SHARED.Q", b"B%d" % i)
+            yield from cb.commit()
+        qsg.fail_structure("APPL1")
+        yield from qsg.recover_cfstruct(b, "APPL1")
+        drained = []
+        for _ in range(10):
+            got = yield from cb.get("SHARED.Q", syncpoint=False)
+            drained.append(got.data)
+        return drained
+
+    assert run(env, go()) == [b"A0", b"B0", b"A1", b"B1", b"A2", b"B2", b"A3", b"B3", b"A4", b"B4"]
+    a.check()
+    b.check()
+
+
+def test_a_get_cut_off_by_its_members_crash_leaves_the_message_for_others():
+    env = simpy.Environment()
+    qsg, a, b = group(env)
+    shared = qsg.structures["APPL1"].queues["SHARED.Q"]
+
+    def setup():
+        yield from a.start()
+        yield from b.start()
+        c = b.connect("PUTTER")
+        yield from c.put("SHARED.Q", b"acknowledged")
+        yield from c.commit()
+
+    run(env, setup())
+
+    def getter():
+        yield from a.connect("GETTER").get("SHARED.Q", syncpoint=False)
+
+    env.process(getter())
+    env.run(until=env.now + 8)  # the get is logged and waits for its force
+    assert next(iter(shared.messages.values())).busy
+    storage = a.platform.space.storage
+    storage.crash()
+    a.stopped = True
+    again = member(env, "QMA", 1, FaultInjectingStorage(storage.durable))
+    qsg.join(again)
+    _tolerant_run(env, env.process(again.start()), storage)
+
+    def get_b():
+        got = yield from b.connect("B").get("SHARED.Q", syncpoint=False)
+        return got.data
+
+    assert _tolerant_run(env, env.process(get_b()), storage) == b"acknowledged"
+
+
+def test_an_in_doubt_unit_keeps_its_non_persistent_work_on_a_shared_queue_through_restart():
+    env = simpy.Environment()
+    qsg, a, b = group(env)
+    shared = qsg.structures["APPL1"].queues["SHARED.Q"]
+
+    def go():
+        yield from a.start()
+        yield from b.start()
+        c = a.connect("A")
+        yield from c.put("SHARED.Q", b"np-put", persistent=False)
+        yield from c.put("SHARED.Q", b"p-put")
+        yield from c.prepare(b"XID")
+        yield a.writer.force()
+
+    run(env, go())
+    storage = a.platform.space.storage
+    storage.crash()
+    a.stopped = True
+    again = member(env, "QMA", 1, FaultInjectingStorage(storage.durable))
+    qsg.join(again)
+    _tolerant_run(env, env.process(again.start()), storage)
+    (uow,) = again.in_doubt()
+    _tolerant_run(env, env.process(again.resolve(uow.id, commit=True)), storage)
+    assert committed(shared) == [b"np-put", b"p-put"]
+
+
+def test_commit_is_refused_while_the_units_structure_has_failed_and_works_after_recovery():
+    env = simpy.Environment()
+    qsg, a, b = group(env)
+    shared = qsg.structures["APPL1"].queues["SHARED.Q"]
+
+    def go():
+        yield from a.start()
+        yield from b.start()
+        yield from qsg.backup_cfstruct(b, "APPL1")
+        c = a.connect("A")
+        yield from c.put("SHARED.Q", b"open across the failure")  # still in the log buffer
+        qsg.fail_structure("APPL1")
+        with pytest.raises(MqiError) as info:
+            yield from c.commit()
+        assert info.value.reason is Reason.MQRC_CF_STRUCTURE_FAILED
+        yield from qsg.recover_cfstruct(b, "APPL1")
+        yield from c.commit()
+
+    run(env, go())
+    assert committed(shared) == [b"open across the failure"]
+
+
+def test_lrsns_are_unique_across_the_members_and_follow_the_order_records_were_written():
+    env = simpy.Environment()
+    qsg, a, b = group(env)
+
+    def go():
+        yield from a.start()
+        yield from b.start()
+        yield simpy.AllOf(env, [env.process(traffic(a, 21, 20)), env.process(traffic(b, 22, 20))])
+
+    run(env, go())
+    stamps = [r.stamp for qm in (a, b) for _, r in LogReader(qm.platform.space, qm.platform.space.start)]
+    assert len(stamps) == len(set(stamps))
+
+
+def test_a_backup_bigger_than_the_log_can_take_fails_clearly():
+    env = simpy.Environment()
+    qsg = QueueSharingGroup()
+    a = QueueManager(env, zos_platform(FaultInjectingStorage(MemoryStorage()), data_sets=2, cis=16, offload=False,
+                                       dual_archive=False, lrsn=True, qm_name="QMA"),
+                     None, Device(env, get_profile("ssd")), QmConfig(name="QMA", member=1))
+    object.__setattr__(a, "storage", a.platform.space.storage)
+    qsg.join(a)
+    shared = qsg.define_shared_queue("SHARED.Q", "APPL1")
+    run(env, a.start())
+    for i in range(300):  # a deep structure: puts made straight into the CF for the test
+        from mqlog.core.queues import Message
+        shared.add(Message(b"M%023d" % i, i + 1, True, 2000, bytes(2000)))
+    with pytest.raises(QsgError, match="cannot hold a backup"):
+        run(env, qsg.backup_cfstruct(a, "APPL1"))
