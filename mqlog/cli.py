@@ -682,6 +682,43 @@ def compare_cmd(workload, sets, matrix, device, seed, out, master, as_json):
     click.echo(f"wrote {out / 'results.parquet'} and {out / 'report.html'}")
 
 
+@cli.command("sweep")
+@click.argument("sweep")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Directory for results/ (Parquet, by platform) and report.html [default: out/sweep-NAME].")
+@click.option("--master", default=None, help="Spark master URL (default local[*]).")
+@click.option("--list", "list_only", is_flag=True, help="List the cells without running them.")
+def sweep_cmd(sweep, out, master, list_only):
+    """Run SWEEP (a built-in name, or a TOML file) as Spark tasks; cells already in OUT are
+    skipped. Built-ins: log-size-vs-rollbacks, complog-vs-payload, logload-vs-shunting,
+    dual-vs-single, write-integrity-vs-concurrency."""
+    from mqlog.spark.report import render_sweep
+    from mqlog.spark.sweep import cells, load_sweep, read_results, run_sweep
+    from mqlog.spark.session import spark_session
+
+    name, doc = load_sweep(sweep)
+    tasks = cells(doc, origin=sweep)
+    if list_only:
+        for t in tasks:
+            click.echo(f"{t['key']}  {t['name']:<20} seed {t['seed']} {t['device']:<6} "
+                       + " ".join(f"{k}={v}" for k, v in sorted(t["sweep"].items())))
+        return
+    out = out if out is not None else Path("out") / f"sweep-{name}"
+    spark = spark_session(master, f"mqlog sweep {name}")
+    click.echo(f"sweep {name}: {len(tasks)} cells on Spark {spark.sparkContext.master} ...", err=True)
+
+    def progress(row, done, total):
+        click.echo(f"  [{done}/{total}] {row['config_name']} "
+                   + " ".join(f"{k}={v}" for k, v in sorted(row["sweep"].items())), err=True)
+
+    ran, skipped = run_sweep(spark, tasks, out, progress=progress)
+    rows = read_results(spark, out)
+    (out / "report.html").write_text(render_sweep(rows, title=f"mqlog sweep: {name}", plot=doc.get("plot")),
+                                     encoding="utf-8")
+    click.echo(f"{ran} cells run, {skipped} already done; {len(rows)} rows in {out / 'results'}; "
+               f"report {out / 'report.html'}")
+
+
 @cli.command("workloads")
 def workloads_cmd():
     """List the built-in workloads with their parameters and defaults."""

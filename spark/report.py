@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import html
 import io
+import json
 
 from mqlog.spark.compare import table_cells
 
@@ -122,4 +123,54 @@ device profile. Distributed configurations are shown in blue, z/OS in orange.</p
 </tbody></table>
 {figures}
 </body></html>
+"""
+
+
+def render_sweep(rows: list[dict], *, title: str, plot: dict | None = None) -> str:
+    """The report page of a sweep: the plot its document asks for (the metric against the
+    swept parameter, one line per configuration, averaged over seeds) and a table of cells."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib import pyplot as plt
+
+    figures = ""
+    if plot and rows:
+        x_key, y_key = plot.get("x"), plot.get("y")
+        series: dict[str, dict] = {}
+        for r in rows:
+            x = r["sweep"].get(x_key)
+            if x is None or r.get(y_key) is None:
+                continue
+            series.setdefault(r["config_name"], {}).setdefault(x, []).append(r[y_key])
+        fig, ax = plt.subplots(figsize=(7.5, 3.6))
+        numeric = all(isinstance(x, (int, float)) for s in series.values() for x in s)
+        for name, points in sorted(series.items()):
+            xs = sorted(points, key=lambda v: (isinstance(v, str), v))
+            ys = [sum(points[x]) / len(points[x]) for x in xs]
+            ax.plot(xs if numeric else [str(x) for x in xs], ys, marker="o", label=name)
+        ax.set_xlabel(x_key)
+        ax.set_ylabel(y_key)
+        ax.set_title(f"{y_key} against {x_key}")
+        ax.legend(fontsize=8)
+        figures = (f"<figure><img alt='{html.escape(y_key)}' src='data:image/png;base64,{_png(fig)}'>"
+                   f"<figcaption>{html.escape(y_key)} against {html.escape(x_key)}</figcaption></figure>")
+        plt.close(fig)
+    columns = ("messages_put", "commits", "logical_bytes", "physical_writes", "uows_rolled_back", "shunts",
+               "compression_out_bytes")
+    body = "\n".join(
+        "<tr>" + f"<th class='label'>{html.escape(r['config_name'])}</th>"
+        + f"<td>{html.escape(', '.join(f'{k}={v}' for k, v in sorted(r['sweep'].items())))}</td>"
+        + f"<td>{r.get('seed')}</td>" + "".join(f"<td>{r.get(c, '')}</td>" for c in columns) + "</tr>"
+        for r in sorted(rows, key=lambda r: (r["config_name"], json.dumps(r["sweep"], sort_keys=True), r.get("seed", 0))))
+    head = "".join(f"<th>{c}</th>" for c in ("configuration", "swept", "seed") + columns)
+    return f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)}</title>
+<style>body {{ font-family: system-ui, sans-serif; margin: 2em; }} table {{ border-collapse: collapse; }}
+th, td {{ border: 1px solid #ccc; padding: 3px 8px; text-align: right; }} th.label {{ text-align: left; }}</style>
+</head><body><h1>{html.escape(title)}</h1>
+{figures}
+<table id="sweep"><thead><tr>{head}</tr></thead><tbody>
+{body}
+</tbody></table></body></html>
 """

@@ -1,0 +1,253 @@
+"""``mqlog sweep``: a grid of runs – workload parameters, log parameters of either platform,
+device profiles and seeds – as Spark tasks, results to Parquet partitioned by platform
+(issue 7).
+
+A sweep is a TOML document::
+
+    workload = "long-uow"           # a built-in workload
+    seeds = [0, 1]                  # default [0]
+    devices = ["ssd"]               # default ["ssd"]
+    [params]                        # workload parameters held fixed
+    duration = 0.3
+    [grid]                          # workload parameters swept (lists)
+    background = [2, 4]
+    [[config]]                      # the configurations (as for mqlog compare)
+    name = "dist"
+    platform = "distributed"
+    [config.log]
+    LogFilePages = 64
+    [config.sweep]                  # this configuration's log parameters swept (lists)
+    LogPrimaryFiles = [2, 3, 4]
+    [plot]                          # optional: what the report draws
+    x = "log.LogPrimaryFiles"       # a swept parameter ("log.X" or "workload.X")
+    y = "uows_rolled_back"          # a metric
+
+The cells are the cross product. Each has a key (a hash of everything that decides its run),
+so re-running a sweep into the same directory skips the cells already there. The built-in
+sweeps (:data:`BUILTIN_SWEEPS`) answer the questions SPEC §1's users ask.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import tomllib
+from pathlib import Path
+
+from mqlog.core.errors import MqlogError
+from mqlog.spark.compare import check_matrix, run_cell
+
+BUILTIN_SWEEPS: dict[str, str] = {
+    "log-size-vs-rollbacks": """
+# How big must the active log be before a long unit of work stops being rolled back?
+workload = "long-uow"
+[params]
+duration = 0.3
+background = 4
+[[config]]
+name = "dist-circular"
+platform = "distributed"
+[config.log]
+LogFilePages = 64
+[config.sweep]
+LogPrimaryFiles = [2, 3, 4, 6]
+[plot]
+x = "log.LogPrimaryFiles"
+y = "uows_rolled_back"
+""",
+    "complog-vs-payload": """
+# What does COMPLOG buy for each kind of message body?
+workload = "putget-pairs"
+[params]
+pairs = 2
+messages_per_pair = 150
+message_size = 4000
+[grid]
+payload = ["random", "text", "padded-records", "mixed"]
+[[config]]
+name = "zos-none"
+platform = "zos"
+[config.log]
+COMPLOG = "NONE"
+[[config]]
+name = "zos-rle"
+platform = "zos"
+[config.log]
+COMPLOG = "RLE"
+[plot]
+x = "workload.payload"
+y = "logical_bytes"
+""",
+    "logload-vs-shunting": """
+# How often is a long unit of work shunted, and how much does restart read, as LOGLOAD varies?
+workload = "long-uow"
+[params]
+duration = 0.3
+background = 4
+[[config]]
+name = "zos-dual"
+platform = "zos"
+[config.log]
+ACTIVE_LOG_CIS = 64
+[config.sweep]
+LOGLOAD = [200, 1000, 5000, 20000]
+[plot]
+x = "log.LOGLOAD"
+y = "shunts"
+""",
+    "dual-vs-single": """
+# What does dual logging cost, as concurrency grows?
+workload = "requester-responder"
+[params]
+duration = 0.2
+[grid]
+requesters = [1, 4, 16]
+[[config]]
+name = "zos-dual"
+platform = "zos"
+[config.log]
+TWOACTV = "YES"
+TWOARCH = "NO"
+[[config]]
+name = "zos-single"
+platform = "zos"
+[config.log]
+TWOACTV = "NO"
+TWOARCH = "NO"
+[plot]
+x = "workload.requesters"
+y = "commits"
+""",
+    "write-integrity-vs-concurrency": """
+# SingleWrite against TripleWrite as concurrency grows (SPEC §7 item 4).
+workload = "requester-responder"
+[params]
+duration = 0.2
+[grid]
+requesters = [1, 4, 16]
+[[config]]
+name = "triple"
+platform = "distributed"
+[config.log]
+LogWriteIntegrity = "TripleWrite"
+[[config]]
+name = "single"
+platform = "distributed"
+[config.log]
+LogWriteIntegrity = "SingleWrite"
+[plot]
+x = "workload.requesters"
+y = "physical_writes"
+""",
+}
+
+
+def load_sweep(source: str) -> tuple[str, dict]:
+    """A built-in sweep's name, or a TOML file: (name, parsed document)."""
+    if source in BUILTIN_SWEEPS:
+        return source, tomllib.loads(BUILTIN_SWEEPS[source])
+    path = Path(source)
+    if not path.is_file():
+        raise MqlogError(f"no sweep {source!r}: built-ins are {', '.join(BUILTIN_SWEEPS)}, or give a TOML file")
+    try:
+        return path.stem, tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise MqlogError(f"{path}: not valid TOML ({exc})") from None
+
+
+def cells(doc: dict, *, origin: str = "sweep") -> list[dict]:
+    """The sweep's cells, each a task for :func:`mqlog.spark.compare.run_cell` plus its
+    ``sweep`` values and ``key``; errors name the field."""
+    from mqlog.core.spec import BUILTINS, build_spec
+
+    def need(key, kind, default=None):
+        value = doc.get(key, default)
+        if not isinstance(value, kind):
+            raise MqlogError(f"{origin}: field {key!r} must be a {kind.__name__}")
+        return value
+
+    workload = need("workload", str)
+    if workload not in BUILTINS:
+        raise MqlogError(f"{origin}: field 'workload': unknown workload {workload!r}")
+    seeds, devices = need("seeds", list, [0]), need("devices", list, ["ssd"])
+    params, grid = need("params", dict, {}), need("grid", dict, {})
+    configs = need("config", list)
+    for key, values in grid.items():
+        if not isinstance(values, list) or not values:
+            raise MqlogError(f"{origin}: grid.{key} must be a non-empty list")
+    out = []
+    for config in configs:
+        if not isinstance(config, dict) or not isinstance(config.get("name"), str):
+            raise MqlogError(f"{origin}: each [[config]] needs a name")
+        sweep = config.get("sweep", {})
+        if not isinstance(sweep, dict) or not all(isinstance(v, list) and v for v in sweep.values()):
+            raise MqlogError(f"{origin}: config {config['name']!r}: sweep values must be non-empty lists")
+        log_axes = sorted(sweep.items())
+        work_axes = sorted(grid.items())
+        for log_values in itertools.product(*[v for _, v in log_axes]):
+            log = dict(config.get("log", {}))
+            log.update({k: v for (k, _), v in zip(log_axes, log_values)})
+            (cell,) = check_matrix([{"name": config["name"], "platform": config.get("platform", ""),
+                                     "log": {k: str(v) for k, v in log.items()}}])
+            for work_values in itertools.product(*[v for _, v in work_axes]):
+                chosen = dict(params)
+                chosen.update({k: v for (k, _), v in zip(work_axes, work_values)})
+                spec = build_spec(BUILTINS[workload], {k: str(v) for k, v in chosen.items()},
+                                  origin=f"{origin} ({config['name']})")
+                for seed, device in itertools.product(seeds, devices):
+                    swept = {f"log.{k}": v for (k, _), v in zip(log_axes, log_values)}
+                    swept.update({f"workload.{k}": v for (k, _), v in zip(work_axes, work_values)})
+                    task = dict(cell, workload=workload, params=dict(spec.params), seed=int(seed),
+                                device=str(device), sweep=swept)
+                    task["key"] = cell_key(task)
+                    out.append(task)
+    return out
+
+
+def cell_key(task: dict) -> str:
+    """What decides a run, hashed: the same key means the same result."""
+    decisive = {k: task[k] for k in ("platform", "values", "workload", "params", "seed", "device")}
+    return hashlib.sha256(json.dumps(decisive, sort_keys=True, default=str).encode()).hexdigest()[:24]
+
+
+def run_sweep_cell(task: dict) -> dict:
+    metrics = run_cell(task)
+    metrics["cell_key"] = task["key"]
+    metrics["sweep"] = dict(task["sweep"])
+    return metrics
+
+
+def done_keys(spark, out: Path) -> set[str]:
+    results = out / "results"
+    if not results.exists():
+        return set()
+    return {r["cell_key"] for r in spark.read.option("mergeSchema", "true").parquet(str(results))
+            .select("cell_key").collect()}
+
+
+def read_results(spark, out: Path) -> list[dict]:
+    """Every cell's row in ``out/results`` (all runs so far), as dicts with ``sweep`` parsed."""
+    rows = [r.asDict() for r in spark.read.option("mergeSchema", "true").parquet(str(out / "results")).collect()]
+    for row in rows:
+        row["sweep"] = json.loads(row["sweep"]) if isinstance(row.get("sweep"), str) else row.get("sweep") or {}
+    return rows
+
+
+def run_sweep(spark, tasks: list[dict], out: Path, *, progress=None) -> tuple[int, int]:
+    """Run the cells not yet in ``out/results`` (Parquet, partitioned by platform); returns
+    (cells run, cells skipped)."""
+    from mqlog.spark.compare import results_frame
+
+    done = done_keys(spark, out)
+    todo = [t for t in tasks if t["key"] not in done]
+    if not todo:
+        return 0, len(tasks)
+    rows = []
+    for row in spark.sparkContext.parallelize(todo, len(todo)).map(run_sweep_cell).toLocalIterator():
+        rows.append(row)
+        if progress is not None:
+            progress(row, len(rows), len(todo))
+    frame = results_frame(spark, rows)
+    frame.write.mode("append").partitionBy("platform").parquet(str(out / "results"))
+    return len(todo), len(tasks) - len(todo)
