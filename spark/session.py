@@ -46,4 +46,40 @@ def spark_session(master: str | None = None, app_name: str = "mqlog"):
                .config("spark.sql.session.timeZone", "UTC"))
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
+    if not (master or "local").startswith("local"):
+        # A cluster's executors may not have mqlog installed: the job ships it.
+        spark.sparkContext.addPyFile(str(package_zip()))
     return spark
+
+
+#: the installed package's parts: import name -> where its sources are (setuptools package-dir)
+_PARTS = ("mqlog", "mqlog.core", "mqlog.distributed", "mqlog.zos", "mqlog.spark")
+
+
+def package_zip() -> Path:
+    """A zip of the ``mqlog`` namespace as it is installed (``mqlog/core/…`` laid out as one
+    package, data files included), for executors to import from. Rebuilt when the sources
+    change: its name carries a hash of their contents."""
+    import hashlib
+    import importlib
+    import zipfile
+
+    files = []
+    for name in _PARTS:
+        module = importlib.import_module(name)
+        root = Path(module.__file__).parent
+        arc = Path(*name.split("."))
+        for path in sorted(root.iterdir()):
+            if path.is_file() and path.suffix in (".py", ".toml"):
+                files.append((path, arc / path.name))
+    digest = hashlib.sha256()
+    for path, arc in files:
+        digest.update(str(arc).encode() + path.read_bytes())
+    target = Path(tempfile.gettempdir()) / f"mqlog-{digest.hexdigest()[:16]}.zip"
+    if not target.exists():
+        partial = target.with_suffix(".tmp")
+        with zipfile.ZipFile(partial, "w", zipfile.ZIP_DEFLATED) as zf:
+            for path, arc in files:
+                zf.writestr(zipfile.ZipInfo(str(arc), date_time=(1980, 1, 1, 0, 0, 0)), path.read_bytes())
+        partial.replace(target)
+    return target
