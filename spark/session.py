@@ -38,7 +38,11 @@ def spark_session(master: str | None = None, app_name: str = "mqlog"):
             config.write_text(_LOG4J2)
         os.environ["PYSPARK_SUBMIT_ARGS"] = (f"--driver-java-options -Dlog4j.configurationFile=file:{config} "
                                              "pyspark-shell")
-    builder = (SparkSession.builder.master(master or "local[*]").appName(app_name)
+    builder = SparkSession.builder
+    submitted = "PYSPARK_GATEWAY_PORT" in os.environ  # under spark-submit: its --master rules
+    if master is not None or not submitted:
+        builder = builder.master(master or "local[*]")
+    builder = (builder.appName(app_name)
                .config("spark.ui.enabled", "false")
                .config("spark.ui.showConsoleProgress", "false")  # mqlog reports its own progress
                .config("spark.log.level", "ERROR")
@@ -46,7 +50,7 @@ def spark_session(master: str | None = None, app_name: str = "mqlog"):
                .config("spark.sql.session.timeZone", "UTC"))
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
-    if not (master or "local").startswith("local"):
+    if not spark.sparkContext.master.startswith("local"):
         # A cluster's executors may not have mqlog installed: the job ships it.
         spark.sparkContext.addPyFile(str(package_zip()))
     return spark
