@@ -643,8 +643,10 @@ def convert_rba_cmd(directory: Path):
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("out/compare"),
               show_default=True, help="Directory for results.parquet and report.html.")
 @click.option("--master", default=None, help="Spark master URL (default local[*]).")
+@click.option("--crash", "crash_at", type=click.FloatRange(min=0, min_open=True), default=None,
+              help="Crash every configuration at this virtual time (s), restart it and compare the restarts.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result rows as JSON lines.")
-def compare_cmd(workload, sets, matrix, device, seed, out, master, as_json):
+def compare_cmd(workload, sets, matrix, device, seed, out, master, crash_at, as_json):
     """Run one workload against a matrix of platform configurations, one Spark task each,
     and compare them side by side (results.parquet, report.html)."""
     from mqlog.core.spec import parse_set
@@ -667,7 +669,7 @@ def compare_cmd(workload, sets, matrix, device, seed, out, master, as_json):
                    f"{row['physical_writes']} physical writes", err=True)
 
     rows = compare(spark, workload=spec.workload, params=dict(spec.params), seed=seed, device=device, cells=cells,
-                   progress=progress)
+                   crash_at_s=crash_at, progress=progress)
     out.mkdir(parents=True, exist_ok=True)
     results_frame(spark, rows).coalesce(1).write.mode("overwrite").parquet(str(out / "results.parquet"))
     title = f"mqlog compare: {spec.workload}, seed {seed}, device {device}"
@@ -717,6 +719,38 @@ def sweep_cmd(sweep, out, master, list_only):
                                      encoding="utf-8")
     click.echo(f"{ran} cells run, {skipped} already done; {len(rows)} rows in {out / 'results'}; "
                f"report {out / 'report.html'}")
+
+
+@cli.command("report")
+@click.argument("directory", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="The HTML file to write [default: DIRECTORY/report.html].")
+def report_cmd(directory: Path, output):
+    """Write the HTML report of a 'mqlog compare' or 'mqlog sweep' output directory again."""
+    from mqlog.spark.report import render, render_sweep
+    from mqlog.spark.session import spark_session
+    from mqlog.spark.sweep import BUILTIN_SWEEPS, load_sweep, read_results
+
+    output = output if output is not None else directory / "report.html"
+    if (directory / "results.parquet").is_dir():
+        spark = spark_session(None, "mqlog report")
+        rows = [r.asDict() for r in spark.read.parquet(str(directory / "results.parquet")).collect()]
+        for row in rows:
+            for key in ("restart_phases",):
+                if isinstance(row.get(key), str):
+                    row[key] = json.loads(row[key])
+        rows.sort(key=lambda r: r.get("config_name", ""))
+        page = render(rows, title=f"mqlog compare: {rows[0]['workload']}, seed {rows[0]['seed']}" if rows else "")
+    elif (directory / "results").is_dir():
+        spark = spark_session(None, "mqlog report")
+        rows = read_results(spark, directory)
+        name = directory.name.removeprefix("sweep-")
+        plot = load_sweep(name)[1].get("plot") if name in BUILTIN_SWEEPS else None
+        page = render_sweep(rows, title=f"mqlog sweep: {name}", plot=plot)
+    else:
+        raise MqlogError(f"{directory}: neither results.parquet (mqlog compare) nor results/ (mqlog sweep) is there")
+    output.write_text(page, encoding="utf-8")
+    click.echo(f"wrote {output}")
 
 
 @cli.command("workloads")

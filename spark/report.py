@@ -76,6 +76,20 @@ def plots(rows: list[dict]) -> list[tuple[str, str]]:
     bars("Bytes per physical write", [r["physical_bytes"] / r["physical_writes"] if r["physical_writes"] else 0
                                       for r in rows], "bytes")
     bars("Most log in use at once (head to tail)", [r["active_log_used_bytes_max"] / 1e6 for r in rows], "MB")
+    if any(r.get("restart_phases") for r in rows):
+        phases = sorted({p for r in rows for p in (r.get("restart_phases") or {})})
+        fig, ax = plt.subplots(figsize=(7.5, 3.2))
+        bottom = [0.0] * len(rows)
+        for phase in phases:
+            values = [(r.get("restart_phases") or {}).get(phase, 0.0) * 1e3 for r in rows]
+            ax.bar(names, values, bottom=bottom, label=phase)
+            bottom = [b + v for b, v in zip(bottom, values)]
+        ax.set_ylabel("virtual ms")
+        ax.set_title("Restart after the same crash, by phase")
+        ax.tick_params(axis="x", rotation=25)
+        ax.legend(fontsize=8)
+        out.append(("Restart phases", _png(fig)))
+        plt.close(fig)
     if any(r.get("compression_in_bytes") for r in rows):
         ratios = [(r["compression_out_bytes"] / r["compression_in_bytes"]) if r.get("compression_in_bytes") else 1.0
                   for r in rows]

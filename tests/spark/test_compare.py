@@ -97,3 +97,27 @@ def test_mqlog_compare_from_the_command_line(tmp_path):
         assert name in out.stdout
     assert (tmp_path / "report.html").is_file() and (tmp_path / "results.parquet").is_dir()
     assert "[6/6]" in out.stderr  # progress, one line a configuration
+
+
+def test_the_same_crash_for_every_configuration_and_verified_restarts(spark):
+    rows = compare(spark, workload="requester-responder",
+                   params={"duration": 0.05, "requesters": 2, "responders": 2, "queue_pairs": 2},
+                   seed=3, device="ssd", cells=check_matrix(CELLS[:2]), crash_at_s=0.02)
+    assert len({r["fingerprint"] for r in rows}) == 1
+    for row in rows:
+        assert row["crashed"] and row["restart_verified"] is True
+        assert row["restart_records_replayed"] > 0 and row["restart_phases"]
+    page = render(rows, title="crash")
+    assert "Restart phases" in page and "restart: verified" in page
+
+
+def test_mqlog_report_rewrites_the_page_from_the_parquet(spark, rows, tmp_path):
+    results_frame(spark, rows).write.parquet(str(tmp_path / "results.parquet"))
+    out = subprocess.run([sys.executable, "-m", "mqlog", "report", str(tmp_path), "-o", str(tmp_path / "r.html")],
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    page = (tmp_path / "r.html").read_text()
+    assert "<table id=\"comparison\">" in page and all(r["config_name"] in page for r in rows)
+    empty = subprocess.run([sys.executable, "-m", "mqlog", "report", str(tmp_path / "nothing")],
+                           capture_output=True, text=True, timeout=60)
+    assert empty.returncode == 2 and "Traceback" not in empty.stderr
