@@ -39,6 +39,9 @@ from mqlog.core.writer import LogWriter
 
 #: unit-of-work ids of a queue-sharing group member carry its number from this bit up
 MEMBER_SHIFT = 56
+#: sample the log in use about this often (virtual µs), keeping at most LOG_SAMPLES_MAX samples
+LOG_SAMPLE_US = 2000.0
+LOG_SAMPLES_MAX = 500
 #: check log-space usage every this many appended records (cheap, but not free)
 SPACE_CHECK_INTERVAL = 32
 #: log space always kept for what must not fail when the log is full (commit, backout,
@@ -220,6 +223,8 @@ class QueueManager:
         self.stopped = False
         #: the most log, head to tail, that restart would have needed at any moment sampled
         self.log_used_max = 0
+        #: (virtual µs, bytes from tail to head) every LOG_SAMPLE_US or so, for the reports
+        self.log_used_series: list[tuple[float, int]] = []
 
     # -- starting and stopping ---------------------------------------------------------------
 
@@ -423,6 +428,11 @@ class QueueManager:
             used = self.writer.next_address - self.tail()
             if used > self.log_used_max:
                 self.log_used_max = used
+            series = self.log_used_series
+            if not series or self.env.now - series[-1][0] >= LOG_SAMPLE_US:
+                series.append((self.env.now, used))
+                if len(series) > LOG_SAMPLES_MAX:
+                    del series[1::2]  # keep it bounded: every other sample goes
             if self.platform.space_policy is not None:
                 self._check_space()
         return address

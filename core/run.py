@@ -155,6 +155,7 @@ def collect_metrics(cfg: RunConfig, qm: QueueManager, ctx: Context, env: simpy.E
         "log_switches": getattr(space, "switches", 0),
         "active_log_capacity_bytes": getattr(space, "capacity_bytes", 0),
         "active_log_used_bytes_max": qm.log_used_max,
+        "log_in_use_series": [[round(t / 1e6, 6), used] for t, used in qm.log_used_series],
         "log_full_events": c.log_full_events,
         "uows_rolled_back": c.uows_rolled_back,
         "uows_rolled_forward": c.uows_rolled_forward,

@@ -72,6 +72,20 @@ def plots(rows: list[dict]) -> list[tuple[str, str]]:
     out.append(("Log bytes: logical vs physical", _png(fig)))
     plt.close(fig)
 
+    if any(r.get("log_in_use_series") for r in rows):
+        fig, ax = plt.subplots(figsize=(7.5, 3.2))
+        for r, colour in zip(rows, colours):
+            series = r.get("log_in_use_series") or []
+            if isinstance(series, str):
+                series = json.loads(series)
+            if series:
+                ax.plot([t for t, _ in series], [b / 1e6 for _, b in series], label=r["config_name"], color=colour)
+        ax.set_xlabel("virtual seconds")
+        ax.set_ylabel("MB from tail to head")
+        ax.set_title("Log in use over time")
+        ax.legend(fontsize=7)
+        out.append(("Log in use over time", _png(fig)))
+        plt.close(fig)
     bars("Physical writes", [r["physical_writes"] for r in rows], "writes")
     bars("Bytes per physical write", [r["physical_bytes"] / r["physical_writes"] if r["physical_writes"] else 0
                                       for r in rows], "bytes")

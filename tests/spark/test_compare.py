@@ -60,7 +60,9 @@ def test_the_report_is_one_page_with_the_table_and_the_plots(rows):
     page = render(rows, title="test")
     assert "<table id=\"comparison\">" in page and page.count("<th>") >= 3
     images = re.findall(r"data:image/png;base64,([A-Za-z0-9+/=]+)", page)
-    assert len(images) >= 4
+    assert len(images) >= 5 and "Log in use over time" in page
+    series = rows[0]["log_in_use_series"]
+    assert series and series == sorted(series) and series[-1][0] <= rows[0]["virtual_seconds"]
     assert all(base64.b64decode(i)[:8] == b"\x89PNG\r\n\x1a\n" for i in images)
     assert "http" not in page.split("<body>")[1]  # self-contained: nothing fetched
 
