@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import random
-import time
 
 import pytest
 from hypothesis import given, settings
@@ -129,12 +128,10 @@ def test_short_runs_between_literals_never_cost_more_than_the_bound():
     assert len(rle_encode(data)) <= max_encoded_length(len(data))
 
 
-def test_a_megabyte_encodes_and_decodes_quickly():
-    # whole-model runs compress every persistent message: no per-byte Python loop
+def test_a_megabyte_of_mixed_data_round_trips():
+    # (its speed is a perf/ benchmark: perf/test_rle_speed.py)
     data = random.Random(1).randbytes(1 << 20) + card_images(10_000, b"\x40")
-    start = time.perf_counter()
     assert rle_decode(rle_encode(data)) == data
-    assert time.perf_counter() - start < 2.0
 
 
 # --- damaged input ---------------------------------------------------------------------------
