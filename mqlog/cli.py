@@ -15,6 +15,9 @@ import click
 
 from mqlog._version import __version__
 from mqlog.core.errors import MqlogError
+from mqlog.rundir import JOURNAL_FILE, METRICS_FILE, QM_DIR, RUN_FILE
+from mqlog.rundir import load_run as _load_run
+from mqlog.rundir import read_json as _read_json
 
 
 def _parse_list(text: str, name: str) -> list[int]:
@@ -140,10 +143,6 @@ def scan_cmd(path: Path, show: bool) -> None:
 
 # --- running workloads -------------------------------------------------------------------
 
-RUN_FILE = "run.json"
-METRICS_FILE = "metrics.json"
-JOURNAL_FILE = "journal.json"
-QM_DIR = "qm"
 
 
 def _resolve_spec(workload: str, sets: dict):
@@ -313,29 +312,6 @@ def _print_metrics(m: dict, out) -> None:
                    f"{m['error_log']}")
 
 
-def _read_json(path: Path):
-    """A JSON file a run wrote; anything else is a one-line error naming it."""
-    from mqlog.core.errors import MqlogError
-
-    try:
-        return json.loads(path.read_text())
-    except (ValueError, UnicodeDecodeError, OSError) as exc:
-        raise MqlogError(f"{path}: not valid JSON ({exc})") from None
-
-
-def _load_run(directory: Path) -> dict:
-    from mqlog.core.errors import MqlogError
-
-    path = directory / RUN_FILE
-    if not path.is_file():
-        raise MqlogError(f"{directory}: no {RUN_FILE}: not a directory written by 'mqlog run --out'")
-    run = _read_json(path)
-    for key, kind in (("platform", str), ("log", dict), ("device", str)):
-        if not isinstance(run, dict) or not isinstance(run.get(key), kind):
-            raise MqlogError(f"{path}: field {key!r} is missing or of the wrong type")
-    return run
-
-
 @cli.command("restart")
 @click.argument("directory", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.option("--verify", is_flag=True, help="Check the recovered queues against the application journal.")
@@ -393,16 +369,11 @@ def _distributed_space(directory: Path):
     """The distributed log space a run left in ``directory``, its config, and the log's head."""
     from mqlog.core.errors import MqlogError
     from mqlog.core.reader import LogReader
-    from mqlog.core.storage import DirectoryStorage
-    from mqlog.platforms import choose
+    from mqlog.rundir import open_platform
 
-    run = _load_run(directory)
-    if run["platform"] != "distributed":
-        raise MqlogError(f"{directory}: a {run['platform']} queue manager; this command is for distributed ones")
-    choice = choose("distributed")
-    values = choice.configure({k: str(v) for k, v in run["log"].items()})
-    storage = DirectoryStorage(directory / QM_DIR)
-    space = choice.maker(values)(storage).space
+    run, values, platform = open_platform(directory, platform="distributed", label="distributed")
+    space = platform.space
+    storage = space.storage
     control = space.load_control()
     if control is None:
         raise MqlogError(f"{directory}: the queue manager was never created (no checkpoint on disk)")

@@ -46,7 +46,6 @@ Everything here is picklable: Spark ships the data source, its reader and the pa
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -169,28 +168,12 @@ class OpenRun:
 
 def open_run(path: str) -> OpenRun:
     """Open the run in ``path``; a directory that is not one is a one-line MqlogError."""
-    from mqlog.core.storage import DirectoryStorage
-
-    from mqlog.platforms import choose
+    from mqlog.rundir import open_platform
 
     directory = Path(path)
-    run_file = directory / "run.json"
-    if not run_file.is_file():
-        raise MqlogError(f"{directory}: no run.json: not a directory written by 'mqlog run --out'")
+    run, _, platform = open_platform(directory)
+    storage = platform.space.storage
     try:
-        run = json.loads(run_file.read_text())
-    except (ValueError, UnicodeDecodeError, OSError) as exc:
-        raise MqlogError(f"{run_file}: not valid JSON ({exc})") from None
-    if not isinstance(run, dict) or not isinstance(run.get("platform"), str) or not isinstance(run.get("log"), dict):
-        raise MqlogError(f"{run_file}: fields 'platform' and 'log' are missing or of the wrong type")
-    qm_dir = directory / "qm"
-    if not qm_dir.is_dir():
-        raise MqlogError(f"{directory}: no qm/ directory with the queue manager's files")
-    choice = choose(run["platform"])
-    values = choice.configure({k: str(v) for k, v in run["log"].items()})
-    storage = DirectoryStorage(qm_dir)
-    try:
-        platform = choice.maker(values)(storage)
         platform.space.load_control()
     except BaseException:
         storage.close()

@@ -193,49 +193,25 @@ def open_zos(directory: Path):
     :class:`~mqlog.core.storage.DirectoryStorage` over ``directory/qm``; close it
     (``space.storage.close()``) when done. Raises MqlogError (one line) if ``directory`` is
     not a z/OS run's directory."""
-    from mqlog.core.storage import DirectoryStorage
-    from mqlog.platforms import choose
+    from mqlog.rundir import load_metrics, open_platform
 
     directory = Path(directory)
-    run_file = directory / "run.json"
-    if not run_file.is_file():
-        raise MqlogError(f"{directory}: no run.json: not a directory written by 'mqlog run --out'")
-    run = _read_json(run_file)
-    if not isinstance(run, dict) or not isinstance(run.get("log"), dict) or not isinstance(run.get("platform"), str):
-        raise MqlogError(f"{run_file}: fields 'platform' and 'log' are missing or of the wrong type")
-    if run["platform"] != "zos":
-        raise MqlogError(f"{directory}: a {run['platform']} queue manager; this command is for z/OS ones "
-                         f"(mqlog run --platform zos)")
     qm_dir = directory / "qm"
-    if not qm_dir.is_dir():
-        raise MqlogError(f"{directory}: no qm/ directory with the queue manager's data sets")
-    if not any((qm_dir / name).is_file() for name in ("BSDS01", "BSDS02")):
-        raise MqlogError(f"{directory}: no BSDS (qm/BSDS01, qm/BSDS02): the queue manager was never created")
-    choice = choose("zos")
-    values = choice.configure({k: str(v) for k, v in run["log"].items()})
-    storage = DirectoryStorage(qm_dir)
+    run, values, platform = open_platform(directory, platform="zos", label="z/OS")
+    storage = platform.space.storage
     try:
-        platform = choice.maker(values)(storage)
+        if not any((qm_dir / name).is_file() for name in ("BSDS01", "BSDS02")):
+            raise MqlogError(f"{directory}: no BSDS (qm/BSDS01, qm/BSDS02): the queue manager was never created")
         space = platform.space
         space.load_control()
         if not space.active:
             raise MqlogError(f"{directory}: the BSDS holds no active log inventory")
+        metrics = load_metrics(directory)
     except BaseException:
         storage.close()
         raise
-    metrics_file = directory / "metrics.json"
-    metrics = _read_json(metrics_file) if metrics_file.is_file() else {}
-    if not isinstance(metrics, dict):
-        storage.close()
-        raise MqlogError(f"{metrics_file}: not a JSON object")
     return space, platform.addressing, platform.codec, metrics
 
-
-def _read_json(path: Path):
-    try:
-        return json.loads(path.read_text())
-    except (ValueError, UnicodeDecodeError, OSError) as exc:
-        raise MqlogError(f"{path}: not valid JSON ({exc})") from None
 
 
 # ------------------------------------------------------------------------------ log print
