@@ -33,6 +33,8 @@ import zlib
 
 import attrs
 
+from mqlog.core.construct import builder
+
 PAGE_SIZE = 4096
 PAGE_HEADER = struct.Struct("<4sBBHQQHHI")
 PAGE_HEADER_SIZE = PAGE_HEADER.size  # 32
@@ -79,6 +81,10 @@ def build_page(address: int, write_no: int, payload, first_record: int, flags: i
     return b"".join((head[:_CRC_OFFSET], crc.to_bytes(4, "little"), payload))
 
 
+#: a PageHeader from checked values (check_page is once per page read)
+_build_header = builder(PageHeader)
+
+
 class PageProblem(str):
     """Why a page is not a good page at the expected address (a short reason string)."""
 
@@ -122,7 +128,7 @@ def check_page(raw: bytes, expected_address: int) -> tuple[PageHeader | None, Pa
                     or index * PAGE_SIZE > address):
                 result = None, MALFORMED
             else:
-                header = PageHeader(flags, address, write_no, used, first, index)
+                header = _build_header(flags, address, write_no, used, first, index)
                 result = header, (None if address == expected_address else STALE)
     if type(raw) is bytes:
         _last_check = (raw, expected_address, result)

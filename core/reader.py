@@ -149,6 +149,16 @@ class LogReader:
         return self.records()
 
     def records(self) -> Iterator[tuple[int, object]]:
+        for batch in self.batches():
+            yield from batch
+
+    def batches(self) -> Iterator[list[tuple[int, object]]]:
+        """The records page by page: for each page read, a list of ``(address, record)`` of
+        the records that end in it (restart's replay takes them a page at a time).
+
+        Nothing is read or decoded ahead of what :meth:`records` would: a page's records are
+        listed once its bytes are checked, and every record before one that raises is
+        delivered (as a batch of its own) before the error."""
         fmt = self.format_address
         decoders = _decoders()
         unpack_frame, crc32 = _FRAME.unpack_from, zlib.crc32
@@ -161,6 +171,8 @@ class LogReader:
         prev = None  # the previous page's header
         prev_where = (None, None)
         resume = self.start  # address just after the last complete record
+        out: list[tuple[int, object]] = []  # this page's records
+        append = out.append
         while True:
             raw, name, offset = self._read(page_addr)
             header, problem = check_page(raw, page_addr)
@@ -212,10 +224,9 @@ class LogReader:
                                     except Exception:
                                         pass  # malformed: the path below reports it
                                     else:
-                                        rec_addr = first_addr + i
+                                        append((first_addr + i, record))
                                         i = end
                                         resume = first_addr + end
-                                        yield rec_addr, record
                                         continue
                         elif length <= MAX_RECORD_SIZE:
                             # It runs on into the next page, and its length passes the checks
@@ -225,6 +236,10 @@ class LogReader:
                             pend += view[i:used]
                             need = length
                             break
+                    if out:  # what was decoded comes before any error the slow path raises
+                        yield out
+                        out = []
+                        append = out.append
                     rec_addr = first_addr + i
                     if used - i >= HEADER_SIZE:
                         length = self._peek(view, i, name, base + i, rec_addr)
@@ -232,7 +247,7 @@ class LogReader:
                             record = self._decode(view, i, name, base + i, rec_addr)
                             i += length
                             resume = page_addr + PAGE_HEADER_SIZE + i
-                            yield rec_addr, record
+                            append((rec_addr, record))
                             continue
                     pend_addr = rec_addr
                     pend_where = (name, base + i)
@@ -247,13 +262,19 @@ class LogReader:
                 pend += view[i:i + take]
                 i += take
                 if len(pend) == need:
+                    # (a record continued from earlier pages ends before any other record of
+                    # this page starts: ``out`` is still empty, no error can overtake a record)
                     record = _quick_decode(decoders, pend, need)
                     if record is None:
                         record = self._decode(pend, 0, pend_where[0], pend_where[1], pend_addr)
                     pend = bytearray()
                     need = 0
                     resume = page_addr + PAGE_HEADER_SIZE + i
-                    yield pend_addr, record
+                    append((pend_addr, record))
+            if out:
+                yield out
+                out = []
+                append = out.append
             prev_short = used < PAGE_PAYLOAD
             if prev_short and pend:
                 # A writer never leaves a record hanging off a page that is not full, and a

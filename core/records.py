@@ -34,6 +34,7 @@ from typing import ClassVar
 
 import attrs
 
+from mqlog.core.construct import builder
 from mqlog.core.errors import LogFormatError, RecordTooLargeError
 
 # --- the header --------------------------------------------------------------------------
@@ -176,6 +177,24 @@ def _unpad_name(raw: bytes) -> str:
     return raw.rstrip(b" ").decode("ascii", "replace")
 
 
+#: blank-padded name fields already decoded, to their names: only ASCII names (so a name
+#: found here passes the validators), and at most _ASCII_NAMES_MAX of them (a log names the
+#: same few queues and applications over and over; a crafted one cannot grow this)
+_ASCII_NAMES: dict[bytes, str] = {}
+_ASCII_NAMES_MAX = 4096
+
+
+def _ascii_name(raw: bytes) -> str | None:
+    """The ASCII name in a blank-padded field, or None if it is not ASCII (a decoder's slow
+    path then builds the record with ``__init__``, whose validator reports it)."""
+    name = raw.rstrip(b" ").decode("ascii", "replace")
+    if not name.isascii():
+        return None
+    if len(_ASCII_NAMES) < _ASCII_NAMES_MAX:
+        _ASCII_NAMES[raw] = name
+    return name
+
+
 def _frame(rtype: int, rm: int, flags: int, uow: int, prev: int, stamp: int, body: bytes) -> bytes:
     length = HEADER_SIZE + len(body)
     if length > MAX_RECORD_SIZE:
@@ -250,11 +269,11 @@ class Begin(_Codec):
     @classmethod
     def _from_body(cls, flags, uow, prev, stamp, body):
         time_us, appl = cls._S.unpack(body)
-        application = appl.rstrip(b" ").decode("ascii", "replace")  # _unpad_name, inline
-        if cls is Begin and application.isascii():
+        application = _ASCII_NAMES.get(appl) or _ascii_name(appl)
+        if application is not None and cls is Begin:
             # All the validator checks: 28 bytes make at most 28 characters.
             return _build_begin(time_us, application, uow, prev, stamp)
-        return cls(time_us, application, uow=uow, prev=prev, stamp=stamp)
+        return cls(time_us, _unpad_name(appl), uow=uow, prev=prev, stamp=stamp)
 
 
 @register
@@ -308,14 +327,14 @@ class Put(_Codec):
         q, mid, block, mlen, segs, _, stored, desc = cls._S.unpack_from(body)
         if stored != len(body) - fixed:
             raise ValueError(f"put data length {stored} does not match the record length")
-        queue = q.rstrip(b" ").decode("ascii", "replace")
+        queue = _ASCII_NAMES.get(q) or _ascii_name(q)
         codec = _CODEC_OF.get(flags & FLAG_CODEC_MASK)
-        if cls is Put and codec is not None and queue.isascii() and stored <= MAX_RECORD_SIZE // 2:
+        if cls is Put and codec is not None and queue is not None and stored <= MAX_RECORD_SIZE // 2:
             # What the validators and converter would check; msg_id and descriptor have the
             # exact sizes the struct gives them, and an unsigned message length is never < 0.
             return _build_put(queue, mid, bytes(body[fixed:]), mlen, block, segs, codec, desc,
                               uow, prev, stamp, bool(flags & FLAG_RELOGGED))
-        return cls(queue, mid, bytes(body[fixed:]), mlen, block, segs,
+        return cls(_unpad_name(q), mid, bytes(body[fixed:]), mlen, block, segs,
                    flags & FLAG_CODEC_MASK, desc, uow=uow, prev=prev, stamp=stamp,
                    relogged=bool(flags & FLAG_RELOGGED))
 
@@ -356,11 +375,11 @@ class PutSegment(_Codec):
         q, mid, index, offset, stored = cls._S.unpack_from(body)
         if stored != len(body) - fixed:
             raise ValueError(f"segment data length {stored} does not match the record length")
-        queue = q.rstrip(b" ").decode("ascii", "replace")
+        queue = _ASCII_NAMES.get(q) or _ascii_name(q)
         codec = _CODEC_OF.get(flags & FLAG_CODEC_MASK)
-        if cls is PutSegment and codec is not None and queue.isascii() and stored <= MAX_RECORD_SIZE // 2:
+        if cls is PutSegment and codec is not None and queue is not None and stored <= MAX_RECORD_SIZE // 2:
             return _build_put_segment(queue, mid, index, offset, bytes(body[fixed:]), codec, uow, prev, stamp)
-        return cls(queue, mid, index, offset, bytes(body[fixed:]), flags & FLAG_CODEC_MASK,
+        return cls(_unpad_name(q), mid, index, offset, bytes(body[fixed:]), flags & FLAG_CODEC_MASK,
                    uow=uow, prev=prev, stamp=stamp)
 
 
@@ -395,10 +414,10 @@ class Get(_Codec):
         s = cls._S
         # (unpack a short body as a whole: the same struct.error as unpacking its prefix)
         q, mid, block, mlen = s.unpack_from(body) if len(body) >= s.size else s.unpack(body)
-        queue = q.rstrip(b" ").decode("ascii", "replace")
-        if cls is Get and queue.isascii():
+        queue = _ASCII_NAMES.get(q) or _ascii_name(q)
+        if cls is Get and queue is not None:
             return _build_get(queue, mid, block, mlen, uow, prev, stamp, bool(flags & FLAG_RELOGGED))
-        return cls(queue, mid, block, mlen, uow=uow, prev=prev, stamp=stamp,
+        return cls(_unpad_name(q), mid, block, mlen, uow=uow, prev=prev, stamp=stamp,
                    relogged=bool(flags & FLAG_RELOGGED))
 
 
@@ -754,31 +773,15 @@ _CODEC_OF = {int(c): c for c in Codec}
 _CLR_ACTION_OF = {int(a): a for a in ClrAction}
 
 
-def _builder(cls):
-    """A function that makes a ``cls`` from all its field values in order, without running
-    ``__init__``: for decoders that have already made every check the validators and
-    converters would (a decoded record is the hot path of restart's replay)."""
-    names = [a.name for a in attrs.fields(cls)]
-    ns = {"_new": object.__new__, "_cls": cls}
-    for k, name in enumerate(names):
-        ns[f"_set{k}"] = cls.__dict__[name].__set__  # the slot's member descriptor
-    args = ", ".join(f"v{k}" for k in range(len(names)))
-    sets = "".join(f"    _set{k}(self, v{k})\n" for k in range(len(names)))
-    # Generated from the class's own field names (constants, never input), as attrs itself
-    # generates __init__.
-    exec(f"def build_{cls.__name__}({args}):\n    self = _new(_cls)\n{sets}    return self\n", ns)  # codegen
-    return ns[f"build_{cls.__name__}"]
-
-
-_build_begin = _builder(Begin)
-_build_put = _builder(Put)
-_build_put_segment = _builder(PutSegment)
-_build_get = _builder(Get)
-_build_prepare = _builder(Prepare)
-_build_commit = _builder(Commit)
-_build_backout = _builder(Backout)
-_build_clr = _builder(Clr)
-_build_checkpoint_begin = _builder(CheckpointBegin)
+_build_begin = builder(Begin)
+_build_put = builder(Put)
+_build_put_segment = builder(PutSegment)
+_build_get = builder(Get)
+_build_prepare = builder(Prepare)
+_build_commit = builder(Commit)
+_build_backout = builder(Backout)
+_build_clr = builder(Clr)
+_build_checkpoint_begin = builder(CheckpointBegin)
 
 
 def peek_length(data, offset: int = 0, *, source: str | None = None, where: int | None = None) -> int:

@@ -55,6 +55,10 @@ CPU_BATCH_US = 1000.0
 
 #: (redo_put: its caller has not looked the queue up)
 _LOOK_UP = object()
+#: the states as module constants (redo looks at one or two per record: an enum member
+#: looked up on its class costs more than the rest of such a line)
+_COMMITTED, _PUT_UNCOMMITTED, _GOT_UNCOMMITTED = (MessageState.COMMITTED, MessageState.PUT_UNCOMMITTED,
+                                                  MessageState.GOT_UNCOMMITTED)
 
 
 class BackoutImpossible(LogCorruptionError):
@@ -193,19 +197,27 @@ class _Restart:
         reader = LogReader(self.platform.space, start, format_address=self.platform.addressing.format)
         # The per-record steps of sequential_reads, cpu and redo, with their tests inlined:
         # each yields (charges virtual time) exactly when the generator it stands for would.
+        # The reader hands over a page's records at once, having read that page: the reads
+        # are charged before its first record, as they were when records came one by one.
         replay_us, chunk, apply, by_kind = qm.config.replay_record_us, self.chunk, self.apply, self._redo_by_kind
-        for address, record in reader:
-            report.records_replayed += 1
+        timeout = env.timeout
+        cpu = self._cpu
+        for batch in reader.batches():
+            report.records_replayed += len(batch)
             if reader.pages_read - self._pages_charged >= chunk:
                 yield from self.sequential_reads(reader.pages_read)
-            self._cpu += replay_us
-            if self._cpu >= CPU_BATCH_US:
-                yield self.env.timeout(self._cpu)
-                self._cpu = 0.0
-            handler = by_kind.get(type(record))
-            more = apply(address, record) if handler is None else handler(address, record)
-            if more is not None:
-                yield from more
+            for address, record in batch:
+                cpu += replay_us
+                if cpu >= CPU_BATCH_US:
+                    yield timeout(cpu)
+                    cpu = 0.0
+                handler = by_kind.get(type(record))
+                more = apply(address, record) if handler is None else handler(address, record)
+                if more is not None:
+                    self._cpu = cpu  # the generator may charge CPU of its own
+                    yield from more
+                    cpu = self._cpu
+        self._cpu = cpu
         yield from self.sequential_reads(reader.pages_read, final=True)
         yield from self.cpu_flush()
         report.bytes_read += reader.bytes_read
@@ -397,15 +409,17 @@ class _Restart:
         if message is not None:
             if not record.uow:
                 queue.remove(message)
-            elif message.state is MessageState.COMMITTED:
+            elif message.state is _COMMITTED:
                 queue.lock(message, record.uow, address)
                 self.index(record.uow, queue.name, message.msg_id)
         return None
 
     def _redo_begin(self, address: int, record: Begin) -> None:
-        self.ended.discard(record.uow)
-        self.track(record.uow, address)
-        self.table[record.uow].begin_us = record.time_us
+        uow = record.uow
+        self.ended.discard(uow)
+        entry = self.track(uow, address)
+        if entry is not None:
+            entry.begin_us = record.time_us
         return None
 
     def _redo_commit(self, address: int, record: Commit) -> None:
@@ -495,7 +509,7 @@ class _Restart:
                 raise LogCorruptionError(f"compressed message data of {record.queue} expands to {len(data)} bytes, "
                                          f"the put record says {record.message_length}",
                                          address=self.platform.addressing.format(address))
-        state = MessageState.PUT_UNCOMMITTED if record.uow else MessageState.COMMITTED
+        state = _PUT_UNCOMMITTED if record.uow else _COMMITTED
         # Arrival order: the put's address – but in RECOVER CFSTRUCT records come from several
         # members' logs, whose addresses overlap: there they are numbered in merged order.
         seq = address
@@ -510,17 +524,22 @@ class _Restart:
     def finish(self, uow: int, commit: bool) -> None:
         self.table.pop(uow, None)
         self.ended.add(uow)
-        for name, msg_id in self.by_uow.pop(uow, ()):
-            queue = self.queues.get(name)
+        members = self.by_uow.pop(uow, None)
+        if not members:
+            return
+        queues = self.queues
+        for name, msg_id in members:
+            queue = queues.get(name)
             message = queue.messages.get(msg_id) if queue else None
             if message is None or message.uow != uow:
                 continue
-            if message.state is MessageState.PUT_UNCOMMITTED:
+            state = message.state
+            if state is _PUT_UNCOMMITTED:
                 if commit:
                     queue.make_available(message)
                 else:
                     queue.remove(message)
-            elif message.state is MessageState.GOT_UNCOMMITTED:
+            elif state is _GOT_UNCOMMITTED:
                 if commit:
                     queue.remove(message)
                 else:

@@ -583,3 +583,38 @@ def test_a_good_checksum_out_of_sequence_page_mid_log_is_corruption(change):
         damaged.write(FILE, i * PAGE_SIZE, build_page(address, write_no, raw[HEADER:HEADER + used], first, flags, index))
         with pytest.raises(LogCorruptionError):
             read(damaged)
+
+
+# --- a page's records at once (restart's replay) ---------------------------------------------
+
+def _page_of_last_byte(end: int) -> int:
+    """The page holding the last byte of a record that ends at ``end`` (a payload position:
+    a record that fills its page to the end ends at the next page's first payload byte)."""
+    return end // PAGE_SIZE - 1 if end % PAGE_SIZE == HEADER else end // PAGE_SIZE
+
+
+@pytest.mark.parametrize("pad", [False, True], ids=["rewrite", "pad"])
+def test_batches_are_the_records_page_by_page(pad):
+    run = clean(pad)
+    batches = list(LogReader(ReferenceLogSpace(copy_of(run)), 0).batches())
+    assert [r for batch in batches for r in batch] == list(run.records)
+    position = {address: i for i, (address, _) in enumerate(run.records)}
+    last_pages = [{_page_of_last_byte(run.end_of(position[a])) for a, _ in batch} for batch in batches]
+    assert all(len(pages) == 1 for pages in last_pages), "a batch holds records ending in different pages"
+    assert len(batches) == len({p for pages in last_pages for p in pages})  # one batch per page with an end
+
+
+def test_batches_deliver_every_record_before_a_damaged_one_first():
+    """A malformed record in a good page raises, but only after every record before it, its
+    own page's among them, was handed over (as CSQ1LOGP prints up to the damage)."""
+    run = clean(False)
+    storage = copy_of(run)
+    bad_record_good_page(run, storage)
+    p = page_with_record_start(run)
+    bad = p + HEADER + PAGE_HDR.unpack_from(storage.read(FILE, p, 32))[7]
+    got = []
+    with pytest.raises(LogCorruptionError, match="checksum"):
+        for batch in LogReader(ReferenceLogSpace(storage), 0).batches():
+            got.extend(batch)
+    assert got == [r for r in run.records if r[0] < bad]
+    assert _page_of_last_byte(run.end_of(len(got) - 1)) == p // PAGE_SIZE  # one ended in the bad page

@@ -391,3 +391,34 @@ def test_opaque_records_are_only_for_platform_types():
     with pytest.raises(LogFormatError, match="not a platform record"):
         OpaqueRecord.from_bytes(Commit(1, 1, uow=2).to_bytes())
     assert OpaqueRecord(0x41, body=b"abc").to_bytes()  # an unregistered distributed type
+
+
+# --- names: decoded once, then remembered ----------------------------------------------------
+
+NAMED = {
+    "Begin": lambda name: Begin(1, name),
+    "Put": lambda name: Put(name, bytes(24), b"x"),
+    "PutSegment": lambda name: PutSegment(name, bytes(24), 1, 0, b"y"),
+    "Get": lambda name: Get(name, bytes(24)),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(NAMED))
+def test_a_name_decodes_the_same_every_time_and_a_non_ascii_one_never_does(kind):
+    make = NAMED[kind]
+    raw = make("QUEUE.A").to_bytes()
+    at = raw.index(b"QUEUE.A")
+    bad = reframe(raw, body=raw[36:at] + b"QUEUE.\xc1" + raw[at + 7:])
+    for _ in range(3):  # the first decode of a name and the ones that find it remembered
+        assert decode_record(raw) == make("QUEUE.A")
+        with pytest.raises(LogFormatError, match="ASCII"):
+            decode_record(bad)
+
+
+def test_remembered_names_are_bounded():
+    """A log naming ever more queues (a crafted one) cannot grow the memory of names."""
+    from mqlog.core import records
+
+    for k in range(records._ASCII_NAMES_MAX + 300):
+        assert decode_record(Get(f"Q.{k}", bytes(24)).to_bytes()).queue == f"Q.{k}"
+    assert len(records._ASCII_NAMES) <= records._ASCII_NAMES_MAX

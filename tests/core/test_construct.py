@@ -1,0 +1,52 @@
+"""mqlog.core.construct: instances of slotted attrs classes made from checked values."""
+
+from __future__ import annotations
+
+import attrs
+import pytest
+from mqlog.core.construct import builder
+from mqlog.core.pages import PageHeader
+from mqlog.core.records import Begin, Codec, Put
+
+
+def test_a_built_instance_equals_the_one_init_makes():
+    made = Put("Q1", bytes(range(24)), b"data", 4, 7, 1, Codec.NONE, bytes(364), uow=3, prev=9, stamp=2,
+               relogged=True)
+    built = builder(Put)(*(getattr(made, f.name) for f in attrs.fields(Put)))
+    assert built == made and type(built) is Put
+    assert builder(PageHeader)(1, 8192, 5, 100, 0, 2) == PageHeader(1, 8192, 5, 100, 0, 2)
+
+
+def test_a_built_instance_is_as_frozen_as_any():
+    record = builder(Begin)(1, "APP", 2, 3, 4)
+    with pytest.raises(attrs.exceptions.FrozenInstanceError):
+        record.uow = 5  # type: ignore[misc]
+
+
+def test_the_builder_runs_no_validators():
+    """It is for values a decoder has already checked: it does not check them again."""
+    record = builder(Begin)(1, "x" * 100, 2, 3, 4)  # Begin's __init__ refuses over 28 characters
+    assert record.application == "x" * 100
+    with pytest.raises(ValueError, match="application"):
+        Begin(1, "x" * 100)
+
+
+def test_classes_it_cannot_build_are_refused_when_the_builder_is_made():
+    @attrs.define(slots=False)
+    class Loose:
+        a: int
+
+    @attrs.frozen
+    class Seven:
+        a: int
+        b: int
+        c: int
+        d: int
+        e: int
+        f: int
+        g: int
+
+    with pytest.raises(TypeError, match="not a slotted"):
+        builder(Loose)
+    with pytest.raises(TypeError, match="7 fields"):
+        builder(Seven)
