@@ -204,6 +204,8 @@ def _frame(rtype: int, rm: int, flags: int, uow: int, prev: int, stamp: int, bod
     return b"".join((prefix, _CRC.pack(zlib.crc32(body, zlib.crc32(prefix))), body))
 
 
+_pack_header, _pack_crc, _crc32 = HEADER.pack, _CRC.pack, zlib.crc32
+
 _REGISTRY: dict[int, type] = {}
 
 
@@ -230,7 +232,13 @@ class _Codec:
         return 0
 
     def to_bytes(self) -> bytes:
-        return _frame(self.TYPE, self.RM, self._flags(), self.uow, self.prev, self.stamp, self._body())
+        # _frame, inline: every record the queue manager logs passes here
+        body = self._body()
+        length = HEADER_SIZE + len(body)
+        if length > MAX_RECORD_SIZE:
+            return _frame(self.TYPE, self.RM, self._flags(), self.uow, self.prev, self.stamp, body)  # (it refuses)
+        prefix = _pack_header(self.TYPE, self.RM, self._flags(), length, self.uow, self.prev, self.stamp)
+        return b"".join((prefix, _pack_crc(_crc32(body, _crc32(prefix))), body))
 
     @classmethod
     def from_bytes(cls, data: bytes, *, source: str | None = None, offset: int | None = None):
