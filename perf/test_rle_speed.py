@@ -29,7 +29,7 @@ def test_rle_compress_against_zstd_level_1(benchmark, gate, kind):
     assert rle_decode(rle_encode(data)) == data
     gate.ratio(benchmark, name=f"RLE compress, {kind}", group="3 RLE", model=lambda: rle_encode(data),
                baseline=lambda: zstd.compress(data), target=TARGET, model_items=len(data) / 1e6,
-               baseline_items=len(data) / 1e6, unit="MB", rounds=7)
+               baseline_items=len(data) / 1e6, unit="MB", rounds=21)
 
 
 @pytest.mark.parametrize("kind", ["padded-records", "text"])
@@ -40,4 +40,4 @@ def test_rle_decompress_against_zstd_level_1(benchmark, gate, kind):
     assert unzstd.decompress(theirs) == data
     gate.ratio(benchmark, name=f"RLE decompress, {kind}", group="3 RLE", model=lambda: rle_decode(ours),
                baseline=lambda: unzstd.decompress(theirs), target=TARGET, model_items=len(data) / 1e6,
-               baseline_items=len(data) / 1e6, unit="MB", rounds=7)
+               baseline_items=len(data) / 1e6, unit="MB", rounds=21)
