@@ -304,14 +304,25 @@ def _print_metrics(m: dict, out) -> None:
                    f"{m['error_log']}")
 
 
+def _restart_mode_option(scope: str):
+    """``--restart-mode`` (SPEC §3.6: let a user choose MQ 9.1.1's restart or the one before)."""
+    return click.option(
+        "--restart-mode", type=click.Choice(["9.1.1", "legacy"]), default="9.1.1", show_default=True,
+        help="How the queue manager restarts: as MQ 9.1.1 and later (queues loaded in parallel, replay "
+             "reading 16 pages a time) or as before it (queues loaded one by one, a page and a file-system "
+             f"call per replay read).{scope}")
+
+
 @cli.command("restart")
 @click.argument("directory", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.option("--verify", is_flag=True, help="Check the recovered queues against the application journal.")
+@_restart_mode_option("")
 @click.option("--json", "as_json", is_flag=True, help="Print the recovery report as JSON.")
-def restart_cmd(directory: Path, verify: bool, as_json: bool):
+def restart_cmd(directory: Path, verify: bool, restart_mode: str, as_json: bool):
     """Restart the queue manager a run left in DIRECTORY and report the recovery."""
     from mqlog.core.errors import MqlogError
     from mqlog.core.journal import Journal
+    from mqlog.core.qmgr import QmConfig
     from mqlog.core.run import restart_run
     from mqlog.core.storage import DirectoryStorage
 
@@ -329,7 +340,7 @@ def restart_cmd(directory: Path, verify: bool, as_json: bool):
         storage = DirectoryStorage(directory / QM_DIR)
         try:
             report, verdict, qm = restart_run(choice.maker(log_config), storage, device=run["device"],
-                                              journal=journal)
+                                              journal=journal, qm_config=QmConfig(restart_mode=restart_mode))
         finally:
             storage.close()
         with open(directory / qm.platform.error_log, "a", encoding="utf-8") as log:
@@ -613,8 +624,9 @@ def convert_rba_cmd(directory: Path):
 @click.option("--device", default="ssd", show_default=True, help="Device profile name or FILE.toml[:NAME].")
 @click.option("--seed", type=click.IntRange(0, 2**64 - 1), default=None,
               help="Seed of the workload and of the campaign's choices (default: the spec's, else 0).")
+@_restart_mode_option(" Every restart of the campaign; a matrix configuration's restart_mode wins.")
 @click.option("--json", "as_json", is_flag=True, help="Print the campaign's figures as JSON.")
-def torture_cmd(platform_name, matrix, workload, sets, faults, budget, device, seed, as_json):
+def torture_cmd(platform_name, matrix, workload, sets, faults, budget, device, seed, restart_mode, as_json):
     """Inject crashes, torn writes, bit flips, single-copy damage and crashes during restart,
     one scenario at a time; restart after each and check the queues against what
     applications were told. Exits 1 if any loss went undetected under a fault the
@@ -640,14 +652,16 @@ def torture_cmd(platform_name, matrix, workload, sets, faults, budget, device, s
         if log_overrides:
             raise click.UsageError("with --matrix, log parameters belong in the matrix, not in --set log.* "
                                    "or the workload file's [log] table")
-        cells = [(c["name"], c["platform"], c["log"], c["values"]) for c in check_matrix(load_matrix(matrix))]
+        cells = [(c["name"], c["platform"], c["log"], c["values"], c.get("restart_mode") or restart_mode)
+                 for c in check_matrix(load_matrix(matrix))]
     else:
-        cells = [(platform_name, platform_name, log_overrides, choose(platform_name).configure(log_overrides))]
+        cells = [(platform_name, platform_name, log_overrides, choose(platform_name).configure(log_overrides),
+                  restart_mode)]
     get_profile(device)
     seed = seed if seed is not None else (spec_seed if spec_seed is not None else 0)
     campaigns = [(name, log, Campaign(platform, values, choose(platform).maker(values), spec, seed=seed,
-                                      device=device, budget=budget, faults=chosen))
-                 for name, platform, log, values in cells]
+                                      device=device, budget=budget, faults=chosen, restart_mode=mode))
+                 for name, platform, log, values, mode in cells]
     bar = tqdm(total=sum(c.planned() for _, _, c in campaigns), desc="torture", unit=" scenarios",
                file=sys.stderr, disable=None, delay=1.0, leave=False)
 
@@ -692,12 +706,16 @@ def torture_cmd(platform_name, matrix, workload, sets, faults, budget, device, s
 @click.option("--master", default=None, help="Spark master URL (default local[*]).")
 @click.option("--crash", "crash_at", type=click.FloatRange(min=0, min_open=True), default=None,
               help="Crash every configuration at this virtual time (s), restart it and compare the restarts.")
+@click.option("--restart-mode", type=click.Choice(["9.1.1", "legacy"]), default=None,
+              help="With --crash: restart as MQ 9.1.1 and later (the default: queues loaded in parallel, "
+                   "replay reading 16 pages a time) or as before it (queues loaded one by one, a page and a "
+                   "file-system call per replay read). A matrix configuration's restart_mode wins.")
 @click.option("--logs", "keep_logs", is_flag=True,
               help="Also leave each configuration's files in OUT/runs/NAME (as 'mqlog run --out' does: "
                    "real logs, up to some hundreds of MB each) and report what each log holds, read back "
                    "with the mqlog data source.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result rows as JSON lines.")
-def compare_cmd(workload, sets, matrix, device, seed, out, master, crash_at, keep_logs, as_json):
+def compare_cmd(workload, sets, matrix, device, seed, out, master, crash_at, restart_mode, keep_logs, as_json):
     """Run one workload against a matrix of platform configurations, one Spark task each,
     and compare them side by side (results.parquet, report.html)."""
     from mqlog.core.spec import parse_set
@@ -712,6 +730,9 @@ def compare_cmd(workload, sets, matrix, device, seed, out, master, crash_at, kee
     spec, _, spec_seed = _resolve_spec(workload, parsed)
     seed = seed if seed is not None else (spec_seed or 0)
     cells = check_matrix(load_matrix(matrix))
+    if crash_at is None and (restart_mode is not None or any("restart_mode" in c for c in cells)):
+        raise click.UsageError("a restart mode (--restart-mode, or restart_mode in the matrix) needs --crash: "
+                               "without a crash nothing restarts")
     device = _device_for_restart(device)
     spark = spark_session(master, "mqlog compare", arrow=keep_logs)
     click.echo(f"comparing {len(cells)} configurations of {spec.workload} (seed {seed}) on Spark "
@@ -734,7 +755,8 @@ def compare_cmd(workload, sets, matrix, device, seed, out, master, crash_at, kee
             shutil.rmtree(runs_dir)
         (out / CONTENTS_FILE).unlink(missing_ok=True)
         rows = compare(spark, workload=spec.workload, params=dict(spec.params), seed=seed, device=device, cells=cells,
-                       crash_at_s=crash_at, progress=progress, runs_dir=runs_dir if keep_logs else None)
+                       crash_at_s=crash_at, progress=progress, runs_dir=runs_dir if keep_logs else None,
+                       restart_mode=restart_mode or "9.1.1")
         results_frame(spark, rows).coalesce(1).write.mode("overwrite").parquet(str(out / "results.parquet"))
         contents = None
         if keep_logs:

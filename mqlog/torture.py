@@ -46,6 +46,7 @@ from mqlog.core.errors import LogFormatError, SimulatedCrash
 from mqlog.core.media import MediaRecoveryError
 from mqlog.core.faults import FaultInjectingStorage, FaultPlan
 from mqlog.core.pages import PAGE_SIZE
+from mqlog.core.qmgr import QmConfig
 from mqlog.core.run import RunConfig, restart_run, run_workload
 from mqlog.core.storage import MemoryStorage
 
@@ -137,6 +138,8 @@ class Campaign:
     device: str = "ssd"
     budget: int = 100
     faults: tuple = FAULT_CLASSES
+    #: how every restart of the campaign runs (QmConfig.restart_mode: "9.1.1" or "legacy")
+    restart_mode: str = "9.1.1"
     physical_writes: int = 0
     tallies: dict = attrs.field(factory=dict)
     _images_cache: list = attrs.field(factory=list)
@@ -151,12 +154,17 @@ class Campaign:
     def _run(self, plan: FaultPlan | None = None, keep_write_log: bool = False):
         return run_workload(self._config(plan, keep_write_log), MemoryStorage())
 
+    def _restart(self, storage, journal=None):
+        """restart_run on ``storage`` as this campaign restarts (its device and restart mode)."""
+        return restart_run(self.make_platform, storage, device=self.device, journal=journal,
+                           qm_config=QmConfig(restart_mode=self.restart_mode))
+
     def _check(self, storage, journal):
         """(outcome, detail) of restarting on ``storage`` and checking against ``journal``."""
         self._last_report = None
         phase = "restart refused"
         try:
-            report, verdict, qm = restart_run(self.make_platform, storage, device=self.device, journal=journal)
+            report, verdict, qm = self._restart(storage, journal)
             # Every message's data as an application's MQGET would read it: a damaged block
             # is found there (its CRC), not by restart, which loads queue metadata only.
             phase = "reading a message back"
@@ -304,8 +312,7 @@ class Campaign:
         crashed = self._run(FaultPlan(crash_after_writes=k))
         disk = crashed.storage.durable
         try:
-            restart_run(self.make_platform, FaultInjectingStorage(disk, FaultPlan(crash_after_writes=j)),
-                        device=self.device)
+            self._restart(FaultInjectingStorage(disk, FaultPlan(crash_after_writes=j)))
         except SimulatedCrash:
             pass
         except DAMAGE as exc:
@@ -319,7 +326,7 @@ class Campaign:
         """A log page restart reads on ``disk`` (address, file, offset), or None."""
         probe = clone(disk)
         try:
-            report, _, qm = restart_run(self.make_platform, clone(disk), device=self.device)
+            report, _, qm = self._restart(clone(disk))
         except Exception:
             return None
         end = report.end_of_log.address if report.end_of_log is not None else None
@@ -407,7 +414,7 @@ class Campaign:
             crashed = self._run(FaultPlan(crash_after_writes=k))
             probe = FaultInjectingStorage(clone(crashed.storage.durable), keep_write_log=True)
             try:
-                restart_run(self.make_platform, probe, device=self.device)
+                self._restart(probe)
             except Exception as exc:  # no restart to crash: that is a failure in its own right
                 self.tallies["restart"].add(ERROR, f"crash after write {k}, then restart",
                                             f"the restart to crash failed: {type(exc).__name__}: {exc}")

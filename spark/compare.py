@@ -9,7 +9,9 @@ memory (virtual time, the same code as ``mqlog run``) and returns the metrics sc
 the rows into a DataFrame, writes ``results.parquet`` and the HTML report.
 
 The matrix is data: :data:`DEFAULT_MATRIX`, or a TOML file of ``[[config]]`` tables (``name``,
-``platform`` and a ``[config.log]`` table of that platform's log parameters). Cells are
+``platform``, a ``[config.log]`` table of that platform's log parameters and, for ``--crash``,
+an optional ``restart_mode``: ``"9.1.1"``, the default, or ``"legacy"``, restart as before
+MQ 9.1.1 – queues loaded one after another, one page per replay read; SPEC §3.6). Cells are
 plain dicts, so they pickle to executors and the same job runs on ``local[*]`` or a cluster.
 """
 
@@ -37,6 +39,11 @@ DEFAULT_MATRIX: tuple[dict, ...] = (
     {"name": "zos-single-none", "platform": "zos", "log": {"TWOACTV": "NO", "TWOARCH": "NO", "COMPLOG": "NONE"}},
 )
 
+
+#: how a configuration restarts after ``--crash`` (QmConfig.restart_mode): MQ 9.1.1's restart,
+#: or the one before it
+RESTART_MODES = ("9.1.1", "legacy")
+DEFAULT_RESTART_MODE = "9.1.1"
 
 #: a configuration's name is also its run directory's name (``--logs``)
 NAME_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
@@ -80,9 +87,13 @@ def load_matrix(path: str | Path | None) -> list[dict]:
         log = cell.get("log", {})
         if not isinstance(log, dict):
             raise MqlogError(f"{where}: field 'log' must be a table")
-        unknown = set(cell) - {"name", "platform", "log"}
+        unknown = set(cell) - {"name", "platform", "log", "restart_mode"}
         if unknown:
-            raise MqlogError(f"{where}: unknown field {sorted(unknown)[0]!r} (name, platform, log)")
+            raise MqlogError(f"{where}: unknown field {sorted(unknown)[0]!r} (name, platform, log, restart_mode)")
+        mode = cell.get("restart_mode")
+        if mode is not None and mode not in RESTART_MODES:
+            raise MqlogError(f"{where}: field 'restart_mode' must be one of "
+                             f"{', '.join(repr(m) for m in RESTART_MODES)}, not {mode!r}")
         if not NAME_PATTERN.fullmatch(cell["name"]):
             raise MqlogError(f"{where}: field 'name' must be 1-64 letters, digits, '.', '_' or '-' "
                              f"(it names the configuration's run directory), not {cell['name']!r}")
@@ -90,6 +101,8 @@ def load_matrix(path: str | Path | None) -> list[dict]:
             raise MqlogError(f"{where}: the name {cell['name']!r} is used twice")
         names.add(cell["name"])
         out.append({"name": cell["name"], "platform": cell["platform"], "log": {k: str(v) for k, v in log.items()}})
+        if mode is not None:
+            out[-1]["restart_mode"] = mode
     return out
 
 
@@ -137,11 +150,15 @@ def run_cell(task: dict) -> dict:
     if task.get("crash_at_s") is not None and result.crashed:
         # The same crash for every configuration: restart each, verify it against the
         # applications' journal, and report what restart cost.
+        from mqlog.core.qmgr import QmConfig
         from mqlog.core.run import restart_run
 
+        mode = task.get("restart_mode", DEFAULT_RESTART_MODE)
         report, verdict, _ = restart_run(choice.maker(task["values"]), result.storage.durable,
-                                         device=task["device"], journal=result.journal)
+                                         device=task["device"], journal=result.journal,
+                                         qm_config=QmConfig(restart_mode=mode))
         restart = report.as_dict()
+        metrics["restart_mode"] = mode
         metrics.update({f"restart_{k}": restart[k] for k in (
             "records_replayed", "bytes_read", "uows_backed_out", "uows_indoubt", "clrs_written",
             "restart_virtual_seconds")})
@@ -162,16 +179,20 @@ def flatten(metrics: dict) -> dict:
 
 
 def compare(spark, *, workload: str, params: dict, seed: int, device: str, cells: list[dict],
-            crash_at_s: float | None = None, progress=None, runs_dir: str | Path | None = None) -> list[dict]:
+            crash_at_s: float | None = None, progress=None, runs_dir: str | Path | None = None,
+            restart_mode: str = DEFAULT_RESTART_MODE) -> list[dict]:
     """Run every cell as a Spark task; the metrics rows in matrix order. Raises
     FingerprintMismatch if the configurations did not all see the same workload.
+
+    With ``crash_at_s``, each configuration restarts after the crash as its cell's
+    ``restart_mode`` says, else as ``restart_mode`` says.
 
     With ``runs_dir``, each task also leaves its configuration's run directory there
     (``runs_dir/NAME``, as ``mqlog run --out`` would; on a cluster, a path every executor
     and the driver can reach)."""
     runs = str(Path(runs_dir).resolve()) if runs_dir is not None else None
     tasks = [dict(cell, workload=workload, params=dict(params), seed=seed, device=device, crash_at_s=crash_at_s,
-                  runs_dir=runs) for cell in cells]
+                  runs_dir=runs, restart_mode=cell.get("restart_mode") or restart_mode) for cell in cells]
     from mqlog.spark.session import run_tasks
 
     rows = run_tasks(spark, tasks, run_cell, what="a configuration's run failed", progress=progress)
@@ -236,6 +257,7 @@ TABLE_ROWS = (
     ("shunts", "shunts"),
     ("archive offloads / bytes", ("archive_offloads", "archive_bytes")),
     ("virtual seconds", "virtual_seconds"),
+    ("restart: mode", "restart_mode"),
     ("restart: records replayed", "restart_records_replayed"),
     ("restart: bytes read", "restart_bytes_read"),
     ("restart: units backed out", "restart_uows_backed_out"),

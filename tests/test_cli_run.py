@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 
@@ -442,3 +443,22 @@ def test_a_run_directory_in_use_is_refused_not_shared(tmp_path):
         busy = mqlog("restart", out)
         assert busy.returncode == 2 and "in use" in busy.stderr
     assert mqlog("restart", out, "--verify").returncode == 0
+
+
+def test_restart_mode_chooses_mq_911_or_the_restart_before_it(tmp_path):
+    """SPEC §3.6: the user chooses; the legacy restart loads the queues one by one and reads
+    the log a page and a file-system call at a time, so on slow storage it takes longer, and
+    recovers the same."""
+    out = mqlog("run", "--platform", "distributed", "--workload", "requester-responder",
+                "--set", "workload.duration=0.2", "--device", "nfs3", "--crash-at", "0.15", "--out", tmp_path / "a")
+    assert out.returncode == 0, out.stderr
+    shutil.copytree(tmp_path / "a", tmp_path / "b")
+    modern = mqlog("restart", tmp_path / "a", "--verify", "--json")
+    legacy = mqlog("restart", tmp_path / "b", "--verify", "--json", "--restart-mode", "legacy")
+    assert modern.returncode == 0 and legacy.returncode == 0, modern.stderr + legacy.stderr
+    modern, legacy = json.loads(modern.stdout), json.loads(legacy.stdout)
+    assert legacy["records_replayed"] == modern["records_replayed"] > 0
+    assert legacy["queues_loaded"] == modern["queues_loaded"] > 1
+    assert legacy["phases"]["load"] > 2 * modern["phases"]["load"]
+    assert legacy["phases"]["replay"] > 2 * modern["phases"]["replay"]
+    one_line_error(mqlog("restart", tmp_path / "a", "--restart-mode", "9.2"), "--restart-mode")

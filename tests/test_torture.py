@@ -16,12 +16,14 @@ from mqlog.torture import DETECT, NOTHING, SURVIVE, Campaign, claims, in_place_w
 SMALL = {"pairs": "2", "messages_per_pair": "25"}
 
 
-def campaign(platform: str, log: dict | None = None, *, budget: int = 15, faults=None) -> Campaign:
+def campaign(platform: str, log: dict | None = None, *, budget: int = 15, faults=None,
+             restart_mode: str = "9.1.1") -> Campaign:
     choice = choose(platform)
     values = choice.configure(dict(log or {}))
     spec = build_spec(BUILTINS["putget-pairs"], SMALL, origin="test")
     kwargs = {"faults": tuple(faults)} if faults else {}
-    return Campaign(platform, values, choice.maker(values), spec, seed=3, budget=budget, **kwargs).run()
+    return Campaign(platform, values, choice.maker(values), spec, seed=3, budget=budget, restart_mode=restart_mode,
+                    **kwargs).run()
 
 
 def counts(c: Campaign, fault: str) -> dict:
@@ -41,6 +43,18 @@ def test_triplewrite_survives_crashes_tears_and_crashes_in_restart():
     assert flips["silent_loss"] == flips["error"] == 0 and flips["survived"] + flips["detected"] == 15
     refused = [d for _, d in c.tallies["bitflip"].examples.get("detected", [])]
     assert all(("offset" in d) or ("damaged" in d) for d in refused)
+
+
+def test_the_restart_before_mq_911_survives_crashes_and_crashes_in_restart_too():
+    """A campaign restarts the way it is told (--restart-mode): the legacy restart loads the
+    queues one after another, so its load phase takes longer, and it is as crash-safe."""
+    legacy = campaign("distributed", budget=8, faults=("crash", "restart"), restart_mode="legacy")
+    modern = campaign("distributed", budget=8, faults=("crash", "restart"))
+    assert not legacy.failed
+    for fault in ("crash", "restart"):
+        tally = legacy.tallies[fault]
+        assert tally.tried > 0 and tally.counts["survived"] == tally.tried, (fault, tally.counts)
+    assert legacy._last_report.phases["load"] > modern._last_report.phases["load"]
 
 
 def test_singlewrite_loses_under_a_torn_rewrite_and_the_report_says_why():

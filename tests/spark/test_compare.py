@@ -12,7 +12,7 @@ import pytest
 
 from mqlog.core.errors import MqlogError
 from mqlog.spark.compare import (DEFAULT_MATRIX, FingerprintMismatch, check_fingerprints, check_matrix, compare,
-                                 load_matrix, results_frame)
+                                 load_matrix, results_frame, run_cell)
 from mqlog.spark.report import render
 
 SMALL = {"pairs": 2, "messages_per_pair": 40, "message_size": 2000}
@@ -86,6 +86,34 @@ def test_the_matrix_is_data(tmp_path):
         load_matrix(path)
     with pytest.raises(MqlogError, match="configuration 'bad'.*WRTHRSH"):
         check_matrix([{"name": "bad", "platform": "zos", "log": {"WRTHRSH": "999"}}])
+
+
+def test_a_configuration_may_choose_its_restart_mode(tmp_path):
+    path = tmp_path / "m.toml"
+    path.write_text('[[config]]\nname = "old"\nplatform = "zos"\nrestart_mode = "legacy"\n')
+    assert load_matrix(path) == [{"name": "old", "platform": "zos", "log": {}, "restart_mode": "legacy"}]
+    path.write_text('[[config]]\nname = "old"\nplatform = "zos"\nrestart_mode = "9.0"\n')
+    with pytest.raises(MqlogError, match=r"config\[0\]: field 'restart_mode' must be one of '9.1.1', 'legacy'"):
+        load_matrix(path)
+    path.write_text('[[config]]\nname = "old"\nplatform = "zos"\nrestart_mode = "legacy"\n')
+    out = subprocess.run([sys.executable, "-m", "mqlog", "compare", "--workload", "putget-pairs", "--matrix", str(path),
+                          "--out", str(tmp_path / "o")], capture_output=True, text=True, timeout=600)
+    assert out.returncode == 2 and "needs --crash" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_each_configuration_restarts_in_its_own_mode():
+    """The same crash, restarted the 9.1.1 way and the way before it (SPEC §3.6): the same
+    recovery, and on slow storage the legacy restart's serial loads and page-at-a-time reads
+    take longer. (run_cell is what each Spark task runs.)"""
+    (cell,) = check_matrix([{"name": "d", "platform": "distributed", "log": {}}])
+    task = dict(cell, workload="requester-responder", params={"duration": "0.1", "queue_pairs": "4"}, seed=1,
+                device="nfs3", crash_at_s=0.08)
+    modern, legacy = run_cell(dict(task, restart_mode="9.1.1")), run_cell(dict(task, restart_mode="legacy"))
+    assert (modern["restart_mode"], legacy["restart_mode"]) == ("9.1.1", "legacy")
+    assert modern["restart_verified"] is True and legacy["restart_verified"] is True
+    assert modern["restart_records_replayed"] == legacy["restart_records_replayed"] > 0
+    assert legacy["restart_phases"]["load"] > 2 * modern["restart_phases"]["load"]
+    assert legacy["restart_restart_virtual_seconds"] > modern["restart_restart_virtual_seconds"]
 
 
 def test_mqlog_compare_from_the_command_line(tmp_path):
