@@ -157,6 +157,11 @@ def collect_metrics(cfg: RunConfig, qm: QueueManager, ctx: Context, env: simpy.E
         "log_buffer_bytes": s.get("log_buffer_bytes", 0),
         "worst_write_by_file": s.get("worst_write_by_file", {}),
         "buffer_waits": s.get("buffer_waits", 0),
+        # how often a write ends on, or starts by rewriting, a partial page: what
+        # LogWriteIntegrity and z/OS dual logging pay for
+        "pages_written": s.get("pages_written", 0),
+        "partial_page_writes": s.get("partial_page_writes", 0),
+        "partial_page_rewrites": s.get("partial_page_rewrites", 0),
         "checkpoints": c.checkpoints,
         "log_switches": getattr(space, "switches", 0),
         "active_log_capacity_bytes": getattr(space, "capacity_bytes", 0),

@@ -250,6 +250,7 @@ TABLE_ROWS = (
     ("physical bytes", "physical_bytes"),
     ("physical writes", "physical_writes"),
     ("bytes / physical write", ("physical_bytes", "physical_writes")),
+    ("partial-page writes / rewrites", ("partial_page_writes", "partial_page_rewrites")),
     ("write time short (us)", "write_time_short_us"),
     ("checkpoints", "checkpoints"),
     ("log switches", "log_switches"),

@@ -27,7 +27,8 @@ SCHEMA = ("platform workload seed device config virtual_seconds messages_put mes
           "write_size_max write_time_short_us write_time_long_us write_time_max_us checkpoints log_switches "
           "active_log_capacity_bytes active_log_used_bytes_max log_full_events uows_rolled_back "
           "uows_rolled_forward shunts archive_offloads compression_in_bytes compression_out_bytes "
-          "log_full_refusals media_images media_image_bytes queues_recreated shunted_bytes shunts_failed").split()
+          "log_full_refusals media_images media_image_bytes queues_recreated shunted_bytes shunts_failed "
+          "pages_written partial_page_writes partial_page_rewrites").split()
 RESTART_SCHEMA = ("records_replayed bytes_read uows_backed_out uows_committed uows_indoubt messages_reconciled "
                   "queues_loaded restart_virtual_seconds phases").split()
 VERIFY = ("committed_missing", "uncommitted_present", "duplicates", "indoubt")
@@ -62,6 +63,24 @@ def test_every_builtin_runs_and_reports_the_schema(platform, workload):
     assert m["physical_bytes"] >= m["physical_writes"] * 4096 > 0
     if workload != "log-fill" or True:
         assert m["messages_put"] > 0
+
+
+def test_one_committer_rewrites_the_partial_page_its_last_commit_left():
+    """Each commit of a lone application forces a write that ends mid-page; the next write
+    starts by rewriting that page. With many committers sharing forces, pages fill more."""
+    def run(requesters):
+        out = mqlog("run", "--platform", "zos", "--workload", "requester-responder", "--set", "workload.duration=0.05",
+                    "--set", f"workload.requesters={requesters}", "--set", f"workload.responders={requesters}",
+                    "--json")
+        assert out.returncode == 0, out.stderr
+        return json.loads(out.stdout)
+
+    alone, crowd = run(1), run(20)
+    for m in (alone, crowd):
+        assert m["pages_written"] >= m["physical_writes"] > 0
+        assert m["partial_page_rewrites"] <= m["partial_page_writes"] <= m["physical_writes"]
+    assert alone["partial_page_rewrites"] >= 0.9 * alone["forces"]
+    assert crowd["pages_written"] / crowd["physical_writes"] > alone["pages_written"] / alone["physical_writes"]
 
 
 def test_putget_pairs_numbers_follow_the_parameters():

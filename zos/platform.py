@@ -61,8 +61,9 @@ def rba_addressing(rba8: bool = True, start: int = 0, lrsn: bool = False) -> Rba
     return RbaAddressing(start=start, limit=1 << (4 * digits), digits=digits, stamps=lrsn)
 
 
-def console(qm_name: str, addressing: RbaAddressing):
-    """Messages for the queue manager's job log, as MQ for z/OS writes them."""
+def console(qm_name: str, addressing: RbaAddressing, offload: bool = True):
+    """Messages for the queue manager's job log, as MQ for z/OS writes them; ``offload``:
+    archiving is on (OFFLOAD=YES), so what happens at a log switch is an offload."""
     rba = addressing.format
 
     def message(event: str, fields: dict) -> str | None:
@@ -95,7 +96,9 @@ def console(qm_name: str, addressing: RbaAddressing):
             return f"CSQJ110E {qm_name} LAST COPY{fields['copy']} ACTIVE LOG DATA SET IS {fields['percent']} PERCENT FULL"
         if event == "CSQJ111A":
             return f"CSQJ111A {qm_name} OUT OF SPACE IN ACTIVE LOG DATA SETS"
-        if event in ("log-full", "log-full-housekeeping"):
+        if event == "log-full":
+            return None  # the queue manager says why next (…-housekeeping or …-long-uow): CSQJ111A once
+        if event == "log-full-housekeeping":
             return f"CSQJ111A {qm_name} OUT OF SPACE IN ACTIVE LOG DATA SETS"
         if event == "log-full-long-uow":
             return (f"CSQJ111A {qm_name} OUT OF SPACE IN ACTIVE LOG DATA SETS (unit of work {fields['uow']:X} of "
@@ -119,7 +122,9 @@ def console(qm_name: str, addressing: RbaAddressing):
                 return (f"CSQJ160I {qm_name} LONG-RUNNING UOW FOUND, URID={fields['uow']:X} CONNECTION NAME="
                         f"{fields['application']} ({fields['checkpoints']} CHECKPOINTS, FIRST RBA "
                         f"{rba(fields['first'])})")
-            return (f"CSQJ161I {qm_name} UOW UNRESOLVED AFTER {fields['times']} OFFLOADS, URID={fields['uow']:X} "
+            # with OFFLOAD=NO the log switches without offloading: count switches, not offloads
+            after = "OFFLOADS" if offload else "ACTIVE LOG SWITCHES"
+            return (f"CSQJ161I {qm_name} UOW UNRESOLVED AFTER {fields['times']} {after}, URID={fields['uow']:X} "
                     f"CONNECTION NAME={fields['application']}")
         if event == "cf-backup":
             # CSQE121I / CSQE130I / CSQE131I are IBM's numbers for these; the wording is ours
@@ -168,7 +173,7 @@ def zos_platform(storage: Storage, *, data_sets: int = 3, cis: int = 4096, dual:
         full_log_waits=True,  # CSQJ111A: work waits for space, it is not refused
         uows_pin_log=False,  # the log behind a long unit of work is archived, not kept active
         checkpoint_records=pageset_records,
-        console=console(qm_name, addressing),
+        console=console(qm_name, addressing, offload),
         persistent_put_to_waiting_getter=False,  # z/OS hands only non-persistent messages across
         buffer_pages=buffer_pages,
         write_threshold_pages=min(wrthrsh, buffer_pages),

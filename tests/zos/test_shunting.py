@@ -93,6 +93,15 @@ def test_a_long_unit_of_work_is_shunted_every_third_checkpoint_and_multi_shunted
     assert uow.first > uow.ops[-1].address
 
 
+@pytest.mark.parametrize("offload, counted", [(True, "OFFLOADS"), (False, "ACTIVE LOG SWITCHES")])
+def test_a_long_unit_of_work_is_reported_after_offloads_or_after_switches(offload, counted):
+    """CSQJ161I counts offloads; with OFFLOAD=NO nothing is offloaded, so it counts switches."""
+    env, platform, qm = make(FaultInjectingStorage(MemoryStorage()), logload=100_000, offload=offload)
+    long_conn, _ = run(env, long_uow_workload(qm, checkpoints=10))
+    later = [m for m in qm.messages if m.startswith("CSQJ161I") and f"URID={long_conn.uow.id:X}" in m]
+    assert later and all(f" {counted}, URID=" in m for m in later), later
+
+
 def _crash_with_long_uow(*, shunting: bool, prepare=False, **kwargs):
     storage = FaultInjectingStorage(MemoryStorage())
     env, platform, qm = make(storage, logload=100_000, **kwargs)
