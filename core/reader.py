@@ -154,7 +154,9 @@ class LogReader:
 
     def batches(self) -> Iterator[list[tuple[int, object]]]:
         """The records page by page: for each page read, a list of ``(address, record)`` of
-        the records that end in it (restart's replay takes them a page at a time).
+        the records that end in it (restart's replay takes them a page at a time). A record
+        the fast path below does not decode (a platform record, any doubt) closes the list
+        so far, so a page's records may come as two lists or more.
 
         Nothing is read or decoded ahead of what :meth:`records` would: a page's records are
         listed once its bytes are checked, and every record before one that raises is

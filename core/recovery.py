@@ -416,6 +416,10 @@ class _Restart:
 
     def _redo_begin(self, address: int, record: Begin) -> None:
         uow = record.uow
+        if not uow:
+            # Unit of work 0 is the out-of-syncpoint marker: no unit of work begins as it.
+            raise LogCorruptionError("a Begin record for unit of work 0 (no unit of work has that number)",
+                                     address=self.platform.addressing.format(address))
         self.ended.discard(uow)
         entry = self.track(uow, address)
         if entry is not None:

@@ -110,7 +110,8 @@ QJSTRACT            pages read from the active log (space ``reads["active"]``)
 QJSTRARH            pages read from the archive log (space ``reads["archive"]``)
 QJSTBSDS            BSDS accesses (each copy written counts one; reads at start do not)
 QJSTBFFL            active log CIs created: CIs written to copy 1 less partial-CI rewrites
-                    (needs the writer's ``partial_page_rewrites``; omitted from metrics.json)
+                    (needs the writer's ``partial_page_rewrites``: in metrics.json since
+                    runs of 2026-11-22; omitted for older run directories)
 QJSTBFWR            writer ``write_cycles`` (buffer writes) – *omitted*: not counted yet
 QJSTALR             archive read allocations – *omitted*: the space counts pages read, not
                     data sets allocated

@@ -628,3 +628,38 @@ def test_the_coordinator_waits_for_a_roll_forward_in_progress(delay):
     assert not rig.qm.uows and not rig.qm._uow_ages  # nothing left pinning the log's tail
     after = Rig(storage=rig.storage.durable)
     assert not after.qm.in_doubt() and len(after.qm.queues["Q"].available) == 10
+
+
+def test_a_begin_for_unit_of_work_0_is_named_as_corruption_not_a_crash():
+    """Unit of work 0 marks out-of-syncpoint records: a Begin for it is damage, reported with
+    its log address (it used to stop restart with a KeyError)."""
+    from mqlog.core.errors import LogCorruptionError
+    from mqlog.core.reader import LogReader
+    from mqlog.core.records import Begin
+    from mqlog.core.run import RunConfig, restart_run, run_workload
+    from mqlog.core.spec import BUILTINS, build_spec
+    from mqlog.core.writer import LogWriter
+    from mqlog.platforms import choose
+
+    choice = choose("reference")
+    values = choice.configure({})
+    spec = build_spec(BUILTINS["putget-pairs"], {"pairs": "1", "messages_per_pair": "5"}, origin="test")
+    storage = run_workload(RunConfig("reference", choice.maker(values), values, spec, crash_at_s=1e-3),
+                           MemoryStorage()).storage.durable
+    platform = choice.maker(values)(storage)
+    space = platform.space
+    reader = LogReader(space, 0)
+    for _ in reader:
+        pass
+    env = simpy.Environment()
+    writer = LogWriter.resume(env, space, Device(env, get_profile("ram")), reader)
+    forged = []
+
+    def append():
+        forged.append((yield from writer.put(Begin(1, "FORGED", uow=0))))
+        yield writer.force()
+
+    env.run(until=env.process(append()))
+    with pytest.raises(LogCorruptionError, match="unit of work 0") as info:
+        restart_run(choice.maker(values), storage)
+    assert info.value.address == platform.addressing.format(forged[0])

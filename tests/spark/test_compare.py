@@ -130,13 +130,16 @@ def test_mqlog_compare_from_the_command_line(tmp_path):
 
 
 def test_the_same_crash_for_every_configuration_and_verified_restarts(spark):
+    cells = check_matrix([CELLS[0], dict(CELLS[1], restart_mode="legacy")])
     rows = compare(spark, workload="requester-responder",
                    params={"duration": 0.05, "requesters": 2, "responders": 2, "queue_pairs": 2},
-                   seed=3, device="ssd", cells=check_matrix(CELLS[:2]), crash_at_s=0.02)
+                   seed=3, device="ssd", cells=cells, crash_at_s=0.02)
     assert len({r["fingerprint"] for r in rows}) == 1
     for row in rows:
         assert row["crashed"] and row["restart_verified"] is True
         assert row["restart_records_replayed"] > 0 and row["restart_phases"]
+    # each configuration restarted as its cell said, the others as compare's default
+    assert [r["restart_mode"] for r in rows] == ["9.1.1", "legacy"]
     page = render(rows, title="crash")
     assert "Restart phases" in page and "restart: verified" in page
 

@@ -324,7 +324,9 @@ def test_a_full_active_log_makes_work_wait_with_csqj110e_and_csqj111a_and_loses_
     steps = [int(m.split(" IS ")[1].split()[0]) for m in qm.messages if m.startswith("CSQJ110E")]
     assert steps and all(s % 5 == 0 for s in steps)
     assert any(m.startswith("CSQJ111A") for m in qm.messages)
-    # once an episode: each ends when a checkpoint frees a data set, and the log switches on
+    # once an episode (said once when the queue manager finds the log full, until a checkpoint
+    # ends the episode): here each episode ends as a checkpoint frees a data set and the log
+    # switches into it, so two CSQJ111A with no switch between them would be one said twice
     said = [m.split()[0] for m in qm.messages if m.startswith(("CSQJ111A", "CSQJ002I"))]
     assert all(not (a == b == "CSQJ111A") for a, b in zip(said, said[1:])), said
     env, platform, qm2, report = crash_and_restart(storage, data_sets=2, cis=16, offload=False, dual_archive=False)
