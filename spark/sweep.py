@@ -156,6 +156,32 @@ def load_sweep(source: str) -> tuple[str, dict]:
     return path.stem, read_toml(path, "sweep")
 
 
+#: the fields a sweep document, each of its [[config]] tables and its [plot] table may have
+SWEEP_FIELDS = ("workload", "seeds", "devices", "params", "grid", "config", "plot")
+CONFIG_FIELDS = ("name", "platform", "log", "sweep")
+PLOT_FIELDS = ("x", "y")
+
+
+def check_plot(doc: dict, tasks: list[dict], *, origin: str = "sweep") -> None:
+    """The [plot] table, if any: x and y strings, x one of the parameters the sweep varies
+    (else the report's plot would be empty); errors name the field."""
+    plot = doc.get("plot")
+    if plot is None:
+        return
+    if not isinstance(plot, dict):
+        raise MqlogError(f"{origin}: field 'plot' must be a table (x, y)")
+    unknown = sorted(set(plot) - set(PLOT_FIELDS))
+    if unknown:
+        raise MqlogError(f"{origin}: plot: unknown field {unknown[0]!r} (x, y)")
+    for key in PLOT_FIELDS:
+        if not isinstance(plot.get(key), str):
+            raise MqlogError(f"{origin}: plot.{key} must be a string")
+    swept = sorted({k for task in tasks for k in task["sweep"]})
+    if plot["x"] not in swept:
+        raise MqlogError(f"{origin}: plot.x {plot['x']!r} is not a parameter this sweep varies "
+                         f"({', '.join(swept) if swept else 'it varies none'})")
+
+
 def cells(doc: dict, *, origin: str = "sweep") -> list[dict]:
     """The sweep's cells, each a task for :func:`mqlog.spark.compare.run_cell` plus its
     ``sweep`` values and ``key``; errors name the field."""
@@ -167,6 +193,9 @@ def cells(doc: dict, *, origin: str = "sweep") -> list[dict]:
             raise MqlogError(f"{origin}: field {key!r} must be a {kind.__name__}")
         return value
 
+    unknown = sorted(set(doc) - set(SWEEP_FIELDS))
+    if unknown:  # a misspelt table would otherwise be ignored, and the sweep be another one
+        raise MqlogError(f"{origin}: unknown field {unknown[0]!r} ({', '.join(SWEEP_FIELDS)})")
     workload = need("workload", str)
     if workload not in BUILTINS:
         raise MqlogError(f"{origin}: field 'workload': unknown workload {workload!r}")
@@ -180,6 +209,12 @@ def cells(doc: dict, *, origin: str = "sweep") -> list[dict]:
     for config in configs:
         if not isinstance(config, dict) or not isinstance(config.get("name"), str):
             raise MqlogError(f"{origin}: each [[config]] needs a name")
+        unknown = sorted(set(config) - set(CONFIG_FIELDS))
+        if unknown:
+            raise MqlogError(f"{origin}: config {config['name']!r}: unknown field {unknown[0]!r} "
+                             f"({', '.join(CONFIG_FIELDS)}; a sweep has no crash, so no restart_mode)")
+        if not isinstance(config.get("log", {}), dict):
+            raise MqlogError(f"{origin}: config {config['name']!r}: field 'log' must be a table")
         sweep = config.get("sweep", {})
         if not isinstance(sweep, dict) or not all(isinstance(v, list) and v for v in sweep.values()):
             raise MqlogError(f"{origin}: config {config['name']!r}: sweep values must be non-empty lists")
@@ -205,6 +240,7 @@ def cells(doc: dict, *, origin: str = "sweep") -> list[dict]:
                                 device=str(device), sweep=swept)
                     task["key"] = cell_key(task)
                     out.append(task)
+    check_plot(doc, out, origin=origin)
     return out
 
 

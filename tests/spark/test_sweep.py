@@ -59,6 +59,19 @@ def test_every_builtin_sweep_is_valid():
     ('workload = "putget-pairs"\n[[config]]\nname = "a"\nplatform = "zos"\n[config.log]\nWRTHRSH = 999\n',
      "WRTHRSH"),
     ('workload = "putget-pairs"\n', "'config'"),
+    # misspelt or misplaced tables are refused, not ignored (the sweep would be another one)
+    ('workload = "putget-pairs"\n[grids]\npairs = [1, 2]\n[[config]]\nname = "a"\nplatform = "zos"\n',
+     "unknown field 'grids'"),
+    ('workload = "putget-pairs"\n[[config]]\nname = "a"\nplatform = "zos"\n[config.sweeps]\nLOGLOAD = [200]\n',
+     "config 'a': unknown field 'sweeps'"),
+    ('workload = "putget-pairs"\n[[config]]\nname = "a"\nplatform = "zos"\nrestart_mode = "legacy"\n',
+     "no restart_mode"),
+    ('workload = "putget-pairs"\n[[config]]\nname = "a"\nplatform = "zos"\nlog = "TWOACTV=NO"\n',
+     "'log' must be a table"),
+    ('workload = "putget-pairs"\n[grid]\npairs = [1, 2]\n[[config]]\nname = "a"\nplatform = "zos"\n'
+     '[plot]\nx = "workload.pair"\ny = "commits"\n', r"plot.x 'workload.pair' is not a parameter.*workload.pairs"),
+    ('workload = "putget-pairs"\n[grid]\npairs = [1, 2]\n[[config]]\nname = "a"\nplatform = "zos"\n'
+     '[plot]\nx = "workload.pairs"\n', "plot.y must be a string"),
 ])
 def test_a_malformed_sweep_names_the_field(broken, words):
     with pytest.raises(MqlogError, match=words):
