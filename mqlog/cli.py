@@ -304,10 +304,10 @@ def _print_metrics(m: dict, out) -> None:
                    f"{m['error_log']}")
 
 
-def _restart_mode_option(scope: str):
+def _restart_mode_option(scope: str, default: str | None = "9.1.1"):
     """``--restart-mode`` (SPEC §3.6: let a user choose MQ 9.1.1's restart or the one before)."""
     return click.option(
-        "--restart-mode", type=click.Choice(["9.1.1", "legacy"]), default="9.1.1", show_default=True,
+        "--restart-mode", type=click.Choice(["9.1.1", "legacy"]), default=default, show_default=default is not None,
         help="How the queue manager restarts: as MQ 9.1.1 and later (queues loaded in parallel, replay "
              "reading 16 pages a time) or as before it (queues loaded one by one, a page and a file-system "
              f"call per replay read).{scope}")
@@ -706,10 +706,8 @@ def torture_cmd(platform_name, matrix, workload, sets, faults, budget, device, s
 @click.option("--master", default=None, help="Spark master URL (default local[*]).")
 @click.option("--crash", "crash_at", type=click.FloatRange(min=0, min_open=True), default=None,
               help="Crash every configuration at this virtual time (s), restart it and compare the restarts.")
-@click.option("--restart-mode", type=click.Choice(["9.1.1", "legacy"]), default=None,
-              help="With --crash: restart as MQ 9.1.1 and later (the default: queues loaded in parallel, "
-                   "replay reading 16 pages a time) or as before it (queues loaded one by one, a page and a "
-                   "file-system call per replay read). A matrix configuration's restart_mode wins.")
+@_restart_mode_option(" With --crash (9.1.1 unless given); a matrix configuration's restart_mode wins.",
+                      default=None)
 @click.option("--logs", "keep_logs", is_flag=True,
               help="Also leave each configuration's files in OUT/runs/NAME (as 'mqlog run --out' does: "
                    "real logs, up to some hundreds of MB each) and report what each log holds, read back "
