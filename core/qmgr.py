@@ -19,7 +19,7 @@ Restart recovery lives in :mod:`mqlog.core.recovery`; this module owns normal ru
 
 from __future__ import annotations
 
-from typing import Generator
+from typing import Callable, Generator
 
 import attrs
 import simpy
@@ -224,6 +224,9 @@ class QueueManager:
         self._inflight = SortedList()
         self._extents_said: tuple = ()  # the restart / media extents last reported
         self.stopped = False
+        #: called with the number of records replayed so far, as restart's replay goes on
+        #: (a progress bar: ``mqlog restart``); None: nobody is watching
+        self.restart_progress: Callable[[int], None] | None = None
         #: the most log, head to tail, that restart would have needed at any moment sampled
         self.log_used_max = 0
         #: (virtual µs, bytes from tail to head) every LOG_SAMPLE_US or so, for the reports

@@ -202,8 +202,11 @@ class _Restart:
         replay_us, chunk, apply, by_kind = qm.config.replay_record_us, self.chunk, self.apply, self._redo_by_kind
         timeout = env.timeout
         cpu = self._cpu
+        progress = qm.restart_progress
         for batch in reader.batches():
             report.records_replayed += len(batch)
+            if progress is not None:
+                progress(report.records_replayed)
             if reader.pages_read - self._pages_charged >= chunk:
                 yield from self.sequential_reads(reader.pages_read)
             for address, record in batch:

@@ -198,8 +198,10 @@ def collect_metrics(cfg: RunConfig, qm: QueueManager, ctx: Context, env: simpy.E
 
 
 def restart_run(make_platform: Callable[[Storage], Platform], storage: Storage, *, device: str = "ssd",
-                qm_config: QmConfig = QmConfig(), journal: Journal | None = None):
+                qm_config: QmConfig = QmConfig(), journal: Journal | None = None,
+                progress: Callable[[int], None] | None = None):
     """Restart a queue manager on ``storage``; returns (report, verdict or None, qm).
+    ``progress`` is called with the count of records replayed so far, page by page.
 
     A queue manager whose first checkpoint never reached the disk was never created: there
     is nothing to recover, nothing is written, and the report says so."""
@@ -208,6 +210,7 @@ def restart_run(make_platform: Callable[[Storage], Platform], storage: Storage, 
     env = simpy.Environment()
     platform = make_platform(storage)
     qm = QueueManager(env, platform, storage, Device(env, get_profile(device)), qm_config)
+    qm.restart_progress = progress
     if platform.space.load_control() is None:
         report = RecoveryReport(messages=["No queue manager to recover: it crashed before its first checkpoint "
                                           "reached the disk, so it was never created"])

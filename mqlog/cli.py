@@ -191,6 +191,15 @@ class _Progress:
         self.bar.close()
 
 
+def _restart_bar():
+    """A counter on stderr of the records restart has replayed, shown only for restarts
+    longer than two seconds and never when stderr is not a terminal."""
+    from tqdm import tqdm
+
+    return tqdm(desc="restart: replay", unit=" records", delay=_Progress.DELAY_S, file=sys.stderr, disable=None,
+                leave=False)
+
+
 @cli.command("run")
 @click.option("--platform", "platform_name", required=True, help="distributed, zos, or reference.")
 @click.option("--workload", required=True, help="A built-in workload name (see 'mqlog workloads') or FILE.toml.")
@@ -338,10 +347,13 @@ def restart_cmd(directory: Path, verify: bool, restart_mode: str, as_json: bool)
         raise MqlogError(f"{directory}: no {QM_DIR}/ directory with the queue manager's files")
     with locked(directory):
         storage = DirectoryStorage(directory / QM_DIR)
+        bar = _restart_bar()
         try:
             report, verdict, qm = restart_run(choice.maker(log_config), storage, device=run["device"],
-                                              journal=journal, qm_config=QmConfig(restart_mode=restart_mode))
+                                              journal=journal, qm_config=QmConfig(restart_mode=restart_mode),
+                                              progress=lambda n: bar.update(n - bar.n))
         finally:
+            bar.close()
             storage.close()
         with open(directory / qm.platform.error_log, "a", encoding="utf-8") as log:
             for line in report.messages:

@@ -663,3 +663,21 @@ def test_a_begin_for_unit_of_work_0_is_named_as_corruption_not_a_crash():
     with pytest.raises(LogCorruptionError, match="unit of work 0") as info:
         restart_run(choice.maker(values), storage)
     assert info.value.address == platform.addressing.format(forged[0])
+
+
+def test_restart_reports_its_replay_as_it_goes():
+    """``mqlog restart``'s progress counter: called page by page with the records replayed so
+    far, rising to the report's count."""
+    from mqlog.core.run import RunConfig, restart_run, run_workload
+    from mqlog.core.spec import BUILTINS, build_spec
+    from mqlog.platforms import choose
+
+    choice = choose("distributed")
+    values = choice.configure({})
+    spec = build_spec(BUILTINS["requester-responder"], {"duration": "0.1"}, origin="test")
+    storage = run_workload(RunConfig("distributed", choice.maker(values), values, spec, crash_at_s=0.08),
+                           MemoryStorage()).storage.durable
+    seen = []
+    report, _, _ = restart_run(choice.maker(values), storage, progress=seen.append)
+    assert len(seen) > 10 and seen == sorted(seen)
+    assert seen[-1] == report.records_replayed > 0
