@@ -56,6 +56,10 @@ FUTILE_WAITS_MAX = 1000
 RESERVE_PER_UOW = 1000 + 1024
 RESERVE_PER_OP = 12 + Clr._S.size + HEADER_SIZE + 8
 
+#: how restart runs (SPEC §3.6): as MQ 9.1.1 and later, or as before it ("legacy")
+RESTART_MODES = ("9.1.1", "legacy")
+DEFAULT_RESTART_MODE = "9.1.1"
+
 
 @attrs.frozen
 class DamagedQueue:
@@ -88,7 +92,7 @@ class QmConfig:
                                                validator=_bounded("persistent_buffer_bytes", 0, 1 << 30))
     #: "9.1.1": queues loaded in parallel, replay reads the log in large chunks;
     #: "legacy": queues loaded one at a time, replay reads page by page with a file-system call each
-    restart_mode: str = attrs.field(default="9.1.1", validator=attrs.validators.in_(("9.1.1", "legacy")))
+    restart_mode: str = attrs.field(default=DEFAULT_RESTART_MODE, validator=attrs.validators.in_(RESTART_MODES))
     #: virtual CPU per record replayed, per message reconciled, per message's metadata loaded
     replay_record_us: float = attrs.field(default=2.0, validator=_bounded("replay_record_us", 0, 1e6))
     reconcile_message_us: float = attrs.field(default=5.0, validator=_bounded("reconcile_message_us", 0, 1e6))

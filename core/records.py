@@ -187,7 +187,7 @@ _ASCII_NAMES_MAX = 4096
 def _ascii_name(raw: bytes) -> str | None:
     """The ASCII name in a blank-padded field, or None if it is not ASCII (a decoder's slow
     path then builds the record with ``__init__``, whose validator reports it)."""
-    name = raw.rstrip(b" ").decode("ascii", "replace")
+    name = _unpad_name(raw)
     if not name.isascii():
         return None
     if len(_ASCII_NAMES) < _ASCII_NAMES_MAX:

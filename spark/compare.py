@@ -26,6 +26,7 @@ except ModuleNotFoundError:  # Python 3.10
 from pathlib import Path
 
 from mqlog.core.errors import MqlogError
+from mqlog.core.qmgr import DEFAULT_RESTART_MODE, RESTART_MODES
 
 #: issue 7's default matrix: three distributed and three z/OS configurations
 DEFAULT_MATRIX: tuple[dict, ...] = (
@@ -39,11 +40,6 @@ DEFAULT_MATRIX: tuple[dict, ...] = (
     {"name": "zos-single-none", "platform": "zos", "log": {"TWOACTV": "NO", "TWOARCH": "NO", "COMPLOG": "NONE"}},
 )
 
-
-#: how a configuration restarts after ``--crash`` (QmConfig.restart_mode): MQ 9.1.1's restart,
-#: or the one before it
-RESTART_MODES = ("9.1.1", "legacy")
-DEFAULT_RESTART_MODE = "9.1.1"
 
 #: a configuration's name is also its run directory's name (``--logs``)
 NAME_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")

@@ -481,3 +481,14 @@ def test_restart_mode_chooses_mq_911_or_the_restart_before_it(tmp_path):
     assert legacy["phases"]["load"] > 2 * modern["phases"]["load"]
     assert legacy["phases"]["replay"] > 2 * modern["phases"]["replay"]
     one_line_error(mqlog("restart", tmp_path / "a", "--restart-mode", "9.2"), "--restart-mode")
+
+
+def test_the_command_line_offers_exactly_the_restart_modes_the_core_has():
+    """The CLI spells the choices out (importing the core at start-up would slow every
+    command): they must stay the core's."""
+    from mqlog import cli
+    from mqlog.core.qmgr import RESTART_MODES
+
+    for command in (cli.restart_cmd, cli.compare_cmd, cli.torture_cmd):
+        (option,) = [p for p in command.params if p.name == "restart_mode"]
+        assert tuple(option.type.choices) == RESTART_MODES
