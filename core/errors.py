@@ -55,6 +55,12 @@ class LogCorruptionError(LogFormatError):
     """Damage in the middle of the log: good pages follow a bad one, so this is not a torn tail."""
 
 
+class LogFileMissingError(LogCorruptionError):
+    """A file the log's control data lists as holding log that is still needed (restart,
+    undo, media recovery, an archive read) is absent or shorter than its format: the log
+    it held is gone. Never taken for the end of the log or for a new queue manager."""
+
+
 class RecordTooLargeError(MqlogError, ValueError):
     """A record would exceed the format's size limit (see ``records.MAX_RECORD_SIZE``)."""
 

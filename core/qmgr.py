@@ -26,9 +26,9 @@ import simpy
 from sortedcontainers import SortedList
 
 from mqlog.core.devices import Device
-from mqlog.core.errors import LogWriteError, ParameterError
+from mqlog.core.errors import LogFileMissingError, LogWriteError, ParameterError
 from mqlog.core.platform import LogControl, Platform, UowView
-from mqlog.core.queuefile import IoCost, MessageState, QueueFile
+from mqlog.core.queuefile import IoCost, MessageState, QueueFile, file_name_for, list_queue_files
 from mqlog.core.queues import Message, Queue
 from mqlog.core.records import (HEADER_SIZE, NO_ADDRESS, Backout, Begin, CheckpointBegin, CheckpointEnd, Clr, Codec,
                                 Commit, Get, ObjectAction, ObjectChange, ObjectType, Prepare, Put, PutSegment, QueueEntry,
@@ -185,6 +185,18 @@ class Connection:
                 self._in_call = None
 
 
+def refuse_queue_files_without_log(storage: Storage) -> None:
+    """Queue files are made only after a queue manager's first checkpoint is on disk: with
+    no checkpoint in the log's control data they mean the log or its control data is lost,
+    never a new queue manager. Raises LogFileMissingError naming one of them."""
+    names = list_queue_files(storage)
+    if names:
+        raise LogFileMissingError(
+            f"the log's control data names no checkpoint, but {len(names)} queue file(s) are there "
+            f"({', '.join(file_name_for(n) for n in names[:3])}{' …' if len(names) > 3 else ''}): this queue "
+            f"manager has run, and its log or control data is lost", source=file_name_for(names[0]))
+
+
 class QueueManager:
     """The core queue manager over one platform's log."""
 
@@ -244,6 +256,7 @@ class QueueManager:
         Returns the recovery report after a restart, None for a new queue manager."""
         control = self.platform.space.load_control()
         if control is None:
+            refuse_queue_files_without_log(self.storage)
             self.writer = self._new_writer()
             yield from self.checkpoint("start")
             self._begin_incarnation()

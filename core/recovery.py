@@ -140,6 +140,9 @@ class _Restart:
         #: queues whose files would not load, with why (AMQ7472 unless media recovery mends them)
         self.damaged: dict[str, str] = {}
         self.listed: set[str] = set()  # queues the checkpoint's queue table names
+        #: whether replay reached the end record of the checkpoint the control data names
+        #: (the control data is saved only after that record is forced)
+        self.checkpoint_complete = control.checkpoint == NO_ADDRESS
         self.image_parts: dict[tuple, int] = {}  # (queue, image id) -> segments seen in order
         self._cpu = 0.0
         self._pages_charged = 0
@@ -225,12 +228,16 @@ class _Restart:
         yield from self.cpu_flush()
         report.bytes_read += reader.bytes_read
         report.end_of_log = reader.end
-        if self.control.checkpoint != NO_ADDRESS and not report.records_replayed:
+        if not self.checkpoint_complete:
             end = reader.end
-            # The control data names a checkpoint the log does not hold (MQ: AMQ6767).
+            fmt = self.platform.addressing.format
+            # The control data is saved only once the checkpoint's end record is on disk: a
+            # log that ends before it has lost records that were forced (MQ: AMQ6767).
             raise LogCorruptionError(
-                f"the log does not hold the checkpoint its control data names: {end.problem}",
-                source=end.source, offset=end.offset, address=self.platform.addressing.format(start))
+                f"the log ends at {fmt(end.address)} ({end.reason}: {end.problem}) before the end of the "
+                f"checkpoint its control data names (begun at {fmt(start)}): forced log records are gone",
+                source=end.source, offset=end.offset,
+                address=fmt(end.page_address if end.page_address is not None else end.address))
         self.phase("replay", t)
         qm.say("replay-complete", records=report.records_replayed, end=reader.end,
                in_flight=sum(1 for u in self.table.values() if not u.prepared),
@@ -451,6 +458,8 @@ class _Restart:
         return None
 
     def _redo_checkpoint_end(self, address: int, record: CheckpointEnd) -> None:
+        if record.begin == self.control.checkpoint:
+            self.checkpoint_complete = True
         self.checkpoint_number = max(self.checkpoint_number, record.number)
         for row in record.queues:
             self.listed.add(row.name)

@@ -21,7 +21,7 @@ from mqlog.core.errors import LogWriteError, MqlogError, SimulatedCrash
 from mqlog.core.faults import FaultInjectingStorage, FaultPlan
 from mqlog.core.journal import Journal
 from mqlog.core.platform import Platform
-from mqlog.core.qmgr import QmConfig, QueueManager
+from mqlog.core.qmgr import QmConfig, QueueManager, refuse_queue_files_without_log
 from mqlog.core.storage import Storage
 from mqlog.core.workloads import RUNNERS, Context
 
@@ -212,6 +212,7 @@ def restart_run(make_platform: Callable[[Storage], Platform], storage: Storage, 
     qm = QueueManager(env, platform, storage, Device(env, get_profile(device)), qm_config)
     qm.restart_progress = progress
     if platform.space.load_control() is None:
+        refuse_queue_files_without_log(storage)
         report = RecoveryReport(messages=["No queue manager to recover: it crashed before its first checkpoint "
                                           "reached the disk, so it was never created"])
     else:
@@ -234,6 +235,7 @@ def administer(make_platform: Callable[[Storage], Platform], storage: Storage, a
     platform = make_platform(storage)
     qm = QueueManager(env, platform, storage, Device(env, get_profile(device)), qm_config)
     if platform.space.load_control() is None:
+        refuse_queue_files_without_log(storage)
         raise MqlogError("the queue manager was never created (no checkpoint on disk): nothing to administer")
 
     def session():

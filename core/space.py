@@ -35,8 +35,9 @@ class PhysicalWrite:
     pages: tuple[bytes, ...]
     #: what the write is for: "log", or a platform's extra ("spare" copy, "copy2", …)
     purpose: str = "log"
-    #: if the file does not exist yet, create it pre-formatted to this many bytes first
-    #: (a new log extent); the formatting is charged to the device as one write
+    #: format the file to this many bytes first (a new log extent): it is created if it
+    #: does not exist yet (a space may create it itself, before its control data names it),
+    #: and the formatting is charged to the device as one write
     format_bytes: int = 0
 
     @property

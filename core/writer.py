@@ -257,10 +257,13 @@ class LogWriter:
     def _physical_write(self, pw: PhysicalWrite):
         env = self.env
         storage = self.space.storage
-        if pw.format_bytes and not storage.exists(pw.file):
+        if pw.format_bytes:
             # A new extent is formatted before its first page is written: a cost paid then.
+            # (The space may have created the file already, so that its control data never
+            # names a file that is not there; the formatting is still this write's cost.)
             yield from self.device.write(pw.format_bytes)
-            storage.create(pw.file, pw.format_bytes)
+            if not storage.exists(pw.file):
+                storage.create(pw.file, pw.format_bytes)
             self.stats.formats += 1
             self.stats.formatted_bytes += pw.format_bytes
         if not pw.pages:

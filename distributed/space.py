@@ -37,7 +37,7 @@ from typing import Sequence
 import attrs
 from sortedcontainers import SortedDict
 
-from mqlog.core.errors import LogFormatError, StorageError
+from mqlog.core.errors import LogFileMissingError, LogFormatError, StorageError
 from mqlog.core.pages import PAGE_SIZE, PageRun, check_page
 from mqlog.core.platform import LogControl
 from mqlog.core.records import NO_ADDRESS
@@ -311,6 +311,13 @@ class DistributedLogSpace:
             fmt = 0
             if ext is None:
                 ext, must_format = self._next_extent(address)
+                name = extent_name(ext.number)
+                if not self.storage.exists(name):
+                    # The file exists, formatted, before the control data names it (saved
+                    # below): a control file that lists an extent whose file is missing or
+                    # short is then always damage, never a crash between the two.
+                    self.storage.create(name, self.extent_bytes)
+                    must_format = True
                 self._assign(ext, address)
                 self.current = ext.number
                 self.switches += 1
@@ -329,6 +336,8 @@ class DistributedLogSpace:
             if all(e.start != NO_ADDRESS for e in self.extents.values()) and not any(
                     e.reusable for e in self.extents.values()):
                 self.extents[nxt] = Extent(nxt, primary=False)
+                if not self.storage.exists(extent_name(nxt)):
+                    self.storage.create(extent_name(nxt), self.extent_bytes)
                 writes.append(PhysicalWrite(extent_name(nxt), 0, NO_ADDRESS, (), purpose="format",
                                             format_bytes=self.extent_bytes))
         if switched:
@@ -346,11 +355,22 @@ class DistributedLogSpace:
         name, offset = hold[3], address - hold[0]
         if self.storage.exists(name):
             raw = self.storage.read(name, offset, PAGE_SIZE)
+            if len(raw) < PAGE_SIZE:
+                size = self.storage.size(name)
+                raise LogFileMissingError(
+                    f"log extent {name} is {size} bytes, short of the {self.extent_bytes} it was formatted to: "
+                    f"the log it held from offset {size} on is gone (the control file {CONTROL_FILE} lists it "
+                    f"as holding log from LSN {hold[0]:016X})", source=name, offset=offset, address=f"{address:016X}")
         else:
-            raw = b""
-            if name not in self._missing_said:  # deleted or archived away (AMQ6767)
+            if name not in self._missing_said:
                 self._missing_said.add(name)
                 self.events.append(("extent-missing", {"extent": name}))
+            # Deleted or archived away (AMQ6767): the log it held is needed here, so it is
+            # damage, never the end of the log.
+            raise LogFileMissingError(
+                f"log extent {name} is missing: it holds log from LSN {hold[0]:016X} that is needed here "
+                f"(the control file {CONTROL_FILE} lists it; AMQ6767)", source=name, offset=offset,
+                address=f"{address:016X}")
         if self.triple_write:
             candidates = self._spare_addresses
             if candidates is None:
@@ -406,17 +426,22 @@ class DistributedLogSpace:
     # -- control data ----------------------------------------------------------------------------
 
     def _create(self) -> None:
-        """A new log: the primaries formatted, the first one current."""
+        """A new log: the primaries formatted, the first one current.
+
+        The control file is written first and the extents after it (with no I/O that could
+        crash in between): extent files without a control file are then always a control
+        file lost, never a queue manager whose creation a crash cut short."""
         self._loaded = True
         for number in range(self.primary):
             self.extents[number] = Extent(number, primary=True)
             self.ring.append(number)
-            if not self.storage.exists(extent_name(number)):
-                self.storage.create(extent_name(number), self.extent_bytes)
         first = self.extents[0]
         self._assign(first, self.start)
         self.current = 0
         self._save()
+        for number in range(self.primary):
+            if not self.storage.exists(extent_name(number)):
+                self.storage.create(extent_name(number), self.extent_bytes)
 
     def save_control(self, control: LogControl) -> None:
         self.control = control
@@ -444,6 +469,18 @@ class DistributedLogSpace:
         self._loaded = True
         if not self.storage.exists(CONTROL_FILE):
             self._loaded = False  # a new log: created on the first write
+            orphans = [n for n in self.storage.list("S") if n.endswith(".LOG")]
+            if self.storage.exists(SPARE_FILE):
+                orphans.append(SPARE_FILE)
+            if orphans:
+                # The control file is written before any extent exists (_create): log
+                # files without it are a queue manager whose control data is lost, not a
+                # new one (MQ will not start it either).
+                raise LogFileMissingError(
+                    f"the log control file is missing, but the log directory holds {', '.join(orphans[:3])}"
+                    f"{' …' if len(orphans) > 3 else ''}: this queue manager has logged and its control data "
+                    f"is lost (restore {CONTROL_FILE} with the log, or re-create the queue manager)",
+                    source=CONTROL_FILE)
             return
         raw = self.storage.read(CONTROL_FILE, 0, self.storage.size(CONTROL_FILE))
         if raw[:4] != _CONTROL_MAGIC or zlib.crc32(raw[8:]) != int.from_bytes(raw[4:8], "little"):

@@ -34,7 +34,7 @@ from typing import Sequence
 
 import attrs
 
-from mqlog.core.errors import LogFormatError, StorageError
+from mqlog.core.errors import LogFileMissingError, LogFormatError, StorageError
 from mqlog.core.pages import PAGE_SIZE, PageRun, check_page
 from mqlog.core.platform import LogControl
 from mqlog.core.records import NO_ADDRESS
@@ -188,6 +188,10 @@ class ZosLogSpace:
     def plan_write(self, run: PageRun) -> Sequence[PhysicalWrite]:
         if not self._loaded:
             self._load_or_create()
+        if self.control.checkpoint == NO_ADDRESS:
+            # Until the first checkpoint the queue manager is being created: a crash between
+            # its BSDS copies and its data sets left them to make now (nothing is logged yet).
+            self._create_data_sets()
         self._complete_offloads()
         self._planned = {}
         writes: list[PhysicalWrite] = []
@@ -384,19 +388,42 @@ class ZosLogSpace:
         return self._read_copies(address, address - ds.start, data_set_name(1, ds.number),
                                  data_set_name(2, ds.number))
 
+    def _stored(self, name: str, offset: int, expected: int) -> tuple[bytes, str | None]:
+        """The page at ``offset`` of data set ``name`` and, if the data set is missing or
+        shorter than ``expected`` bytes (what it was formatted or archived to), why."""
+        storage = self.storage
+        if not storage.exists(name):
+            return b"", f"{name} is missing"
+        raw = storage.read(name, offset, PAGE_SIZE)
+        if len(raw) < PAGE_SIZE:
+            return raw, f"{name} is {storage.size(name)} bytes, short of the {expected} it holds"
+        return raw, None
+
+    def _gone(self, address: int, offset: int, names, whys) -> LogFileMissingError:
+        return LogFileMissingError(
+            f"{'; '.join(whys)}: the BSDS lists {' and '.join(names)} as holding RBA {self.limits.hex(address)}, "
+            f"which is needed here (CSQJ100E: the data set cannot be allocated)", source=names[0], offset=offset,
+            address=self.limits.hex(address))
+
     def _read_copies(self, address: int, offset: int, first: str, second: str) -> tuple[bytes, str, int]:
         """Copy 1's page; copy 2's instead when copy 1's is not good and copy 2's is. (The
-        reader checks the page again: check_page remembers the answer for the same bytes.)"""
-        storage = self.storage
-        raw = storage.read(first, offset, PAGE_SIZE) if storage.exists(first) else b""
+        reader checks the page again: check_page remembers the answer for the same bytes.)
+        A data set the BSDS lists that is missing or short is damage: with dual logging the
+        other copy serves, with none left the read is refused (never the end of the log)."""
+        raw, why = self._stored(first, offset, self.ds_bytes)
         if self.copies == 2:
-            _, problem = check_page(raw, address)
+            _, problem = check_page(raw, address) if why is None else (None, why)
             if problem is not None:
-                other = storage.read(second, offset, PAGE_SIZE) if storage.exists(second) else b""
-                _, problem2 = check_page(other, address)
-                if problem2 is None:
-                    self.reads["copy2"] += 1
-                    return other, second, offset
+                other, why2 = self._stored(second, offset, self.ds_bytes)
+                if why2 is None:
+                    _, problem2 = check_page(other, address)
+                    if problem2 is None or why is not None:
+                        self.reads["copy2"] += 1
+                        return other, second, offset
+                elif why is not None:
+                    raise self._gone(address, offset, (first, second), (why, why2))
+        elif why is not None:
+            raise self._gone(address, offset, (first,), (why,))
         return raw, first, offset
 
     def _hold_for(self, address: int) -> tuple | None:
@@ -427,12 +454,21 @@ class ZosLogSpace:
             return b"", data_set_name(1, self.active[self.current].number) if self.active else "BSDS01", 0
         self.reads["archive"] += 1
         offset = address - entry.start
-        raw = b""
+        found = None
+        whys = []
         for name in entry.files:
-            raw = self.storage.read(name, offset, PAGE_SIZE) if self.storage.exists(name) else b""
+            raw, why = self._stored(name, offset, entry.end + 1 - entry.start)
+            if why is not None:
+                whys.append(why)
+                continue
             if check_page(raw, address)[1] is None:
                 return raw, name, offset
-        return raw, entry.files[0], offset
+            if found is None:
+                found = (raw, name, offset)
+        if found is None:
+            # Every copy of the archive the BSDS records is gone: its log cannot be read.
+            raise self._gone(address, offset, entry.files, whys)
+        return found
 
     # -- control data: the BSDS -------------------------------------------------------------------
 
@@ -446,15 +482,20 @@ class ZosLogSpace:
             return
         self._loaded = True
         self.active = [ActiveDataSet(n) for n in range(1, self.data_sets + 1)]
+        self.active[0].start = self.start
+        self._hold = None
+        self.current = 0
+        # The BSDS first, then the data sets (no I/O that could crash in between): data sets
+        # without a BSDS are then always a BSDS lost, never a creation a crash cut short.
+        self._save()
+        self._create_data_sets()
+
+    def _create_data_sets(self) -> None:
         for ds in self.active:
             for copy in range(1, self.copies + 1):
                 name = data_set_name(copy, ds.number)
                 if not self.storage.exists(name):
                     self.storage.create(name, self.ds_bytes)
-        self.active[0].start = self.start
-        self._hold = None
-        self.current = 0
-        self._save()
 
     def save_control(self, control: LogControl) -> None:
         self.control = control
@@ -506,7 +547,19 @@ class ZosLogSpace:
         if not found:
             if any(self.storage.exists(n) for n in self.bsds_files):
                 raise LogFormatError("no valid BSDS copy (magic or checksum)", source=self.bsds_files[0], offset=0)
+            logs = [n for n in self.storage.list("LOGCOPY")] + [
+                n for prefix in self.prefixes for n in self.storage.list(prefix + ".")]
+            if logs:
+                # The BSDS is written before any data set exists: log data sets without it
+                # are a queue manager whose BSDS is lost, not a new one (CSQJ100E).
+                raise LogFileMissingError(
+                    f"CSQJ100E no BSDS ({' and '.join(self.bsds_files)} missing), but the queue manager's log "
+                    f"data sets are there ({', '.join(logs[:3])}{' …' if len(logs) > 3 else ''}): its inventory "
+                    f"is lost (restore the BSDS, e.g. from the copy beside an archive)", source=self.bsds_files[0])
             return False
+        for name in self.bsds_files:
+            if not self.storage.exists(name):
+                self.events.append(("bsds-damaged", {"dsname": name}))
         _, name, raw = max(found)
         try:
             data = json.loads(raw[8:])

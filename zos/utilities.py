@@ -201,10 +201,10 @@ def open_zos(directory: Path):
     run, values, platform = open_platform(directory, platform="zos", label="z/OS")
     storage = platform.space.storage
     try:
+        space = platform.space
+        space.load_control()  # no BSDS beside log data sets: the BSDS is lost (an error naming it)
         if not any((qm_dir / name).is_file() for name in ("BSDS01", "BSDS02")):
             raise MqlogError(f"{directory}: no BSDS (qm/BSDS01, qm/BSDS02): the queue manager was never created")
-        space = platform.space
-        space.load_control()
         if not space.active:
             raise MqlogError(f"{directory}: the BSDS holds no active log inventory")
         metrics = load_metrics(directory)

@@ -8,7 +8,7 @@ import random
 import pytest
 import simpy
 from mqlog.core.devices import Device, get_profile
-from mqlog.core.errors import SimulatedCrash
+from mqlog.core.errors import LogFileMissingError, SimulatedCrash
 from mqlog.core.faults import FaultInjectingStorage, FaultPlan
 from mqlog.core.media import MediaRecoveryError
 from mqlog.core.qmgr import QmConfig, QueueManager
@@ -89,7 +89,7 @@ def test_a_failed_rcrmqobj_leaves_the_queue_as_it_was():
             yield from c.put("Q", bytes(4000))
             yield from c.commit()
         storage.delete(extent_name(0))  # the queue's creation record is there
-        with pytest.raises(Exception, match="does not hold"):
+        with pytest.raises(LogFileMissingError, match="S0000000.LOG is missing"):
             yield from rcrmqobj(qm, "Q")
         yield from c.get("Q")
         yield from c.commit()
