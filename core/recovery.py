@@ -51,6 +51,9 @@ from mqlog.core.uow import UowState as LiveState
 REPLAY_CHUNK_PAGES = 16
 #: batch the per-record CPU charge into timeouts of at least this many µs (fewer events)
 CPU_BATCH_US = 1000.0
+#: a backward chain longer than this many records loops (a unit of work is bounded by
+#: MAXUMSGS and the log's size long before it)
+MAX_CHAIN = 10_000_000
 
 
 #: (redo_put: its caller has not looked the queue up)
@@ -673,17 +676,35 @@ class _Restart:
         seen = 0
         in_round = False  # inside the newest complete round of copies
         undone: set[int] = set()  # original records a CLR has already compensated
-        while address != NO_ADDRESS:
+        fmt = self.platform.addressing.format
+        last_at = address
+        while True:
+            if address == NO_ADDRESS:
+                # Every unit of work's chain begins with its Begin record (a CLR that
+                # compensated the first operation points at it): a chain that ends without
+                # one has lost records, and undo would back out only part of the unit.
+                raise LogCorruptionError(f"unit of work {uow_id:X}: its backward chain ends before its Begin record "
+                                         f"(last record read at {fmt(last_at)})", address=fmt(last_at))
             record = yield from self.read_at(address)
             seen += 1
-            if record is None or record.uow != uow_id or seen > 10_000_000:
+            if record is None or record.uow != uow_id or seen > MAX_CHAIN:
                 lost = getattr(self.platform.space, "lost", None)
                 if lost is not None and lost(address):
                     raise BackoutImpossible(
                         f"5C6-00D1032A: unit of work {uow_id:X} cannot be backed out: the log record at "
-                        f"{self.platform.addressing.format(address)} it needs was overwritten (archiving is "
-                        f"off and the unit was not shunted in time)", address=self.platform.addressing.format(address))
-                break  # the chain leaves the log (or loops): nothing more to undo there
+                        f"{fmt(address)} it needs was overwritten (archiving is "
+                        f"off and the unit was not shunted in time)", address=fmt(address))
+                # Anything but the Begin ends undo part-way: the records behind this point
+                # are this unit's, and backing out a subset would be silently wrong.
+                if record is None:
+                    why = "no log record is there"
+                elif record.uow != uow_id:
+                    why = f"the record there ({type(record).__name__}) belongs to unit of work {record.uow:X}"
+                else:
+                    why = f"the chain runs on past {MAX_CHAIN} records (it loops)"
+                raise LogCorruptionError(f"unit of work {uow_id:X}: its backward chain is broken at {fmt(address)}: "
+                                         f"{why}", address=fmt(address))
+            last_at = address
             entry.first = min(entry.first, address)
             shunted = getattr(record, "shunted", None)
             if shunted is not None:
@@ -698,7 +719,7 @@ class _Restart:
                     earlier = yield from self.read_at(earlier_at)
                     if earlier is None or getattr(earlier, "shunted", None) is None:
                         raise LogCorruptionError(f"unit of work {uow_id:X}: its round of shunting is broken at "
-                                                 f"{self.platform.addressing.format(earlier_at)}")
+                                                 f"{fmt(earlier_at)}", address=fmt(earlier_at))
                     entry.first = min(entry.first, earlier_at)
                     rounds.append(earlier)
                 final_at = address
