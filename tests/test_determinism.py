@@ -104,3 +104,74 @@ def test_one_backout_wakes_the_getters_of_its_queues_newest_operation_first():
     newest_first = QUEUES[::-1]
     assert taken == [(name, name.encode()) for name in newest_first]
     assert _gets_logged(platform, start) == newest_first
+
+
+# --- end to end: two processes, two hash seeds, two heaps --------------------------------
+
+DRIVER = Path(__file__).with_name("determinism_driver.py")
+#: the driver's workload (tests only): each commit wakes a getter on each of eight queues
+FAN_OUT = ["--workload", "fan-out", "--set", "workload.queues=8", "--set", "workload.rounds=20"]
+#: small log files: less to write and compare (LogFilePages: 1 MiB extents; z/OS: 1 MiB data sets)
+SMALL_DIST = ["--set", "log.LogFilePages=256"]
+SMALL_ZOS = ["--set", "log.ACTIVE_LOG_CIS=256"]
+#: what each child runs, in its own directory (relative paths: the two children's output
+#: must not differ by the directory they ran in)
+COMMANDS = [
+    ["run", "--platform", "distributed", *FAN_OUT, *SMALL_DIST, "--set", "log.LogType=CIRCULAR",
+     "--set", "log.LogWriteIntegrity=TripleWrite", "--out", "circular", "--json"],
+    ["run", "--platform", "distributed", *FAN_OUT, *SMALL_DIST, "--set", "log.LogType=LINEAR",
+     "--out", "linear", "--json"],
+    ["run", "--platform", "zos", *FAN_OUT, *SMALL_ZOS, "--set", "workload.payload=padded-records",
+     "--set", "log.TWOACTV=YES", "--set", "log.COMPLOG=RLE", "--out", "zos-rle", "--json"],
+    # shunting, log switches, offloads to archives: the z/OS log's busiest paths
+    ["run", "--platform", "zos", "--workload", "long-uow", "--set", "workload.background=3",
+     "--set", "workload.duration=0.1", "--set", "log.ACTIVE_LOG_CIS=64", "--set", "log.COMPLOG=RLE",
+     "--out", "zos-long-uow", "--json"],
+    # a crash with units of work in flight, then restart (replay, undo with CLRs, a checkpoint)
+    ["run", "--platform", "distributed", *FAN_OUT, *SMALL_DIST, "--set", "log.LogType=LINEAR",
+     "--crash-after-writes", "40", "--out", "crash", "--json"],
+    ["restart", "crash", "--verify", "--json"],
+]
+#: files that may differ: .mqlog.lock holds the process id of the last command that wrote the
+#: directory (mqlog/rundir.py). Nothing else in a run directory holds a pid or a wall time.
+EXCLUDED = {".mqlog.lock"}
+
+
+def _child(where: Path, hash_seed: str, heap_seed: str):
+    where.mkdir()
+    (where / "commands.json").write_text(json.dumps(COMMANDS))
+    env = {**os.environ, "PYTHONHASHSEED": hash_seed, "MQLOG_TEST_HEAP_SEED": heap_seed}
+    out = subprocess.run([sys.executable, str(DRIVER), "commands.json"], cwd=where, env=env,
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    layout = out.stderr.splitlines()[0]
+    files = {}
+    for path in sorted(where.rglob("*")):
+        if path.is_file() and path.name not in EXCLUDED and path.name != "commands.json":
+            files[path.relative_to(where).as_posix()] = hashlib.sha256(path.read_bytes()).hexdigest()
+    return out.stdout, layout, files
+
+
+def test_the_same_commands_in_processes_with_other_hash_seeds_and_heaps_leave_identical_files(tmp_path):
+    out_a, layout_a, files_a = _child(tmp_path / "a", "0", "1")
+    out_b, layout_b, files_b = _child(tmp_path / "b", "12345", "2")
+    # The two children did differ: in a string's hash and in where a new queue landed.
+    hash_a, addr_a = layout_a.split()[2], layout_a.split()[5]
+    hash_b, addr_b = layout_b.split()[2], layout_b.split()[5]
+    assert hash_a != hash_b and addr_a != addr_b, (layout_a, layout_b)
+
+    # Every command ran, and did what it is here for.
+    results = [json.loads(line) for line in out_a.splitlines() if line.startswith("{")]
+    assert [line for line in out_a.splitlines() if line.startswith("===")] == ["=== exit 0"] * len(COMMANDS)
+    *runs, crashed, restarted = results
+    assert all(r["messages_got"] == r["messages_put"] == 160 for r in runs[:3])
+    assert 0 < runs[2]["compression_out_bytes"] < runs[2]["compression_in_bytes"]  # COMPLOG RLE at work
+    assert runs[3]["shunts"] > 0 and runs[3]["archive_offloads"] > 0
+    assert crashed["crashed"] and restarted["uows_backed_out"] > 0 and restarted["committed_missing"] == 0
+
+    # The metrics and restart reports printed, and every file left, byte for byte.
+    assert out_a == out_b
+    assert sorted(files_a) == sorted(files_b)
+    differ = [name for name in files_a if files_a[name] != files_b[name]]
+    assert not differ, f"files differ between the two processes: {differ}"
+    assert {"circular/metrics.json", "crash/qm/S0000000.LOG", "zos-rle/qm/LOGCOPY2.DS01"} <= set(files_a)
