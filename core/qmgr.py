@@ -765,7 +765,10 @@ class QueueManager:
 
         Committing makes its puts available and removes what it got; backing out, newest
         operation first, removes its puts and makes what it got available again."""
-        woken = set()
+        # The queues to wake, in the order the operations first reach them: a dict, not a
+        # set, since a set of queues (hashed by identity) iterates in memory-address order
+        # and the getters' wake order decides the order of their records in the log.
+        woken: dict[Queue, None] = {}
         for op in (uow.ops if commit else reversed(uow.ops)):
             queue = self.queues.get(op.queue)
             message = queue.messages.get(op.msg_id) if queue is not None else None
@@ -773,7 +776,7 @@ class QueueManager:
                 continue
             if (op.kind == "put") == commit:
                 queue.make_available(message)
-                woken.add(queue)
+                woken[queue] = None
             else:
                 queue.remove(message)
         self._end_uow(uow)
