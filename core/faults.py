@@ -53,6 +53,15 @@ def _check_seed(_instance: object, attribute: attrs.Attribute, value: object) ->
         raise ParameterError(attribute.name, value, "an integer >= 0")
 
 
+def _check_misdirect(_instance: object, attribute: attrs.Attribute, value: object) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value == 0 or abs(value) > 1024:
+        raise ParameterError(attribute.name, value, "a non-zero integer from -1024 to 1024")
+
+
+#: the unit a misdirected write is off by (a page of the log, a 4 KiB block of a file)
+MISDIRECT_UNIT = 4096
+
+
 @attrs.frozen
 class FaultPlan:
     """Which physical write (``write`` or ``replace`` call, counted from 1) goes wrong.
@@ -64,6 +73,19 @@ class FaultPlan:
       (0 < k < sectors), "random" a non-empty proper subset; a one-sector write lands
       nothing. A ``replace`` cannot tear: chosen as the torn write, it just crashes.
     * ``write_error_at=N``: the N-th write raises StorageError and changes nothing.
+    * ``lose_write=N``: the N-th write is acknowledged, and its ``sync`` returns, but it never
+      reaches the media (a cache that lies): reads see it until a crash, the durable image
+      never does.
+    * ``misdirect_write=N``: the N-th write is acknowledged but lands ``misdirect_pages``
+      pages (of 4 KiB; negative: before) away from where it was aimed, in the same file; the
+      place it was aimed at keeps its old bytes. Reads see the write where it was aimed until
+      a crash.
+    * ``sync_error_at=N``: the N-th ``sync`` call fails with EIO, and the file's unsynced
+      writes are dropped as Linux drops them (the pages are marked clean): a later sync
+      "succeeds" without them ("fsyncgate").
+    * ``enospc_at=N``: the N-th allocation – a ``create`` of a non-empty file (formatting an
+      extent or data set) or a write that extends a file – fails with ENOSPC and changes
+      nothing: the file system is full.
 
     The default plan injects nothing.
     """
@@ -73,6 +95,11 @@ class FaultPlan:
     tear_mode: str = attrs.field(default="prefix", validator=_check_tear_mode)
     write_error_at: int | None = attrs.field(default=None, validator=_optional_int(1))
     seed: int = attrs.field(default=0, validator=_check_seed)
+    lose_write: int | None = attrs.field(default=None, validator=_optional_int(1))
+    misdirect_write: int | None = attrs.field(default=None, validator=_optional_int(1))
+    misdirect_pages: int = attrs.field(default=1, validator=_check_misdirect)
+    sync_error_at: int | None = attrs.field(default=None, validator=_optional_int(1))
+    enospc_at: int | None = attrs.field(default=None, validator=_optional_int(1))
 
 
 class WriteRecord(NamedTuple):
@@ -117,6 +144,17 @@ class FaultInjectingStorage:
         # furthest one (so size() is O(1)). A file has an entry only if it exists durably.
         self._pending: dict[str, list[tuple[int, bytes]]] = {}
         self._pending_end: dict[str, int] = {}
+        #: Count of sync() calls, and of allocations (non-empty creates, extending writes:
+        #: counted only under a plan with ``enospc_at``).
+        self.syncs = 0
+        self.allocations = 0
+        #: The write the plan loses or misdirects: its number, file, offset and bytes, once
+        #: it has been made (None until then, and after a crash)
+        self.lied: tuple[int, str, int, bytes] | None = None
+        #: Writes the cache holds that the media never will (a lost or misdirected write):
+        #: per file, (offset, bytes) that reads see until a crash, overlaid on the durable
+        #: image and trimmed wherever a later write reaches the media
+        self._ghosts: dict[str, list[tuple[int, bytes]]] = {}
 
     def __repr__(self) -> str:
         state = "crashed" if self.crashed else f"{self.physical_writes} writes"
@@ -136,6 +174,7 @@ class FaultInjectingStorage:
         self.crashed = True
         self._pending.clear()
         self._pending_end.clear()
+        self._ghosts.clear()
 
     def _attempt(self, name: str, offset: int, length: int, vectored: bool, kind: str) -> int:
         """Count one physical write and apply the plan's crash and error; return its number."""
@@ -171,6 +210,8 @@ class FaultInjectingStorage:
             raise self._dead()
         size = self.durable.size(name)
         end = self._pending_end.get(name)
+        if name in self._ghosts:
+            size = max([size] + [off + len(buf) for off, buf in self._ghosts[name]])
         return end if end is not None and end > size else size
 
     def list(self, prefix: str = "") -> list[str]:
@@ -181,12 +222,24 @@ class FaultInjectingStorage:
     def create(self, name: str, size: int = 0) -> None:
         if self.crashed:
             raise self._dead()
+        if size and self.plan.enospc_at is not None:
+            self._allocate(name, f"create of {size} bytes")
         self.durable.create(name, size)
+
+    def _allocate(self, name: str, what: str) -> None:
+        """Count an allocation; the plan's ENOSPC fails it."""
+        self.allocations += 1
+        if self.allocations == self.plan.enospc_at:
+            raise StorageError(f"{self.description}: {name}: {what} failed: no space left on device (ENOSPC, "
+                               f"injected at allocation {self.allocations})")
 
     def read(self, name: str, offset: int, length: int) -> bytes:
         if self.crashed:
             raise self._dead()
         pending = self._pending.get(name)
+        ghosts = self._ghosts.get(name)
+        if ghosts:
+            pending = ghosts + (pending or [])
         if not pending:
             return self.durable.read(name, offset, length)
         if offset < 0 or length < 0:
@@ -212,6 +265,8 @@ class FaultInjectingStorage:
         if self.crashed:
             raise self._dead()
         self.durable.truncate(name, size)
+        if name in self._ghosts:
+            self._trim_ghosts(name, size, 1 << 62)
         pending = self._pending.get(name)
         if pending:
             clipped = [(off, buf if off + len(buf) <= size else buf[:size - off])
@@ -227,6 +282,7 @@ class FaultInjectingStorage:
             raise self._dead()
         self.durable.delete(name)
         self._drop(name)
+        self._ghosts.pop(name, None)
 
     def close(self) -> None:
         """Release the inner storage's OS resources. Never raises SimulatedCrash.
@@ -252,7 +308,19 @@ class FaultInjectingStorage:
             if self.crashed:
                 raise self._dead()
             raise StorageError(f"{self.description}: {name}: negative offset {offset}")
+        if self.plan.enospc_at is not None and not self.crashed and buf and (
+                not self.exists(name) or offset + len(buf) > self.size(name)):
+            self._allocate(name, f"write of {len(buf)} bytes at offset {offset}")
         n = self._attempt(name, offset, len(buf), vectored, "write")
+        if n in (self.plan.lose_write, self.plan.misdirect_write):
+            if not self.durable.exists(name):
+                self.durable.create(name, 0)
+            self.lied = (n, name, offset, buf)
+            self._ghost(name, offset, buf)  # the cache has it; the media never will (here)
+            if n == self.plan.misdirect_write:
+                wrong = max(0, offset + self.plan.misdirect_pages * MISDIRECT_UNIT)
+                self._land(name, wrong, buf)
+            return
         if n == self._tear_at:
             self.crash()  # unsynced data of every file is gone ...
             self.crash_write = n
@@ -279,9 +347,45 @@ class FaultInjectingStorage:
         if end > self._pending_end[name]:
             self._pending_end[name] = end
 
+    def _ghost(self, name: str, offset: int, buf: bytes) -> None:
+        ghosts = self._ghosts.setdefault(name, [])
+        self._trim_ghosts(name, offset, offset + len(buf))
+        ghosts.append((offset, buf))
+
+    def _trim_ghosts(self, name: str, lo: int, hi: int) -> None:
+        """A write reached the media over [lo, hi): no cached lie shows there any more."""
+        ghosts = self._ghosts.get(name)
+        if not ghosts:
+            return
+        kept = []
+        for off, buf in ghosts:
+            end = off + len(buf)
+            if end <= lo or off >= hi:
+                kept.append((off, buf))
+                continue
+            if off < lo:
+                kept.append((off, buf[:lo - off]))
+            if end > hi:
+                kept.append((hi, buf[hi - off:]))
+        if kept:
+            self._ghosts[name] = kept
+        else:
+            del self._ghosts[name]
+
+    def _land(self, name: str, offset: int, buf: bytes) -> None:
+        """Bytes reach the media at once (a misdirected write, through the cache to the wrong
+        place): durable, and visible unless a cached lie covers them."""
+        self.durable.write(name, offset, buf)
+        self.durable.sync(name)
+
     def sync(self, name: str) -> None:
         if self.crashed:
             raise self._dead()
+        self.syncs += 1
+        if self.syncs == self.plan.sync_error_at:
+            self._drop(name)  # the kernel marks the failed pages clean: they are gone
+            raise StorageError(f"{self.description}: {name}: fsync failed: input/output error (EIO, injected "
+                               f"at sync {self.syncs}); its unsynced writes are lost")
         pending = self._pending.get(name)
         if pending:
             inner = self.durable
@@ -297,6 +401,8 @@ class FaultInjectingStorage:
                     inner.write(name, off, buf)
                 else:  # contiguous run: one vectored write
                     inner.write(name, off, [b for _, b in pending[i:j]])
+                if name in self._ghosts:
+                    self._trim_ghosts(name, off, end)
                 i = j
             self._drop(name)
         self.durable.sync(name)
@@ -313,6 +419,7 @@ class FaultInjectingStorage:
             )
         self.durable.replace(name, data)
         self._drop(name)
+        self._ghosts.pop(name, None)
 
     # -- deterministic damage (allowed after a crash: it acts on the durable image) --
 

@@ -347,3 +347,69 @@ def test_view_and_durable_image_follow_a_page_cache_model(ops):
         assert fs.size("f") == len(view)
     fs.crash()
     assert inner.read("f", 0, 5000) == bytes(durable)
+
+
+# -- a cache that lies, a misdirected write, fsync EIO, a full file system (issue 17) --------
+
+def test_a_lost_write_is_read_back_until_the_crash_and_never_durable():
+    fs = FaultInjectingStorage(MemoryStorage(), FaultPlan(lose_write=2))
+    fs.write("f", 0, b"a" * 8192)
+    fs.sync("f")
+    fs.write("f", 4096, b"b" * 4096)  # write 2: acknowledged, synced, never on the media
+    fs.sync("f")
+    assert fs.read("f", 0, 8192) == b"a" * 4096 + b"b" * 4096
+    assert fs.lied[:3] == (2, "f", 4096)
+    fs.crash()
+    assert fs.durable.read("f", 0, 8192) == b"a" * 8192
+
+
+def test_a_later_write_that_reaches_the_media_replaces_the_lost_one_in_reads():
+    fs = FaultInjectingStorage(MemoryStorage(), FaultPlan(lose_write=1))
+    fs.write("f", 0, b"x" * 4096)
+    fs.sync("f")
+    fs.write("f", 1024, b"y" * 1024)
+    fs.sync("f")
+    assert fs.read("f", 0, 4096) == b"x" * 1024 + b"y" * 1024 + b"x" * 2048
+    assert fs.durable.read("f", 0, 4096) == bytes(1024) + b"y" * 1024
+
+
+def test_a_misdirected_write_lands_pages_away_and_leaves_its_target_old():
+    fs = FaultInjectingStorage(MemoryStorage(), FaultPlan(misdirect_write=2, misdirect_pages=2))
+    fs.write("f", 0, bytes(5 * 4096))
+    fs.sync("f")
+    fs.write("f", 4096, b"m" * 4096)
+    fs.sync("f")
+    assert fs.read("f", 4096, 4096) == b"m" * 4096  # the cache shows it where it was aimed
+    fs.crash()
+    assert fs.durable.read("f", 4096, 4096) == bytes(4096)
+    assert fs.durable.read("f", 3 * 4096, 4096) == b"m" * 4096
+
+
+def test_a_failed_fsync_loses_the_unsynced_writes_and_the_next_sync_succeeds_without_them():
+    fs = FaultInjectingStorage(MemoryStorage(), FaultPlan(sync_error_at=2))
+    fs.write("f", 0, b"1" * 512)
+    fs.sync("f")
+    fs.write("f", 512, b"2" * 512)
+    with pytest.raises(StorageError, match="EIO"):
+        fs.sync("f")
+    fs.sync("f")  # "succeeds": the pages were marked clean
+    assert fs.read("f", 0, 1024) == b"1" * 512
+    assert fs.durable.read("f", 0, 1024) == b"1" * 512
+
+
+def test_enospc_fails_the_allocation_and_changes_nothing():
+    fs = FaultInjectingStorage(MemoryStorage(), FaultPlan(enospc_at=2))
+    fs.create("a", 4096)
+    with pytest.raises(StorageError, match="ENOSPC"):
+        fs.create("b", 4096)
+    assert not fs.exists("b")
+    fs.write("a", 0, b"z" * 4096)  # within the file: no allocation
+    fs.sync("a")
+    assert fs.durable.read("a", 0, 4096) == b"z" * 4096
+
+
+@pytest.mark.parametrize("kwargs", [{"lose_write": 0}, {"misdirect_pages": 0}, {"misdirect_pages": 2000},
+                                    {"sync_error_at": -1}, {"enospc_at": "3"}])
+def test_bad_new_plans_are_parameter_errors(kwargs):
+    with pytest.raises(ParameterError):
+        FaultPlan(**kwargs)
