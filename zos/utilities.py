@@ -956,11 +956,17 @@ def _codec_stats_from_metrics(metrics: dict) -> dict:
 
 
 def _closing(directory: Path, action):
-    space, addressing, codec, metrics = open_zos(directory)
-    try:
-        return action(space, addressing, codec, metrics)
-    finally:
-        space.storage.close()
+    """``action`` on the run in ``directory``, read under the directory's shared lock (refused
+    while a command writes it: a log, BSDS or metrics.json half written is not the run's)."""
+    from mqlog.rundir import load_run, read_locked
+
+    load_run(directory)  # not a run directory: say so before taking its lock
+    with read_locked(directory):
+        space, addressing, codec, metrics = open_zos(directory)
+        try:
+            return action(space, addressing, codec, metrics)
+        finally:
+            space.storage.close()
 
 
 def print_run(directory: Path, *, rba_start: str | None = None, rba_end: str | None = None,
