@@ -137,6 +137,7 @@ def run_cell(task: dict) -> dict:
 
         out = Path(task["runs_dir"]) / task["name"]
         try:
+            out.mkdir(parents=True, exist_ok=True)
             with locked(out):  # a writer of the run directory, as mqlog run --out is
                 copy_files(result.storage.durable, out / QM_DIR)
                 save_run(out, platform=task["platform"], log=task["log"], device=task["device"],
