@@ -34,7 +34,8 @@ import attrs
 from mqlog.core.errors import LogCorruptionError, LogFormatError
 from mqlog.core.pages import (FLAG_AFTER_PAD, NO_FIRST_RECORD, PAGE_HEADER_SIZE, PAGE_PAYLOAD, PAGE_SIZE,
                               STALE, UNWRITTEN, PageProblem, check_page, page_of, payload_offset)
-from mqlog.core.records import HEADER, HEADER_SIZE, MAX_RECORD_SIZE, decode_record, peek_length, record_types
+from mqlog.core.records import (HEADER, HEADER_SIZE, MALFORMED, MAX_RECORD_SIZE, decode_record, peek_length,
+                                record_types)
 
 _HEAD = HEADER.size  # header bytes before the record's CRC
 #: a record header and its CRC in one: type and resource manager as one number, flags,
@@ -96,7 +97,7 @@ def _decoders() -> dict[int, Callable]:
 def _quick_decode(decoders: dict, data, length: int):
     """The record that is the whole of ``data`` (``length`` bytes, a length already checked)
     if it passes every check, else None: the caller then decodes it the slow way, which
-    reports what is wrong."""
+    reports what is wrong. A decoder that fails other than on bad bytes (a bug) raises."""
     key, flags, _, uow, prev, stamp, crc = _FRAME.unpack_from(data)
     decoder = decoders.get(key)
     if decoder is None:
@@ -107,7 +108,7 @@ def _quick_decode(decoders: dict, data, length: int):
         return None
     try:
         return decoder(flags, uow, prev, stamp, body)
-    except Exception:
+    except MALFORMED:
         return None
 
 
@@ -231,8 +232,8 @@ class LogReader:
                             break
                         try:
                             record = decoder(flags, uow, prev_rec, stamp, body)
-                        except Exception:
-                            break  # malformed: the path below reports it
+                        except MALFORMED:
+                            break  # malformed: the path below reports it (a bug goes up as itself)
                         append((first_addr + i, record))
                         i = end
                     if i != at:

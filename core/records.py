@@ -783,6 +783,15 @@ _PLATFORM_RM = {RecordType.MEDIA_IMAGE: ResourceManager.MEDIA, RecordType.SHUNT:
 
 # --- decoding ----------------------------------------------------------------------------
 
+#: What a body decoder (``_from_body``, the core's and the platforms') raises for bytes that
+#: are not a well-formed body, and all it raises for them: ``struct.error`` for a body too
+#: short for its fixed part, ``ValueError`` for a field out of range – a count or length
+#: that does not fit the record, an enum code (``ClrAction(9)``), a name an attrs validator
+#: refuses, text that does not decode (``UnicodeDecodeError`` is a ValueError). Only these
+#: mean bad bytes; anything else (TypeError, AttributeError, NameError …) is a bug in the
+#: decoder and must surface as itself, never as a torn end or corruption.
+MALFORMED = (ValueError, struct.error)
+
 _LENGTH = struct.Struct("<I")  # the header's total length field, at offset 4
 _HEAD = HEADER.size  # the header bytes before the CRC
 _CODEC_OF = {int(c): c for c in Codec}
@@ -855,7 +864,7 @@ def decode_record(data, offset: int = 0, *, source: str | None = None, where: in
                              source=source, offset=where)
     try:
         return cls._from_body(flags, uow, prev, stamp, body)
-    except (ValueError, TypeError, struct.error) as exc:
+    except MALFORMED as exc:
         raise LogFormatError(f"malformed {cls.__name__} record: {exc}", source=source, offset=where) from None
 
 

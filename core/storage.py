@@ -22,13 +22,14 @@ same, and deterministic, whichever backend holds the bytes.
 
 from __future__ import annotations
 
+import errno
 import os
 from collections.abc import Sequence
 from typing import Protocol, Union, runtime_checkable
 
 from .errors import StorageError
 
-__all__ = ["Storage", "MemoryStorage", "DirectoryStorage", "Data", "check_name"]
+__all__ = ["Storage", "MemoryStorage", "DirectoryStorage", "Data", "check_name", "sync_directory"]
 
 #: What ``write`` accepts: one buffer, or a sequence of buffers written contiguously.
 Data = Union[bytes, bytearray, memoryview, Sequence[Union[bytes, bytearray, memoryview]]]
@@ -315,6 +316,8 @@ class DirectoryStorage:
             try:
                 os.close(fd)
             except OSError:
+                # Not swallowed damage: what must survive was fsynced, and a failed fsync
+                # raised, before; the descriptor is gone either way (close is not retried).
                 pass
 
     @staticmethod
@@ -429,16 +432,7 @@ class DirectoryStorage:
             raise StorageError(f"{self.description}: {name}: no such file")
 
     def _sync_directory(self) -> None:
-        try:
-            dfd = os.open(self.path, os.O_RDONLY | _O_CLOEXEC)
-        except OSError:
-            return  # not supported on this platform
-        try:
-            os.fsync(dfd)
-        except OSError:
-            pass
-        finally:
-            os.close(dfd)
+        sync_directory(self.path)
 
     def replace(self, name: str, data: bytes) -> None:
         path = self._path(name)
@@ -481,3 +475,27 @@ class DirectoryStorage:
     def close(self) -> None:
         for name in list(self._fds):
             self._forget(name)
+
+
+def sync_directory(path) -> None:
+    """``fsync`` the directory ``path``, so that a rename (or a new file) in it survives a
+    crash; a failure is a :class:`StorageError` naming the directory, since what the rename
+    promised may then be lost.
+
+    Two cases are not failures. Windows cannot open a directory at all (and NTFS journals
+    renames itself). A file system that does not support fsync of a directory says EINVAL
+    (some FUSE and network file systems): POSIX offers no other call to make a rename
+    durable there, so refusing would only make such a directory unusable."""
+    if os.name == "nt":
+        return
+    try:
+        dfd = os.open(path, os.O_RDONLY | _O_CLOEXEC)
+    except OSError as exc:
+        raise StorageError(f"{path}: cannot open the directory to sync it: {exc.strerror or exc}") from exc
+    try:
+        os.fsync(dfd)
+    except OSError as exc:
+        if exc.errno != errno.EINVAL:
+            raise StorageError(f"{path}: fsync of the directory failed: {exc.strerror or exc}") from exc
+    finally:
+        os.close(dfd)

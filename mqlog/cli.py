@@ -17,10 +17,10 @@ import click
 
 from mqlog._version import __version__
 from mqlog.core.errors import MqlogError
-from mqlog.rundir import JOURNAL_FILE, METRICS_FILE, QM_DIR, RUN_FILE
+from mqlog.rundir import JOURNAL_FILE, LOCK_FILE, METRICS_FILE, QM_DIR, RUN_FILE
 from mqlog.rundir import load_run as _load_run
 from mqlog.rundir import read_json as _read_json
-from mqlog.rundir import locked, run_platform, save_run, write_json
+from mqlog.rundir import locked, read_locked, run_platform, save_run, write_json
 from mqlog.torture import FAULT_CLASSES
 
 
@@ -125,19 +125,24 @@ def scan_cmd(path: Path, show: bool) -> None:
     from mqlog.core.errors import LogFormatError
     from mqlog.core.pages import check_page
 
-    storage = DirectoryStorage(path.parent)
-    try:
-        _, problem = check_page(storage.read(path.name, 0, 4096), 0)
-        if problem is not None:
-            raise LogFormatError(f"not an mqlog log: its first page is {problem}", source=str(path), offset=0)
-        reader = LogReader(ReferenceLogSpace(storage, file=path.name), 0)
-        kinds: Counter[str] = Counter()
-        for address, record in reader:
-            kinds[type(record).__name__] += 1
-            if show:
-                click.echo(f"{address:016X} {type(record).__name__:<16} uow={record.uow:x}")
-    finally:
-        storage.close()
+    # A log file of a run (DIR/qm/FILE, run.json or a lock there): read under the run's lock,
+    # shared, like every other reader of a run directory.
+    run_dir = path.resolve().parent.parent
+    of_a_run = path.resolve().parent.name == QM_DIR and any((run_dir / n).is_file() for n in (RUN_FILE, LOCK_FILE))
+    with (read_locked(run_dir) if of_a_run else contextlib.nullcontext()):
+        storage = DirectoryStorage(path.parent)
+        try:
+            _, problem = check_page(storage.read(path.name, 0, 4096), 0)
+            if problem is not None:
+                raise LogFormatError(f"not an mqlog log: its first page is {problem}", source=str(path), offset=0)
+            reader = LogReader(ReferenceLogSpace(storage, file=path.name), 0)
+            kinds: Counter[str] = Counter()
+            for address, record in reader:
+                kinds[type(record).__name__] += 1
+                if show:
+                    click.echo(f"{address:016X} {type(record).__name__:<16} uow={record.uow:x}")
+        finally:
+            storage.close()
     end = reader.end
     click.echo(f"{sum(kinds.values())} records in {reader.pages_read} pages read: "
                + ", ".join(f"{k} {v}" for k, v in sorted(kinds.items())))
@@ -335,17 +340,18 @@ def restart_cmd(directory: Path, verify: bool, restart_mode: str, as_json: bool)
     from mqlog.core.run import restart_run
     from mqlog.core.storage import DirectoryStorage
 
-    run = _load_run(directory)
-    choice, log_config = run_platform(directory, run)
-    journal = None
-    if verify:
-        path = directory / JOURNAL_FILE
-        if not path.is_file():
-            raise MqlogError(f"{directory}: no {JOURNAL_FILE} to verify against")
-        journal = Journal.from_json(_read_json(path), source=str(path))
-    if not (directory / QM_DIR).is_dir():
-        raise MqlogError(f"{directory}: no {QM_DIR}/ directory with the queue manager's files")
-    with locked(directory):
+    _load_run(directory)  # not a run directory: say so before taking its lock
+    with locked(directory):  # from reading run.json to the last message logged
+        run = _load_run(directory)
+        choice, log_config = run_platform(directory, run)
+        journal = None
+        if verify:
+            path = directory / JOURNAL_FILE
+            if not path.is_file():
+                raise MqlogError(f"{directory}: no {JOURNAL_FILE} to verify against")
+            journal = Journal.from_json(_read_json(path), source=str(path))
+        if not (directory / QM_DIR).is_dir():
+            raise MqlogError(f"{directory}: no {QM_DIR}/ directory with the queue manager's files")
         storage = DirectoryStorage(directory / QM_DIR)
         bar = _restart_bar()
         try:
@@ -381,7 +387,8 @@ def restart_cmd(directory: Path, verify: bool, restart_mode: str, as_json: bool)
 
 
 def _distributed_space(directory: Path):
-    """The distributed log space a run left in ``directory``, its config, and the log's head."""
+    """The distributed log space a run left in ``directory``, its config, and the log's head
+    (the caller holds the directory's lock, shared: :func:`_reading`)."""
     from mqlog.core.errors import MqlogError
     from mqlog.core.reader import LogReader
     from mqlog.rundir import open_platform
@@ -398,13 +405,23 @@ def _distributed_space(directory: Path):
     return run, values, space, reader.end.address, storage
 
 
+@contextlib.contextmanager
+def _reading(directory: Path):
+    """Hold ``directory``'s lock shared while a read-only command reads it (refused, naming the
+    process, while a command writes it); a directory that is not a run's is told so first."""
+    _load_run(directory)
+    with read_locked(directory):
+        yield
+
+
 @cli.command("qmstatus")
 @click.argument("directory", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.option("--json", "as_json", is_flag=True)
 def qmstatus_cmd(directory: Path, as_json: bool):
     """DISPLAY QMSTATUS's log fields for the distributed queue manager a run left in DIRECTORY."""
-    run, values, space, head, storage = _distributed_space(directory)
-    storage.close()
+    with _reading(directory):
+        run, values, space, head, storage = _distributed_space(directory)
+        storage.close()
     status = space.status(head)
     if as_json:
         click.echo(json.dumps(status, sort_keys=True))
@@ -420,20 +437,20 @@ def _administer(directory: Path, action):
     from mqlog.core.run import administer
     from mqlog.core.storage import DirectoryStorage
 
-    run = _load_run(directory)
-    if run["platform"] != "distributed":
-        raise MqlogError(f"{directory}: a {run['platform']} queue manager; this command is for distributed ones")
-    if not (directory / QM_DIR).is_dir():
-        raise MqlogError(f"{directory}: no {QM_DIR}/ directory with the queue manager's files")
-    choice, values = run_platform(directory, run)
-    storage = DirectoryStorage(directory / QM_DIR)
-
     def keep_messages(qm):  # also when the action fails part way: what it did is on disk
         with open(directory / qm.platform.error_log, "a", encoding="utf-8") as log:
             for line in qm.messages:
                 log.write(line + "\n")
 
-    with locked(directory):
+    _load_run(directory)  # not a run directory: say so before taking its lock
+    with locked(directory):  # from reading run.json to the last message logged
+        run = _load_run(directory)
+        if run["platform"] != "distributed":
+            raise MqlogError(f"{directory}: a {run['platform']} queue manager; this command is for distributed ones")
+        if not (directory / QM_DIR).is_dir():
+            raise MqlogError(f"{directory}: no {QM_DIR}/ directory with the queue manager's files")
+        choice, values = run_platform(directory, run)
+        storage = DirectoryStorage(directory / QM_DIR)
         try:
             return administer(choice.maker(values), storage, action, device=_device_for_restart(run["device"]),
                               on_exit=keep_messages)
@@ -525,9 +542,10 @@ def dump_cmd(directory: Path, as_json: bool):
     Ring and files come from the log control file; the write statistics from the run's metrics."""
     from mqlog.distributed.space import extent_name
 
-    run, values, space, head, storage = _distributed_space(directory)
-    storage.close()
-    m = _read_json(directory / METRICS_FILE) if (directory / METRICS_FILE).is_file() else {}
+    with _reading(directory):
+        run, values, space, head, storage = _distributed_space(directory)
+        storage.close()
+        m = _read_json(directory / METRICS_FILE) if (directory / METRICS_FILE).is_file() else {}
     order = space.ring if not space.linear else space.active_extents()
     worst = m.get("worst_write_by_file", {})
     recent = sorted((kv for kv in worst.items() if kv[0].endswith(".LOG")), key=lambda kv: kv[0])[-8:]  # last 8 extents
@@ -759,10 +777,12 @@ def compare_cmd(workload, sets, matrix, device, seed, out, master, crash_at, res
             if foreign:
                 raise MqlogError(f"{runs_dir}: holds {foreign[0]!r}, which is not a run directory; "
                                  "choose another --out or move it")
-            for run in runs_dir.iterdir():
-                with locked(run):  # refuses if a command (mqlog restart, say) is using it
-                    pass
-            shutil.rmtree(runs_dir)
+            with contextlib.ExitStack() as runs:
+                for run in sorted(runs_dir.iterdir()):
+                    # refuses if a command (mqlog restart, print, ...) is using it; held until
+                    # the run is deleted, so none can start on it in between
+                    runs.enter_context(locked(run))
+                shutil.rmtree(runs_dir)
         (out / CONTENTS_FILE).unlink(missing_ok=True)
         rows = compare(spark, workload=spec.workload, params=dict(spec.params), seed=seed, device=device, cells=cells,
                        crash_at_s=crash_at, progress=progress, runs_dir=runs_dir if keep_logs else None,
@@ -842,32 +862,36 @@ def report_cmd(directory: Path, output):
     from mqlog.spark.sweep import BUILTIN_SWEEPS, load_sweep, read_results
 
     output = output if output is not None else directory / "report.html"
-    if (directory / "results.parquet").is_dir():
-        spark = spark_session(None, "mqlog report")
-        with spark_read_errors(directory / "results.parquet"):
-            rows = [r.asDict() for r in spark.read.parquet(str(directory / "results.parquet")).collect()]
-        check_result_rows(rows, directory / "results.parquet")
-        rows.sort(key=lambda r: r.get("config_name", ""))
-        contents_path = directory / CONTENTS_FILE
-        contents = _read_json(contents_path) if contents_path.is_file() else None
-        if contents is not None:
-            check_contents(contents, contents_path)
-        page = render(rows, title=f"mqlog compare: {rows[0]['workload']}, seed {rows[0]['seed']}",
-                      contents=contents)
-    elif (directory / "results").is_dir():
-        spark = spark_session(None, "mqlog report")
-        with spark_read_errors(directory / "results"):
-            rows = read_results(spark, directory)
-        check_result_rows(rows, directory / "results", sweep=True)
-        name = directory.name.removeprefix("sweep-")
-        plot = load_sweep(name)[1].get("plot") if name in BUILTIN_SWEEPS else None
-        page = render_sweep(rows, title=f"mqlog sweep: {name}", plot=plot)
-    else:
+    if not ((directory / "results.parquet").is_dir() or (directory / "results").is_dir()):
         raise MqlogError(f"{directory}: neither results.parquet (mqlog compare) nor results/ (mqlog sweep) is there")
-    try:
-        output.write_text(page, encoding="utf-8")
-    except OSError as exc:
-        raise MqlogError(f"-o {output}: cannot write the report: {exc.strerror or exc}") from None
+    # A compare or sweep writing DIRECTORY holds its lock: read it shared, or exclusively when
+    # the page goes into it (the default), as any writer of a directory does.
+    writes_there = output.resolve().parent == directory.resolve()
+    with (locked(directory) if writes_there else read_locked(directory)):
+        if (directory / "results.parquet").is_dir():
+            spark = spark_session(None, "mqlog report")
+            with spark_read_errors(directory / "results.parquet"):
+                rows = [r.asDict() for r in spark.read.parquet(str(directory / "results.parquet")).collect()]
+            check_result_rows(rows, directory / "results.parquet")
+            rows.sort(key=lambda r: r.get("config_name", ""))
+            contents_path = directory / CONTENTS_FILE
+            contents = _read_json(contents_path) if contents_path.is_file() else None
+            if contents is not None:
+                check_contents(contents, contents_path)
+            page = render(rows, title=f"mqlog compare: {rows[0]['workload']}, seed {rows[0]['seed']}",
+                          contents=contents)
+        else:  # results/ (a sweep's)
+            spark = spark_session(None, "mqlog report")
+            with spark_read_errors(directory / "results"):
+                rows = read_results(spark, directory)
+            check_result_rows(rows, directory / "results", sweep=True)
+            name = directory.name.removeprefix("sweep-")
+            plot = load_sweep(name)[1].get("plot") if name in BUILTIN_SWEEPS else None
+            page = render_sweep(rows, title=f"mqlog sweep: {name}", plot=plot)
+        try:
+            output.write_text(page, encoding="utf-8")
+        except OSError as exc:
+            raise MqlogError(f"-o {output}: cannot write the report: {exc.strerror or exc}") from None
     click.echo(f"wrote {output}")
 
 

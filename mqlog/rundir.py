@@ -1,7 +1,9 @@
 """The directory ``mqlog run --out`` leaves: its file names, and reading it back (run.json,
 metrics.json, the platform over its ``qm/`` files) for the commands that work on it –
-restart, qmstatus, dump, the media and z/OS utilities. Errors are one-line MqlogErrors
-naming the file."""
+restart, qmstatus, dump, the media and z/OS utilities – and its lock: a command writing the
+directory holds it exclusively (:func:`locked`), one reading it holds it shared
+(:func:`read_locked`), so nobody reads what is being written. Errors are one-line
+MqlogErrors naming the file."""
 
 from __future__ import annotations
 
@@ -16,50 +18,132 @@ RUN_FILE = "run.json"
 METRICS_FILE = "metrics.json"
 JOURNAL_FILE = "journal.json"
 QM_DIR = "qm"
-#: held (flock) by the command writing a run directory, so that a second one refuses
+#: flock'ed by every command that uses a run directory: exclusively by the one writing it
+#: (its pid in the file), shared by the ones reading it
 LOCK_FILE = ".mqlog.lock"
+
+
+def _fcntl():
+    try:
+        import fcntl
+    except ImportError:  # not a POSIX system: no advisory locks (the model targets Linux)
+        return None
+    return fcntl
+
+
+def _where(directory: Path, option: str) -> str:
+    return f"{option} {directory}" if option else str(directory)
+
+
+def _holder(fd: int) -> str:
+    """The pid the writer holding the lock wrote into the file ("unknown" if it has not yet)."""
+    return os.pread(fd, 32, 0).decode("ascii", "replace").strip() or "unknown"
 
 
 @contextlib.contextmanager
 def locked(directory: Path, option: str = ""):
-    """Hold ``directory``'s lock for the block: one command at a time writes a run directory
-    (two ``mqlog run --out DIR`` at once would interleave their writes into one log). The
-    lock is an ``flock`` on DIR/.mqlog.lock, so it goes with the process that held it, even
-    at a crash; the file says which process holds it. ``option`` names the command-line
-    option the directory came from, for errors."""
-    try:
-        import fcntl
-    except ImportError:  # not a POSIX system: no advisory locks (the model targets Linux)
-        fcntl = None
-
+    """Hold ``directory``'s lock exclusively for the block: one command at a time writes a run
+    directory (two ``mqlog run --out DIR`` at once would interleave their writes into one
+    log), and nobody reads it meanwhile (:func:`read_locked` refuses). The lock is an
+    ``flock`` on DIR/.mqlog.lock, so it goes with the process that held it, even at a crash;
+    while held the file says which process holds it. ``option`` names the command-line option
+    the directory came from, for errors. A writer holds it for everything it does, from
+    reading run.json to its last write."""
+    fcntl = _fcntl()
     directory = Path(directory)
     try:
         directory.mkdir(parents=True, exist_ok=True)
         fd = os.open(directory / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
     except OSError as exc:
-        where = f"{option} {directory}" if option else str(directory)
-        raise MqlogError(f"{where}: cannot make or lock the directory: {exc.strerror or exc}") from None
+        raise MqlogError(f"{_where(directory, option)}: cannot make or lock the directory: "
+                         f"{exc.strerror or exc}") from None
     try:
-        try:
-            if fcntl is not None:
+        if fcntl is not None:
+            try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip() or "unknown"
-            raise MqlogError(f"{directory} is in use by another mqlog command (process {holder}); "
-                             "wait for it to finish or use another directory") from None
+            except BlockingIOError:
+                try:  # readers hold it shared, a writer exclusively: which is it?
+                    fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+                except BlockingIOError:
+                    raise MqlogError(f"{directory} is in use by another mqlog command (process {_holder(fd)}); "
+                                     "wait for it to finish or use another directory") from None
+                raise MqlogError(f"{directory} is in use: another mqlog command is reading it; "
+                                 "wait for it to finish or use another directory") from None
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        try:
+            yield
+        finally:
+            os.ftruncate(fd, 0)  # no writer now: a reader refused later never names a stale pid
+    finally:
+        os.close(fd)  # closing releases the flock
+
+
+@contextlib.contextmanager
+def read_locked(directory: Path, option: str = ""):
+    """Hold ``directory``'s lock shared for the block: any number of commands may read a run
+    directory at once, none while a command writes it (a half-written log, control file or
+    run.json read back would be wrong, not just old). While a writer holds the lock this
+    refuses at once, one line naming the writer's process. The file is opened read-only, so
+    a reader never touches the pid the writer wrote.
+
+    ``directory`` must exist (call :func:`load_run` first, so that a directory that is not a
+    run's is told so and gets no lock file). In a directory this process may not write
+    (someone else's run, examined read-only) the lock file cannot be made if it is missing:
+    no writer ever locked it, and the read goes on unlocked."""
+    fcntl = _fcntl()
+    directory = Path(directory)
+    path = directory / LOCK_FILE
+    try:
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_CREAT, 0o644)
+        except PermissionError:
+            fd = os.open(path, os.O_RDONLY)  # a directory we may read, not write
+    except FileNotFoundError:
+        yield
+        return
+    except OSError as exc:
+        raise MqlogError(f"{_where(directory, option)}: cannot lock the directory to read it: "
+                         f"{exc.strerror or exc}") from None
+    try:
+        if fcntl is not None:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            except BlockingIOError:
+                raise MqlogError(f"{directory} is being written by another mqlog command (process {_holder(fd)}); "
+                                 "wait for it to finish") from None
         yield
     finally:
         os.close(fd)  # closing releases the flock
 
 
 def write_json(path: Path, data) -> None:
-    """``data`` as ``path``, replaced atomically (a crash leaves the old file or the new one)."""
+    """``data`` as ``path``, replaced atomically and durably: a crash leaves the old file or
+    the new one, whole (the new one is fsynced before the rename, the directory after it).
+    A failure is a one-line error naming the file."""
+    from mqlog.core.errors import StorageError
+    from mqlog.core.storage import sync_directory
+
     path = Path(path)
     tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    tmp.replace(path)
+    text = (json.dumps(data, indent=2, sort_keys=True) + "\n").encode("utf-8")
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        try:
+            view = memoryview(text)
+            while view:
+                view = view[os.write(fd, view):]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+        sync_directory(path.parent)
+    except OSError as exc:
+        with contextlib.suppress(OSError):  # (the error to report is the one above)
+            tmp.unlink(missing_ok=True)
+        raise MqlogError(f"{path}: cannot write it: {exc.strerror or exc}") from None
+    except StorageError as exc:
+        raise MqlogError(f"{path}: written, but not durably: {exc}") from None
 
 
 def save_run(out: Path, *, platform: str, log: dict, device: str, workload: str, params: dict, seed: int,

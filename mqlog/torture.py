@@ -240,7 +240,10 @@ class Campaign:
             self.tallies[fault].possible = len(points)
             chosen = points if len(points) <= self.budget else sorted(rng.sample(points, self.budget))
             for point in chosen:
-                label, outcome, detail = getattr(self, f"_scenario_{fault}")(point, rng)
+                try:
+                    label, outcome, detail = getattr(self, f"_scenario_{fault}")(point, rng)
+                except Exception as exc:  # the tool failing outside the restart it checks: an error, counted
+                    label, outcome, detail = f"{fault} {point}", ERROR, f"{type(exc).__name__}: {exc}"
                 self._judge(fault, label, outcome, detail)
                 if progress is not None:
                     progress(1)
@@ -327,7 +330,7 @@ class Campaign:
         probe = clone(disk)
         try:
             report, _, qm = self._restart(clone(disk))
-        except Exception:
+        except DAMAGE:  # restart refuses this disk as it is: no page to damage (anything else goes up)
             return None
         end = report.end_of_log.address if report.end_of_log is not None else None
         start = report.checkpoint
@@ -338,7 +341,7 @@ class Campaign:
         page -= page % PAGE_SIZE
         try:
             _, name, offset = space.read_page(page)
-        except Exception:
+        except DAMAGE:
             return None
         return page, name, offset
 

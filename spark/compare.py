@@ -133,14 +133,15 @@ def run_cell(task: dict) -> dict:
     metrics["config_name"] = task["name"]
     if task.get("runs_dir"):
         # The run's files as ``mqlog run --out`` leaves them (before any restart below).
-        from mqlog.rundir import QM_DIR, copy_files, save_run
+        from mqlog.rundir import QM_DIR, copy_files, locked, save_run
 
         out = Path(task["runs_dir"]) / task["name"]
         try:
             out.mkdir(parents=True, exist_ok=True)
-            copy_files(result.storage.durable, out / QM_DIR)
-            save_run(out, platform=task["platform"], log=task["log"], device=task["device"],
-                     workload=task["workload"], params=task["params"], seed=task["seed"], result=result)
+            with locked(out):  # a writer of the run directory, as mqlog run --out is
+                copy_files(result.storage.durable, out / QM_DIR)
+                save_run(out, platform=task["platform"], log=task["log"], device=task["device"],
+                         workload=task["workload"], params=task["params"], seed=task["seed"], result=result)
         except OSError as exc:
             raise MqlogError(f"{out}: cannot write the run's files: {exc.strerror or exc}") from None
     if task.get("crash_at_s") is not None and result.crashed:

@@ -40,12 +40,28 @@ a ``bad`` row, never a silent stop. A bad spot is reported by the partition whos
 holds it, so PERMISSIVE gives one row per damage even when a record of the partition before
 runs into it.
 
+**Locking.** A run directory is read under its lock, shared (:func:`mqlog.rundir.read_locked`):
+the driver holds it while it plans the partitions, each task while it reads its partition. While
+a command writes the directory (``mqlog restart``, ``rcdmqimg``, a ``run`` still going) both
+refuse, naming its process. The driver cannot hold the lock from planning to the last task
+(Spark gives the source no call at the job's end), so a writer may run in between and change
+the log under a plan made before it: the plan records the directory's *generation* (run.json
+and every file under ``qm/``, by name, size and modification time) and each task, under the
+lock, checks it is unchanged before reading, else refuses ("read it again") rather than read
+ranges that no longer hold what the plan says. That is correct for a local directory, and for
+one every executor sees on a shared file system whose ``flock`` is honoured across machines
+(NFSv4 and Lustre do; on one that ignores it the generation check still catches a writer that
+ran between planning and reading, not one running during a task).
+
 Everything here is picklable: Spark ships the data source, its reader and the partitions
 (plain data) to its Python workers, which open the run directory themselves.
 """
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -124,6 +140,8 @@ class LogPartition(InputPartition):
         #: every partition's range (start, end), so a partition can tell whether damage it
         #: runs into past its end is another partition's to report
         self.ranges: tuple = ()
+        #: the run directory's generation when the plan was made (:func:`generation`)
+        self.generation = ""
 
     def __repr__(self) -> str:
         return f"LogPartition({self.value}, {self.file!r}, {self.start:#x}..{self.end:#x}, last={self.last})"
@@ -135,18 +153,26 @@ class MqlogReader(DataSourceReader):
         self.mode = mode
 
     def partitions(self) -> list[LogPartition]:
-        run = open_run(self.path)
-        try:
-            return plan_partitions(run)
-        finally:
-            run.close()
+        with reading(self.path) as planned:
+            run = open_run(self.path)
+            try:
+                parts = plan_partitions(run)
+            finally:
+                run.close()
+        for part in parts:
+            part.generation = planned
+        return parts
 
     def read(self, partition: LogPartition) -> Iterator[tuple]:
-        run = open_run(self.path)
-        try:
-            yield from read_partition(run, partition, self.mode)
-        finally:
-            run.close()
+        with reading(self.path) as now:
+            if partition.generation and now != partition.generation:
+                raise MqlogError(f"{self.path}: written by another mqlog command since this read was planned; "
+                                 "read it again")
+            run = open_run(self.path)
+            try:
+                yield from read_partition(run, partition, self.mode)
+            finally:
+                run.close()
 
 
 # --- opening a run directory -------------------------------------------------------------------
@@ -164,6 +190,35 @@ class OpenRun:
 
     def close(self) -> None:
         self.storage.close()
+
+
+def generation(directory: Path) -> str:
+    """A digest of what any writer of the run directory changes: run.json and every file under
+    ``qm/``, by name, size and modification time (ns). Reading changes none of them."""
+    from mqlog.rundir import QM_DIR, RUN_FILE
+
+    directory = Path(directory)
+    digest = hashlib.sha256()
+    for path in [directory / RUN_FILE, *sorted((directory / QM_DIR).rglob("*"))]:
+        try:
+            st = path.stat()
+        except FileNotFoundError:
+            continue
+        if stat.S_ISREG(st.st_mode):
+            digest.update(f"{path.relative_to(directory)}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
+    return digest.hexdigest()
+
+
+@contextlib.contextmanager
+def reading(path: str):
+    """Hold the run directory's lock, shared, for the block (refused while a command writes
+    it); the block gets the directory's :func:`generation`. A directory that is not a run's
+    is told so first, and gets no lock file."""
+    from mqlog.rundir import load_run, read_locked
+
+    load_run(Path(path))
+    with read_locked(Path(path)):
+        yield generation(Path(path))
 
 
 def open_run(path: str) -> OpenRun:

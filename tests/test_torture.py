@@ -183,3 +183,19 @@ def test_the_reference_platform_control_file_is_flipped_too():
     labels = [label for v in c.tallies["bitflip"].examples.values() for label, _ in v]
     assert c.tallies["bitflip"].tried > 0 and not c.failed
     assert any(".ctl" in label for label in labels) or any("control file" in d for d in details)
+
+
+def test_a_bug_while_choosing_a_page_to_damage_is_an_error_not_no_scenario(monkeypatch):
+    """Choosing a log page to damage restarts the queue manager first: a restart that fails
+    with a bug (not damage) is the tool failing, counted as an error, never 'no page to
+    damage' (which would quietly drop the scenario)."""
+    import mqlog.torture as torture
+
+    def broken(*args, **kwargs):
+        raise TypeError("a bug in restart")
+
+    monkeypatch.setattr(torture, "restart_run", broken)
+    c = campaign("zos", budget=4, faults=("copy",))
+    tally = c.tallies["copy"]
+    assert tally.tried == 4 and tally.counts["error"] == 4 and c.failed
+    assert all("TypeError" in d for _, d in tally.examples["error"])

@@ -542,7 +542,7 @@ class ZosLogSpace:
                 continue
             try:
                 found.append((json.loads(raw[8:])["sequence"], name, raw))
-            except (KeyError, ValueError):
+            except (KeyError, TypeError, ValueError):  # good checksum, contents not a BSDS
                 self.events.append(("bsds-damaged", {"dsname": name}))
         if not found:
             if any(self.storage.exists(n) for n in self.bsds_files):

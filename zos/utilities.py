@@ -65,7 +65,7 @@ BSDS map (:func:`bsds_dict`, :func:`bsds_map`)
 ----------------------------------------------
 
 For each BSDS copy file present: its sequence number (update count) and whether it is
-valid; which copy the inventory was taken from (the valid one with the higher sequence).
+valid (if not, why: its magic or checksum, or contents that are not a BSDS); which copy the inventory was taken from (the valid one with the higher sequence).
 Then HIGHEST RBA WRITTEN (the last byte, as the BSDS in use records it), HIGHEST RBA
 OFFLOADED (the end of the newest complete archive), the RBA mode with its end of range,
 warning and termination RBAs; the active log data sets of copy 1 (and 2) with number,
@@ -631,17 +631,24 @@ def log_print(space: ZosLogSpace, addressing, codec=None, *, rba_start: int | No
 
 
 def _bsds_copy(storage, name: str) -> dict:
-    info = {"dsname": name, "present": storage.exists(name), "valid": False, "sequence": None}
+    """One BSDS copy: present, valid, its sequence, and what is wrong with it (``problem``)."""
+    info = {"dsname": name, "present": storage.exists(name), "valid": False, "sequence": None, "problem": None}
     if not info["present"]:
         return info
     raw = storage.read(name, 0, storage.size(name))
     if raw[:4] != _BSDS_MAGIC or zlib.crc32(raw[8:]) != int.from_bytes(raw[4:8], "little"):
+        info["problem"] = "magic or checksum"
         return info
     try:
-        info["sequence"] = json.loads(raw[8:])["sequence"]
-        info["valid"] = True
-    except (KeyError, TypeError, ValueError):
-        pass
+        data = json.loads(raw[8:])
+    except ValueError as exc:  # (UnicodeDecodeError too) its checksum is good, its contents are not JSON
+        info["problem"] = f"contents: {exc}"
+        return info
+    sequence = data.get("sequence") if isinstance(data, dict) else None
+    if not isinstance(sequence, int):
+        info["problem"] = "contents: no sequence number"
+        return info
+    info["sequence"], info["valid"] = sequence, True
     return info
 
 
@@ -731,7 +738,7 @@ def bsds_map(space: ZosLogSpace, addressing) -> str:
         if not c["present"]:
             state = "NOT PRESENT"
         elif not c["valid"]:
-            state = "DAMAGED (magic or checksum)"
+            state = f"DAMAGED ({c['problem']})"
         else:
             state = f"SEQUENCE {c['sequence']}" + ("  (IN USE)" if c["dsname"] == d["bsds_in_use"] else "")
         out.append(f"BSDS COPY {n}  DSNAME={c['dsname']}  {state}")
@@ -949,11 +956,17 @@ def _codec_stats_from_metrics(metrics: dict) -> dict:
 
 
 def _closing(directory: Path, action):
-    space, addressing, codec, metrics = open_zos(directory)
-    try:
-        return action(space, addressing, codec, metrics)
-    finally:
-        space.storage.close()
+    """``action`` on the run in ``directory``, read under the directory's shared lock (refused
+    while a command writes it: a log, BSDS or metrics.json half written is not the run's)."""
+    from mqlog.rundir import load_run, read_locked
+
+    load_run(directory)  # not a run directory: say so before taking its lock
+    with read_locked(directory):
+        space, addressing, codec, metrics = open_zos(directory)
+        try:
+            return action(space, addressing, codec, metrics)
+        finally:
+            space.storage.close()
 
 
 def print_run(directory: Path, *, rba_start: str | None = None, rba_end: str | None = None,

@@ -618,3 +618,45 @@ def test_batches_deliver_every_record_before_a_damaged_one_first():
             got.extend(batch)
     assert got == [r for r in run.records if r[0] < bad]
     assert _page_of_last_byte(run.end_of(len(got) - 1)) == p // PAGE_SIZE  # one ended in the bad page
+
+
+# --- a bug in a decoder is a bug, not damage ----------------------------------------------------
+
+@pytest.mark.parametrize("cls", [Get, Put], ids=["record-inside-a-page", "record-spanning-pages"])
+def test_a_decoder_that_fails_with_a_bug_surfaces_as_that_bug(monkeypatch, cls):
+    """Only the errors that mean bad bytes (struct.error, ValueError) make a record malformed:
+    a TypeError from a broken decoder goes up as itself from both of the reader's paths (a
+    record inside one page, a record reassembled across pages), never as corruption or a torn
+    end. Get records sit inside a page; the 5-9 KiB puts span pages."""
+    run = clean(False)
+    assert any(isinstance(r, cls) for _, r in run.records)
+
+    def broken(*args):
+        raise TypeError("a bug in the decoder")
+
+    monkeypatch.setattr(cls, "_from_body", classmethod(broken))
+    with pytest.raises(TypeError, match="a bug in the decoder"):
+        read(copy_of(run))
+
+
+def test_a_decoder_bug_surfaces_from_restart_too(monkeypatch):
+    """Restart reads the log with the same reader: a decoder bug stops it as that bug, not as
+    a log it calls damaged (or ends early)."""
+    from mqlog.core.records import Commit as CommitRecord
+    from mqlog.core.run import RunConfig, restart_run, run_workload
+    from mqlog.core.spec import BUILTINS, build_spec
+    from mqlog.platforms import choose
+
+    choice = choose("distributed")
+    values = choice.configure({})
+    spec = build_spec(BUILTINS["putget-pairs"], {"pairs": "2", "messages_per_pair": "10"}, origin="test")
+    result = run_workload(RunConfig("distributed", choice.maker(values), values, spec, crash_after_writes=20),
+                          MemoryStorage())
+    assert result.crashed
+
+    def broken(*args):
+        raise TypeError("a bug in the decoder")
+
+    monkeypatch.setattr(CommitRecord, "_from_body", classmethod(broken))
+    with pytest.raises(TypeError, match="a bug in the decoder"):
+        restart_run(choice.maker(values), result.storage.durable)

@@ -260,3 +260,42 @@ def test_random_writes_match_a_bytearray_model_on_both_backends(ops, probe):
 def test_dots_inside_a_plain_name_are_fine(storage):
     storage.write("a..log", 0, b"x")
     assert storage.read("a..log", 0, 1) == b"x"
+
+
+def _failing_directory_fsync(monkeypatch, err: int):
+    """os.fsync failing with ``err`` on a directory's descriptor, as it would on a broken disk."""
+    import stat
+
+    real = os.fsync
+
+    def fsync(fd):
+        if stat.S_ISDIR(os.fstat(fd).st_mode):
+            raise OSError(err, os.strerror(err))
+        return real(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+
+
+def test_a_failed_directory_fsync_after_replace_is_an_error_naming_the_directory(tmp_path, monkeypatch):
+    """replace promises the new file survives a crash only once the directory is synced: a
+    failed sync is a StorageError naming the directory, not ignored."""
+    import errno
+
+    store = DirectoryStorage(tmp_path, fsync=True)
+    _failing_directory_fsync(monkeypatch, errno.EIO)
+    with pytest.raises(StorageError, match="directory") as info:
+        store.replace("ctl", b"control")
+    assert str(tmp_path) in str(info.value)
+    store.close()
+
+
+def test_a_file_system_that_cannot_sync_a_directory_is_tolerated(tmp_path, monkeypatch):
+    """EINVAL: the file system does not support fsync of a directory; there is no other way to
+    ask, so replace goes on (and the file is there)."""
+    import errno
+
+    store = DirectoryStorage(tmp_path, fsync=True)
+    _failing_directory_fsync(monkeypatch, errno.EINVAL)
+    store.replace("ctl", b"control")
+    assert store.read("ctl", 0, 100) == b"control"
+    store.close()

@@ -256,6 +256,43 @@ def test_partitions_and_reader_pickle(dist_run):
     assert all(a.end <= b.start for a, b in zip(parts, parts[1:]))
 
 
+def test_the_data_source_reads_under_the_run_directory_lock(dist_run, tmp_path):
+    """Planning (driver) and reading a partition (task) both hold the directory's lock shared:
+    refused, naming the process, while a command writes the directory."""
+    import os
+
+    from mqlog.core.errors import MqlogError
+    from mqlog.rundir import locked
+    from mqlog.spark.datasource import FAILFAST, MqlogReader
+
+    directory = shutil.copytree(dist_run, tmp_path / "dist")
+    reader = MqlogReader(str(directory), FAILFAST)
+    with locked(directory):
+        with pytest.raises(MqlogError, match=f"being written by another mqlog command \\(process {os.getpid()}\\)"):
+            reader.partitions()
+    parts = reader.partitions()
+    with locked(directory):
+        with pytest.raises(MqlogError, match="being written"):
+            list(reader.read(parts[0]))
+    assert list(reader.read(parts[0]))
+
+
+def test_a_directory_written_after_planning_is_not_read_with_the_old_plan(dist_run, tmp_path):
+    """A writer that ran between planning and a task (here a restart, which appends to the log
+    and saves the control file) makes the plan stale: the task refuses rather than read
+    ranges that no longer hold what the plan says."""
+    from mqlog.core.errors import MqlogError
+    from mqlog.spark.datasource import FAILFAST, MqlogReader
+
+    directory = shutil.copytree(dist_run, tmp_path / "dist")
+    reader = MqlogReader(str(directory), FAILFAST)
+    parts = reader.partitions()
+    subprocess.run([PY, "-m", "mqlog", "restart", str(directory)], check=True, capture_output=True, timeout=300)
+    with pytest.raises(MqlogError, match="read it again"):
+        list(reader.read(parts[0]))
+    assert list(reader.read(reader.partitions()[0]))
+
+
 # --- transforms on real data --------------------------------------------------------------------
 
 def test_transforms_on_real_logs(mqlog_spark, zos_run, shunt_run):

@@ -415,3 +415,18 @@ def test_open_zos_refuses_what_is_not_a_zos_run(tmp_path):
     (tmp_path / "run.json").write_text("{not json")
     with pytest.raises(MqlogError, match="not valid JSON"):
         open_zos(tmp_path)
+
+
+def test_a_bsds_copy_with_a_good_checksum_but_no_bsds_inside_says_so(scenario):
+    """A BSDS copy whose checksum is good but whose contents are not a BSDS is shown damaged
+    with that reason (not 'magic or checksum', and not silently)."""
+    import zlib
+
+    p = scenario.reopened()
+    body = json.dumps({"not": "a bsds"}).encode()
+    p.space.storage.replace("BSDS02", b"MQLB" + zlib.crc32(body).to_bytes(4, "little") + body)
+    d = bsds_dict(p.space, p.addressing)
+    second = next(c for c in d["bsds"] if c["dsname"] == "BSDS02")
+    assert not second["valid"] and "contents" in second["problem"]
+    assert d["bsds_in_use"] == "BSDS01"
+    assert "BSDS02  DAMAGED (contents" in bsds_map(p.space, p.addressing)
