@@ -69,9 +69,17 @@ class StorageError(MqlogError):
     """An I/O request failed (a real OS error, or one injected by a fault plan)."""
 
 
+class StorageFullError(StorageError):
+    """The file system is full (ENOSPC): a file could not be created or grow. Nothing of the
+    failed call was written."""
+
+
 class LogWriteError(StorageError):
     """The log could not be written. Like a real queue manager, the log is then unusable:
-    every waiting force and every later append fails with this error."""
+    every waiting force and every later append fails with this error. ``cause`` is the
+    storage error that made it so (a full file system, an I/O error), where known."""
+
+    cause: StorageError | None = None
 
 
 class SimulatedCrash(MqlogError):

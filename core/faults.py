@@ -22,7 +22,7 @@ from typing import NamedTuple
 
 import attrs
 
-from .errors import ParameterError, SimulatedCrash, StorageError
+from .errors import ParameterError, SimulatedCrash, StorageError, StorageFullError
 from .storage import Data, Storage
 
 __all__ = ["SECTOR_SIZE", "FaultPlan", "WriteRecord", "FaultInjectingStorage"]
@@ -84,8 +84,9 @@ class FaultPlan:
       writes are dropped as Linux drops them (the pages are marked clean): a later sync
       "succeeds" without them ("fsyncgate").
     * ``enospc_at=N``: the N-th allocation – a ``create`` of a non-empty file (formatting an
-      extent or data set) or a write that extends a file – fails with ENOSPC and changes
-      nothing: the file system is full.
+      extent or data set), a write that extends a file or a ``replace`` that makes a file
+      larger – fails with ENOSPC (StorageFullError) and changes nothing: the file system is
+      full.
 
     The default plan injects nothing.
     """
@@ -230,7 +231,7 @@ class FaultInjectingStorage:
         """Count an allocation; the plan's ENOSPC fails it."""
         self.allocations += 1
         if self.allocations == self.plan.enospc_at:
-            raise StorageError(f"{self.description}: {name}: {what} failed: no space left on device (ENOSPC, "
+            raise StorageFullError(f"{self.description}: {name}: {what} failed: no space left on device (ENOSPC, "
                                f"injected at allocation {self.allocations})")
 
     def read(self, name: str, offset: int, length: int) -> bytes:
@@ -408,6 +409,9 @@ class FaultInjectingStorage:
         self.durable.sync(name)
 
     def replace(self, name: str, data: bytes) -> None:
+        if self.plan.enospc_at is not None and not self.crashed and (
+                not self.exists(name) or len(data) > self.size(name)):
+            self._allocate(name, f"replace with {len(data)} bytes")
         n = self._attempt(name, 0, len(data), False, "replace")
         if n == self._tear_at:
             # A replace is atomic (temp file + rename): a crash during it leaves the old file.

@@ -17,7 +17,7 @@ import attrs
 import simpy
 
 from mqlog.core.devices import Device, get_profile
-from mqlog.core.errors import LogWriteError, MqlogError, SimulatedCrash
+from mqlog.core.errors import MqlogError, SimulatedCrash, StorageError, StorageFullError
 from mqlog.core.faults import FaultInjectingStorage, FaultPlan
 from mqlog.core.journal import Journal
 from mqlog.core.platform import Platform
@@ -101,14 +101,23 @@ def run_workload(cfg: RunConfig, storage: Storage, progress: Callable[[float, in
             raise proc.value
     except SimulatedCrash:
         crashed = True
-    except LogWriteError as exc:
-        # The log cannot be written any more (a write error, the end of the RBA range): the
-        # queue manager ends abnormally, as after a crash – what was not on disk is gone –
-        # and the files are left for a restart (after, say, converting to 8-byte RBAs).
+    except StorageError as exc:
+        # The log cannot be written any more (a write error, a full file system, the end of
+        # the RBA range), or a queue file cannot: the queue manager ends abnormally, as after
+        # a crash – what was not on disk is gone – and the files are left for a restart
+        # (after, say, converting to 8-byte RBAs or freeing space). Nothing whose force or
+        # flush failed was acknowledged.
         fs.crash()
         crashed = True
         abnormal_end = str(exc)
         qm._drain_space_events()
+        # (SimPy hands a failed event's exception on as a copy whose __cause__ is the
+        # original; the writer's names the storage error under it)
+        cause = exc
+        while cause is not None and not isinstance(cause, StorageFullError):
+            cause = getattr(cause, "cause", None) or cause.__cause__
+        if cause is not None:
+            qm.say("log-disk-full", reason=str(cause))
         qm.messages.append(f"The queue manager ended abnormally: {exc}")
     journal.crash()
     metrics = collect_metrics(cfg, qm, ctx, env, crashed)

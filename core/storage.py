@@ -27,7 +27,7 @@ import os
 from collections.abc import Sequence
 from typing import Protocol, Union, runtime_checkable
 
-from .errors import StorageError
+from .errors import StorageError, StorageFullError
 
 __all__ = ["Storage", "MemoryStorage", "DirectoryStorage", "Data", "check_name", "sync_directory"]
 
@@ -283,7 +283,8 @@ class DirectoryStorage:
         if isinstance(exc, FileNotFoundError):
             return StorageError(f"{self.description}: {name}: no such file")
         reason = exc.strerror or str(exc)
-        return StorageError(f"{self.description}: {name}: {action} failed: {reason}")
+        kind = StorageFullError if exc.errno in (errno.ENOSPC, errno.EDQUOT) else StorageError
+        return kind(f"{self.description}: {name}: {action} failed: {reason}")
 
     def _fd(self, name: str, create: bool) -> int:
         fd = self._fds.get(name)

@@ -194,6 +194,7 @@ class LogWriter:
     def _fail(self, exc: StorageError) -> None:
         """A physical write failed: the log is unusable; tell everyone who waits."""
         self.failed = LogWriteError(f"log write failed, the log is unusable: {exc}")
+        self.failed.cause = exc  # what failed (a full file system, an I/O error), for the messages
         forces, self._forces = self._forces, []
         for _, _, event in forces:
             event.fail(self.failed)

@@ -116,6 +116,9 @@ def console(qm_name: str):
         if event == "extent-missing":
             return (f"AMQ6767: Log file {fields['extent']} for queue manager {qm_name} could not be opened: it "
                     f"is needed for restart or media recovery but is not in the log directory.")
+        if event == "log-disk-full":
+            return (f"AMQ6708: A disk full condition was encountered when formatting a new log file for queue "
+                    f"manager {qm_name}: {fields['reason']}")
         if event == "extent-archived-again":
             return f"Log extent {fields['extent']} was already marked as archived."
         return None

@@ -139,6 +139,8 @@ def console(qm_name: str, addressing: RbaAddressing, offload: bool = True):
                     f"{fields['bytes']} BYTES DO NOT FIT IN THE ACTIVE LOG NOW")
         if event == "bsds-damaged":
             return f"CSQJ126E {qm_name} BSDS ERROR, LOG MAP OF {fields['dsname']} IS NOT USABLE; USING THE OTHER COPY"
+        if event == "log-disk-full":
+            return f"CSQJ103E {qm_name} LOG ALLOCATION ERROR: {fields['reason']}"
         if event == "archive-dropped":
             return f"Archive data set {fields['dsname']} dropped from the BSDS inventory (MAXARCH reached)"
         return None

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from mqlog.core.errors import ParameterError, SimulatedCrash, StorageError
+from mqlog.core.errors import ParameterError, SimulatedCrash, StorageError, StorageFullError
 from mqlog.core.faults import SECTOR_SIZE, FaultInjectingStorage, FaultPlan, WriteRecord
 from mqlog.core.storage import DirectoryStorage, MemoryStorage, Storage
 
@@ -413,3 +413,11 @@ def test_enospc_fails_the_allocation_and_changes_nothing():
 def test_bad_new_plans_are_parameter_errors(kwargs):
     with pytest.raises(ParameterError):
         FaultPlan(**kwargs)
+
+
+def test_enospc_on_a_replace_that_grows_a_file_keeps_the_old_file():
+    fs = FaultInjectingStorage(MemoryStorage(), FaultPlan(enospc_at=2))
+    fs.replace("c", b"old")
+    with pytest.raises(StorageFullError):
+        fs.replace("c", b"a larger file")
+    assert fs.read("c", 0, 100) == b"old"
