@@ -773,7 +773,7 @@ def compare_cmd(workload, sets, matrix, device, seed, out, master, crash_at, res
         out.mkdir(parents=True, exist_ok=True)
         runs_dir = out / RUNS_DIR
         if runs_dir.exists():  # a previous comparison's runs: this one's replace them
-            foreign = [p.name for p in runs_dir.iterdir() if not (p / RUN_FILE).is_file()]
+            foreign = [p.name for p in sorted(runs_dir.iterdir()) if not (p / RUN_FILE).is_file()]
             if foreign:
                 raise MqlogError(f"{runs_dir}: holds {foreign[0]!r}, which is not a run directory; "
                                  "choose another --out or move it")
