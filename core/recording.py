@@ -267,10 +267,15 @@ class RecordingStorage(FaultInjectingStorage):
         self.ops: list[tuple[int, str, tuple]] = []
 
     def write(self, name: str, offset: int, data: Data) -> None:
-        if not isinstance(data, bytes):
-            data = bytes(data) if isinstance(data, (bytearray, memoryview)) else b"".join(data)
+        if isinstance(data, bytes):
+            buf = data
+        elif isinstance(data, (bytearray, memoryview)):
+            buf = bytes(data)
+        else:  # (the call itself gets the buffers, so the write log still says "vectored")
+            data = list(data)
+            buf = b"".join(data)
         super().write(name, offset, data)
-        self.ops.append((self.physical_writes, "write", (name, offset, data)))
+        self.ops.append((self.physical_writes, "write", (name, offset, buf)))
 
     def sync(self, name: str) -> None:
         super().sync(name)

@@ -162,3 +162,15 @@ def test_a_view_does_what_a_copy_does_and_leaves_its_base_alone(ops, seed_bytes)
         assert all(copy.size(n) == view.size(n) for n in copy.list())
     assert files_of(view) == files_of(copy)
     assert files_of(base) == before
+
+
+def test_a_journal_copy_is_independent_of_the_original():
+    journal = Journal()
+    journal.put("app", b"m" * 24, "Q1", True, syncpoint=True)
+    journal.commit_asked("app")
+    copy = journal.copy()
+    journal.ended("app", committed=True)
+    journal.crash()
+    copy.crash()  # the commit was asked, never answered: maybe
+    assert copy.to_json()["messages"][(b"m" * 24).hex()][2] == "maybe"
+    assert journal.to_json()["messages"][(b"m" * 24).hex()][2] == "committed"
