@@ -262,8 +262,8 @@ class Campaign:
             self.tallies[fault].possible = len(points)
             chosen = points if len(points) <= self.budget else sorted(rng.sample(points, self.budget))
             for point in chosen:
-                fault_, label, at, args = getattr(self, f"_plan_{fault}")(point, rng)
-                scenarios.append(Scenario(len(scenarios), fault_, label, at, args))
+                label, at, args = getattr(self, f"_plan_{fault}")(point, rng)
+                scenarios.append(Scenario(len(scenarios), fault, label, at, args))
         self._image_facts.clear()  # (planning's probes: the executors make their own)
         return scenarios
 
@@ -341,17 +341,19 @@ class Campaign:
         return "\n".join(lines + ([""] + notes if notes else []))
 
     # -- choosing the scenarios (every draw of the campaign's generator) -------------------
+    # Each _plan_<class>(point, rng) returns (label, the crash point the scenario starts
+    # from, what _scenario_<class> needs to inject it, or None: nothing to inject here).
 
     def _plan_crash(self, k: int, rng):
-        return "crash", f"crash after write {k}", k, (k,)
+        return f"crash after write {k}", k, (k,)
 
     def _plan_torn(self, k: int, rng):
         seed = rng.randrange(1 << 30)
-        return "torn", f"tear write {k} (seed {seed})", k - 1, (k, seed)
+        return f"tear write {k} (seed {seed})", k - 1, (k, seed)
 
     def _plan_restart(self, point: tuple[int, int], rng):
         k, j = point
-        return "restart", f"crash after write {k}, then again at write {j} of the restart", k, (k, j)
+        return f"crash after write {k}, then again at write {j} of the restart", k, (k, j)
 
     def _image_fact(self, index: int):
         """(image view, restart's (start, end) of the log or None, a space on the image) of
@@ -401,14 +403,14 @@ class Campaign:
             names = disk.list()
             pick = [n for n in names if (n.endswith(".mqq") if target == "queue" else is_control(self.platform, n))]
             if not pick:
-                return "bitflip", f"{where}: no {target} file", k, None
+                return f"{where}: no {target} file", k, None
             name = pick[rng.randrange(len(pick))]
             size = disk.size(name)
             if size == 0:
-                return "bitflip", f"{where}: {name} is empty", k, None
+                return f"{where}: {name} is empty", k, None
             offset = rng.randrange(size)
         bit = rng.randrange(8)
-        return "bitflip", f"{where}: bit {bit} of {name} offset {offset}", k, (k, target, page, name, offset, bit)
+        return f"{where}: bit {bit} of {name} offset {offset}", k, (k, target, page, name, offset, bit)
 
     def _plan_copy(self, point: tuple[int, int], rng):
         index, _ = point
@@ -416,15 +418,15 @@ class Campaign:
         disk = self._image_fact(index)[0]
         if rng.randrange(4) == 0 and disk.exists("BSDS01") and disk.exists("BSDS02"):
             name = ("BSDS01", "BSDS02")[rng.randrange(2)]
-            return "copy", f"{where}: {name} overwritten", k, (k, name, 0, rng.randbytes(max(1, disk.size(name))))
+            return f"{where}: {name} overwritten", k, (k, name, 0, rng.randbytes(max(1, disk.size(name))))
         found = self._live_page(index, rng)
         if found is None:
-            return "copy", f"{where}: no log page to damage", k, None
+            return f"{where}: no log page to damage", k, None
         page, name, offset = found
         copy = 1 + rng.randrange(2)
         if copy == 2:
             name = name.replace("LOGCOPY1.", "LOGCOPY2.")
-        return ("copy", f"{where}: log page {page:#x} of copy {copy} ({name}) overwritten", k,
+        return (f"{where}: log page {page:#x} of copy {copy} ({name}) overwritten", k,
                 (k, name, offset, rng.randbytes(PAGE_SIZE)))
 
     def _restart_points(self, rng) -> list[tuple[int, int]]:
