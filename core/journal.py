@@ -133,6 +133,17 @@ class Journal:
     def in_doubt_keys(self) -> dict:
         return dict(self._prepared)
 
+    def copy(self) -> "Journal":
+        """An independent copy (the fault campaign freezes a copy at each crash point of a
+        recorded run, while the original goes on taking the run's later events)."""
+        out = Journal()
+        out.messages = {i: _Msg(m.queue, m.persistent, m.uow_key, m.put, m.got) for i, m in self.messages.items()}
+        out._open = {k: list(v) for k, v in self._open.items()}
+        out._asked = dict(self._asked)
+        out._prepared = dict(self._prepared)
+        out._gets_in_flight = Counter(self._gets_in_flight)
+        return out
+
     # -- after the crash --
 
     def crash(self) -> None:

@@ -62,14 +62,22 @@ class RunResult:
     messages: list
 
 
-def run_workload(cfg: RunConfig, storage: Storage, progress: Callable[[float, int], None] | None = None) -> RunResult:
-    """Run ``cfg`` on ``storage`` to the end (a controlled shutdown) or to the planned crash."""
+def run_workload(cfg: RunConfig, storage: Storage, progress: Callable[[float, int], None] | None = None, *,
+                 recorder=None) -> RunResult:
+    """Run ``cfg`` on ``storage`` to the end (a controlled shutdown) or to the planned crash.
+
+    ``recorder`` (a :class:`mqlog.core.recording.Recorder`) records the run's file changes
+    and journal events, for the fault campaign to materialise crash points from."""
     plan = cfg.fault_plan if cfg.fault_plan is not None else FaultPlan(crash_after_writes=cfg.crash_after_writes)
-    fs = FaultInjectingStorage(storage, plan, keep_write_log=cfg.keep_write_log)
+    if recorder is None:
+        fs = FaultInjectingStorage(storage, plan, keep_write_log=cfg.keep_write_log)
+        journal = Journal()
+    else:
+        fs = recorder.storage(storage, plan, keep_write_log=cfg.keep_write_log)
+        journal = recorder.journal()
     env = simpy.Environment()
     device = Device(env, get_profile(cfg.device))
     qm = QueueManager(env, cfg.make_platform(fs), fs, device, cfg.qm_config)
-    journal = Journal()
     ctx = Context(env, qm, cfg.spec, cfg.seed, journal)
 
     def main():

@@ -643,8 +643,8 @@ def convert_rba_cmd(directory: Path):
 @click.option("--matrix", default=None,
               help="Instead of --platform: 'default' (the compare matrix: 3 distributed, 3 z/OS "
                    "configurations) or a TOML file of [[config]] tables; one campaign each.")
-@click.option("--workload", required=True, help="A built-in workload name or FILE.toml (keep it small: "
-                                                "every scenario runs it again, e.g. --set workload.duration=0.02).")
+@click.option("--workload", required=True, help="A built-in workload name or FILE.toml. It runs once, recorded; "
+                                                "each scenario restarts on a disk materialised from the recording.")
 @click.option("--set", "sets", multiple=True, metavar="SECTION.KEY=VALUE",
               help="workload.KEY=VALUE or log.PARAM=VALUE (log.* only with --platform); repeatable.")
 @click.option("--faults", default=",".join(FAULT_CLASSES), show_default=True,
@@ -655,8 +655,10 @@ def convert_rba_cmd(directory: Path):
 @click.option("--seed", type=click.IntRange(0, 2**64 - 1), default=None,
               help="Seed of the workload and of the campaign's choices (default: the spec's, else 0).")
 @_restart_mode_option(" Every restart of the campaign; a matrix configuration's restart_mode wins.")
+@click.option("--master", default=None, help="Run the scenarios as Spark tasks on this master (local[*], "
+                                            "spark://HOST:PORT); the figures are those of a run without it.")
 @click.option("--json", "as_json", is_flag=True, help="Print the campaign's figures as JSON.")
-def torture_cmd(platform_name, matrix, workload, sets, faults, budget, device, seed, restart_mode, as_json):
+def torture_cmd(platform_name, matrix, workload, sets, faults, budget, device, seed, restart_mode, master, as_json):
     """Inject crashes, torn writes, bit flips, single-copy damage and crashes during restart,
     one scenario at a time; restart after each and check the queues against what
     applications were told. Exits 1 if any loss went undetected under a fault the
@@ -695,16 +697,22 @@ def torture_cmd(platform_name, matrix, workload, sets, faults, budget, device, s
     bar = tqdm(total=sum(c.planned() for _, _, c in campaigns), desc="torture", unit=" scenarios",
                file=sys.stderr, disable=None, delay=1.0, leave=False)
 
-    def baseline(seconds, writes):
-        minutes = seconds * min(budget, writes) * len(chosen) * len(campaigns) / 60
-        if minutes > 10:
-            click.echo(f"note: the workload alone takes {seconds:.1f} s and makes {writes} physical writes; "
-                       f"each scenario runs it again (about {minutes:.0f} minutes in all): a smaller workload "
-                       "or --budget is quicker", err=True)
+    def planned(total):  # the bar's total was an upper bound until the scenarios were chosen
+        bar.total = total
+        bar.refresh()
 
     try:
-        for i, (_, _, campaign) in enumerate(campaigns):
-            campaign.run(progress=bar.update, on_baseline=baseline if i == 0 else None)
+        if master is not None:
+            from mqlog.spark.session import spark_session
+            from mqlog.spark.torture import run_campaigns
+
+            run_campaigns(spark_session(master, "mqlog-torture"), [c for _, _, c in campaigns],
+                          on_planned=planned, progress=bar.update)
+        else:
+            plans = [c.plan() for _, _, c in campaigns]
+            planned(sum(len(p) for p in plans))
+            for (_, _, campaign), scenarios in zip(campaigns, plans):
+                campaign.finish(scenarios, campaign.execute(scenarios, progress=bar.update))
     finally:
         bar.close()
     if as_json:

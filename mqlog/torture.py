@@ -5,11 +5,20 @@ configuration claims to survive, **no committed persistent message is lost and n
 uncommitted one appears**; anything beyond that is detected and reported clearly, never
 silently wrong.
 
-A campaign runs the workload once to learn its physical writes, then injects one fault per
-scenario, restarts the queue manager on what the fault left on disk, and checks the
-restarted queues against the applications' journal (:meth:`~mqlog.core.journal.Journal.verify`).
-Every scenario is deterministic (the workload's seed, the campaign's seed), so a failing one
-can be replayed from its label.
+A campaign runs the workload once, recording every file change and journal event
+(:mod:`mqlog.core.recording`), then injects one fault per scenario into the disk that
+recording materialises for it – byte for byte what re-running the workload with the fault
+would leave –, restarts the queue manager on it, and checks the restarted queues against
+the applications' journal (:meth:`~mqlog.core.journal.Journal.verify`). Every scenario is
+deterministic (the workload's seed, the campaign's seed), so a failing one can be replayed
+from its label.
+
+A campaign is planned, executed and finished in three steps (:meth:`Campaign.plan`,
+:meth:`~Campaign.execute`, :meth:`~Campaign.finish`): planning records the run and makes
+every random choice, so scenarios can execute in any order and any process (the Spark
+driver in :mod:`mqlog.spark.torture` spreads them over executors) and still tally exactly
+as one process running them in order would. This module holds the fault classes; the
+engine that materialises disks knows nothing of them.
 
 Fault classes:
 
@@ -42,11 +51,12 @@ from collections.abc import Callable
 
 import attrs
 
-from mqlog.core.errors import LogFormatError, SimulatedCrash
+from mqlog.core.errors import LogFormatError
 from mqlog.core.media import MediaRecoveryError
-from mqlog.core.faults import FaultInjectingStorage, FaultPlan
+from mqlog.core.faults import FaultPlan
 from mqlog.core.pages import PAGE_SIZE
 from mqlog.core.qmgr import QmConfig
+from mqlog.core.recording import CowStorage, Recorder, Recording, RecordingStorage
 from mqlog.core.run import RunConfig, restart_run, run_workload
 from mqlog.core.storage import MemoryStorage
 
@@ -142,17 +152,18 @@ class Campaign:
     restart_mode: str = "9.1.1"
     physical_writes: int = 0
     tallies: dict = attrs.field(factory=dict)
-    _images_cache: list = attrs.field(factory=list)
     _last_report: object = None
+    #: the recorded run (made by plan(), or by execute() in a process that did not plan)
+    _engine: object = attrs.field(default=None, repr=False)
+    #: the damage classes' disks: (where, crash point of the recorded run)
+    _image_points: list = attrs.field(factory=list)
+    _image_facts: dict = attrs.field(factory=dict, repr=False)
 
     # -- running the workload --------------------------------------------------------------
 
     def _config(self, plan: FaultPlan | None = None, keep_write_log: bool = False) -> RunConfig:
         return RunConfig(self.platform, self.make_platform, self.values, self.spec, seed=self.seed,
                          device=self.device, fault_plan=plan, keep_write_log=keep_write_log)
-
-    def _run(self, plan: FaultPlan | None = None, keep_write_log: bool = False):
-        return run_workload(self._config(plan, keep_write_log), MemoryStorage())
 
     def _restart(self, storage, journal=None):
         """restart_run on ``storage`` as this campaign restarts (its device and restart mode)."""
@@ -210,14 +221,24 @@ class Campaign:
             on_baseline: Callable[[float, int], None] | None = None) -> "Campaign":
         """Run every scenario; ``progress(1)`` after each, ``on_baseline(wall seconds,
         physical writes)`` once the workload's own run is done."""
+        scenarios = self.plan(on_baseline)
+        return self.finish(scenarios, self.execute(scenarios, progress))
+
+    def plan(self, on_baseline: Callable[[float, int], None] | None = None) -> list[Scenario]:
+        """Record the workload's run and choose every scenario, in the campaign's order.
+
+        Every draw of the campaign's random generator happens here, in the order the
+        scenarios are reported, so a scenario's fault is fixed before anything runs: the
+        scenarios can then run in any order, in any process, and :meth:`finish` tallies
+        them as if one after the other."""
         import time
 
         rng = random.Random(self.seed)
         started = time.perf_counter()
-        base = self._run(keep_write_log=True)
+        self._engine = _Engine(self)
+        writes = self._engine.writes
         if on_baseline is not None:
-            on_baseline(time.perf_counter() - started, len(base.storage.write_log))
-        writes = base.storage.write_log
+            on_baseline(time.perf_counter() - started, len(writes))
         self.physical_writes = len(writes)
         claimed = claims(self.platform, self.values)
         for fault in self.faults:
@@ -230,23 +251,47 @@ class Campaign:
         if "restart" in self.faults:
             plans["restart"] = self._restart_points(rng)
         if "bitflip" in self.faults or ("copy" in self.faults and claimed["copy"].level != NOTHING):
-            self._images_cache = self._images(rng)
-            count = len(self._images_cache)
+            self._image_points = self._images(rng)
+            count = len(self._image_points)
             if "bitflip" in self.faults:
                 plans["bitflip"] = [(i, n) for n in range(self.budget) for i in range(count)][:self.budget]
             if "copy" in self.faults and claimed["copy"].level != NOTHING:
                 plans["copy"] = [(i, n) for n in range(self.budget) for i in range(count)][:self.budget]
+        scenarios: list[Scenario] = []
         for fault, points in plans.items():
             self.tallies[fault].possible = len(points)
             chosen = points if len(points) <= self.budget else sorted(rng.sample(points, self.budget))
             for point in chosen:
+                label, at, args = getattr(self, f"_plan_{fault}")(point, rng)
+                scenarios.append(Scenario(len(scenarios), fault, label, at, args))
+        self._image_facts.clear()  # (planning's probes: the executors make their own)
+        return scenarios
+
+    def execute(self, scenarios: list[Scenario], progress: Callable[[int], None] | None = None) -> dict:
+        """Run ``scenarios`` (any of :meth:`plan`'s, in any number of processes); their
+        ``{index: (outcome, detail)}``. They run in the order of the crash point they
+        start from, so one replay of the recorded run serves them all."""
+        if self._engine is None:
+            self._engine = _Engine(self)
+        engine = self._engine.cursor()
+        out = {}
+        for scenario in sorted(scenarios, key=lambda s: (s.at, s.index)):
+            if scenario.args is None:
+                out[scenario.index] = (None, "")  # nothing to inject (no such file here)
+            else:
                 try:
-                    label, outcome, detail = getattr(self, f"_scenario_{fault}")(point, rng)
+                    out[scenario.index] = getattr(self, f"_scenario_{scenario.fault}")(engine, scenario)
                 except Exception as exc:  # the tool failing outside the restart it checks: an error, counted
-                    label, outcome, detail = f"{fault} {point}", ERROR, f"{type(exc).__name__}: {exc}"
-                self._judge(fault, label, outcome, detail)
-                if progress is not None:
-                    progress(1)
+                    out[scenario.index] = (ERROR, f"{type(exc).__name__}: {exc}")
+            if progress is not None:
+                progress(1)
+        return out
+
+    def finish(self, scenarios: list[Scenario], results: dict) -> "Campaign":
+        """Tally ``results`` (:meth:`execute`'s, merged) in the scenarios' order."""
+        for scenario in scenarios:
+            outcome, detail = results[scenario.index]
+            self._judge(scenario.fault, scenario.label, outcome, detail)
         return self
 
     def planned(self) -> int:
@@ -298,46 +343,45 @@ class Campaign:
                     notes.append(f"{fault}: {outcome.replace('_', ' ').upper()}: {label}: {detail}")
         return "\n".join(lines + ([""] + notes if notes else []))
 
-    def _scenario_crash(self, k: int, rng):
-        result = self._run(FaultPlan(crash_after_writes=k))
-        outcome, detail = self._check(result.storage.durable, result.journal)
-        return f"crash after write {k}", outcome, detail
+    # -- choosing the scenarios (every draw of the campaign's generator) -------------------
+    # Each _plan_<class>(point, rng) returns (label, the crash point the scenario starts
+    # from, what _scenario_<class> needs to inject it, or None: nothing to inject here).
 
-    def _scenario_torn(self, k: int, rng):
+    def _plan_crash(self, k: int, rng):
+        return f"crash after write {k}", k, (k,)
+
+    def _plan_torn(self, k: int, rng):
         seed = rng.randrange(1 << 30)
-        result = self._run(FaultPlan(tear_write=k, tear_mode="random", seed=seed))
-        outcome, detail = self._check(result.storage.durable, result.journal)
-        return f"tear write {k} (seed {seed})", outcome, detail
+        return f"tear write {k} (seed {seed})", k - 1, (k, seed)
 
-    def _scenario_restart(self, point: tuple[int, int], rng):
+    def _plan_restart(self, point: tuple[int, int], rng):
         k, j = point
-        label = f"crash after write {k}, then again at write {j} of the restart"
-        crashed = self._run(FaultPlan(crash_after_writes=k))
-        disk = crashed.storage.durable
-        try:
-            self._restart(FaultInjectingStorage(disk, FaultPlan(crash_after_writes=j)))
-        except SimulatedCrash:
-            pass
-        except DAMAGE as exc:
-            return label, DETECTED, f"the first restart refused: {exc}"
-        except Exception as exc:
-            return label, ERROR, f"the first restart: {type(exc).__name__}: {exc}"
-        outcome, detail = self._check(disk, crashed.journal)
-        return label, outcome, detail
+        return f"crash after write {k}, then again at write {j} of the restart", k, (k, j)
 
-    def _live_page(self, disk, rng) -> tuple[int, str, int] | None:
-        """A log page restart reads on ``disk`` (address, file, offset), or None."""
-        probe = clone(disk)
-        try:
-            report, _, qm = self._restart(clone(disk))
-        except DAMAGE:  # restart refuses this disk as it is: no page to damage (anything else goes up)
+    def _image_fact(self, index: int):
+        """(image view, restart's (start, end) of the log or None, a space on the image) of
+        the damage classes' image ``index``, probed once."""
+        fact = self._image_facts.get(index)
+        if fact is None:
+            _, k = self._image_points[index]
+            image = self._engine.recording.materialise(k)
+            try:
+                report, _, _ = self._restart(CowStorage(image))
+            except DAMAGE:  # restart refuses this disk as it is: no page to damage (anything else goes up)
+                span = None
+            else:
+                end = report.end_of_log.address if report.end_of_log is not None else None
+                start = report.checkpoint
+                span = None if end is None or start is None or start < 0 or end <= start else (start, end)
+            fact = self._image_facts[index] = (image, span, self.make_platform(CowStorage(image)).space)
+        return fact
+
+    def _live_page(self, index: int, rng) -> tuple[int, str, int] | None:
+        """A log page restart reads on image ``index`` (address, file, offset), or None."""
+        _, span, space = self._image_fact(index)
+        if span is None:
             return None
-        end = report.end_of_log.address if report.end_of_log is not None else None
-        start = report.checkpoint
-        if end is None or start is None or start < 0 or end <= start:
-            return None
-        space = self.make_platform(probe).space
-        page = rng.randrange(start, end)
+        page = rng.randrange(*span)
         page -= page % PAGE_SIZE
         try:
             _, name, offset = space.read_page(page)
@@ -345,31 +389,89 @@ class Campaign:
             return None
         return page, name, offset
 
-    def _scenario_bitflip(self, point: tuple[int, int], rng):
+    def _plan_bitflip(self, point: tuple[int, int], rng):
         index, _ = point
-        where, disk, journal = self._images_cache[index]
-        disk = clone(disk)
+        where, k = self._image_points[index]
+        disk = self._image_fact(index)[0]
         target = ("log", "control", "queue")[rng.randrange(3)]
-        names = disk.list()
+        page = None
         if target == "log":
-            found = self._live_page(disk, rng)
+            found = self._live_page(index, rng)
             if found is None:
                 target = "queue"
             else:
                 page, name, offset = found
                 offset += rng.randrange(PAGE_SIZE)
         if target != "log":
+            names = disk.list()
             pick = [n for n in names if (n.endswith(".mqq") if target == "queue" else is_control(self.platform, n))]
             if not pick:
-                return f"{where}: no {target} file", None, ""
+                return f"{where}: no {target} file", k, None
             name = pick[rng.randrange(len(pick))]
             size = disk.size(name)
             if size == 0:
-                return f"{where}: {name} is empty", None, ""
+                return f"{where}: {name} is empty", k, None
             offset = rng.randrange(size)
         bit = rng.randrange(8)
+        return f"{where}: bit {bit} of {name} offset {offset}", k, (k, target, page, name, offset, bit)
+
+    def _plan_copy(self, point: tuple[int, int], rng):
+        index, _ = point
+        where, k = self._image_points[index]
+        disk = self._image_fact(index)[0]
+        if rng.randrange(4) == 0 and disk.exists("BSDS01") and disk.exists("BSDS02"):
+            name = ("BSDS01", "BSDS02")[rng.randrange(2)]
+            return f"{where}: {name} overwritten", k, (k, name, 0, rng.randbytes(max(1, disk.size(name))))
+        found = self._live_page(index, rng)
+        if found is None:
+            return f"{where}: no log page to damage", k, None
+        page, name, offset = found
+        copy = 1 + rng.randrange(2)
+        if copy == 2:
+            name = name.replace("LOGCOPY1.", "LOGCOPY2.")
+        return (f"{where}: log page {page:#x} of copy {copy} ({name}) overwritten", k,
+                (k, name, offset, rng.randbytes(PAGE_SIZE)))
+
+    def _restart_points(self, rng) -> list[tuple[int, int]]:
+        """(crash point of the run, crash point in the restart) pairs: a few crashes of the
+        run, each restart crashed at every one of its own writes."""
+        out = []
+        for k in sorted(rng.sample(range(1, self.physical_writes), min(3, self.physical_writes - 1))):
+            try:
+                restart = self._engine.record_restart(self._engine.recording.materialise(k))
+            except Exception as exc:  # no restart to crash: that is a failure in its own right
+                self.tallies["restart"].add(ERROR, f"crash after write {k}, then restart",
+                                            f"the restart to crash failed: {type(exc).__name__}: {exc}")
+                continue
+            out += [(k, j) for j in range(restart.physical_writes)]
+        return out
+
+    def _images(self, rng) -> list[tuple[str, int]]:
+        """Disks to damage: the run crashed at a few points, and its clean end (where, crash point)."""
+        points = sorted(rng.sample(range(1, self.physical_writes), min(2, self.physical_writes - 1)))
+        return [(f"crash after write {k}", k) for k in points] + [("clean end", self.physical_writes)]
+
+    # -- running one scenario on its materialised disk --------------------------------------
+
+    def _scenario_crash(self, engine: "_Cursor", scenario: Scenario):
+        (k,) = scenario.args
+        return self._check(engine.image(k), engine.journal(k))
+
+    def _scenario_torn(self, engine: "_Cursor", scenario: Scenario):
+        k, seed = scenario.args
+        return self._check(engine.torn(k, seed), engine.journal(k - 1))
+
+    def _scenario_restart(self, engine: "_Cursor", scenario: Scenario):
+        k, j = scenario.args
+        # The restart, crashed after its own write j: its recorded writes up to j on the
+        # crash image (the recording is of a restart that got through: see _restart_points).
+        return self._check(engine.restart_image(k, j), engine.journal(k))
+
+    def _scenario_bitflip(self, engine: "_Cursor", scenario: Scenario):
+        k, target, page, name, offset, bit = scenario.args
+        disk = engine.image(k)
         flip(disk, name, offset, bit)
-        outcome, detail = self._check(disk, journal)
+        outcome, detail = self._check(disk, engine.journal(k))
         end = self._last_report.end_of_log if self._last_report is not None else None
         if (outcome == "loss" and target == "log" and end is not None and end.reason != "end"
                 and end.page_address == page and self._single_copy()):
@@ -378,7 +480,7 @@ class Campaign:
             outcome = "expected"
             detail = (f"{detail} (expected: the log's last page was damaged, and with a single copy "
                       f"({self._copy_setting()}) that cannot be told from a torn last write)")
-        return f"{where}: bit {bit} of {name} offset {offset}", outcome, detail
+        return outcome, detail
 
     def _single_copy(self) -> bool:
         return not (self.platform == "zos" and str(self.values.get("TWOACTV", "YES")) == "YES")
@@ -389,52 +491,75 @@ class Campaign:
         return f"LogWriteIntegrity={self.values.get('LogWriteIntegrity', '-')}" if self.platform == "distributed" \
             else "the reference log"
 
-    def _scenario_copy(self, point: tuple[int, int], rng):
-        index, _ = point
-        where, disk, journal = self._images_cache[index]
-        disk = clone(disk)
-        if rng.randrange(4) == 0 and disk.exists("BSDS01") and disk.exists("BSDS02"):
-            name = ("BSDS01", "BSDS02")[rng.randrange(2)]
-            disk.write(name, 0, rng.randbytes(max(1, disk.size(name))))
-            outcome, detail = self._check(disk, journal)
-            return f"{where}: {name} overwritten", outcome, detail
-        found = self._live_page(disk, rng)
-        if found is None:
-            return f"{where}: no log page to damage", None, ""
-        page, name, offset = found
-        copy = 1 + rng.randrange(2)
-        if copy == 2:
-            name = name.replace("LOGCOPY1.", "LOGCOPY2.")
-        disk.write(name, offset, rng.randbytes(PAGE_SIZE))
-        outcome, detail = self._check(disk, journal)
-        return f"{where}: log page {page:#x} of copy {copy} ({name}) overwritten", outcome, detail
+    def _scenario_copy(self, engine: "_Cursor", scenario: Scenario):
+        k, name, offset, data = scenario.args
+        disk = engine.image(k)
+        disk.write(name, offset, data)
+        return self._check(disk, engine.journal(k))
 
-    def _restart_points(self, rng) -> list[tuple[int, int]]:
-        """(crash point of the run, crash point in the restart) pairs: a few crashes of the
-        run, each restart crashed at every one of its own writes."""
-        out = []
-        for k in sorted(rng.sample(range(1, self.physical_writes), min(3, self.physical_writes - 1))):
-            crashed = self._run(FaultPlan(crash_after_writes=k))
-            probe = FaultInjectingStorage(clone(crashed.storage.durable), keep_write_log=True)
-            try:
-                self._restart(probe)
-            except Exception as exc:  # no restart to crash: that is a failure in its own right
-                self.tallies["restart"].add(ERROR, f"crash after write {k}, then restart",
-                                            f"the restart to crash failed: {type(exc).__name__}: {exc}")
-                continue
-            out += [(k, j) for j in range(probe.physical_writes)]
-        return out
 
-    def _images(self, rng) -> list:
-        """Disks to damage: the run crashed at a few points, and its clean end."""
-        points = sorted(rng.sample(range(1, self.physical_writes), min(2, self.physical_writes - 1)))
-        out = []
-        for k in points:
-            result = self._run(FaultPlan(crash_after_writes=k))
-            out.append((f"crash after write {k}", result.storage.durable, result.journal))
-        end = self._run()
-        out.append(("clean end", end.storage.durable, end.journal))
-        return out
+@attrs.frozen
+class Scenario:
+    """One fault, fixed at planning: its place in the report (``index``), its class and
+    label, the crash point of the recorded run it starts from (``at``: the order scenarios
+    run in) and what :meth:`Campaign.execute` needs to inject it (``None``: nothing to
+    inject on this disk, not a scenario)."""
+
+    index: int
+    fault: str
+    label: str
+    at: int
+    args: tuple | None
+
+
+class _Engine:
+    """A campaign's recorded run: the workload run once, its physical writes and the
+    :class:`~mqlog.core.recording.Recording` that materialises its crash points."""
+
+    def __init__(self, campaign: Campaign) -> None:
+        self.campaign = campaign
+        recorder = Recorder()
+        base = run_workload(campaign._config(keep_write_log=True), MemoryStorage(), recorder=recorder)
+        self.writes = base.storage.write_log
+        self.recording = recorder.recording()
+
+    def record_restart(self, image) -> Recording:
+        """The restart on ``image`` (a crash point's), run once and recorded: its own writes
+        materialise every crash during it. Raises what the restart raised."""
+        probe = RecordingStorage(CowStorage(image), keep_write_log=False)
+        self.campaign._restart(probe)
+        return Recording(probe.ops, [], probe.physical_writes, base=image)
+
+    def cursor(self) -> "_Cursor":
+        return _Cursor(self)
+
+
+class _Cursor:
+    """Disks and journals of the recorded run in increasing crash points (one replay for a
+    batch of scenarios sorted by the point they start from); each disk a view of its own."""
+
+    def __init__(self, engine: _Engine) -> None:
+        self.engine = engine
+        self.images = engine.recording.images()
+        self.journals = engine.recording.journals()
+        self._journal: tuple[int, object] | None = None
+        self._restart: tuple[int, Recording] | None = None
+
+    def image(self, k: int) -> CowStorage:
+        return self.images.image(k)
+
+    def torn(self, k: int, seed: int) -> CowStorage:
+        return self.images.torn(k, seed, "random")
+
+    def journal(self, k: int):
+        if self._journal is None or self._journal[0] != k:
+            self._journal = (k, self.journals.at(k))
+        return self._journal[1]
+
+    def restart_image(self, k: int, j: int) -> CowStorage:
+        if self._restart is None or self._restart[0] != k:
+            self._restart = (k, self.engine.record_restart(self.images.image(k)))
+        return self._restart[1].images().image(j)
 
 
 def clone(storage) -> MemoryStorage:

@@ -243,11 +243,43 @@ def spark_read_errors(path):
 def run_tasks(spark, tasks: list, fn, *, what: str, progress=None) -> list:
     """``fn(task)`` for every task as one Spark task each; the results as they arrive (in no
     particular order), ``progress(result, done, total)`` after each. A task that fails with
-    mqlog's own error is that error, one line (``what`` says whose)."""
+    mqlog's own error is that error, one line (``what`` says whose).
+
+    Each task is a job of its own, submitted from a pool of driver threads so that as many
+    run at once as the cluster has cores (an RDD's ``toLocalIterator`` would run them one
+    partition at a time), and a result is reported the moment its job ends."""
+    import queue
+    from concurrent.futures import ThreadPoolExecutor
+
+    if not tasks:
+        return []
+    sc = spark.sparkContext
+    rdd = sc.parallelize(tasks, len(tasks)).map(fn)
+    done: queue.Queue = queue.Queue()
+
+    def run(i: int):
+        try:
+            done.put((True, sc.runJob(rdd, lambda rows: list(rows), [i])[0]))
+        except BaseException as exc:  # handed to the driver's thread, which raises it
+            done.put((False, exc))
+
     results = []
-    with task_errors(what):
-        for result in spark.sparkContext.parallelize(tasks, len(tasks)).map(fn).toLocalIterator():
-            results.append(result)
-            if progress is not None:
-                progress(result, len(results), len(tasks))
+    workers = min(len(tasks), max(2, 2 * sc.defaultParallelism))
+    pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="mqlog-task")
+    try:
+        with task_errors(what):
+            for i in range(len(tasks)):
+                pool.submit(run, i)
+            for _ in range(len(tasks)):
+                ok, value = done.get()
+                if not ok:
+                    raise value
+                results.append(value)
+                if progress is not None:
+                    progress(value, len(results), len(tasks))
+    except BaseException:
+        sc.cancelAllJobs()  # the rest would only be thrown away
+        raise
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
     return results
