@@ -262,7 +262,12 @@ class Campaign:
             self.tallies[fault].possible = len(points)
             chosen = points if len(points) <= self.budget else sorted(rng.sample(points, self.budget))
             for point in chosen:
-                label, at, args = getattr(self, f"_plan_{fault}")(point, rng)
+                try:
+                    label, at, args = getattr(self, f"_plan_{fault}")(point, rng)
+                except Exception as exc:  # the tool failing while it chose the fault: an error, counted
+                    scenarios.append(Scenario(len(scenarios), fault, f"{fault} {point}", 0, None,
+                                              error=f"{type(exc).__name__}: {exc}"))
+                    continue
                 scenarios.append(Scenario(len(scenarios), fault, label, at, args))
         self._image_facts.clear()  # (planning's probes: the executors make their own)
         return scenarios
@@ -276,7 +281,9 @@ class Campaign:
         engine = self._engine.cursor()
         out = {}
         for scenario in sorted(scenarios, key=lambda s: (s.at, s.index)):
-            if scenario.args is None:
+            if scenario.error is not None:
+                out[scenario.index] = (ERROR, scenario.error)
+            elif scenario.args is None:
                 out[scenario.index] = (None, "")  # nothing to inject (no such file here)
             else:
                 try:
@@ -510,6 +517,8 @@ class Scenario:
     label: str
     at: int
     args: tuple | None
+    #: what went wrong while the scenario was chosen (the tool failing: an error outcome)
+    error: str | None = None
 
 
 class _Engine:
