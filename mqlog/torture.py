@@ -33,6 +33,22 @@ Fault classes:
 ``copy``     z/OS dual logging: one copy of a log page (copy 1 or copy 2), or one BSDS,
              overwritten with garbage.
 ``restart``  a crash at write *j* of the restart itself, then a restart again.
+``missing``  a file restart may need – a log extent, active data set or archive, a BSDS
+             copy, the control file, TripleWrite's spare file, a queue file – deleted or
+             truncated, on the disk a crash (or the clean end) left.
+``lost``     physical write *k* is acknowledged, and synced, but never reaches the media
+             (a cache that lies), then the power fails a few writes later.
+``misdirected`` write *k* lands a few pages away from its target in the same file; the
+             target keeps its old bytes.
+``fsync``    sync *k* fails with EIO and the kernel drops the file's unsynced pages (the
+             "fsyncgate" case), and the power fails within a few writes. The run goes on
+             from the failure as the model decides (it ends: the log is unusable).
+``enospc``   allocation *k* (an extent or data set formatted, a file grown) fails with
+             ENOSPC; the run goes on from there.
+
+``crash``, ``torn``, ``restart``, ``missing``, ``lost`` and ``misdirected`` disks come from
+the one recorded run (a lying device does not change what the queue manager does);
+``fsync`` and ``enospc`` change the run after them, so each scenario is a run of its own.
 
 Outcomes of a scenario: ``survived`` (the journal checks out), ``detected`` (restart refused
 with mqlog's own error naming the damage, restart marked the queues with wrong messages
@@ -60,7 +76,10 @@ from mqlog.core.recording import CowStorage, Recorder, Recording, RecordingStora
 from mqlog.core.run import RunConfig, restart_run, run_workload
 from mqlog.core.storage import MemoryStorage
 
-FAULT_CLASSES = ("crash", "torn", "bitflip", "copy", "restart")
+FAULT_CLASSES = ("crash", "torn", "bitflip", "copy", "restart", "missing", "lost", "misdirected", "fsync",
+                 "enospc")
+#: how far from its target a misdirected write lands at most, in pages either way
+MISDIRECT_PAGES = 8
 SURVIVED, DETECTED, EXPECTED, SILENT, ERROR = "survived", "detected", "expected_loss", "silent_loss", "error"
 OUTCOMES = (SURVIVED, DETECTED, EXPECTED, SILENT, ERROR)
 #: what a configuration claims for a fault class: nothing lost; loss only if detected; nothing
@@ -85,7 +104,18 @@ def claims(platform: str, values: dict) -> dict[str, Claim]:
         "restart": Claim(SURVIVE, "restart is repeatable: compensation records, no undo done twice"),
         "bitflip": Claim(DETECT, "log pages and records carry CRCs; control data and queue files are checked"),
         "copy": Claim(NOTHING, "only z/OS dual logging keeps a second copy"),
+        "missing": Claim(DETECT, "a file restart needs that is missing or short is refused, naming it (AMQ6767, "
+                                 "CSQJ100E); a lost queue file is marked damaged (AMQ7472) or, on a linear log, "
+                                 "re-created from its media image"),
+        "fsync": Claim(SURVIVE, "a commit whose force failed is never acknowledged: the queue manager ends, "
+                                "naming the failure"),
+        "enospc": Claim(SURVIVE, "a full file system fails the format or write that needed room: nothing "
+                                 "unacknowledged, the queue manager ends (AMQ6708, CSQJ103E)"),
     }
+    single = ("a device that acknowledges a write it never makes defeats write-ahead logging on a single copy: "
+              "a hole followed by later writes is found, but a lost last write looks like the end of the log")
+    out["lost"] = Claim(NOTHING, single)
+    out["misdirected"] = Claim(NOTHING, single + ", and the page it hit elsewhere is a damaged page")
     if platform == "distributed":
         integrity = str(values.get("LogWriteIntegrity", "TripleWrite"))
         if integrity == "SingleWrite":
@@ -98,6 +128,12 @@ def claims(platform: str, values: dict) -> dict[str, Claim]:
         if str(values.get("TWOACTV", "YES")) == "YES":
             out["torn"] = Claim(SURVIVE, "TWOACTV=YES rewrites a partial CI one copy after the other")
             out["copy"] = Claim(SURVIVE, "TWOACTV=YES (and TWOBSDS=YES): reads fall back to the other copy")
+            dual = ("a device that acknowledges a write it never makes: TWOACTV=YES keeps the log's other copy, "
+                    "but a reader takes copy 2 only where copy 1's page is bad, as MQ does; where copy 1 still holds "
+                    "a good older version of a page it lost, that is read, and the log can end early there (or, "
+                    "with later writes after it, restart refuses); queue files have one copy")
+            out["lost"] = Claim(NOTHING, dual)
+            out["misdirected"] = Claim(NOTHING, dual)
             if str(values.get("TWOBSDS", "YES")) != "YES":
                 out["copy"] = Claim(SURVIVE, "TWOACTV=YES: log reads fall back to the other copy")
         else:
@@ -158,6 +194,8 @@ class Campaign:
     #: the damage classes' disks: (where, crash point of the recorded run)
     _image_points: list = attrs.field(factory=list)
     _image_facts: dict = attrs.field(factory=dict, repr=False)
+    #: the physical write count at each sync of the recorded run (the fsync class)
+    _sync_at: list = attrs.field(factory=list, repr=False)
 
     # -- running the workload --------------------------------------------------------------
 
@@ -257,6 +295,21 @@ class Campaign:
                 plans["bitflip"] = [(i, n) for n in range(self.budget) for i in range(count)][:self.budget]
             if "copy" in self.faults and claimed["copy"].level != NOTHING:
                 plans["copy"] = [(i, n) for n in range(self.budget) for i in range(count)][:self.budget]
+        if "missing" in self.faults:
+            if not self._image_points:
+                self._image_points = self._images(rng)
+            count = len(self._image_points)
+            plans["missing"] = [(i, n) for n in range(self.budget) for i in range(count)][:self.budget]
+        for fault in ("lost", "misdirected"):
+            if fault in self.faults:
+                plans[fault] = [w.number for w in writes if w.kind == "write"]
+        if "fsync" in self.faults:
+            # (each sync with the physical write count at it: the power fails soon after)
+            self._sync_at = [op[0] for op in self._engine.recording.ops if op[1] == "sync"]
+            plans["fsync"] = list(range(1, len(self._sync_at) + 1))
+        if "enospc" in self.faults:
+            counted = run_workload(self._config(FaultPlan(enospc_at=1 << 62)), MemoryStorage()).storage
+            plans["enospc"] = list(range(1, counted.allocations + 1))
         scenarios: list[Scenario] = []
         for fault, points in plans.items():
             self.tallies[fault].possible = len(points)
@@ -439,6 +492,41 @@ class Campaign:
         return (f"{where}: log page {page:#x} of copy {copy} ({name}) overwritten", k,
                 (k, name, offset, rng.randbytes(PAGE_SIZE)))
 
+    def _plan_missing(self, point: tuple[int, int], rng):
+        index, _ = point
+        where, k = self._image_points[index]
+        disk = self._image_fact(index)[0]
+        names = [n for n in disk.list() if needed_file(self.platform, n)]
+        if not names:
+            return f"{where}: no file to remove", k, None
+        name = names[rng.randrange(len(names))]
+        size = disk.size(name)
+        if rng.randrange(2) == 0 or size == 0:
+            return f"{where}: {name} deleted", k, (k, name, None)
+        cut = rng.randrange(size)
+        return f"{where}: {name} truncated to {cut} bytes", k, (k, name, cut)
+
+    def _plan_lost(self, k: int, rng):
+        crash = min(self.physical_writes, k + rng.randrange(17))
+        when = "the end" if crash >= self.physical_writes else f"write {crash}"
+        return f"write {k} lost, crash after {when}", crash, (k, crash)
+
+    def _plan_misdirected(self, k: int, rng):
+        crash = min(self.physical_writes, k + rng.randrange(17))
+        pages = rng.choice([d for d in range(-MISDIRECT_PAGES, MISDIRECT_PAGES + 1) if d])
+        when = "the end" if crash >= self.physical_writes else f"write {crash}"
+        return f"write {k} landed {pages:+d} pages off, crash after {when}", crash, (k, crash, pages)
+
+    def _plan_fsync(self, k: int, rng):
+        # The power fails within a few writes of the failed fsync: whatever the queue manager
+        # acknowledged after it must be on disk by then (the fsyncgate case: a retried sync
+        # "succeeds" without the pages the kernel dropped).
+        crash = self._sync_at[k - 1] + rng.randrange(3)
+        return f"fsync {k} fails (EIO), power lost after write {crash}", 0, (k, crash)
+
+    def _plan_enospc(self, k: int, rng):
+        return f"allocation {k} fails (ENOSPC)", 0, (k,)
+
     def _restart_points(self, rng) -> list[tuple[int, int]]:
         """(crash point of the run, crash point in the restart) pairs: a few crashes of the
         run, each restart crashed at every one of its own writes."""
@@ -497,6 +585,48 @@ class Campaign:
             return "TWOACTV=NO"
         return f"LogWriteIntegrity={self.values.get('LogWriteIntegrity', '-')}" if self.platform == "distributed" \
             else "the reference log"
+
+    def _scenario_missing(self, engine: "_Cursor", scenario: Scenario):
+        k, name, cut = scenario.args
+        disk = engine.image(k)
+        if cut is None:
+            disk.delete(name)
+        else:
+            disk.truncate(name, cut)
+        return self._check(disk, engine.journal(k))
+
+    def _device_lies(self, engine: "_Cursor", plan: FaultPlan, crash: int):
+        """The recorded run replayed through a device that lies as ``plan`` says, with the
+        power lost after write ``crash``: restart on what reached the media. (The run does
+        not change: the device acknowledged the write, so the applications were told the
+        same.)"""
+        fs = engine.engine.recording.replay(attrs.evolve(plan, crash_after_writes=crash), upto=crash)
+        return self._check(CowStorage(fs.durable), engine.journal(crash))
+
+    def _scenario_lost(self, engine: "_Cursor", scenario: Scenario):
+        k, crash = scenario.args
+        return self._device_lies(engine, FaultPlan(lose_write=k), crash)
+
+    def _scenario_misdirected(self, engine: "_Cursor", scenario: Scenario):
+        k, crash, pages = scenario.args
+        return self._device_lies(engine, FaultPlan(misdirect_write=k, misdirect_pages=pages), crash)
+
+    def _failing_run(self, plan: FaultPlan):
+        """A run of its own (the fault changes what the queue manager does next), then the
+        check of its restart against what its applications were told."""
+        result = run_workload(self._config(plan), MemoryStorage())
+        outcome, detail = self._check(result.storage.durable, result.journal)
+        if result.metrics.get("abnormal_end") is None and outcome == SURVIVED:
+            detail = "the failure did not reach the queue manager (a later retry covered it)"
+        return outcome, detail
+
+    def _scenario_fsync(self, engine: "_Cursor", scenario: Scenario):
+        k, crash = scenario.args
+        return self._failing_run(FaultPlan(sync_error_at=k, crash_after_writes=crash))
+
+    def _scenario_enospc(self, engine: "_Cursor", scenario: Scenario):
+        (k,) = scenario.args
+        return self._failing_run(FaultPlan(enospc_at=k))
 
     def _scenario_copy(self, engine: "_Cursor", scenario: Scenario):
         k, name, offset, data = scenario.args
@@ -584,6 +714,17 @@ def is_control(platform: str, name: str) -> bool:
     if platform == "zos":
         return name.startswith("BSDS")
     return name.endswith((".lfh", ".ctl"))
+
+
+def needed_file(platform: str, name: str) -> bool:
+    """Whether ``name`` is a file the platform's restart may need: log extents, data sets
+    and archives, control files (the log control file, the BSDS, TripleWrite's spare page),
+    queue files. Copies of the BSDS kept beside archives are not."""
+    if name.endswith(".mqq") or is_control(platform, name):
+        return True
+    if platform == "zos":
+        return name.startswith("LOGCOPY") or ".A" in name
+    return name.endswith(".LOG") or name.endswith(".log") or name == "amqhlspr.lfh"
 
 
 def flip(storage, name: str, offset: int, bit: int) -> None:

@@ -118,13 +118,14 @@ def test_the_command_line_small_budget():
                 "--set", "workload.messages_per_pair=20", "--budget", "6", "--json")
     assert out.returncode == 0, out.stderr
     result = json.loads(out.stdout)
-    assert [c["fault"] for c in result["classes"]] == ["crash", "torn", "bitflip", "copy", "restart"]
+    assert [c["fault"] for c in result["classes"]] == ["crash", "torn", "bitflip", "copy", "restart", "missing",
+                                                       "lost", "misdirected", "fsync", "enospc"]
     for c in result["classes"]:
         assert c["silent_loss"] == c["error"] == 0 and c["tried"] <= 6
 
 
 @pytest.mark.parametrize("args, words", [
-    (["--faults", "crash,flood"], ["'flood'", "crash, torn, bitflip, copy, restart"]),
+    (["--faults", "crash,flood"], ["'flood'", "crash, torn, bitflip, copy, restart, missing, lost"]),
     (["--budget", "0"], ["--budget"]),
     (["--set", "log.TWOACTV=MAYBE"], ["TWOACTV"]),
 ])
@@ -199,3 +200,79 @@ def test_a_bug_while_choosing_a_page_to_damage_is_an_error_not_no_scenario(monke
     tally = c.tallies["copy"]
     assert tally.tried == 4 and tally.counts["error"] == 4 and c.failed
     assert all("TypeError" in d for _, d in tally.examples["error"])
+
+
+# -- the device-level fault classes (issue 17) --------------------------------------------
+
+NEW_CLASSES = ("missing", "lost", "misdirected", "fsync", "enospc")
+
+
+@pytest.mark.parametrize("platform, log", [("distributed", {}), ("distributed", {"LogType": "LINEAR"}),
+                                           ("zos", {}), ("zos", {"TWOACTV": "NO"})])
+def test_every_new_class_runs_with_no_silent_loss_and_no_error(platform, log):
+    """The small campaign CI keeps: every new class on both platforms, each scenario a fault
+    that happened (or a file that was there to remove)."""
+    c = campaign(platform, log, budget=12, faults=NEW_CLASSES)
+    assert not c.failed, c.table()
+    for fault in NEW_CLASSES:
+        tally = c.tallies[fault]
+        assert tally.tried > 0, fault
+        assert tally.counts["silent_loss"] == tally.counts["error"] == 0, (fault, tally.counts)
+    for fault in ("fsync", "enospc"):  # never acknowledged, so nothing to lose or refuse
+        assert counts(c, fault)["survived"] == c.tallies[fault].tried, (fault, c.table())
+    # removing files restart needs is seen: refused naming the file, or a queue marked damaged
+    missing = c.tallies["missing"]
+    assert missing.counts["detected"] > 0
+    assert all(any(w in d for w in (".LOG", "LOGCOPY", "BSDS", "lfh", ".mqq", "CSQARC", "damaged"))
+               for _, d in missing.examples.get("detected", []))
+
+
+def test_a_lying_cache_loses_on_a_single_copy_and_the_report_says_why():
+    c = campaign("distributed", {"LogWriteIntegrity": "SingleWrite"}, budget=40, faults=("lost",))
+    tally = c.tallies["lost"]
+    assert tally.claim.level == NOTHING and "never makes" in tally.claim.why
+    assert tally.counts["expected_loss"] > 0 and tally.counts["detected"] > 0  # the last write / a hole
+    assert not c.failed
+
+
+def test_a_writer_that_acknowledges_after_a_failed_fsync_is_caught(monkeypatch):
+    """The fsync class can fail: a writer that treats a failed sync as done (the fsyncgate
+    bug) acknowledges commits whose data the kernel dropped, and the campaign says so."""
+    from mqlog.core import writer as writer_module
+    from mqlog.core.errors import StorageError
+
+    original = writer_module.LogWriter._physical_write
+
+    def ignoring_sync_errors(self, pw):
+        storage = self.space.storage
+        sync = storage.sync
+
+        def careless(name):
+            try:
+                sync(name)
+            except StorageError:
+                pass
+
+        storage.sync = careless
+        try:
+            yield from original(self, pw)
+        finally:
+            del storage.sync
+
+    monkeypatch.setattr(writer_module.LogWriter, "_physical_write", ignoring_sync_errors)
+    c = campaign("distributed", budget=40, faults=("fsync",))
+    got = counts(c, "fsync")
+    # the dropped pages are a hole the reader refuses (a broken survive claim) or a lost end
+    assert c.failed and got["silent_loss"] + got["detected"] > 0, got
+
+
+def test_the_new_classes_are_reported_in_json():
+    out = subprocess.run([sys.executable, "-m", "mqlog", "torture", "--platform", "zos", "--workload",
+                          "putget-pairs", "--set", "workload.pairs=2", "--set", "workload.messages_per_pair=10",
+                          "--faults", ",".join(NEW_CLASSES), "--budget", "3", "--json"],
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    classes = {c["fault"]: c for c in json.loads(out.stdout)["classes"]}
+    assert set(classes) == set(NEW_CLASSES)
+    for c in classes.values():
+        assert {"tried", "survived", "detected", "expected_loss", "silent_loss", "error"} <= set(c)
