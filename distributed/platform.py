@@ -13,7 +13,7 @@ from mqlog.core.platform import ImageSchedule, Platform, RecordCountCheckpoints,
 from mqlog.core.records import NO_ADDRESS
 from mqlog.core.storage import Storage
 from mqlog.distributed import media  # noqa: F401  (registers the media-image record, type 0x40)
-from mqlog.distributed.space import MANUAL, DistributedLogSpace, extent_name
+from mqlog.distributed.space import MANUAL, DistributedLogSpace, extent_name, format_lsn
 
 #: SPEC §4.4: about 20% of the active log is held in reserve so checkpoints can always be
 #: written; a unit of work may not hold the log beyond the other 80%.
@@ -30,7 +30,7 @@ class LsnAddressing(PlainAddressing):
     name: str = "LSN"
 
     def format(self, address: int) -> str:
-        return "<" + ":".join(str((address >> shift) & 0xFFFF) for shift in (48, 32, 16, 0)) + ">"
+        return format_lsn(address)
 
     def parse(self, text: str) -> int:
         parts = text.strip().strip("<>").split(":")

@@ -51,6 +51,11 @@ EXTENT_NUMBERS = 10_000_000
 _CONTROL_MAGIC = b"MQLD"
 
 
+def format_lsn(address: int) -> str:
+    """An LSN as MQ shows it: four 16-bit parts, most significant first (``<0:0:4:1234>``)."""
+    return "<" + ":".join(str((address >> shift) & 0xFFFF) for shift in (48, 32, 16, 0)) + ">"
+
+
 def extent_name(number: int) -> str:
     return f"S{number % EXTENT_NUMBERS:07d}.LOG"
 
@@ -360,7 +365,8 @@ class DistributedLogSpace:
                 raise LogFileMissingError(
                     f"log extent {name} is {size} bytes, short of the {self.extent_bytes} it was formatted to: "
                     f"the log it held from offset {size} on is gone (the control file {CONTROL_FILE} lists it "
-                    f"as holding log from LSN {hold[0]:016X})", source=name, offset=offset, address=f"{address:016X}")
+                    f"as holding log from LSN {format_lsn(hold[0])})", source=name, offset=offset,
+                    address=format_lsn(address))
         else:
             if name not in self._missing_said:
                 self._missing_said.add(name)
@@ -368,9 +374,9 @@ class DistributedLogSpace:
             # Deleted or archived away (AMQ6767): the log it held is needed here, so it is
             # damage, never the end of the log.
             raise LogFileMissingError(
-                f"log extent {name} is missing: it holds log from LSN {hold[0]:016X} that is needed here "
-                f"(the control file {CONTROL_FILE} lists it; AMQ6767)", source=name, offset=offset,
-                address=f"{address:016X}")
+                f"log extent {name} is missing: it holds log from LSN {format_lsn(hold[0])} that is needed "
+                f"here (the control file {CONTROL_FILE} lists it; AMQ6767)", source=name, offset=offset,
+                address=format_lsn(address))
         if self.triple_write:
             candidates = self._spare_addresses
             if candidates is None:

@@ -364,7 +364,11 @@ def read_partition(run: OpenRun, part: LogPartition, mode: str) -> Iterator[tupl
                                      source=exc.source, offset=exc.offset, address=exc.address) from None
         yield bad_row(platform, exc.source or part.file, address, exc.address, str(exc))
 
-    kind, at = _first_record(run.space, part.start, part.end)
+    try:
+        kind, at = _first_record(run.space, part.start, part.end)
+    except LogFormatError as exc:  # (a file the control data lists is missing, say)
+        yield from failed(exc)
+        return
     if kind == "none":
         return
     # A bad page before the first record: a reader started on it (at its first payload byte,
