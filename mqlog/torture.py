@@ -168,7 +168,8 @@ class Tally:
 
     def as_dict(self) -> dict:
         return {"fault": self.fault, "claim": self.claim.level, "claim_reason": self.claim.why,
-                "possible": self.possible, "tried": self.tried, **self.counts,
+                "possible": self.possible, "tried": self.tried,
+                **{("errors" if k == ERROR else k): v for k, v in self.counts.items()},
                 "examples": {k: [list(e) for e in v] for k, v in self.examples.items()}}
 
 

@@ -121,7 +121,7 @@ def test_the_command_line_small_budget():
     assert [c["fault"] for c in result["classes"]] == ["crash", "torn", "bitflip", "copy", "restart", "missing",
                                                        "lost", "misdirected", "fsync", "enospc"]
     for c in result["classes"]:
-        assert c["silent_loss"] == c["error"] == 0 and c["tried"] <= 6
+        assert c["silent_loss"] == c["errors"] == 0 and c["tried"] <= 6
 
 
 @pytest.mark.parametrize("args, words", [
@@ -275,4 +275,4 @@ def test_the_new_classes_are_reported_in_json():
     classes = {c["fault"]: c for c in json.loads(out.stdout)["classes"]}
     assert set(classes) == set(NEW_CLASSES)
     for c in classes.values():
-        assert {"tried", "survived", "detected", "expected_loss", "silent_loss", "error"} <= set(c)
+        assert {"tried", "survived", "detected", "expected_loss", "silent_loss", "errors"} <= set(c)
