@@ -6,6 +6,7 @@ fixture): each platform issue adds its configurations there.
 
 from __future__ import annotations
 
+import functools
 import random
 
 import attrs
@@ -26,7 +27,9 @@ class PlatformConfig:
     """How to build a platform over a storage: a name and a factory."""
 
     name: str
-    make: object  # callable(storage) -> Platform
+    #: callable(storage) -> Platform; a bounded log's also takes ``log_scale``, a whole factor
+    #: its log files (extents, active data sets) are made larger by (see :func:`with_larger_log`)
+    make: object
     device: str = "ssd"
     #: whether the configuration claims to survive a torn write (TripleWrite, padding, dual copies)
     survives_torn_writes: bool = False
@@ -47,6 +50,13 @@ def clone(storage) -> MemoryStorage:
     for name in storage.list():
         copy.write(name, 0, storage.read(name, 0, storage.size(name)))
     return copy
+
+
+def with_larger_log(config: PlatformConfig, factor: int) -> PlatformConfig:
+    """The same configuration – integrity, copies, codec, archiving – with each log file
+    ``factor`` times larger: for a scenario a small log cannot hold."""
+    return attrs.evolve(config, name=f"{config.name}-x{factor}",
+                        make=functools.partial(config.make, log_scale=factor))
 
 
 def start(config: PlatformConfig, storage, plan: FaultPlan = FaultPlan(), qm_config: QmConfig = QmConfig()):
