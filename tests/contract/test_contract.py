@@ -260,17 +260,47 @@ def test_interrupted_undo_of_a_large_unit_of_work_resumes_where_it_stopped(platf
 def test_two_restarts_in_a_row_change_nothing(platform_config):
     """Restart is idempotent: a second restart with no new work finds the same state, writes
     no compensation records and keeps units of work in doubt in doubt."""
-    for seed in range(1, 30):
-        out = run_workload(platform_config, seed=seed, apps=4, rounds=10,
-                           plan=FaultPlan(crash_after_writes=40 + seed))
-        if out.journal.in_doubt_keys():
-            break
-    qm1, r1, _ = restart(platform_config, clone(out.storage.durable))
+    from .harness import start
+
+    env, fs, qm = start(platform_config, MemoryStorage())
+
+    def work():
+        # The crash leaves one unit of each kind: committed, in doubt (prepared, its
+        # coordinator gone) and in flight. Each holds a put and a get.
+        yield from qm.start()
+        for name in ("APP.Q0", "APP.Q1"):
+            yield from qm.define_queue(name)
+        committed, doubtful, inflight = qm.connect("COMMITTED"), qm.connect("DOUBTFUL"), qm.connect("INFLIGHT")
+        for i in range(4):
+            yield from committed.put("APP.Q0", b"committed %d" % i)
+        yield from committed.commit()
+        yield from committed.put("APP.Q1", b"committed late")
+        yield from committed.get("APP.Q0")
+        yield from committed.commit()
+        yield from doubtful.put("APP.Q1", b"in doubt")
+        yield from doubtful.get("APP.Q0")
+        yield from doubtful.prepare(b"XID-DOUBTFUL")
+        yield from inflight.put("APP.Q1", b"in flight")
+        yield from inflight.get("APP.Q0")
+        # forces the in-flight unit's records to the disk
+        yield from qm.connect("OTHER").put("APP.Q0", b"out of syncpoint", syncpoint=False)
+
+    env.run(until=env.process(work()))
+    disk = fs.durable  # the crash
+    qm1, r1, _ = restart(platform_config, clone(disk))
+    assert (r1.uows_indoubt, r1.uows_backed_out, r1.clrs_written) == (1, 1, 2)
+    in_doubt = [(u.id, u.xid, [(op.kind, op.queue, op.msg_id) for op in u.ops]) for u in qm1.in_doubt()]
+    assert [(xid, sorted(kind for kind, _, _ in ops)) for _, xid, ops in in_doubt] == [
+        (b"XID-DOUBTFUL", ["get", "put"])]
     qm2, r2, _ = restart(platform_config, clone(qm1.storage.durable))
     assert state_of(qm2) == state_of(qm1)
-    assert r2.clrs_written == 0 and r2.uows_backed_out == 0
-    assert r2.uows_indoubt == r1.uows_indoubt
-    assert out.journal.verify(qm2).ok
+    assert r2.clrs_written == 0 and r2.uows_backed_out == 0 and r2.uows_indoubt == 1
+    assert [(u.id, u.xid, [(op.kind, op.queue, op.msg_id) for op in u.ops]) for u in qm2.in_doubt()] == in_doubt
+    # What the units left: the in-flight unit's get restored and its put gone, the in-doubt
+    # unit's get and put still held.
+    committed, put_held, got_held = MessageState.COMMITTED, MessageState.PUT_UNCOMMITTED, MessageState.GOT_UNCOMMITTED
+    assert {name: sorted(state for _, state, _ in messages) for name, messages in state_of(qm2).items()} == {
+        "APP.Q0": [committed, committed, committed, got_held], "APP.Q1": [committed, put_held]}
 
 
 def test_torn_write_at_every_physical_write(platform_config):
