@@ -6,6 +6,7 @@ fixture): each platform issue adds its configurations there.
 
 from __future__ import annotations
 
+import functools
 import random
 
 import attrs
@@ -26,7 +27,9 @@ class PlatformConfig:
     """How to build a platform over a storage: a name and a factory."""
 
     name: str
-    make: object  # callable(storage) -> Platform
+    #: callable(storage) -> Platform; a bounded log's also takes ``log_scale``, a whole factor
+    #: its log files (extents, active data sets) are made larger by (see :func:`with_larger_log`)
+    make: object
     device: str = "ssd"
     #: whether the configuration claims to survive a torn write (TripleWrite, padding, dual copies)
     survives_torn_writes: bool = False
@@ -49,8 +52,16 @@ def clone(storage) -> MemoryStorage:
     return copy
 
 
-def start(config: PlatformConfig, storage, plan: FaultPlan = FaultPlan(), qm_config: QmConfig = QmConfig()):
-    fs = FaultInjectingStorage(storage, plan, keep_write_log=False)
+def with_larger_log(config: PlatformConfig, factor: int) -> PlatformConfig:
+    """The same configuration – integrity, copies, codec, archiving – with each log file
+    ``factor`` times larger: for a scenario a small log cannot hold."""
+    return attrs.evolve(config, name=f"{config.name}-x{factor}",
+                        make=functools.partial(config.make, log_scale=factor))
+
+
+def start(config: PlatformConfig, storage, plan: FaultPlan = FaultPlan(), qm_config: QmConfig = QmConfig(),
+          keep_write_log: bool = False):
+    fs = FaultInjectingStorage(storage, plan, keep_write_log=keep_write_log)
     env = simpy.Environment()
     qm = QueueManager(env, config.make(fs), fs, Device(env, get_profile(config.device)), qm_config)
     return env, fs, qm
@@ -58,12 +69,13 @@ def start(config: PlatformConfig, storage, plan: FaultPlan = FaultPlan(), qm_con
 
 def run_workload(config: PlatformConfig, *, seed: int = 1, apps: int = 4, rounds: int = 12,
                  plan: FaultPlan = FaultPlan(), storage=None, qm_config: QmConfig = QmConfig(),
-                 deep: int = 0, imager=None) -> Outcome:
+                 deep: int = 0, imager=None, keep_write_log: bool = False) -> Outcome:
     """Start a new queue manager and run the workload until it ends or the plan crashes it.
 
     ``imager(qm)``: an administrative generator run every 600 µs while the applications
-    work (media images, say)."""
-    env, fs, qm = start(config, storage if storage is not None else MemoryStorage(), plan, qm_config)
+    work (media images, say); ``keep_write_log``: record the storage's ``write_log``."""
+    env, fs, qm = start(config, storage if storage is not None else MemoryStorage(), plan, qm_config,
+                        keep_write_log)
     journal = Journal()
     rng = random.Random(seed)
     prepared: list = []

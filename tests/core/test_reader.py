@@ -150,11 +150,13 @@ def test_workload_exercises_what_the_table_needs():
 
 # --- the damage table ---------------------------------------------------------------------------
 
-def page_written_by_many_later(run: Run) -> int:
-    """A page in the middle whose later pages were written by more than one physical write."""
+def page_written_by_many_later(run: Run, damaged: int = 1) -> int:
+    """A page in the middle such that the pages after the ``damaged`` pages from it were
+    written by more than one physical write (from the middle back, if need be)."""
     pages = run.pages()
-    for i in range(len(pages) // 2, len(pages) - 1):
-        if len({p[5] for p in pages[i + 1:]}) >= 2:
+    middle = len(pages) // 2
+    for i in [*range(middle, len(pages) - damaged), *range(middle - 1, 0, -1)]:
+        if len({p[5] for p in pages[i + damaged:]}) >= 2:
             return i * PAGE_SIZE
     raise AssertionError("workload has no such page")
 
@@ -328,12 +330,11 @@ def test_damage_spanning_several_hardened_pages_is_corruption_not_the_end(pages)
     """A run of damaged pages in the middle of the log, good pages from later writes after
     it: not a torn end (which would silently drop every later record) but corruption."""
     run = clean(False)
-    p = page_written_by_many_later(run)
+    p = page_written_by_many_later(run, damaged=pages)
     storage = copy_of(run)
     for k in range(pages):
         storage.write(FILE, p + k * PAGE_SIZE, b"\xEE" * PAGE_SIZE)
-    if p + pages * PAGE_SIZE >= storage.size(FILE):
-        pytest.skip("the damage reaches the end of this log")
+    assert p + pages * PAGE_SIZE < storage.size(FILE), "the damage reaches the end of this log"
     with pytest.raises(LogCorruptionError) as info:
         read(storage)
     assert info.value.offset == p
