@@ -8,9 +8,11 @@ own Python side arrives with the job."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
-import socket
+import re
+import signal
 import subprocess
 import sys
 import time
@@ -23,56 +25,92 @@ from mqlog.spark.compare import check_matrix, compare, load_matrix
 SETS = ["--set", "workload.pairs=1", "--set", "workload.messages_per_pair=20"]
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+# One deadline for the whole start (master alive, worker registered): a JVM pair starts in
+# seconds; this is for a loaded machine, and is reached only when something is broken.
+START_SECONDS = 120
+TAIL_LINES = 40
+
+MASTER_URL = re.compile(r"Starting Spark master at (spark://127\.0\.0\.1:\d+)")
+MASTER_ALIVE = "New state: ALIVE"
+WORKER_REGISTERED = "Successfully registered with master"
 
 
-def _wait_for(path: Path, text: str, seconds: float = 60) -> bool:
-    deadline = time.time() + seconds
-    while time.time() < deadline:
-        if path.exists() and text in path.read_text(errors="replace"):
-            return True
-        time.sleep(0.5)
-    return False
+def _tail(path: Path) -> str:
+    if not path.exists():
+        return "(no log written)"
+    lines = path.read_text(errors="replace").splitlines()[-TAIL_LINES:]
+    return "\n".join(lines) or "(empty)"
+
+
+def _start(command: list[str], log: Path, env: dict) -> subprocess.Popen:
+    """One daemon in a process group of its own (it and the executors it forks are killed
+    together), its output in ``log``; the child keeps its own copy of the descriptor."""
+    with log.open("w") as out:
+        return subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env,
+                                start_new_session=True)
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, sig)
+        try:
+            proc.wait(timeout=20)
+            return
+        except subprocess.TimeoutExpired:
+            continue
 
 
 @pytest.fixture(scope="module")
-def cluster(tmp_path_factory):
+def cluster(java, tmp_path_factory):
     import pyspark
 
     home = Path(pyspark.__file__).parent
     spark_class = home / "bin" / "spark-class"
-    if not spark_class.exists():
-        pytest.skip("the pyspark package has no bin/spark-class")
+    assert spark_class.exists(), f"the pyspark package at {home} has no bin/spark-class"
     logs = tmp_path_factory.mktemp("cluster")
-    env = dict(os.environ, SPARK_HOME=str(home), SPARK_LOCAL_IP="127.0.0.1",
-               SPARK_WORKER_DIR=str(logs / "work"))
-    port = _free_port()
+    # Loopback only: every service binds 127.0.0.1 (SPARK_LOCAL_IP covers the web UIs and the
+    # executors); port 0 lets each pick a free port, and the master's log says which it took.
+    # The master's REST submission server would take the fixed port 6066: off, as nothing submits that way.
+    env = dict(os.environ, SPARK_HOME=str(home), SPARK_LOCAL_IP="127.0.0.1", SPARK_WORKER_DIR=str(logs / "work"),
+               SPARK_MASTER_OPTS="-Dspark.master.rest.enabled=false")
     master_log, worker_log = logs / "master.log", logs / "worker.log"
-    master = subprocess.Popen([str(spark_class), "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1",
-                               "--port", str(port), "--webui-port", str(_free_port())],
-                              stdout=master_log.open("w"), stderr=subprocess.STDOUT, env=env)
-    worker = None
+
+    def broken(what: str) -> None:
+        pytest.fail(f"{what}\n--- master log ({master_log}), last lines:\n"
+                    f"{_tail(master_log)}\n--- worker log ({worker_log}), last lines:\n{_tail(worker_log)}",
+                    pytrace=False)
+
+    deadline = time.monotonic() + START_SECONDS
+    master = worker = None
     try:
-        if not _wait_for(master_log, "ALIVE"):
-            pytest.skip("the Spark master did not start")
-        url = f"spark://127.0.0.1:{port}"
-        worker = subprocess.Popen([str(spark_class), "org.apache.spark.deploy.worker.Worker", url, "--host",
-                                   "127.0.0.1", "--webui-port", str(_free_port()), "--cores", "2", "--memory", "1g"],
-                                  stdout=worker_log.open("w"), stderr=subprocess.STDOUT, env=env)
-        if not _wait_for(master_log, "Registering worker"):
-            pytest.skip("the Spark worker did not register")
+        master = _start([str(spark_class), "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1",
+                         "--port", "0", "--webui-port", "0"], master_log, env)
+        url = None
+        while True:
+            if url is None:
+                text = master_log.read_text(errors="replace")
+                found = MASTER_URL.search(text)
+                if found and MASTER_ALIVE in text:  # a standby master turns a worker away
+                    url = found[1]
+                    worker = _start([str(spark_class), "org.apache.spark.deploy.worker.Worker", url, "--host",
+                                     "127.0.0.1", "--port", "0", "--webui-port", "0", "--cores", "2", "--memory", "1g"],
+                                    worker_log, env)
+            elif WORKER_REGISTERED in worker_log.read_text(errors="replace"):
+                break
+            if master.poll() is not None:
+                broken(f"the Spark master exited with status {master.returncode}")
+            if worker is not None and worker.poll() is not None:
+                broken(f"the Spark worker exited with status {worker.returncode}")
+            if time.monotonic() > deadline:
+                broken(f"the Spark {'master did not start' if url is None else 'worker did not register'} "
+                       f"within {START_SECONDS}s")
+            time.sleep(0.25)
         yield url
     finally:
         for proc in (worker, master):
             if proc is not None:
-                proc.terminate()
-                try:
-                    proc.wait(timeout=20)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
+                _stop(proc)
 
 
 @pytest.fixture(scope="module")

@@ -213,14 +213,14 @@ def test_a_failing_task_is_one_line_not_a_worker_traceback(spark, tmp_path):
     assert "cannot write the run's files" in text and "Traceback" not in text and "\n" not in text
 
 
-def test_the_report_renders_in_headless_chromium(kept, tmp_path):
+def test_the_report_renders_in_headless_chromium(kept, system_package, tmp_path):
     """The page as a browser shows it: Chromium loads it, decodes every image, and the tables
-    are there (a check script appended to a copy reports what the browser built)."""
+    are there (a check script appended to a copy reports what the browser built). ``.ci/run``
+    installs Debian's chromium when neither name below is on PATH."""
     import shutil
 
     browser = shutil.which("chromium") or shutil.which("chromium-browser")
-    if browser is None:
-        pytest.skip("Debian chromium is not installed (apt-get install chromium)")
+    system_package(browser, "Debian's chromium", "apt-get install chromium")
     rows, _, contents = kept
     page = render(rows, title="render", contents=contents)
     check = """<script>
