@@ -586,7 +586,7 @@ def dump_cmd(directory: Path, as_json: bool):
 @click.option("--json", "as_json", is_flag=True)
 def print_cmd(directory: Path, rba_start, rba_end, urid, queue, summary, as_json: bool):
     """Log print (like CSQ1LOGP) of the z/OS queue manager a run left in DIRECTORY."""
-    from mqlog.zos.utilities import print_run
+    from mqlog.zosrun import print_run
 
     result = print_run(directory, rba_start=rba_start, rba_end=rba_end, urid=urid, queue=queue,
                        summary=summary, as_json=as_json)
@@ -598,7 +598,7 @@ def print_cmd(directory: Path, rba_start, rba_end, urid, queue, summary, as_json
 @click.option("--json", "as_json", is_flag=True)
 def bsds_cmd(directory: Path, as_json: bool):
     """BSDS map (like CSQJU004) of the z/OS queue manager a run left in DIRECTORY."""
-    from mqlog.zos.utilities import bsds_run
+    from mqlog.zosrun import bsds_run
 
     result = bsds_run(directory, as_json=as_json)
     click.echo(json.dumps(result, sort_keys=True) if as_json else result, nl=as_json)
@@ -609,7 +609,7 @@ def bsds_cmd(directory: Path, as_json: bool):
 @click.option("--json", "as_json", is_flag=True)
 def stats_cmd(directory: Path, as_json: bool):
     """Log statistics (like SMF 115 QJST) of the z/OS run in DIRECTORY, from its metrics.json."""
-    from mqlog.zos.utilities import stats_run
+    from mqlog.zosrun import stats_run
 
     result = stats_run(directory, as_json=as_json)
     click.echo(json.dumps(result, sort_keys=True) if as_json else result, nl=as_json)
@@ -620,7 +620,7 @@ def stats_cmd(directory: Path, as_json: bool):
 def convert_rba_cmd(directory: Path):
     """Convert the BSDS of the z/OS queue manager a run left in DIRECTORY to 8-byte RBAs
     (like CSQJUCNV). One way: there is no going back to 6-byte RBAs."""
-    from mqlog.zos.utilities import open_zos
+    from mqlog.zosrun import open_zos
 
     _load_run(directory)  # not a run directory: say so before taking its lock
     with locked(directory):

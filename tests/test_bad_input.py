@@ -252,7 +252,7 @@ def test_log_scanner_and_print_on_damaged_logs(zos_run, dist_run, tmp_path_facto
     """The read-only tools: ``mqlog print`` (z/OS) and the raw log scanner (distributed)."""
     from mqlog.core.reader import scan
     from mqlog.rundir import QM_DIR, copy_files, write_json
-    from mqlog.zos.utilities import print_run
+    from mqlog.zosrun import print_run
 
     maker, result = dist_run
     name, damaged = data.draw(file_strategy(dist_run, lambda n: n.endswith(".LOG")))

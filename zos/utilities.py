@@ -8,10 +8,8 @@ listing says so in its first line. Each text function has a JSON-able twin that 
 formatted from, so the selection logic can be checked (and ``--json`` printed) without
 parsing text.
 
-Loading what ``mqlog run --platform zos --out DIR`` left: :func:`open_zos` (raises
-:class:`~mqlog.core.errors.MqlogError` with a one-line message if DIR is not such a
-directory). :func:`print_run`, :func:`bsds_run` and :func:`stats_run` do the whole job for
-a directory, so that command-line commands are one-liners.
+These work on a log space; the same over what ``mqlog run --platform zos --out DIR`` left
+(a run directory, read under its lock) is the application layer's: :mod:`mqlog.zosrun`.
 
 Log print (:func:`log_records`, :func:`ur_summary`, :func:`log_report`, :func:`log_print`)
 ------------------------------------------------------------------------------------------
@@ -148,8 +146,7 @@ from __future__ import annotations
 
 import json
 import zlib
-from pathlib import Path
-from mqlog.core.errors import LogFormatError, MqlogError, ParameterError
+from mqlog.core.errors import LogFormatError, ParameterError
 from mqlog.core.pages import NO_FIRST_RECORD, PAGE_HEADER_SIZE, PAGE_SIZE, check_page, page_of
 from mqlog.core.reader import LogReader
 from mqlog.core.records import (NO_ADDRESS, Backout, Begin, CheckpointBegin, CheckpointEnd, Clr, ClrAction, Codec,
@@ -163,16 +160,12 @@ __all__ = [
     "SUMMARY_CHOICES",
     "bsds_dict",
     "bsds_map",
-    "bsds_run",
     "format_statistics",
     "log_print",
     "log_records",
     "log_report",
     "log_statistics",
     "oldest_address",
-    "open_zos",
-    "print_run",
-    "stats_run",
     "ur_summary",
 ]
 
@@ -182,37 +175,6 @@ SUMMARY_CHOICES = ("NO", "YES", "ONLY")
 UR_STATUSES = ("IN COMMIT", "INDOUBT", "INFLIGHT", "IN BACKOUT", "BACKED OUT")
 
 _HEADER_NOTE = "mqlog model of IBM MQ for z/OS; our own layout, IBM's real listing is not public"
-
-
-# ------------------------------------------------------------------------------ loading
-
-
-def open_zos(directory: Path):
-    """The z/OS queue manager a run left in ``directory``: (space, addressing, codec, metrics).
-
-    ``metrics`` is the run's metrics.json ({} if there is none). The space's storage is a
-    :class:`~mqlog.core.storage.DirectoryStorage` over ``directory/qm``; close it
-    (``space.storage.close()``) when done. Raises MqlogError (one line) if ``directory`` is
-    not a z/OS run's directory."""
-    from mqlog.rundir import load_metrics, open_platform
-
-    directory = Path(directory)
-    qm_dir = directory / "qm"
-    run, values, platform = open_platform(directory, platform="zos", label="z/OS")
-    storage = platform.space.storage
-    try:
-        space = platform.space
-        space.load_control()  # no BSDS beside log data sets: the BSDS is lost (an error naming it)
-        if not any((qm_dir / name).is_file() for name in ("BSDS01", "BSDS02")):
-            raise MqlogError(f"{directory}: no BSDS (qm/BSDS01, qm/BSDS02): the queue manager was never created")
-        if not space.active:
-            raise MqlogError(f"{directory}: the BSDS holds no active log inventory")
-        metrics = load_metrics(directory)
-    except BaseException:
-        storage.close()
-        raise
-    return space, platform.addressing, platform.codec, metrics
-
 
 
 # ------------------------------------------------------------------------------ log print
@@ -937,77 +899,3 @@ def format_statistics(stats: dict) -> str:
             value = ", ".join(f"{k}={v:.1f}" if isinstance(v, float) else f"{k}={v}" for k, v in value.items())
         out.append(f"  {key:<32} {value}")
     return "\n".join(out) + "\n"
-
-
-# ------------------------------------------------------------------------------ whole directories
-
-
-def _codec_stats_from_metrics(metrics: dict) -> dict:
-    """The codec's statistics if the run saved them (a ``codec`` object, or ``QJST*`` /
-    ``platform_QJST*`` keys); {} otherwise."""
-    if isinstance(metrics.get("codec"), dict):
-        return dict(metrics["codec"])
-    out = {}
-    for key, value in metrics.items():
-        bare = key[len("platform_"):] if key.startswith("platform_") else key
-        if bare.startswith(("QJSTCMP", "QJSTDEC")):
-            out[bare] = value
-    return out
-
-
-def _closing(directory: Path, action):
-    """``action`` on the run in ``directory``, read under the directory's shared lock (refused
-    while a command writes it: a log, BSDS or metrics.json half written is not the run's)."""
-    from mqlog.rundir import load_run, read_locked
-
-    load_run(directory)  # not a run directory: say so before taking its lock
-    with read_locked(directory):
-        space, addressing, codec, metrics = open_zos(directory)
-        try:
-            return action(space, addressing, codec, metrics)
-        finally:
-            space.storage.close()
-
-
-def print_run(directory: Path, *, rba_start: str | None = None, rba_end: str | None = None,
-              urid: str | None = None, queue: str | None = None, summary: str = "NO",
-              as_json: bool = False):
-    """``mqlog print DIR``: the log print of a z/OS run's queue manager; RBAs and the URID
-    as hex text. Returns text, or the report dict with ``as_json``."""
-    def action(space, addressing, codec, metrics):
-        kwargs = dict(rba_start=None if rba_start is None else addressing.parse(rba_start),
-                      rba_end=None if rba_end is None else addressing.parse(rba_end),
-                      urid=None if urid is None else _parse_urid(urid), queue=queue)
-        decoder = CompLogCodec("NONE")  # expands any codec; the run's own counters stay as they were
-        if as_json:
-            return log_report(space, addressing, decoder, summary=summary, **kwargs)
-        return log_print(space, addressing, decoder, summary=summary, **kwargs)
-
-    return _closing(Path(directory), action)
-
-
-def _parse_urid(text: str) -> int:
-    try:
-        value = int(text.strip().removeprefix("0x").removeprefix("0X"), 16)
-    except ValueError:
-        raise ParameterError("URID", text, "a unit of recovery id in hex") from None
-    if value <= 0:
-        raise ParameterError("URID", text, "a unit of recovery id in hex, not 0")
-    return value
-
-
-def bsds_run(directory: Path, *, as_json: bool = False):
-    """``mqlog bsds DIR``: the BSDS map of a z/OS run's queue manager (text, or a dict)."""
-    return _closing(Path(directory), lambda space, addressing, codec, metrics:
-                    bsds_dict(space, addressing) if as_json else bsds_map(space, addressing))
-
-
-def stats_run(directory: Path, *, as_json: bool = False):
-    """``mqlog stats DIR``: QJST-style statistics of a z/OS run, from its metrics.json."""
-    def action(space, addressing, codec, metrics):
-        if not metrics:
-            raise MqlogError(f"{directory}: no metrics.json: the run left no statistics")
-        stats = log_statistics(space, metrics, _codec_stats_from_metrics(metrics), metrics)
-        return stats if as_json else format_statistics(stats)
-
-    return _closing(Path(directory), action)

@@ -219,7 +219,7 @@ def test_torn_last_write_is_a_normal_end(mqlog_spark, zos_run, tmp_path):
     page = last.address - last.address % 4096
     torn = tmp_path / "torn"
     shutil.copytree(zos_run, torn)
-    from mqlog.zos.utilities import open_zos
+    from mqlog.zosrun import open_zos
 
     space, _, _, _ = open_zos(torn)
     ds = next(d for d in space.active if d.start <= page < d.start + space.ds_bytes)

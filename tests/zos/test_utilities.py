@@ -25,9 +25,9 @@ from mqlog.core.storage import MemoryStorage
 from mqlog.core.writer import LogWriter
 from mqlog.zos.codec import CompLogCodec
 from mqlog.zos.platform import zos_platform
-from mqlog.zos.utilities import (bsds_dict, bsds_map, bsds_run, format_statistics, log_print, log_records,
-                                 log_report, log_statistics, oldest_address, open_zos, print_run, stats_run,
-                                 ur_summary)
+from mqlog.zos.utilities import (bsds_dict, bsds_map, format_statistics, log_print, log_records, log_report,
+                                 log_statistics, oldest_address, ur_summary)
+from mqlog.zosrun import bsds_run, open_zos, print_run, stats_run
 
 FILL = "FILL.Q"
 
