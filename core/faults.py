@@ -149,8 +149,8 @@ class FaultInjectingStorage:
         #: counted only under a plan with ``enospc_at``).
         self.syncs = 0
         self.allocations = 0
-        #: The write the plan loses or misdirects: its number, file, offset and bytes, once
-        #: it has been made (None until then, and after a crash)
+        #: The write the plan lost or misdirected: its number, file, offset and bytes, once it
+        #: has been made (None until then)
         self.lied: tuple[int, str, int, bytes] | None = None
         #: Writes the cache holds that the media never will (a lost or misdirected write):
         #: per file, (offset, bytes) that reads see until a crash, overlaid on the durable
@@ -240,6 +240,9 @@ class FaultInjectingStorage:
         pending = self._pending.get(name)
         ghosts = self._ghosts.get(name)
         if ghosts:
+            # Lies first, then the unsynced writes: right for every write made after the lie.
+            # (One still unsynced from before it and overlapping it would show over it: the
+            # model's writers sync a file before they write its bytes again.)
             pending = ghosts + (pending or [])
         if not pending:
             return self.durable.read(name, offset, length)

@@ -13,30 +13,16 @@ from __future__ import annotations
 
 import attrs
 import pytest
-import simpy
 
-from mqlog.core.devices import Device, get_profile
 from mqlog.core.errors import LogCorruptionError
 from mqlog.core.faults import FaultInjectingStorage
-from mqlog.core.qmgr import QmConfig, QueueManager
 from mqlog.core.records import NO_ADDRESS
 from mqlog.core.recovery import _Restart
 from mqlog.core.storage import MemoryStorage
-from mqlog.distributed.platform import distributed_platform
+
+from .qmkit import make_qm, run
 
 PUTS = 5
-
-
-def _qm(storage):
-    env = simpy.Environment()
-    platform = distributed_platform(storage, file_pages=64)
-    return env, QueueManager(env, platform, storage, Device(env, get_profile("ssd")), QmConfig())
-
-
-def _run(env, gen):
-    proc = env.process(gen)
-    env.run(until=proc)
-    return proc.value
 
 
 @pytest.fixture
@@ -45,7 +31,7 @@ def crashed():
     (its records forced by another unit's commit); returns the durable files and the
     addresses of that unit's Put records, oldest first."""
     storage = FaultInjectingStorage(MemoryStorage())
-    env, qm = _qm(storage)
+    env, _, qm = make_qm(storage)
     puts = []
 
     def go():
@@ -59,14 +45,14 @@ def crashed():
         uow = next(u for u in qm.uows.values() if u.ops)
         puts.extend(op.address for op in uow.ops)
 
-    _run(env, go())
+    run(env, go())
     storage.crash()
     return storage.durable, puts
 
 
 def _restart(storage):
-    env, qm = _qm(storage)
-    report = _run(env, qm.start())
+    env, _, qm = make_qm(storage)
+    report = run(env, qm.start())
     return report, qm
 
 
