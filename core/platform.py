@@ -3,7 +3,7 @@
 The core owns the algorithms (logging, forcing, checkpoints, backout, restart); a platform
 answers narrow questions through the objects bundled in :class:`Platform`:
 
-* **addressing** (:mod:`~mqlog.core.addressing`) – what a log address looks like;
+* **addressing** (:mod:`~mqlog.core.log.addressing`) – what a log address looks like;
 * **space** (:class:`PlatformLogSpace`) – where pages go, which copy to read back, what may
   be reused once the log's tail moves, how full the log is, and where the control data
   restart starts from is kept (distributed: the log control file; z/OS: the BSDS);
@@ -29,11 +29,11 @@ from typing import Callable, Protocol, Sequence
 
 import attrs
 
-from mqlog.core.addressing import Addressing, PlainAddressing
+from mqlog.core.log.addressing import Addressing, PlainAddressing
 from mqlog.core.errors import LogFormatError, ParameterError
-from mqlog.core.records import NO_ADDRESS, Codec
-from mqlog.core.space import LogSpace, ReferenceLogSpace
-from mqlog.core.storage import Storage
+from mqlog.core.format.records import NO_ADDRESS, Codec
+from mqlog.core.log.space import LogSpace, ReferenceLogSpace
+from mqlog.core.disk.storage import Storage
 
 
 @attrs.frozen

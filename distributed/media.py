@@ -1,6 +1,6 @@
 """The distributed media-image record (type 0x40) and the ``rcdmqimg`` / ``rcrmqobj`` operations
 on a running queue manager (SPEC §4.3). The image bytes and the re-creation are the core's
-(:mod:`mqlog.core.media`, :func:`mqlog.core.recovery.recreate_queue`); this module gives them
+(:mod:`mqlog.core.objects.media`, :func:`mqlog.core.recovery.restart.recreate_queue`); this module gives them
 their record and their MQ names."""
 
 from __future__ import annotations
@@ -10,11 +10,11 @@ from typing import ClassVar, Generator
 
 import attrs
 
-from mqlog.core.media import IMAGE_SEGMENT_BYTES, MediaRecoveryError, record_image
-from mqlog.core.records import (HEADER_SIZE, NO_ADDRESS, QUEUE_NAME_LENGTH, RecordType, ResourceManager, _Codec,
+from mqlog.core.objects.media import IMAGE_SEGMENT_BYTES, MediaRecoveryError, record_image
+from mqlog.core.format.records import (HEADER_SIZE, NO_ADDRESS, QUEUE_NAME_LENGTH, RecordType, ResourceManager, _Codec,
                                 _name_field, _pad_name, _unpad_name, register)
-from mqlog.core.qmgr import DamagedQueue
-from mqlog.core.recovery import recreate_queue
+from mqlog.core.objects.queues import DamagedQueue
+from mqlog.core.recovery.restart import recreate_queue
 
 
 @register

@@ -7,11 +7,11 @@ from typing import Sequence
 
 import attrs
 
-from mqlog.core.addressing import PlainAddressing
+from mqlog.core.log.addressing import PlainAddressing
 from mqlog.core.errors import ParameterError
 from mqlog.core.platform import ImageSchedule, Platform, RecordCountCheckpoints, SpaceAction, UowView
-from mqlog.core.records import NO_ADDRESS
-from mqlog.core.storage import Storage
+from mqlog.core.format.records import NO_ADDRESS
+from mqlog.core.disk.storage import Storage
 from mqlog.distributed import media  # noqa: F401  (registers the media-image record, type 0x40)
 from mqlog.distributed.space import MANUAL, DistributedLogSpace, extent_name, format_lsn
 

@@ -38,11 +38,11 @@ import attrs
 from sortedcontainers import SortedDict
 
 from mqlog.core.errors import LogFileMissingError, LogFormatError, StorageError
-from mqlog.core.pages import PAGE_SIZE, PageRun, check_page
+from mqlog.core.format.pages import PAGE_SIZE, PageRun, check_page
 from mqlog.core.platform import LogControl
-from mqlog.core.records import NO_ADDRESS
-from mqlog.core.space import PhysicalWrite
-from mqlog.core.storage import Storage
+from mqlog.core.format.records import NO_ADDRESS
+from mqlog.core.log.space import PhysicalWrite
+from mqlog.core.disk.storage import Storage
 
 CONTROL_FILE = "amqhlctl.lfh"
 SPARE_FILE = "amqhlspr.lfh"

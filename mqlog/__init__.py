@@ -25,27 +25,27 @@ if (_CHECKOUT / "pyproject.toml").is_file() and (_CHECKOUT / "core" / "__init__.
 
 _EXPORTS = {
     # records and their format
-    "records": "mqlog.core.records",
-    "decode_record": "mqlog.core.records",
+    "records": "mqlog.core.format.records",
+    "decode_record": "mqlog.core.format.records",
     # pages, the buffer, reading back
-    "LogBuffer": "mqlog.core.pages",
-    "LogReader": "mqlog.core.reader",
-    "EndOfLog": "mqlog.core.reader",
-    "scan": "mqlog.core.reader",
+    "LogBuffer": "mqlog.core.format.pages",
+    "LogReader": "mqlog.core.log.reader",
+    "EndOfLog": "mqlog.core.log.reader",
+    "scan": "mqlog.core.log.reader",
     # storage, faults, devices
-    "MemoryStorage": "mqlog.core.storage",
-    "DirectoryStorage": "mqlog.core.storage",
-    "FaultInjectingStorage": "mqlog.core.faults",
-    "FaultPlan": "mqlog.core.faults",
-    "Device": "mqlog.core.devices",
-    "DeviceProfile": "mqlog.core.devices",
-    "get_profile": "mqlog.core.devices",
-    "load_profiles": "mqlog.core.devices",
+    "MemoryStorage": "mqlog.core.disk.storage",
+    "DirectoryStorage": "mqlog.core.disk.storage",
+    "FaultInjectingStorage": "mqlog.core.disk.faults",
+    "FaultPlan": "mqlog.core.disk.faults",
+    "Device": "mqlog.core.disk.devices",
+    "DeviceProfile": "mqlog.core.disk.devices",
+    "get_profile": "mqlog.core.disk.devices",
+    "load_profiles": "mqlog.core.disk.devices",
     # the writer and where it writes
-    "LogWriter": "mqlog.core.writer",
-    "LogStatistics": "mqlog.core.stats",
-    "ReferenceLogSpace": "mqlog.core.space",
-    "PlainAddressing": "mqlog.core.addressing",
+    "LogWriter": "mqlog.core.log.writer",
+    "LogStatistics": "mqlog.core.log.stats",
+    "ReferenceLogSpace": "mqlog.core.log.space",
+    "PlainAddressing": "mqlog.core.log.addressing",
     # studies
     "run_group_commit": "mqlog.groupcommit",
     # errors

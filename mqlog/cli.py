@@ -65,7 +65,7 @@ def groupcommit(committers: str, commits: int, message_size: int, device: str, t
     Each application repeatedly puts one persistent message and commits (a forced write);
     the table shows how many commits each physical write carries as concurrency rises.
     """
-    from mqlog.core.storage import DirectoryStorage
+    from mqlog.core.disk.storage import DirectoryStorage
     from mqlog.groupcommit import run_group_commit
 
     counts = _parse_list(committers, "--committers")
@@ -101,7 +101,7 @@ def groupcommit(committers: str, commits: int, message_size: int, device: str, t
 @click.option("--file", "path", type=click.Path(dir_okay=False), help="A TOML file of your own profiles.")
 def devices(path: str | None) -> None:
     """List device profiles: latency per I/O and bandwidth."""
-    from mqlog.core.devices import load_profiles
+    from mqlog.core.disk.devices import load_profiles
 
     profiles = load_profiles(path)
     click.echo(f"{'name':<8} {'write µs':>9} {'read µs':>8} {'file op µs':>10} {'write MB/s':>10} "
@@ -118,12 +118,12 @@ def scan_cmd(path: Path, show: bool) -> None:
     """Read a reference-format log file back and report its records and how it ends."""
     from collections import Counter
 
-    from mqlog.core.reader import LogReader
-    from mqlog.core.space import ReferenceLogSpace
-    from mqlog.core.storage import DirectoryStorage
+    from mqlog.core.log.reader import LogReader
+    from mqlog.core.log.space import ReferenceLogSpace
+    from mqlog.core.disk.storage import DirectoryStorage
 
     from mqlog.core.errors import LogFormatError
-    from mqlog.core.pages import check_page
+    from mqlog.core.format.pages import check_page
 
     # A log file of a run (DIR/qm/FILE, run.json or a lock there): read under the run's lock,
     # shared, like every other reader of a run directory.
@@ -156,7 +156,7 @@ def scan_cmd(path: Path, show: bool) -> None:
 
 def _resolve_spec(workload: str, sets: dict):
     """The workload spec from a built-in name or a TOML file, with --set overrides applied."""
-    from mqlog.core.spec import BUILTINS, build_spec, load_spec_file
+    from mqlog.core.workload.spec import BUILTINS, build_spec, load_spec_file
 
     log_from_file: dict = {}
     seed = None
@@ -221,11 +221,11 @@ def _restart_bar():
 @click.option("--json", "as_json", is_flag=True, help="Print the metrics as one JSON object.")
 def run_cmd(platform_name, workload, sets, device, seed, out, crash_after_writes, crash_at, as_json):
     """Run a workload on a platform in virtual time and report the log's figures."""
-    from mqlog.core.devices import get_profile
-    from mqlog.core.run import RunConfig, run_workload
+    from mqlog.core.disk.devices import get_profile
+    from mqlog.core.workload.run import RunConfig, run_workload
 
-    from mqlog.core.spec import parse_set
-    from mqlog.core.storage import MemoryStorage
+    from mqlog.core.workload.spec import parse_set
+    from mqlog.core.disk.storage import MemoryStorage
     from mqlog.platforms import choose
 
     if crash_after_writes is not None and crash_at is not None:
@@ -266,7 +266,7 @@ def _out_storage(out: Path):
     """Real files under ``out/qm``; a directory a run already used, or one that cannot be
     made, is a one-line error before anything is written."""
     from mqlog.core.errors import MqlogError
-    from mqlog.core.storage import DirectoryStorage
+    from mqlog.core.disk.storage import DirectoryStorage
 
     if (out / RUN_FILE).exists() or (out / QM_DIR).exists():
         raise MqlogError(f"{out} already holds a run (run.json or qm/); choose another --out or remove it")
@@ -335,10 +335,10 @@ def _restart_mode_option(scope: str, default: str | None = "9.1.1"):
 def restart_cmd(directory: Path, verify: bool, restart_mode: str, as_json: bool):
     """Restart the queue manager a run left in DIRECTORY and report the recovery."""
     from mqlog.core.errors import MqlogError
-    from mqlog.core.journal import Journal
-    from mqlog.core.qmgr import QmConfig
-    from mqlog.core.run import restart_run
-    from mqlog.core.storage import DirectoryStorage
+    from mqlog.core.workload.journal import Journal
+    from mqlog.core.qm.manager import QmConfig
+    from mqlog.core.workload.run import restart_run
+    from mqlog.core.disk.storage import DirectoryStorage
 
     _load_run(directory)  # not a run directory: say so before taking its lock
     with locked(directory):  # from reading run.json to the last message logged
@@ -390,7 +390,7 @@ def _distributed_space(directory: Path):
     """The distributed log space a run left in ``directory``, its config, and the log's head
     (the caller holds the directory's lock, shared: :func:`_reading`)."""
     from mqlog.core.errors import MqlogError
-    from mqlog.core.reader import LogReader
+    from mqlog.core.log.reader import LogReader
     from mqlog.rundir import open_platform
 
     run, values, platform = open_platform(directory, platform="distributed", label="distributed")
@@ -434,8 +434,8 @@ def qmstatus_cmd(directory: Path, as_json: bool):
 def _administer(directory: Path, action):
     """Run an administrative ``action(qm)`` on the distributed queue manager left in
     ``directory``: restart it, act, shut it down; its messages go to the error log."""
-    from mqlog.core.run import administer
-    from mqlog.core.storage import DirectoryStorage
+    from mqlog.core.workload.run import administer
+    from mqlog.core.disk.storage import DirectoryStorage
 
     def keep_messages(qm):  # also when the action fails part way: what it did is on disk
         with open(directory / qm.platform.error_log, "a", encoding="utf-8") as log:
@@ -665,8 +665,8 @@ def torture_cmd(platform_name, matrix, workload, sets, faults, budget, device, s
     configuration claims to survive or detect (or the tool itself failed)."""
     from tqdm import tqdm
 
-    from mqlog.core.devices import get_profile
-    from mqlog.core.spec import parse_set
+    from mqlog.core.disk.devices import get_profile
+    from mqlog.core.workload.spec import parse_set
     from mqlog.platforms import choose
     from mqlog.torture import Campaign
 
@@ -754,7 +754,7 @@ def torture_cmd(platform_name, matrix, workload, sets, faults, budget, device, s
 def compare_cmd(workload, sets, matrix, device, seed, out, master, crash_at, restart_mode, keep_logs, as_json):
     """Run one workload against a matrix of platform configurations, one Spark task each,
     and compare them side by side (results.parquet, report.html)."""
-    from mqlog.core.spec import parse_set
+    from mqlog.core.workload.spec import parse_set
     from mqlog.spark.compare import check_matrix, compare, format_lines, format_table, load_matrix, results_frame
     from mqlog.spark.contents import CONTENTS_FILE, RUNS_DIR, log_contents
     from mqlog.spark.report import contents_table, render
@@ -906,7 +906,7 @@ def report_cmd(directory: Path, output):
 @cli.command("workloads")
 def workloads_cmd():
     """List the built-in workloads with their parameters and defaults."""
-    from mqlog.core.spec import BUILTINS, describe
+    from mqlog.core.workload.spec import BUILTINS, describe
 
     click.echo(describe(BUILTINS))
 
@@ -917,7 +917,7 @@ def workloads_cmd():
 @click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
 def config_cmd(platform_name, sets, as_json):
     """Show a platform's effective log configuration, validated."""
-    from mqlog.core.spec import parse_set
+    from mqlog.core.workload.spec import parse_set
     from mqlog.platforms import choose
 
     parsed = parse_set(list(sets))

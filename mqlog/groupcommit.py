@@ -15,13 +15,13 @@ import random
 import attrs
 import simpy
 
-from mqlog.core.devices import Device, DeviceProfile, get_profile
+from mqlog.core.disk.devices import Device, DeviceProfile, get_profile
 from mqlog.core.errors import ParameterError
-from mqlog.core.reader import LogReader
-from mqlog.core.records import PUT_SEGMENT_BYTES, Begin, Commit, Put, PutSegment, split_message
-from mqlog.core.space import ReferenceLogSpace
-from mqlog.core.storage import MemoryStorage, Storage
-from mqlog.core.writer import LogWriter
+from mqlog.core.log.reader import LogReader
+from mqlog.core.format.records import PUT_SEGMENT_BYTES, Begin, Commit, Put, PutSegment, split_message
+from mqlog.core.log.space import ReferenceLogSpace
+from mqlog.core.disk.storage import MemoryStorage, Storage
+from mqlog.core.log.writer import LogWriter
 
 
 @attrs.frozen

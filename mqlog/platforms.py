@@ -15,7 +15,7 @@ import attrs
 
 from mqlog.core.errors import MqlogError, ParameterError
 from mqlog.core.platform import Platform, reference_platform
-from mqlog.core.storage import Storage
+from mqlog.core.disk.storage import Storage
 
 
 class PlatformUnavailable(MqlogError):

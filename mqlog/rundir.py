@@ -122,7 +122,7 @@ def write_json(path: Path, data) -> None:
     the new one, whole (the new one is fsynced before the rename, the directory after it).
     A failure is a one-line error naming the file."""
     from mqlog.core.errors import StorageError
-    from mqlog.core.storage import sync_directory
+    from mqlog.core.disk.storage import sync_directory
 
     path = Path(path)
     tmp = path.with_suffix(path.suffix + ".tmp")
@@ -148,7 +148,7 @@ def write_json(path: Path, data) -> None:
 
 def save_run(out: Path, *, platform: str, log: dict, device: str, workload: str, params: dict, seed: int,
              result) -> None:
-    """Write a finished run (a :class:`~mqlog.core.run.RunResult`) as ``mqlog run --out`` leaves
+    """Write a finished run (a :class:`~mqlog.core.workload.run.RunResult`) as ``mqlog run --out`` leaves
     it: run.json, metrics.json, journal.json and the platform's message log. The queue manager's
     files are the caller's (``mqlog run`` writes them under ``qm/`` as it goes; see
     :func:`copy_files` for a run held in memory)."""
@@ -224,7 +224,7 @@ def open_platform(directory: Path, *, platform: str | None = None, label: str = 
     """The queue manager a run left in ``directory``: (run, effective log values, Platform
     over a DirectoryStorage of ``qm/``). With ``platform``, a run of another platform is an
     error (``label`` names the expected one). The caller closes ``platform.space.storage``."""
-    from mqlog.core.storage import DirectoryStorage
+    from mqlog.core.disk.storage import DirectoryStorage
 
     directory = Path(directory)
     run = load_run(directory)

@@ -6,10 +6,10 @@ uncommitted one appears**; anything beyond that is detected and reported clearly
 silently wrong.
 
 A campaign runs the workload once, recording every file change and journal event
-(:mod:`mqlog.core.recording`), then injects one fault per scenario into the disk that
+(:mod:`mqlog.core.workload.recording`), then injects one fault per scenario into the disk that
 recording materialises for it – byte for byte what re-running the workload with the fault
 would leave –, restarts the queue manager on it, and checks the restarted queues against
-the applications' journal (:meth:`~mqlog.core.journal.Journal.verify`). Every scenario is
+the applications' journal (:meth:`~mqlog.core.workload.journal.Journal.verify`). Every scenario is
 deterministic (the workload's seed, the campaign's seed), so a failing one can be replayed
 from its label.
 
@@ -68,13 +68,13 @@ from collections.abc import Callable
 import attrs
 
 from mqlog.core.errors import LogFormatError
-from mqlog.core.media import MediaRecoveryError
-from mqlog.core.faults import FaultPlan
-from mqlog.core.pages import PAGE_SIZE
-from mqlog.core.qmgr import QmConfig
-from mqlog.core.recording import CowStorage, Recorder, Recording, RecordingStorage
-from mqlog.core.run import RunConfig, restart_run, run_workload
-from mqlog.core.storage import MemoryStorage
+from mqlog.core.objects.media import MediaRecoveryError
+from mqlog.core.disk.faults import FaultPlan
+from mqlog.core.format.pages import PAGE_SIZE
+from mqlog.core.qm.manager import QmConfig
+from mqlog.core.workload.recording import CowStorage, Recorder, Recording, RecordingStorage
+from mqlog.core.workload.run import RunConfig, restart_run, run_workload
+from mqlog.core.disk.storage import MemoryStorage
 
 FAULT_CLASSES = ("crash", "torn", "bitflip", "copy", "restart", "missing", "lost", "misdirected", "fsync",
                  "enospc")
@@ -654,7 +654,7 @@ class Scenario:
 
 class _Engine:
     """A campaign's recorded run: the workload run once, its physical writes and the
-    :class:`~mqlog.core.recording.Recording` that materialises its crash points."""
+    :class:`~mqlog.core.workload.recording.Recording` that materialises its crash points."""
 
     def __init__(self, campaign: Campaign) -> None:
         self.campaign = campaign

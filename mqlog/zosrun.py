@@ -26,7 +26,7 @@ def open_zos(directory: Path):
     """The z/OS queue manager a run left in ``directory``: (space, addressing, codec, metrics).
 
     ``metrics`` is the run's metrics.json ({} if there is none). The space's storage is a
-    :class:`~mqlog.core.storage.DirectoryStorage` over ``directory/qm``; close it
+    :class:`~mqlog.core.disk.storage.DirectoryStorage` over ``directory/qm``; close it
     (``space.storage.close()``) when done. Raises MqlogError (one line) if ``directory`` is
     not a z/OS run's directory."""
     directory = Path(directory)

@@ -9,9 +9,9 @@ import resource
 import sys
 import time
 
-from mqlog.core.run import RunConfig, run_workload
-from mqlog.core.spec import BUILTINS, build_spec
-from mqlog.core.storage import MemoryStorage
+from mqlog.core.workload.run import RunConfig, run_workload
+from mqlog.core.workload.spec import BUILTINS, build_spec
+from mqlog.core.disk.storage import MemoryStorage
 from mqlog.platforms import choose
 
 

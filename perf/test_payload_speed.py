@@ -1,4 +1,4 @@
-"""Payload generation (core/payload.py) against ``random.Random.randbytes`` of the same size,
+"""Payload generation (core/workload/payload.py) against ``random.Random.randbytes`` of the same size,
 the cheapest seeded bytes Python makes. Every kind must keep at least 0.25 × its MB/s: the
 workloads make a payload for every message, so a slow kind would slow every run."""
 
@@ -8,7 +8,7 @@ import random
 
 import pytest
 
-from mqlog.core.payload import PAYLOAD_KINDS, make_payload
+from mqlog.core.workload.payload import PAYLOAD_KINDS, make_payload
 
 TARGET = 0.25
 

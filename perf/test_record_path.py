@@ -2,9 +2,9 @@
 
 Model: records as the queue manager hands them to the writer (a put-and-get mix: Begin,
 Put with a 200-byte message, Commit; Begin, Get, Commit) are encoded (``to_bytes``: body,
-header, CRC), appended to the :class:`~mqlog.core.pages.LogBuffer`, cut into framed 4 KiB
+header, CRC), appended to the :class:`~mqlog.core.format.pages.LogBuffer`, cut into framed 4 KiB
 pages (page header and CRC) every 16 records, as group commit would, and written into a
-:class:`~mqlog.core.storage.MemoryStorage` log file. Building the record objects is not
+:class:`~mqlog.core.disk.storage.MemoryStorage` log file. Building the record objects is not
 timed here (the whole-model suite times everything).
 
 Baseline: the raw loop – ``struct.pack`` of each record's header, ``zlib.crc32`` over header
@@ -16,9 +16,9 @@ from __future__ import annotations
 import random
 import zlib
 
-from mqlog.core.pages import PAGE_SIZE, LogBuffer
-from mqlog.core.records import HEADER, HEADER_SIZE, Begin, Commit, Get, Put, _CRC
-from mqlog.core.storage import MemoryStorage
+from mqlog.core.format.pages import PAGE_SIZE, LogBuffer
+from mqlog.core.format.records import HEADER, HEADER_SIZE, Begin, Commit, Get, Put, _CRC
+from mqlog.core.disk.storage import MemoryStorage
 
 TARGET = 0.2
 GROUP = 16  # records per cut (a group commit's worth)

@@ -16,11 +16,11 @@ import zlib
 
 import pytest
 
-from mqlog.core.reader import LogReader
-from mqlog.core.records import HEADER, HEADER_SIZE, _CRC
-from mqlog.core.run import RunConfig, restart_run, run_workload
-from mqlog.core.spec import BUILTINS, build_spec
-from mqlog.core.storage import MemoryStorage
+from mqlog.core.log.reader import LogReader
+from mqlog.core.format.records import HEADER, HEADER_SIZE, _CRC
+from mqlog.core.workload.run import RunConfig, restart_run, run_workload
+from mqlog.core.workload.spec import BUILTINS, build_spec
+from mqlog.core.disk.storage import MemoryStorage
 from mqlog.platforms import choose
 
 TARGET = 0.2

@@ -12,7 +12,7 @@ import random
 import pytest
 import zstandard
 
-from mqlog.core.payload import make_payload
+from mqlog.core.workload.payload import make_payload
 from mqlog.zos.rle import rle_decode, rle_encode
 
 TARGET = 0.1

@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import pytest
 
-from mqlog.core.recording import CowStorage
-from mqlog.core.run import restart_run
-from mqlog.core.spec import BUILTINS, build_spec
+from mqlog.core.workload.recording import CowStorage
+from mqlog.core.workload.run import restart_run
+from mqlog.core.workload.spec import BUILTINS, build_spec
 from mqlog.platforms import choose
 from mqlog.torture import Campaign
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import pytest
 
-from mqlog.core.run import RunConfig, run_workload
-from mqlog.core.spec import BUILTINS, build_spec
-from mqlog.core.storage import MemoryStorage
+from mqlog.core.workload.run import RunConfig, run_workload
+from mqlog.core.workload.spec import BUILTINS, build_spec
+from mqlog.core.disk.storage import MemoryStorage
 from mqlog.platforms import choose
 
 from .test_record_path import frames_of, make_records, raw_loop

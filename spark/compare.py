@@ -5,7 +5,7 @@ Every configuration sees the same application calls and payload bytes – the wo
 generated from the spec and seed alone – and each result row carries the workload's
 fingerprint; compare fails loudly if any two differ. A task runs the whole simulation in
 memory (virtual time, the same code as ``mqlog run``) and returns the metrics schema of
-:func:`mqlog.core.run.collect_metrics` plus the configuration's columns; the driver collects
+:func:`mqlog.core.workload.run.collect_metrics` plus the configuration's columns; the driver collects
 the rows into a DataFrame, writes ``results.parquet`` and the HTML report.
 
 The matrix is data: :data:`DEFAULT_MATRIX`, or a TOML file of ``[[config]]`` tables (``name``,
@@ -26,7 +26,7 @@ except ModuleNotFoundError:  # Python 3.10
 from pathlib import Path
 
 from mqlog.core.errors import MqlogError
-from mqlog.core.qmgr import DEFAULT_RESTART_MODE, RESTART_MODES
+from mqlog.core.qm.manager import DEFAULT_RESTART_MODE, RESTART_MODES
 
 #: issue 7's default matrix: three distributed and three z/OS configurations
 DEFAULT_MATRIX: tuple[dict, ...] = (
@@ -119,9 +119,9 @@ def check_matrix(cells: list[dict]) -> list[dict]:
 
 def run_cell(task: dict) -> dict:
     """One configuration's run (in an executor): the metrics row, JSON-safe."""
-    from mqlog.core.run import RunConfig, run_workload
-    from mqlog.core.spec import BUILTINS, build_spec
-    from mqlog.core.storage import MemoryStorage
+    from mqlog.core.workload.run import RunConfig, run_workload
+    from mqlog.core.workload.spec import BUILTINS, build_spec
+    from mqlog.core.disk.storage import MemoryStorage
     from mqlog.platforms import choose
 
     choice = choose(task["platform"])
@@ -147,8 +147,8 @@ def run_cell(task: dict) -> dict:
     if task.get("crash_at_s") is not None and result.crashed:
         # The same crash for every configuration: restart each, verify it against the
         # applications' journal, and report what restart cost.
-        from mqlog.core.qmgr import QmConfig
-        from mqlog.core.run import restart_run
+        from mqlog.core.qm.manager import QmConfig
+        from mqlog.core.workload.run import restart_run
 
         mode = task.get("restart_mode", DEFAULT_RESTART_MODE)
         report, verdict, _ = restart_run(choice.maker(task["values"]), result.storage.durable,

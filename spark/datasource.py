@@ -18,7 +18,7 @@ goes on past ``end`` to finish its last record and stops at the first record tha
 or after ``end``. The next partition finds its first record without reading the one before
 it: each page header holds the payload offset of the first record that *starts* in the page
 (0xFFFF: none does; docs/FORMAT.md §2.3), so the partition walks its pages from ``start`` to
-the first page with one and starts a :class:`~mqlog.core.reader.LogReader` there. The
+the first page with one and starts a :class:`~mqlog.core.log.reader.LogReader` there. The
 bytes before that offset are the tail of a record the previous partition reads to its end.
 Both partitions see the same bytes through the same space, so every record is read exactly
 once. (The oldest partition's first bytes may continue a record whose start was overwritten
@@ -68,8 +68,8 @@ from pathlib import Path
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 
 from mqlog.core.errors import LogCorruptionError, LogFormatError, MqlogError, ParameterError
-from mqlog.core.pages import NO_FIRST_RECORD, PAGE_HEADER_SIZE, PAGE_SIZE, check_page
-from mqlog.core.records import NO_ADDRESS, OpaqueRecord, Put, PutSegment, RecordType, ResourceManager
+from mqlog.core.format.pages import NO_FIRST_RECORD, PAGE_HEADER_SIZE, PAGE_SIZE, check_page
+from mqlog.core.format.records import NO_ADDRESS, OpaqueRecord, Put, PutSegment, RecordType, ResourceManager
 
 FORMAT_NAME = "mqlog"
 
@@ -338,7 +338,7 @@ def _owner(ranges, address: int) -> int | None:
 
 def read_partition(run: OpenRun, part: LogPartition, mode: str) -> Iterator[tuple]:
     """The rows of one partition (see the module docstring for what ends it)."""
-    from mqlog.core.reader import LogReader
+    from mqlog.core.log.reader import LogReader
 
     fmt = run.addressing.format
     platform = run.platform_name

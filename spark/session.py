@@ -109,9 +109,9 @@ def package_zip() -> Path:
         module = importlib.import_module(name)
         root = Path(module.__file__).parent
         arc = Path(*name.split("."))
-        for path in sorted(root.iterdir()):
-            if path.is_file() and path.suffix in (".py", ".toml"):
-                files.append((path, arc / path.name))
+        for path in sorted(root.rglob("*")):  # the core's sub-packages too
+            if path.is_file() and path.suffix in (".py", ".toml") and "__pycache__" not in path.parts:
+                files.append((path, arc / path.relative_to(root)))
     digest = hashlib.sha256()
     for path, arc in files:
         digest.update(str(arc).encode() + path.read_bytes())

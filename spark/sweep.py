@@ -185,7 +185,7 @@ def check_plot(doc: dict, tasks: list[dict], *, origin: str = "sweep") -> None:
 def cells(doc: dict, *, origin: str = "sweep") -> list[dict]:
     """The sweep's cells, each a task for :func:`mqlog.spark.compare.run_cell` plus its
     ``sweep`` values and ``key``; errors name the field."""
-    from mqlog.core.spec import BUILTINS, build_spec
+    from mqlog.core.workload.spec import BUILTINS, build_spec
 
     def need(key, kind, default=None):
         value = doc.get(key, default)

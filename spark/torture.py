@@ -27,7 +27,7 @@ def describe(campaign) -> dict:
 
 def rebuild(data: dict):
     """The campaign :func:`describe` described (in an executor)."""
-    from mqlog.core.spec import BUILTINS, build_spec
+    from mqlog.core.workload.spec import BUILTINS, build_spec
     from mqlog.platforms import choose
     from mqlog.torture import Campaign
 

@@ -27,9 +27,9 @@ import sys
 def disturb_heap(seed: int) -> list:
     """A seeded-random number of queues, messages, units of work and records, made and kept
     alive (every third one let go, leaving holes): later allocations land elsewhere."""
-    from mqlog.core.queues import Message, Queue
-    from mqlog.core.records import Commit
-    from mqlog.core.uow import UnitOfWork
+    from mqlog.core.objects.queues import Message, Queue
+    from mqlog.core.format.records import Commit
+    from mqlog.core.objects.uow import UnitOfWork
 
     rng = random.Random(seed)
     kept = []
@@ -51,8 +51,8 @@ def disturb_heap(seed: int) -> list:
 def add_fan_out() -> None:
     """The ``fan-out`` workload: a getter waits on each of ``queues`` queues; one putter puts
     a message on every queue (in a seeded order) and commits, ``rounds`` times."""
-    from mqlog.core.spec import _PAYLOAD, BUILTINS, Param, WorkloadDef, _message_size
-    from mqlog.core.workloads import RUNNERS
+    from mqlog.core.workload.spec import _PAYLOAD, BUILTINS, Param, WorkloadDef, _message_size
+    from mqlog.core.workload.workloads import RUNNERS
 
     BUILTINS["fan-out"] = WorkloadDef(
         "fan-out", "one commit wakes a getter on each of several queues (tests only)",
@@ -95,7 +95,7 @@ def main() -> int:
     kept = disturb_heap(int(os.environ.get("MQLOG_TEST_HEAP_SEED", "0")))
     add_fan_out()
     from mqlog.cli import main as mqlog_main
-    from mqlog.core.queues import Queue
+    from mqlog.core.objects.queues import Queue
 
     print(f"layout: hash {hash('mqlog')} queue at {id(Queue('PROBE', None))} after {len(kept)} objects",
           file=sys.stderr, flush=True)

@@ -19,9 +19,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mqlog.core.errors import MqlogError
-from mqlog.core.run import RunConfig, restart_run, run_workload
-from mqlog.core.spec import BUILTINS, build_spec
-from mqlog.core.storage import MemoryStorage
+from mqlog.core.workload.run import RunConfig, restart_run, run_workload
+from mqlog.core.workload.spec import BUILTINS, build_spec
+from mqlog.core.disk.storage import MemoryStorage
 from mqlog.platforms import choose
 
 FUZZ = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
@@ -80,7 +80,7 @@ SWEEP = (b'workload = "putget-pairs"\nseeds = [0, 1]\n[params]\nmessages_per_pai
 @FUZZ
 @given(data=inputs(SPEC))
 def test_workload_spec_files(tmp_path, data):
-    from mqlog.core.spec import load_spec_file
+    from mqlog.core.workload.spec import load_spec_file
 
     path = tmp_path / "spec.toml"
     path.write_bytes(data)
@@ -90,7 +90,7 @@ def test_workload_spec_files(tmp_path, data):
 @FUZZ
 @given(data=inputs(PROFILE))
 def test_device_profile_files(tmp_path, data):
-    from mqlog.core.devices import load_profiles
+    from mqlog.core.disk.devices import load_profiles
 
     path = tmp_path / "disks.toml"
     path.write_bytes(data)
@@ -172,7 +172,7 @@ def restart_on(maker, storage, names, journal=None, clean=None):
     message on a queue it marked damaged, AMQ7472), or where the damage hit the log's last
     written page on a single copy – which cannot be told from a torn last write (the one
     expected loss of docs/reliability.md); ``clean`` is the undamaged restart's report."""
-    from mqlog.core.pages import PAGE_SIZE
+    from mqlog.core.format.pages import PAGE_SIZE
 
     def restart_and_read():
         report, verdict, qm = restart_run(maker, storage, journal=journal)
@@ -250,7 +250,7 @@ def clean_restart(which, run):
 @given(data=st.data())
 def test_log_scanner_and_print_on_damaged_logs(zos_run, dist_run, tmp_path_factory, data):
     """The read-only tools: ``mqlog print`` (z/OS) and the raw log scanner (distributed)."""
-    from mqlog.core.reader import scan
+    from mqlog.core.log.reader import scan
     from mqlog.rundir import QM_DIR, copy_files, write_json
     from mqlog.zosrun import print_run
 
@@ -333,7 +333,7 @@ def json_mutations(doc):
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 def test_journal_json(journal_doc, data):
-    from mqlog.core.journal import Journal
+    from mqlog.core.workload.journal import Journal
 
     doc = data.draw(json_mutations(journal_doc))
     either_result_or_our_error(lambda: Journal.from_json(doc, source="journal.json"), "journal.json")
@@ -341,7 +341,7 @@ def test_journal_json(journal_doc, data):
 
 def test_the_journal_mutations_reach_the_reader(journal_doc):
     """Not vacuous: the unmutated journal reads back, and a mutated one is refused by name."""
-    from mqlog.core.journal import Journal
+    from mqlog.core.workload.journal import Journal
 
     assert Journal.from_json(journal_doc, source="journal.json").messages
     broken = dict(journal_doc)

@@ -158,7 +158,7 @@ def test_a_spec_file_gives_the_same_run_as_the_same_settings(tmp_path):
 
 
 def test_workloads_lists_every_builtin_with_its_parameters():
-    from mqlog.core.spec import BUILTINS
+    from mqlog.core.workload.spec import BUILTINS
 
     out = mqlog("workloads")
     assert out.returncode == 0
@@ -487,7 +487,7 @@ def test_the_command_line_offers_exactly_the_restart_modes_the_core_has():
     """The CLI spells the choices out (importing the core at start-up would slow every
     command): they must stay the core's."""
     from mqlog import cli
-    from mqlog.core.qmgr import RESTART_MODES
+    from mqlog.core.qm.manager import RESTART_MODES
 
     for command in (cli.restart_cmd, cli.compare_cmd, cli.torture_cmd):
         (option,) = [p for p in command.params if p.name == "restart_mode"]

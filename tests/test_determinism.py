@@ -17,13 +17,13 @@ import sys
 from pathlib import Path
 
 import simpy
-from mqlog.core.devices import Device, get_profile
-from mqlog.core.faults import FaultInjectingStorage, FaultPlan
+from mqlog.core.disk.devices import Device, get_profile
+from mqlog.core.disk.faults import FaultInjectingStorage, FaultPlan
 from mqlog.core.platform import reference_platform
-from mqlog.core.qmgr import QmConfig, QueueManager
-from mqlog.core.reader import scan
-from mqlog.core.records import Get
-from mqlog.core.storage import MemoryStorage
+from mqlog.core.qm.manager import QmConfig, QueueManager
+from mqlog.core.log.reader import scan
+from mqlog.core.format.records import Get
+from mqlog.core.disk.storage import MemoryStorage
 
 #: twelve queues in a scrambled order: the chance that twelve queues' addresses happen to
 #: sort this way is 1 in 12! – a wake order by address cannot pass by luck

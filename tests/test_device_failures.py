@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import pytest
 
-from mqlog.core.faults import FaultPlan
-from mqlog.core.run import RunConfig, restart_run, run_workload
-from mqlog.core.spec import BUILTINS, build_spec
-from mqlog.core.storage import MemoryStorage
+from mqlog.core.disk.faults import FaultPlan
+from mqlog.core.workload.run import RunConfig, restart_run, run_workload
+from mqlog.core.workload.spec import BUILTINS, build_spec
+from mqlog.core.disk.storage import MemoryStorage
 from mqlog.platforms import choose
 
 

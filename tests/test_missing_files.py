@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 
 from mqlog.core.errors import LogFileMissingError
-from mqlog.core.pages import PAGE_SIZE
-from mqlog.core.storage import MemoryStorage
+from mqlog.core.format.pages import PAGE_SIZE
+from mqlog.core.disk.storage import MemoryStorage
 from mqlog.zos.space import ZosLogSpace
 
 CONTROL = "amqhlctl.lfh"

@@ -8,8 +8,8 @@ import sys
 
 import pytest
 
-from mqlog.core.faults import WriteRecord
-from mqlog.core.spec import BUILTINS, build_spec
+from mqlog.core.disk.faults import WriteRecord
+from mqlog.core.workload.spec import BUILTINS, build_spec
 from mqlog.platforms import choose
 from mqlog.torture import DETECT, NOTHING, SURVIVE, Campaign, claims, in_place_writes
 
@@ -78,7 +78,7 @@ def test_zos_dual_logging_survives_the_loss_of_either_copy():
 def test_a_log_that_acknowledges_before_writing_is_caught(monkeypatch):
     """The campaign can fail: a writer that confirms a force before the bytes are on disk
     (a write-ahead bug) loses committed messages at a crash, and the campaign says so."""
-    from mqlog.core.writer import LogWriter
+    from mqlog.core.log.writer import LogWriter
 
     original = LogWriter.force
 
@@ -238,7 +238,7 @@ def test_a_lying_cache_loses_on_a_single_copy_and_the_report_says_why():
 def test_a_writer_that_acknowledges_after_a_failed_fsync_is_caught(monkeypatch):
     """The fsync class can fail: a writer that treats a failed sync as done (the fsyncgate
     bug) acknowledges commits whose data the kernel dropped, and the campaign says so."""
-    from mqlog.core import writer as writer_module
+    from mqlog.core.log import writer as writer_module
     from mqlog.core.errors import StorageError
 
     original = writer_module.LogWriter._physical_write

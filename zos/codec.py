@@ -40,7 +40,7 @@ import attrs
 import zstandard
 
 from mqlog.core.errors import LogFormatError, ParameterError
-from mqlog.core.records import Codec
+from mqlog.core.format.records import Codec
 from mqlog.zos.rle import rle_decode, rle_encode
 
 #: the COMPLOG values: IBM's three, then ours

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import attrs
 
-from mqlog.core.addressing import PlainAddressing
+from mqlog.core.log.addressing import PlainAddressing
 from mqlog.core.platform import Platform, RecordCountCheckpoints
-from mqlog.core.records import NO_ADDRESS
-from mqlog.core.storage import Storage
+from mqlog.core.format.records import NO_ADDRESS
+from mqlog.core.disk.storage import Storage
 from mqlog.zos.codec import CompLogCodec
 from mqlog.zos.records import EveryThirdCheckpoint, pageset_records, shunt_round
 from mqlog.zos.space import ZosLogSpace

@@ -2,7 +2,7 @@
 share queues held in a coupling-facility (CF) structure, each logging its own work in its
 own log.
 
-**Shared queues.** A shared queue is one :class:`~mqlog.core.queues.Queue` object (no queue
+**Shared queues.** A shared queue is one :class:`~mqlog.core.objects.queues.Queue` object (no queue
 file) that every member holds in its ``queues``: a put by one member can be got by another.
 Unit-of-work ids carry the member's number (``QmConfig.member``), so units of different
 members never clash on a message. The structure outlives a member: when a member restarts,
@@ -18,7 +18,7 @@ member's order.
 issuing member's log: each shared queue's image (the core's media-image bytes) and, per
 member, the RBA from which that member's log must be read to bring the images up to date –
 its log's head at the moment of the snapshot, or earlier where an MQI call already logging
-has not yet taken effect (the fuzzy-image rule of :mod:`mqlog.core.media`). When a structure
+has not yet taken effect (the fuzzy-image rule of :mod:`mqlog.core.objects.media`). When a structure
 fails its messages are gone (applications get MQRC_CF_STRUCTURE_FAILED, 2373). RECOVER
 CFSTRUCT reads the latest backup, reads every member's log from its RBA, merges the records
 that touch the structure's queues by LRSN, and redoes them onto the images; uncommitted
@@ -35,15 +35,15 @@ from typing import Generator
 import attrs
 
 from mqlog.core.errors import LogCorruptionError, MqlogError
-from mqlog.core.uow import MqiError
-from mqlog.core.media import IMAGE_SEGMENT_BYTES, ImagedMessage, decode_image, encode_image
+from mqlog.core.objects.uow import MqiError
+from mqlog.core.objects.media import IMAGE_SEGMENT_BYTES, ImagedMessage, decode_image, encode_image
 from mqlog.core.platform import LogControl
-from mqlog.core.queuefile import MessageState
-from mqlog.core.queues import Message, Queue
-from mqlog.core.reader import LogReader
-from mqlog.core.records import NO_ADDRESS, Backout, Clr, Commit, Get, Prepare, Put, PutSegment
-from mqlog.core.recovery import _Restart
-from mqlog.core.qmgr import MEMBER_SHIFT
+from mqlog.core.objects.queuefile import MessageState
+from mqlog.core.objects.queues import Message, Queue
+from mqlog.core.log.reader import LogReader
+from mqlog.core.format.records import NO_ADDRESS, Backout, Clr, Commit, Get, Prepare, Put, PutSegment
+from mqlog.core.recovery.restart import _Restart
+from mqlog.core.objects.uow import MEMBER_SHIFT
 from mqlog.zos.records import CfBackup
 
 _MEMBER = struct.Struct("<B48sQ")

@@ -20,7 +20,7 @@ from typing import ClassVar
 
 import attrs
 
-from mqlog.core.records import (MSG_ID_LENGTH, NO_ADDRESS, QUEUE_NAME_LENGTH, RecordType, ResourceManager, _Codec,
+from mqlog.core.format.records import (MSG_ID_LENGTH, NO_ADDRESS, QUEUE_NAME_LENGTH, RecordType, ResourceManager, _Codec,
                                 _pad_name, _unpad_name, register)
 
 PUT, GET = 1, 2

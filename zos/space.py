@@ -35,11 +35,11 @@ from typing import Sequence
 import attrs
 
 from mqlog.core.errors import LogFileMissingError, LogFormatError, StorageError
-from mqlog.core.pages import PAGE_SIZE, PageRun, check_page
+from mqlog.core.format.pages import PAGE_SIZE, PageRun, check_page
 from mqlog.core.platform import LogControl
-from mqlog.core.records import NO_ADDRESS
-from mqlog.core.space import PhysicalWrite
-from mqlog.core.storage import Storage
+from mqlog.core.format.records import NO_ADDRESS
+from mqlog.core.log.space import PhysicalWrite
+from mqlog.core.disk.storage import Storage
 from mqlog.zos.config import RbaThreshold, rba_limits
 
 #: where (as a fraction of the way from the warning RBA to the termination RBA) the model

@@ -14,7 +14,7 @@ These work on a log space; the same over what ``mqlog run --platform zos --out D
 Log print (:func:`log_records`, :func:`ur_summary`, :func:`log_report`, :func:`log_print`)
 ------------------------------------------------------------------------------------------
 
-The log is read with the core's :class:`~mqlog.core.reader.LogReader` from the oldest address
+The log is read with the core's :class:`~mqlog.core.log.reader.LogReader` from the oldest address
 still available – the start of the oldest archive the BSDS records, or of the oldest active
 data set – to the end of the log (or from the first record at or after ``rba_start``; the
 first record is found from the CI header, since a data set may begin in the middle of a
@@ -84,7 +84,7 @@ Statistics (:func:`log_statistics`, :func:`format_statistics`)
 --------------------------------------------------------------
 
 Inputs: the log space (its live counters: reads, BSDS accesses, offloads, switches), the
-writer's statistics (:meth:`~mqlog.core.stats.LogStatistics.as_dict`, or the run's
+writer's statistics (:meth:`~mqlog.core.log.stats.LogStatistics.as_dict`, or the run's
 metrics.json, which carries a subset), the codec's :meth:`~mqlog.zos.codec.CompLogCodec.stats`
 and the queue manager's counters (``attrs.asdict(qm.counters)``, or metrics.json). Where
 ``counters`` carries a run's figure for something the space also counts (metrics.json's
@@ -147,9 +147,9 @@ from __future__ import annotations
 import json
 import zlib
 from mqlog.core.errors import LogFormatError, ParameterError
-from mqlog.core.pages import NO_FIRST_RECORD, PAGE_HEADER_SIZE, PAGE_SIZE, check_page, page_of
-from mqlog.core.reader import LogReader
-from mqlog.core.records import (NO_ADDRESS, Backout, Begin, CheckpointBegin, CheckpointEnd, Clr, ClrAction, Codec,
+from mqlog.core.format.pages import NO_FIRST_RECORD, PAGE_HEADER_SIZE, PAGE_SIZE, check_page, page_of
+from mqlog.core.log.reader import LogReader
+from mqlog.core.format.records import (NO_ADDRESS, Backout, Begin, CheckpointBegin, CheckpointEnd, Clr, ClrAction, Codec,
                                 Commit, Get, ObjectAction, ObjectChange, ObjectType, OpaqueRecord, Prepare, Put,
                                 PutSegment, RecordType, ResourceManager, UowState)
 from mqlog.zos.codec import CompLogCodec

@@ -11,13 +11,13 @@ import random
 
 import attrs
 import simpy
-from mqlog.core.devices import Device, get_profile
+from mqlog.core.disk.devices import Device, get_profile
 from mqlog.core.errors import SimulatedCrash
-from mqlog.core.faults import FaultInjectingStorage, FaultPlan
-from mqlog.core.journal import Journal
-from mqlog.core.qmgr import QmConfig, QueueManager
-from mqlog.core.storage import MemoryStorage
-from mqlog.core.uow import MqiError, Reason
+from mqlog.core.disk.faults import FaultInjectingStorage, FaultPlan
+from mqlog.core.workload.journal import Journal
+from mqlog.core.qm.manager import QmConfig, QueueManager
+from mqlog.core.disk.storage import MemoryStorage
+from mqlog.core.objects.uow import MqiError, Reason
 
 QUEUES = ("APP.Q0", "APP.Q1", "APP.Q2")
 

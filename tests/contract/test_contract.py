@@ -11,13 +11,13 @@ from __future__ import annotations
 import math
 
 import pytest
-from mqlog.core.faults import FaultPlan
-from mqlog.core.pages import PAGE_PAYLOAD
+from mqlog.core.disk.faults import FaultPlan
+from mqlog.core.format.pages import PAGE_PAYLOAD
 from mqlog.core.platform import reference_platform
-from mqlog.core.qmgr import RESERVE_PER_OP
-from mqlog.core.queuefile import MessageState
-from mqlog.core.records import HEADER_SIZE, Clr
-from mqlog.core.storage import MemoryStorage
+from mqlog.core.qm.manager import RESERVE_PER_OP
+from mqlog.core.objects.queuefile import MessageState
+from mqlog.core.format.records import HEADER_SIZE, Clr
+from mqlog.core.disk.storage import MemoryStorage
 from mqlog.distributed.platform import distributed_platform
 from mqlog.torture import DAMAGE, in_place_writes
 from mqlog.zos.codec import CompLogCodec
@@ -145,7 +145,7 @@ def test_crash_during_restart_then_restart_again_repeats_no_undo(platform_config
 def clrs_in_log(storage, platform_config=None, start: int | None = None) -> int:
     """Compensation records in the log on ``storage`` (read through the platform's space),
     from ``start`` or else from the tail its control data names."""
-    from mqlog.core.reader import LogReader
+    from mqlog.core.log.reader import LogReader
 
     space = (platform_config or CONFIGS[0]).make(storage).space
     if start is None:

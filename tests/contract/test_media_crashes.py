@@ -5,8 +5,8 @@ recovery itself."""
 
 from __future__ import annotations
 
-from mqlog.core.faults import FaultPlan
-from mqlog.core.queuefile import file_name_for
+from mqlog.core.disk.faults import FaultPlan
+from mqlog.core.objects.queuefile import file_name_for
 from mqlog.distributed.media import rcdmqimg
 from mqlog.distributed.platform import distributed_platform
 

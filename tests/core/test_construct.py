@@ -1,12 +1,12 @@
-"""mqlog.core.construct: instances of slotted attrs classes made from checked values."""
+"""mqlog.core.format.construct: instances of slotted attrs classes made from checked values."""
 
 from __future__ import annotations
 
 import attrs
 import pytest
-from mqlog.core.construct import builder
-from mqlog.core.pages import PageHeader
-from mqlog.core.records import Begin, Codec, Put
+from mqlog.core.format.construct import builder
+from mqlog.core.format.pages import PageHeader
+from mqlog.core.format.records import Begin, Codec, Put
 
 
 def test_a_built_instance_equals_the_one_init_makes():

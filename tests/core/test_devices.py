@@ -5,7 +5,7 @@ from __future__ import annotations
 import attrs
 import pytest
 import simpy
-from mqlog.core.devices import (
+from mqlog.core.disk.devices import (
     PROFILE_FIELDS,
     Device,
     DeviceProfile,

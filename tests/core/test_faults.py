@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from mqlog.core.errors import ParameterError, SimulatedCrash, StorageError, StorageFullError
-from mqlog.core.faults import SECTOR_SIZE, FaultInjectingStorage, FaultPlan, WriteRecord
-from mqlog.core.storage import DirectoryStorage, MemoryStorage, Storage
+from mqlog.core.disk.faults import SECTOR_SIZE, FaultInjectingStorage, FaultPlan, WriteRecord
+from mqlog.core.disk.storage import DirectoryStorage, MemoryStorage, Storage
 
 
 @pytest.fixture(params=["memory", "directory"])

@@ -2,7 +2,7 @@
 reads back what the real writer wrote.
 
 The decoder half of this file uses only ``struct`` and ``zlib`` and the numbers in
-FORMAT.md. It must not import ``mqlog.core.records``, ``pages`` or ``reader``. The test half
+FORMAT.md. It must not import ``mqlog.core.format.records``, ``pages`` or ``reader``. The test half
 drives the real :class:`LogWriter` (group commit, partial-page rewrites, padding, records
 spanning pages, a restart that resumes the log) with every record type. It then checks that
 the decoder finds exactly what was appended, and that every page obeys the document. If the
@@ -281,10 +281,10 @@ def decode_log(file: bytes, start: int) -> tuple[list[dict], list[tuple[int, int
 
 import attrs  # noqa: E402
 import simpy  # noqa: E402
-from mqlog.core.devices import Device, get_profile  # noqa: E402
+from mqlog.core.disk.devices import Device, get_profile  # noqa: E402
 from mqlog.core.errors import RecordTooLargeError  # noqa: E402
-from mqlog.core.pages import LogBuffer  # noqa: E402  (the test half only: to resume after a restart)
-from mqlog.core.records import (  # noqa: E402
+from mqlog.core.format.pages import LogBuffer  # noqa: E402  (the test half only: to resume after a restart)
+from mqlog.core.format.records import (  # noqa: E402
     Backout,
     Begin,
     CheckpointBegin,
@@ -302,9 +302,9 @@ from mqlog.core.records import (  # noqa: E402
     UowEntry,
     split_message,
 )
-from mqlog.core.space import ReferenceLogSpace  # noqa: E402
-from mqlog.core.storage import MemoryStorage  # noqa: E402
-from mqlog.core.writer import LogWriter  # noqa: E402
+from mqlog.core.log.space import ReferenceLogSpace  # noqa: E402
+from mqlog.core.disk.storage import MemoryStorage  # noqa: E402
+from mqlog.core.log.writer import LogWriter  # noqa: E402
 
 
 @attrs.frozen
@@ -635,7 +635,7 @@ def test_worked_example_matches_the_writer():
 def test_reference_control_file_matches_the_document():
     """FORMAT.md §6.1, decoded by hand."""
     from mqlog.core.platform import LogControl, ReferenceSpace
-    from mqlog.core.storage import MemoryStorage
+    from mqlog.core.disk.storage import MemoryStorage
 
     storage = MemoryStorage()
     ReferenceSpace(storage).save_control(LogControl(checkpoint=0x1234, tail=0x1000, checkpoint_number=7))
@@ -688,10 +688,10 @@ def test_media_images_in_a_real_log_match_the_document():
     """Take an image of a queue holding committed and uncommitted messages (one large enough
     to need two segments), then decode the log's 0x40 records and the image by hand."""
     import simpy
-    from mqlog.core.devices import Device, get_profile
-    from mqlog.core.qmgr import QmConfig, QueueManager
-    from mqlog.core.reader import LogReader
-    from mqlog.core.storage import MemoryStorage
+    from mqlog.core.disk.devices import Device, get_profile
+    from mqlog.core.qm.manager import QmConfig, QueueManager
+    from mqlog.core.log.reader import LogReader
+    from mqlog.core.disk.storage import MemoryStorage
     from mqlog.distributed.media import rcdmqimg
     from mqlog.distributed.platform import distributed_platform
 

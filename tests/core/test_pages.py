@@ -7,7 +7,7 @@ import struct
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from mqlog.core.pages import (
+from mqlog.core.format.pages import (
     FLAG_AFTER_PAD,
     FLAG_PARTIAL,
     NO_FIRST_RECORD,

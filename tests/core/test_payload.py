@@ -11,7 +11,7 @@ import zstandard
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from mqlog.core.errors import ParameterError
-from mqlog.core.payload import PAYLOAD_KINDS, make_payload
+from mqlog.core.workload.payload import PAYLOAD_KINDS, make_payload
 
 PLAIN = ("random", "text", "padded-records")
 _RUN = re.compile(rb"(.)\1{3,}", re.DOTALL)

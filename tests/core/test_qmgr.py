@@ -5,14 +5,14 @@ from __future__ import annotations
 import attrs
 import pytest
 import simpy
-from mqlog.core.devices import Device, get_profile
+from mqlog.core.disk.devices import Device, get_profile
 from mqlog.core.errors import SimulatedCrash
-from mqlog.core.faults import FaultInjectingStorage, FaultPlan
+from mqlog.core.disk.faults import FaultInjectingStorage, FaultPlan
 from mqlog.core.platform import SpaceAction, reference_platform
-from mqlog.core.qmgr import QmConfig, QueueManager
-from mqlog.core.queuefile import MessageState
-from mqlog.core.storage import MemoryStorage
-from mqlog.core.uow import MqiError, Reason
+from mqlog.core.qm.manager import QmConfig, QueueManager
+from mqlog.core.objects.queuefile import MessageState
+from mqlog.core.disk.storage import MemoryStorage
+from mqlog.core.objects.uow import MqiError, Reason
 
 
 class Rig:
@@ -109,8 +109,8 @@ def test_nonpersistent_work_logs_nothing_even_inside_a_unit_with_persistent_work
         yield from conn.commit()
 
     rig.run(mixed())
-    from mqlog.core.reader import scan
-    from mqlog.core.records import Put
+    from mqlog.core.log.reader import scan
+    from mqlog.core.format.records import Put
 
     puts = [r for _, r in scan(rig.platform.space, 0)[0] if isinstance(r, Put)]
     assert [r.data for r in puts] == [b"p"]
@@ -446,8 +446,8 @@ def test_a_flush_shows_an_outcome_whose_record_is_on_disk_before_memory_catches_
     # Defence in depth for the race above: should a flush ever run between a Commit
     # record reaching the disk and the committing process resuming, the file must show
     # the outcome, because restart starts after that record and will not see it again.
-    from mqlog.core.queuefile import QueueFile
-    from mqlog.core.queues import Message, Queue
+    from mqlog.core.objects.queuefile import QueueFile
+    from mqlog.core.objects.queues import Message, Queue
 
     storage = MemoryStorage()
     queue = Queue("Q", QueueFile.create(storage, "Q"))
@@ -472,7 +472,7 @@ class ZlibAsRle:
     def encode(self, data):
         import zlib
 
-        from mqlog.core.records import Codec
+        from mqlog.core.format.records import Codec
 
         packed = zlib.compress(data)
         return (Codec.RLE, packed) if len(packed) < len(data) else (Codec.NONE, data)
@@ -536,8 +536,8 @@ def test_the_restart_report_carries_the_platform_messages_and_real_figures():
 def test_a_checkpoint_among_a_large_messages_records_does_not_lose_it(syncpoint):
     """A segment waits for buffer space and a checkpoint's Begin lands between the put record
     and its segments: replay starts after the put record and must fetch it by the chain."""
-    from mqlog.core.reader import LogReader
-    from mqlog.core.records import CheckpointBegin, Put, PutSegment
+    from mqlog.core.log.reader import LogReader
+    from mqlog.core.format.records import CheckpointBegin, Put, PutSegment
 
     big = bytes(range(256)) * 160  # 40 960 bytes: a put and two segments
     split = 0
@@ -634,11 +634,11 @@ def test_a_begin_for_unit_of_work_0_is_named_as_corruption_not_a_crash():
     """Unit of work 0 marks out-of-syncpoint records: a Begin for it is damage, reported with
     its log address (it used to stop restart with a KeyError)."""
     from mqlog.core.errors import LogCorruptionError
-    from mqlog.core.reader import LogReader
-    from mqlog.core.records import Begin
-    from mqlog.core.run import RunConfig, restart_run, run_workload
-    from mqlog.core.spec import BUILTINS, build_spec
-    from mqlog.core.writer import LogWriter
+    from mqlog.core.log.reader import LogReader
+    from mqlog.core.format.records import Begin
+    from mqlog.core.workload.run import RunConfig, restart_run, run_workload
+    from mqlog.core.workload.spec import BUILTINS, build_spec
+    from mqlog.core.log.writer import LogWriter
     from mqlog.platforms import choose
 
     choice = choose("reference")
@@ -668,8 +668,8 @@ def test_a_begin_for_unit_of_work_0_is_named_as_corruption_not_a_crash():
 def test_restart_reports_its_replay_as_it_goes():
     """``mqlog restart``'s progress counter: called page by page with the records replayed so
     far, rising to the report's count."""
-    from mqlog.core.run import RunConfig, restart_run, run_workload
-    from mqlog.core.spec import BUILTINS, build_spec
+    from mqlog.core.workload.run import RunConfig, restart_run, run_workload
+    from mqlog.core.workload.spec import BUILTINS, build_spec
     from mqlog.platforms import choose
 
     choice = choose("distributed")

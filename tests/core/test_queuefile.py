@@ -19,8 +19,8 @@ from mqlog.core.errors import (
     SimulatedCrash,
     StorageError,
 )
-from mqlog.core.faults import FaultInjectingStorage, FaultPlan
-from mqlog.core.queuefile import (
+from mqlog.core.disk.faults import FaultInjectingStorage, FaultPlan
+from mqlog.core.objects.queuefile import (
     BLOCK_SIZE,
     DATA_HEADER_SIZE,
     NOT_WRITTEN,
@@ -36,7 +36,7 @@ from mqlog.core.queuefile import (
     list_queue_files,
     queue_name_for,
 )
-from mqlog.core.storage import DirectoryStorage, MemoryStorage
+from mqlog.core.disk.storage import DirectoryStorage, MemoryStorage
 
 C, PU, GU = MessageState.COMMITTED, MessageState.PUT_UNCOMMITTED, MessageState.GOT_UNCOMMITTED
 

@@ -17,15 +17,15 @@ from functools import lru_cache
 import attrs
 import pytest
 import simpy
-from mqlog.core.devices import Device, get_profile
+from mqlog.core.disk.devices import Device, get_profile
 from mqlog.core.errors import LogCorruptionError, SimulatedCrash
-from mqlog.core.faults import FaultInjectingStorage, FaultPlan
-from mqlog.core.pages import PAGE_SIZE, STALE, advance, build_page
-from mqlog.core.reader import LOST_REWRITE, LogReader, scan
-from mqlog.core.records import NO_ADDRESS, Begin, Commit, Get, Put
-from mqlog.core.space import ReferenceLogSpace
-from mqlog.core.storage import MemoryStorage
-from mqlog.core.writer import LogWriter
+from mqlog.core.disk.faults import FaultInjectingStorage, FaultPlan
+from mqlog.core.format.pages import PAGE_SIZE, STALE, advance, build_page
+from mqlog.core.log.reader import LOST_REWRITE, LogReader, scan
+from mqlog.core.format.records import NO_ADDRESS, Begin, Commit, Get, Put
+from mqlog.core.log.space import ReferenceLogSpace
+from mqlog.core.disk.storage import MemoryStorage
+from mqlog.core.log.writer import LogWriter
 
 FILE = "reference.log"
 HEADER = 32
@@ -643,9 +643,9 @@ def test_a_decoder_that_fails_with_a_bug_surfaces_as_that_bug(monkeypatch, cls):
 def test_a_decoder_bug_surfaces_from_restart_too(monkeypatch):
     """Restart reads the log with the same reader: a decoder bug stops it as that bug, not as
     a log it calls damaged (or ends early)."""
-    from mqlog.core.records import Commit as CommitRecord
-    from mqlog.core.run import RunConfig, restart_run, run_workload
-    from mqlog.core.spec import BUILTINS, build_spec
+    from mqlog.core.format.records import Commit as CommitRecord
+    from mqlog.core.workload.run import RunConfig, restart_run, run_workload
+    from mqlog.core.workload.spec import BUILTINS, build_spec
     from mqlog.platforms import choose
 
     choice = choose("distributed")

@@ -1,6 +1,6 @@
 """A run recorded once materialises the same disks and journals as re-running it with the fault.
 
-The fault campaign's engine (core/recording.py) must be indistinguishable from the re-run
+The fault campaign's engine (core/workload/recording.py) must be indistinguishable from the re-run
 it replaces: for every crash point and every torn write of small runs on both platforms,
 the image is byte for byte the re-run's durable storage and the journal says the same.
 """
@@ -12,12 +12,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mqlog.core.errors import SimulatedCrash, StorageError
-from mqlog.core.faults import FaultInjectingStorage, FaultPlan
-from mqlog.core.journal import Journal
-from mqlog.core.recording import JOURNAL_EVENTS, CowStorage, Recorder, files_of
-from mqlog.core.run import RunConfig, restart_run, run_workload
-from mqlog.core.spec import BUILTINS, build_spec
-from mqlog.core.storage import MemoryStorage
+from mqlog.core.disk.faults import FaultInjectingStorage, FaultPlan
+from mqlog.core.workload.journal import Journal
+from mqlog.core.workload.recording import JOURNAL_EVENTS, CowStorage, Recorder, files_of
+from mqlog.core.workload.run import RunConfig, restart_run, run_workload
+from mqlog.core.workload.spec import BUILTINS, build_spec
+from mqlog.core.disk.storage import MemoryStorage
 from mqlog.platforms import choose
 from mqlog.torture import in_place_writes
 
@@ -81,7 +81,7 @@ def test_a_restart_recorded_once_materialises_every_crash_during_it(platform, lo
     image = recording.materialise(k)
     probe = Recorder().storage(CowStorage(image), FaultPlan(), keep_write_log=False)
     restart_run(maker, probe)
-    from mqlog.core.recording import Recording
+    from mqlog.core.workload.recording import Recording
 
     restart = Recording(probe.ops, [], probe.physical_writes, base=image)
     assert restart.physical_writes > 2

@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from mqlog.core.errors import LogFormatError
-from mqlog.core.records import (
+from mqlog.core.format.records import (
     NO_ADDRESS,
     PLATFORM_TYPE_RANGES,
     Backout,
@@ -371,7 +371,7 @@ def test_from_bytes_of_the_wrong_class_is_an_error():
 
 def test_a_record_over_the_format_limit_is_refused_when_encoding():
     from mqlog.core.errors import RecordTooLargeError
-    from mqlog.core.records import MAX_RECORD_SIZE, Backout, UndoneOp
+    from mqlog.core.format.records import MAX_RECORD_SIZE, Backout, UndoneOp
 
     ops = [UndoneOp(i, i) for i in range(MAX_RECORD_SIZE // 12)]
     with pytest.raises(RecordTooLargeError, match="limit"):
@@ -384,7 +384,7 @@ def test_a_record_over_the_format_limit_is_refused_when_encoding():
 
 
 def test_opaque_records_are_only_for_platform_types():
-    from mqlog.core.records import OpaqueRecord
+    from mqlog.core.format.records import OpaqueRecord
 
     with pytest.raises(ValueError, match="platform"):
         OpaqueRecord(0x06, body=b"")
@@ -417,7 +417,7 @@ def test_a_name_decodes_the_same_every_time_and_a_non_ascii_one_never_does(kind)
 
 def test_remembered_names_are_bounded():
     """A log naming ever more queues (a crafted one) cannot grow the memory of names."""
-    from mqlog.core import records
+    from mqlog.core.format import records
 
     for k in range(records._ASCII_NAMES_MAX + 300):
         assert decode_record(Get(f"Q.{k}", bytes(24)).to_bytes()).queue == f"Q.{k}"
@@ -430,7 +430,7 @@ def _every_decoder():
     import mqlog.distributed.media  # noqa: F401  (registers the platforms' record types)
     import mqlog.zos.qsg  # noqa: F401
     import mqlog.zos.records  # noqa: F401
-    from mqlog.core.records import record_types
+    from mqlog.core.format.records import record_types
 
     return sorted(record_types().items())
 
@@ -441,7 +441,7 @@ def test_a_malformed_body_of_any_registered_type_is_a_format_error(data):
     """decode_record catches only the errors that mean bad bytes: every registered decoder,
     given any body (short, long, garbage, any flags), either decodes it or raises one of
     those, which decode_record reports as LogFormatError; nothing else escapes."""
-    from mqlog.core.records import HEADER, _frame, decode_record
+    from mqlog.core.format.records import HEADER, _frame, decode_record
 
     code, cls = data.draw(st.sampled_from(_every_decoder()))
     body = data.draw(st.binary(max_size=1200))
@@ -457,7 +457,7 @@ def test_a_malformed_body_of_any_registered_type_is_a_format_error(data):
 def test_a_decoder_bug_is_not_reported_as_a_malformed_record(monkeypatch):
     """A TypeError from a decoder is a bug, not bad bytes: decode_record lets it through
     rather than calling the record malformed (which a reader would report as damage)."""
-    from mqlog.core.records import Commit, decode_record
+    from mqlog.core.format.records import Commit, decode_record
 
     raw = Commit(5, 1, uow=9).to_bytes()
 

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from mqlog.core.errors import MqlogError, ParameterError, SpecError
-from mqlog.core.payload import PAYLOAD_KINDS
-from mqlog.core.spec import (
+from mqlog.core.workload.payload import PAYLOAD_KINDS
+from mqlog.core.workload.spec import (
     BUILTINS,
     Param,
     SpecValueError,

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from mqlog.core.errors import MqlogError, StorageError
-from mqlog.core.storage import DirectoryStorage, MemoryStorage, Storage
+from mqlog.core.disk.storage import DirectoryStorage, MemoryStorage, Storage
 
 
 @pytest.fixture(params=["memory", "directory"])

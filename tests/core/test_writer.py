@@ -7,15 +7,15 @@ import random
 
 import pytest
 import simpy
-from mqlog.core.devices import Device, get_profile
+from mqlog.core.disk.devices import Device, get_profile
 from mqlog.core.errors import ParameterError, SimulatedCrash
-from mqlog.core.faults import FaultInjectingStorage, FaultPlan
-from mqlog.core.pages import PAGE_SIZE
-from mqlog.core.reader import scan
-from mqlog.core.records import Commit, Get, Put
-from mqlog.core.space import ReferenceLogSpace
-from mqlog.core.storage import DirectoryStorage, MemoryStorage
-from mqlog.core.writer import LogWriter
+from mqlog.core.disk.faults import FaultInjectingStorage, FaultPlan
+from mqlog.core.format.pages import PAGE_SIZE
+from mqlog.core.log.reader import scan
+from mqlog.core.format.records import Commit, Get, Put
+from mqlog.core.log.space import ReferenceLogSpace
+from mqlog.core.disk.storage import DirectoryStorage, MemoryStorage
+from mqlog.core.log.writer import LogWriter
 
 
 def make(storage=None, device="ssd", **kwargs):
@@ -193,7 +193,7 @@ def test_statistics_agree_with_the_writes_storage_saw():
 
 
 def test_write_size_buckets_are_page_counts_by_powers_of_two():
-    from mqlog.core.stats import WRITE_SIZE_BOUNDS, write_size_bucket, write_size_labels
+    from mqlog.core.log.stats import WRITE_SIZE_BOUNDS, write_size_bucket, write_size_labels
 
     labels = write_size_labels()
     assert len(labels) == len(WRITE_SIZE_BOUNDS) + 1 and labels[0] == "<=4K" and labels[-1] == ">1M"
@@ -330,7 +330,7 @@ def test_a_writer_resumed_after_an_incomplete_record_rewrites_the_tail_page_rath
     writer then padded past the tail page (its pad policy likes a well-filled page), the
     stale start of the dropped record would stay on disk, and a reader coming through from
     an earlier address (media recovery, archive, a log scan) would trip over it."""
-    from mqlog.core.reader import LogReader
+    from mqlog.core.log.reader import LogReader
 
     storage = MemoryStorage()
     env = simpy.Environment()

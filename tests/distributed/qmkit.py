@@ -4,9 +4,9 @@ generator to its end, damaging a queue file, and a queue's contents as comparabl
 from __future__ import annotations
 
 import simpy
-from mqlog.core.devices import Device, get_profile
-from mqlog.core.qmgr import QmConfig, QueueManager
-from mqlog.core.queuefile import file_name_for
+from mqlog.core.disk.devices import Device, get_profile
+from mqlog.core.qm.manager import QmConfig, QueueManager
+from mqlog.core.objects.queuefile import file_name_for
 from mqlog.distributed.platform import distributed_platform
 
 PAGES = 64

@@ -6,11 +6,11 @@ overrun, and work resumes once the tail moves."""
 from __future__ import annotations
 
 import simpy
-from mqlog.core.devices import Device, get_profile
-from mqlog.core.faults import FaultInjectingStorage
-from mqlog.core.qmgr import QmConfig, QueueManager
-from mqlog.core.storage import MemoryStorage
-from mqlog.core.uow import MqiError, Reason
+from mqlog.core.disk.devices import Device, get_profile
+from mqlog.core.disk.faults import FaultInjectingStorage
+from mqlog.core.qm.manager import QmConfig, QueueManager
+from mqlog.core.disk.storage import MemoryStorage
+from mqlog.core.objects.uow import MqiError, Reason
 from mqlog.distributed.platform import distributed_platform
 
 

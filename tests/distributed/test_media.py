@@ -6,16 +6,16 @@ from __future__ import annotations
 import pytest
 import simpy
 from mqlog.core.errors import LogFormatError
-from mqlog.core.faults import FaultInjectingStorage
-from mqlog.core.media import (
+from mqlog.core.disk.faults import FaultInjectingStorage
+from mqlog.core.objects.media import (
     ImagedMessage,
     MediaRecoveryError,
     decode_image,
     encode_image,
 )
-from mqlog.core.queuefile import MessageState, file_name_for
-from mqlog.core.storage import MemoryStorage
-from mqlog.core.uow import MqiError, Reason
+from mqlog.core.objects.queuefile import MessageState, file_name_for
+from mqlog.core.disk.storage import MemoryStorage
+from mqlog.core.objects.uow import MqiError, Reason
 from mqlog.distributed.media import MediaImage, rcdmqimg, rcrmqobj
 from mqlog.distributed.space import extent_name
 

@@ -7,13 +7,13 @@ import random
 
 import pytest
 import simpy
-from mqlog.core.devices import Device, get_profile
+from mqlog.core.disk.devices import Device, get_profile
 from mqlog.core.errors import LogFileMissingError, SimulatedCrash
-from mqlog.core.faults import FaultInjectingStorage, FaultPlan
-from mqlog.core.media import MediaRecoveryError
-from mqlog.core.qmgr import QmConfig, QueueManager
-from mqlog.core.storage import MemoryStorage
-from mqlog.core.uow import MqiError, Reason
+from mqlog.core.disk.faults import FaultInjectingStorage, FaultPlan
+from mqlog.core.objects.media import MediaRecoveryError
+from mqlog.core.qm.manager import QmConfig, QueueManager
+from mqlog.core.disk.storage import MemoryStorage
+from mqlog.core.objects.uow import MqiError, Reason
 from mqlog.distributed.media import rcdmqimg, rcrmqobj
 from mqlog.distributed.platform import distributed_platform
 from mqlog.distributed.space import extent_name

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import pytest
 import simpy
-from mqlog.core.devices import Device, get_profile
+from mqlog.core.disk.devices import Device, get_profile
 from mqlog.core.errors import MqlogError, SimulatedCrash
-from mqlog.core.faults import FaultInjectingStorage, FaultPlan
-from mqlog.core.journal import Journal
-from mqlog.core.pages import PAGE_SIZE, PageRun
-from mqlog.core.qmgr import QmConfig, QueueManager
-from mqlog.core.storage import MemoryStorage
+from mqlog.core.disk.faults import FaultInjectingStorage, FaultPlan
+from mqlog.core.workload.journal import Journal
+from mqlog.core.format.pages import PAGE_SIZE, PageRun
+from mqlog.core.qm.manager import QmConfig, QueueManager
+from mqlog.core.disk.storage import MemoryStorage
 from mqlog.distributed.platform import LsnAddressing, distributed_platform
 from mqlog.distributed.space import (
     CONTROL_FILE,
@@ -216,7 +216,7 @@ def test_a_page_restart_read_from_the_spare_copy_is_put_back_in_place_first():
     """TripleWrite: a crash after the spare copy of a partial page was written but before the
     page was rewritten in place; restart reads the spare copy; the next write must restore
     the page in place before any spare slot is reused, or a second restart loses it."""
-    from mqlog.core.pages import build_page
+    from mqlog.core.format.pages import build_page
 
     storage = MemoryStorage()
     space = DistributedLogSpace(storage, primary=3, secondary=2, file_pages=PAGES)

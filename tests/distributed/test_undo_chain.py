@@ -15,10 +15,10 @@ import attrs
 import pytest
 
 from mqlog.core.errors import LogCorruptionError
-from mqlog.core.faults import FaultInjectingStorage
-from mqlog.core.records import NO_ADDRESS
-from mqlog.core.recovery import _Restart
-from mqlog.core.storage import MemoryStorage
+from mqlog.core.disk.faults import FaultInjectingStorage
+from mqlog.core.format.records import NO_ADDRESS
+from mqlog.core.recovery.restart import _Restart
+from mqlog.core.disk.storage import MemoryStorage
 
 from .qmkit import make_qm, run
 

@@ -130,7 +130,7 @@ def test_compare_on_a_standalone_cluster_equals_the_local_result(cluster, bare_p
                          capture_output=True, text=True, timeout=600, env=dict(os.environ, PYSPARK_PYTHON=bare_python))
     assert out.returncode == 0, out.stderr
     remote = [json.loads(line) for line in out.stdout.splitlines()]
-    from mqlog.core.spec import BUILTINS, build_spec
+    from mqlog.core.workload.spec import BUILTINS, build_spec
 
     spec = build_spec(BUILTINS["putget-pairs"], {"pairs": "1", "messages_per_pair": "20"}, origin="test")
     local = compare(spark, workload="putget-pairs", params=dict(spec.params), seed=0, device="ssd",

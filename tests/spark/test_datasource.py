@@ -2,7 +2,7 @@
 
 Run directories come from the real CLI (``python -m mqlog run --out``, a few tenths of a
 second each). What the data source returns is checked against reads made without it: a
-:class:`~mqlog.core.reader.LogReader` walk of the whole distributed log, and ``mqlog print
+:class:`~mqlog.core.log.reader.LogReader` walk of the whole distributed log, and ``mqlog print
 --json`` for z/OS (issue 7: "counts match mqlog print").
 """
 
@@ -72,10 +72,10 @@ def _load(spark, directory: Path, **options):
 
 def _distributed_walk(directory: Path) -> tuple[list[tuple], object]:
     """Every record on disk, by a LogReader from the first record of the oldest extent."""
-    from mqlog.core.pages import NO_FIRST_RECORD, PAGE_HEADER_SIZE, PAGE_SIZE, check_page
-    from mqlog.core.reader import LogReader
-    from mqlog.core.records import Put
-    from mqlog.core.storage import DirectoryStorage
+    from mqlog.core.format.pages import NO_FIRST_RECORD, PAGE_HEADER_SIZE, PAGE_SIZE, check_page
+    from mqlog.core.log.reader import LogReader
+    from mqlog.core.format.records import Put
+    from mqlog.core.disk.storage import DirectoryStorage
     from mqlog.platforms import choose
 
     run = json.loads((directory / "run.json").read_text())
@@ -158,7 +158,7 @@ def test_corrupt_byte_failfast_and_permissive(mqlog_spark, dist_run, tmp_path):
     clean = {r["file"]: r["count"] for r in clean}
     damaged = tmp_path / "damaged"
     shutil.copytree(dist_run, damaged)
-    from mqlog.core.storage import DirectoryStorage
+    from mqlog.core.disk.storage import DirectoryStorage
     from mqlog.distributed.space import extent_name
 
     from mqlog.platforms import choose

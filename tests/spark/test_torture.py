@@ -7,7 +7,7 @@ import json
 from click.testing import CliRunner
 
 from mqlog.cli import cli
-from mqlog.core.spec import BUILTINS, build_spec
+from mqlog.core.workload.spec import BUILTINS, build_spec
 from mqlog.platforms import choose
 from mqlog.spark.torture import run_campaigns
 from mqlog.torture import Campaign

@@ -8,14 +8,14 @@ import random
 import pytest
 import simpy
 import zstandard
-from mqlog.core.devices import Device, get_profile
+from mqlog.core.disk.devices import Device, get_profile
 from mqlog.core.errors import LogFormatError, ParameterError
-from mqlog.core.faults import FaultInjectingStorage
+from mqlog.core.disk.faults import FaultInjectingStorage
 from mqlog.core.platform import reference_platform
-from mqlog.core.qmgr import QmConfig, QueueManager
-from mqlog.core.records import Codec
-from mqlog.core.storage import MemoryStorage
-from mqlog.core.uow import MqiError
+from mqlog.core.qm.manager import QmConfig, QueueManager
+from mqlog.core.format.records import Codec
+from mqlog.core.disk.storage import MemoryStorage
+from mqlog.core.objects.uow import MqiError
 from mqlog.zos.codec import CompLogCodec
 
 from .test_rle import card_images, zero_filled_structs

@@ -10,13 +10,13 @@ import random
 import pytest
 import simpy
 
-from mqlog.core.devices import Device, get_profile
-from mqlog.core.faults import FaultInjectingStorage
-from mqlog.core.qmgr import QmConfig, QueueManager
-from mqlog.core.queuefile import MessageState
-from mqlog.core.reader import LogReader
-from mqlog.core.storage import MemoryStorage
-from mqlog.core.uow import MqiError, Reason
+from mqlog.core.disk.devices import Device, get_profile
+from mqlog.core.disk.faults import FaultInjectingStorage
+from mqlog.core.qm.manager import QmConfig, QueueManager
+from mqlog.core.objects.queuefile import MessageState
+from mqlog.core.log.reader import LogReader
+from mqlog.core.disk.storage import MemoryStorage
+from mqlog.core.objects.uow import MqiError, Reason
 from mqlog.zos.platform import zos_platform
 from mqlog.zos.qsg import QsgError, QueueSharingGroup
 
@@ -260,7 +260,7 @@ def shared_queue_work(plan):
 
 @pytest.mark.parametrize("fraction", [0.2, 0.4, 0.6, 0.8, 1.0])
 def test_a_member_crashing_at_any_point_loses_no_acknowledged_shared_message(fraction):
-    from mqlog.core.faults import FaultPlan
+    from mqlog.core.disk.faults import FaultPlan
 
     # The crash points are spread over the writes QMA's log makes in a run without one (the
     # last: the crash at its very last write), so that every one of them falls in the run.
@@ -445,7 +445,7 @@ def test_a_backup_bigger_than_the_log_can_take_fails_clearly():
     shared = qsg.define_shared_queue("SHARED.Q", "APPL1")
     run(env, a.start())
     for i in range(300):  # a deep structure: puts made straight into the CF for the test
-        from mqlog.core.queues import Message
+        from mqlog.core.objects.queues import Message
         shared.add(Message(b"M%023d" % i, i + 1, True, 2000, bytes(2000)))
     with pytest.raises(QsgError, match="cannot hold a backup"):
         run(env, qsg.backup_cfstruct(a, "APPL1"))

@@ -8,12 +8,12 @@ from __future__ import annotations
 import pytest
 import simpy
 
-from mqlog.core.devices import Device, get_profile
+from mqlog.core.disk.devices import Device, get_profile
 from mqlog.core.errors import SimulatedCrash
-from mqlog.core.faults import FaultInjectingStorage, FaultPlan
-from mqlog.core.qmgr import QmConfig, QueueManager
-from mqlog.core.recovery import BackoutImpossible
-from mqlog.core.storage import MemoryStorage
+from mqlog.core.disk.faults import FaultInjectingStorage, FaultPlan
+from mqlog.core.qm.manager import QmConfig, QueueManager
+from mqlog.core.recovery.restart import BackoutImpossible
+from mqlog.core.disk.storage import MemoryStorage
 from mqlog.zos.platform import zos_platform
 
 
@@ -148,8 +148,8 @@ def test_an_in_doubt_unit_stays_in_doubt_across_restart_after_shunting_and_can_b
 def test_a_crash_during_restart_undo_of_a_shunted_unit_repeats_no_undo():
     """1200 puts, shunted, undone by a restart that crashes part way: the next restart
     writes exactly the CLRs the first did not (review finding: it redid almost all)."""
-    from mqlog.core.reader import LogReader
-    from mqlog.core.records import Clr
+    from mqlog.core.log.reader import LogReader
+    from mqlog.core.format.records import Clr
 
     storage = FaultInjectingStorage(MemoryStorage())
     env, platform, qm = make(storage, data_sets=4, cis=256, logload=100_000)
@@ -229,7 +229,7 @@ def test_no_round_of_shunting_is_left_off_its_units_chain_while_the_unit_is_mid_
     """Review finding: a round appended while the unit's own MQI call waited for buffer space
     was skipped by the record that call then appended (built on the old chain end), so
     restart walked past the round. A unit with a call in progress is not shunted now."""
-    from mqlog.core.reader import LogReader
+    from mqlog.core.log.reader import LogReader
     from mqlog.zos.records import Shunt
 
     storage = FaultInjectingStorage(MemoryStorage())
@@ -273,9 +273,9 @@ def test_a_log_too_small_for_what_it_must_keep_ends_the_run_instead_of_hanging()
     take more work: the callers waiting at CSQJ111A would wait, and checkpoints run, for ever
     (the run never ended). After 1000 futile checkpoints the queue manager ends abnormally,
     saying why, and leaves its files for a restart."""
-    from mqlog.core.run import RunConfig, run_workload
-    from mqlog.core.spec import BUILTINS, build_spec
-    from mqlog.core.storage import MemoryStorage
+    from mqlog.core.workload.run import RunConfig, run_workload
+    from mqlog.core.workload.spec import BUILTINS, build_spec
+    from mqlog.core.disk.storage import MemoryStorage
     from mqlog.platforms import choose
 
     choice = choose("zos")

@@ -16,13 +16,13 @@ import attrs
 import pytest
 import simpy
 
-from mqlog.core.devices import Device, get_profile
+from mqlog.core.disk.devices import Device, get_profile
 from mqlog.core.errors import MqlogError
-from mqlog.core.faults import FaultInjectingStorage
-from mqlog.core.qmgr import QmConfig, QueueManager
-from mqlog.core.records import Begin, Clr, ClrAction, Commit, Prepare, Put
-from mqlog.core.storage import MemoryStorage
-from mqlog.core.writer import LogWriter
+from mqlog.core.disk.faults import FaultInjectingStorage
+from mqlog.core.qm.manager import QmConfig, QueueManager
+from mqlog.core.format.records import Begin, Clr, ClrAction, Commit, Prepare, Put
+from mqlog.core.disk.storage import MemoryStorage
+from mqlog.core.log.writer import LogWriter
 from mqlog.zos.codec import CompLogCodec
 from mqlog.zos.platform import zos_platform
 from mqlog.zos.utilities import (bsds_dict, bsds_map, format_statistics, log_print, log_records, log_report,

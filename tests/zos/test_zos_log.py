@@ -8,13 +8,13 @@ from __future__ import annotations
 import pytest
 import simpy
 
-from mqlog.core.devices import Device, get_profile
+from mqlog.core.disk.devices import Device, get_profile
 from mqlog.core.errors import LogCorruptionError, LogWriteError, MqlogError, ParameterError
-from mqlog.core.faults import FaultInjectingStorage
-from mqlog.core.pages import PAGE_SIZE
-from mqlog.core.qmgr import QmConfig, QueueManager
-from mqlog.core.reader import LogReader
-from mqlog.core.storage import MemoryStorage
+from mqlog.core.disk.faults import FaultInjectingStorage
+from mqlog.core.format.pages import PAGE_SIZE
+from mqlog.core.qm.manager import QmConfig, QueueManager
+from mqlog.core.log.reader import LogReader
+from mqlog.core.disk.storage import MemoryStorage
 from mqlog.zos.commands import define_log, set_log, set_system
 from mqlog.zos.platform import zos_platform
 from mqlog.zos.records import PagesetControl
@@ -262,7 +262,7 @@ def test_a_damaged_bsds_copy_is_passed_over_for_the_other():
 
 def test_a_crash_in_the_middle_of_an_offload_redoes_it_under_the_same_number():
     from mqlog.core.errors import SimulatedCrash
-    from mqlog.core.faults import FaultPlan
+    from mqlog.core.disk.faults import FaultPlan
 
     full = FaultInjectingStorage(MemoryStorage())
     env, _, qm = make(full)
@@ -353,7 +353,7 @@ def test_offload_of_a_data_set_damaged_in_one_copy_archives_the_other_copys_page
     assert not [m for m in qm.messages if m.startswith("CSQJ124E")]
     archive = platform.space.archives[0]
     page = storage.read(archive.files[0], 2 * PAGE_SIZE, PAGE_SIZE)
-    from mqlog.core.pages import check_page
+    from mqlog.core.format.pages import check_page
     assert check_page(page, archive.start + 2 * PAGE_SIZE)[1] is None
 
 

@@ -7,7 +7,7 @@ A platform's log space answers two questions for the writer and the reader:
   distributed circular ring of extents, TripleWrite's spare copy of a partial page, z/OS
   dual copies; a run that crosses a file boundary becomes two physical writes.
 * :meth:`LogSpace.read_page` – which bytes are stored for a page address (a
-  :class:`~mqlog.core.reader.PageSource`), choosing the good copy where there are several.
+  :class:`~mqlog.core.log.reader.PageSource`), choosing the good copy where there are several.
 
 :class:`ReferenceLogSpace` is the core's own: one file that grows without limit, every
 page at ``address - start``. It serves the core's tests the way ZODB's MappingStorage
@@ -20,8 +20,8 @@ from typing import Protocol, Sequence
 
 import attrs
 
-from mqlog.core.pages import PAGE_SIZE, PageRun
-from mqlog.core.storage import Storage
+from mqlog.core.format.pages import PAGE_SIZE, PageRun
+from mqlog.core.disk.storage import Storage
 
 
 @attrs.frozen

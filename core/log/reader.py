@@ -1,7 +1,7 @@
 """Reading the log back: pages validated, records reassembled across pages, the tail found.
 
 The reader walks pages at consecutive addresses from a start address. Each page is checked
-(:func:`mqlog.core.pages.check_page`); the first page that is not a good page at the
+(:func:`mqlog.core.format.pages.check_page`); the first page that is not a good page at the
 expected address ends the walk, and the reader then decides what kind of end it is:
 
 * **end** – the page was never written (nothing stored, or zeros) or is stale (another
@@ -32,9 +32,9 @@ from typing import Callable, Iterator, Protocol
 import attrs
 
 from mqlog.core.errors import LogCorruptionError, LogFormatError
-from mqlog.core.pages import (FLAG_AFTER_PAD, NO_FIRST_RECORD, PAGE_HEADER_SIZE, PAGE_PAYLOAD, PAGE_SIZE,
+from mqlog.core.format.pages import (FLAG_AFTER_PAD, NO_FIRST_RECORD, PAGE_HEADER_SIZE, PAGE_PAYLOAD, PAGE_SIZE,
                               STALE, UNWRITTEN, PageProblem, check_page, page_of, payload_offset)
-from mqlog.core.records import (HEADER, HEADER_SIZE, MALFORMED, MAX_RECORD_SIZE, decode_record, peek_length,
+from mqlog.core.format.records import (HEADER, HEADER_SIZE, MALFORMED, MAX_RECORD_SIZE, decode_record, peek_length,
                                 record_types)
 
 _HEAD = HEADER.size  # header bytes before the record's CRC

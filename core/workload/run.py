@@ -16,14 +16,14 @@ from typing import Callable
 import attrs
 import simpy
 
-from mqlog.core.devices import Device, get_profile
+from mqlog.core.disk.devices import Device, get_profile
 from mqlog.core.errors import MqlogError, SimulatedCrash, StorageError, StorageFullError
-from mqlog.core.faults import FaultInjectingStorage, FaultPlan
-from mqlog.core.journal import Journal
+from mqlog.core.disk.faults import FaultInjectingStorage, FaultPlan
+from mqlog.core.workload.journal import Journal
 from mqlog.core.platform import Platform
-from mqlog.core.qmgr import QmConfig, QueueManager, refuse_queue_files_without_log
-from mqlog.core.storage import Storage
-from mqlog.core.workloads import RUNNERS, Context
+from mqlog.core.qm.manager import QmConfig, QueueManager, refuse_queue_files_without_log
+from mqlog.core.disk.storage import Storage
+from mqlog.core.workload.workloads import RUNNERS, Context
 
 #: virtual time between progress reports (and checks that the workload still moves)
 PROGRESS_STEP_US = 100_000.0
@@ -66,7 +66,7 @@ def run_workload(cfg: RunConfig, storage: Storage, progress: Callable[[float, in
                  recorder=None) -> RunResult:
     """Run ``cfg`` on ``storage`` to the end (a controlled shutdown) or to the planned crash.
 
-    ``recorder`` (a :class:`mqlog.core.recording.Recorder`) records the run's file changes
+    ``recorder`` (a :class:`mqlog.core.workload.recording.Recorder`) records the run's file changes
     and journal events, for the fault campaign to materialise crash points from."""
     plan = cfg.fault_plan if cfg.fault_plan is not None else FaultPlan(crash_after_writes=cfg.crash_after_writes)
     if recorder is None:
@@ -222,7 +222,7 @@ def restart_run(make_platform: Callable[[Storage], Platform], storage: Storage, 
 
     A queue manager whose first checkpoint never reached the disk was never created: there
     is nothing to recover, nothing is written, and the report says so."""
-    from mqlog.core.recovery import RecoveryReport
+    from mqlog.core.recovery.restart import RecoveryReport
 
     env = simpy.Environment()
     platform = make_platform(storage)

@@ -7,7 +7,11 @@ import enum
 import attrs
 
 from mqlog.core.errors import MqlogError
-from mqlog.core.records import NO_ADDRESS
+from mqlog.core.format.records import NO_ADDRESS
+
+#: a unit of work's id carries the number of the group member that began it from this bit up
+#: (0 for a queue manager on its own)
+MEMBER_SHIFT = 56
 
 
 class Reason(enum.IntEnum):

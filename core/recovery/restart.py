@@ -31,20 +31,18 @@ import attrs
 import simpy
 
 from mqlog.core.errors import LogCorruptionError
-from mqlog.core.pages import PAGE_SIZE
+from mqlog.core.format.pages import PAGE_SIZE
 from mqlog.core.platform import LogControl
 from mqlog.core.errors import QueueFileError
-from mqlog.core.queuefile import MessageState, QueueFile, file_name_for, list_queue_files
-from mqlog.core.queues import Message, Queue
+from mqlog.core.objects.queuefile import MessageState, QueueFile, file_name_for, list_queue_files
+from mqlog.core.objects.queues import DamagedQueue, Message, Queue
 
-#: (mirrors mqlog.core.qmgr.MEMBER_SHIFT; recovery is imported by qmgr)
-MEMBER_SHIFT = 56
-from mqlog.core.reader import EndOfLog, LogReader
-from mqlog.core.storage import MemoryStorage
-from mqlog.core.records import (NO_ADDRESS, Backout, Begin, CheckpointEnd, Clr, ClrAction, Codec, Commit, Get,
+from mqlog.core.log.reader import EndOfLog, LogReader
+from mqlog.core.disk.storage import MemoryStorage
+from mqlog.core.format.records import (NO_ADDRESS, Backout, Begin, CheckpointEnd, Clr, ClrAction, Codec, Commit, Get,
                                 ObjectAction, ObjectChange, Prepare, Put, PutSegment, UndoneOp, UowState)
-from mqlog.core.uow import Op, UnitOfWork
-from mqlog.core.uow import UowState as LiveState
+from mqlog.core.objects.uow import MEMBER_SHIFT, Op, UnitOfWork
+from mqlog.core.objects.uow import UowState as LiveState
 
 #: pages the 9.1.1 replay reads per file-system call; the legacy replay reads one page per
 #: call and pays a file-system operation for each
@@ -613,7 +611,6 @@ class _Restart:
         (MQ does this by itself at startup on a linear log), else marked damaged (AMQ7472):
         applications then get MQRC_OBJECT_DAMAGED and their uncommitted messages are lost."""
         qm = self.qm
-        from mqlog.core.qmgr import DamagedQueue
 
         for name in sorted(self.listed - set(self.queues) - set(self.damaged)):
             self.damaged[name] = f"its file {file_name_for(name)} is missing"
@@ -642,8 +639,8 @@ class _Restart:
         qm = self.qm
         if qm.platform.media_image_record is None:
             return
-        from mqlog.core.media import MediaRecoveryError, record_image
-        from mqlog.core.uow import MqiError
+        from mqlog.core.objects.media import MediaRecoveryError, record_image
+        from mqlog.core.objects.uow import MqiError
 
         for name in sorted(n for n, q in qm.queues.items() if q.media_address == NO_ADDRESS):
             try:
@@ -849,7 +846,7 @@ def recreate_queue(qm, name: str, start: int) -> Generator:
     The damaged file is replaced by a new one, written before this returns. Raises
     LogCorruptionError naming the file and address when the log no longer holds what is
     needed (an extent deleted or archived away: MQ's AMQ6767)."""
-    from mqlog.core.media import decode_image
+    from mqlog.core.objects.media import decode_image
 
     r = _Restart(qm, LogControl(start, start, 0))
     r.only, r.queues = name, {}

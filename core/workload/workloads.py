@@ -11,7 +11,7 @@ each one gets. So the **fingerprint** hashes the spec, the seed and the first
 ``FINGERPRINT_OPS`` calls of every application: two runs of one spec on different platforms
 offered identical work exactly when their fingerprints agree.
 
-Payload bytes come from :mod:`mqlog.core.payload`, drawn from a generator seeded per
+Payload bytes come from :mod:`mqlog.core.workload.payload`, drawn from a generator seeded per
 application, so the same spec and seed give the same bytes on every platform.
 """
 
@@ -24,9 +24,9 @@ from typing import Callable, Generator
 import attrs
 import simpy
 
-from mqlog.core.journal import Journal
-from mqlog.core.payload import make_payload
-from mqlog.core.uow import MqiError, Reason
+from mqlog.core.workload.journal import Journal
+from mqlog.core.workload.payload import make_payload
+from mqlog.core.objects.uow import MqiError, Reason
 
 #: calls of each application that the fingerprint covers (every platform issues at least these)
 FINGERPRINT_OPS = 32

@@ -16,7 +16,7 @@ Neither backend models what a power failure does to unsynced data: in memory not
 ever lost, and on a real file system the page cache makes loss unobservable without
 actually pulling the plug. Durability semantics (which writes survive a crash, torn
 sector writes, injected I/O errors) therefore live in one place above both backends,
-the fault-injecting wrapper in :mod:`mqlog.core.faults`, so that crash behaviour is the
+the fault-injecting wrapper in :mod:`mqlog.core.disk.faults`, so that crash behaviour is the
 same, and deterministic, whichever backend holds the bytes.
 """
 
@@ -27,7 +27,7 @@ import os
 from collections.abc import Sequence
 from typing import Protocol, Union, runtime_checkable
 
-from .errors import StorageError, StorageFullError
+from mqlog.core.errors import StorageError, StorageFullError
 
 __all__ = ["Storage", "MemoryStorage", "DirectoryStorage", "Data", "check_name", "sync_directory"]
 

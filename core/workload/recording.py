@@ -13,7 +13,7 @@ deterministic, so instead the workload runs **once** over a :class:`RecordingSto
   was attempted is the events tagged ``<= k``.
 
 A :class:`Recording` then materialises a scenario's disk by **replaying those calls through
-a real** :class:`~mqlog.core.faults.FaultInjectingStorage` – the power supply's own code, so
+a real** :class:`~mqlog.core.disk.faults.FaultInjectingStorage` – the power supply's own code, so
 what is durable, what is lost and how a write tears cannot drift from what a re-run would
 do (this is how SQLite's crash tests and ALICE work: record the stream of writes once,
 construct the crash states from it). :class:`ImageCursor` replays in increasing *k* and
@@ -25,7 +25,7 @@ Fault models beyond "crash after *k*" and "tear *k*" plug in at the same place: 
 takes an ``edit`` hook that rewrites the recorded calls as they are replayed (drop write
 *k* from the durable image – a lost write –, apply it at another offset – a misdirected
 write –), and :meth:`Recording.replay` runs the stream through a storage with any
-:class:`~mqlog.core.faults.FaultPlan`. Faults the model itself sees and reacts to (an
+:class:`~mqlog.core.disk.faults.FaultPlan`. Faults the model itself sees and reacts to (an
 ``fsync`` error, a full disk) change the run after them and cannot come from a recording
 of a run without them: those need a run of their own.
 
@@ -40,9 +40,9 @@ import bisect
 from collections.abc import Callable, Iterable
 
 from mqlog.core.errors import ParameterError, SimulatedCrash, StorageError
-from mqlog.core.faults import FaultInjectingStorage, FaultPlan, WriteRecord
-from mqlog.core.journal import Journal
-from mqlog.core.storage import Data, MemoryStorage, Storage, check_name
+from mqlog.core.disk.faults import FaultInjectingStorage, FaultPlan, WriteRecord
+from mqlog.core.workload.journal import Journal
+from mqlog.core.disk.storage import Data, MemoryStorage, Storage, check_name
 
 __all__ = ["CowStorage", "RecordingStorage", "RecordingJournal", "Recorder", "Recording", "ImageCursor",
            "JournalCursor", "JOURNAL_EVENTS"]
@@ -69,7 +69,7 @@ class _CowFile:
 
 class CowStorage:
     """A copy-on-write view of ``base``: reads see ``base`` until the view writes, and writes
-    never reach ``base``. Behaves as :class:`~mqlog.core.storage.MemoryStorage` does (same
+    never reach ``base``. Behaves as :class:`~mqlog.core.disk.storage.MemoryStorage` does (same
     errors, same messages, same zero-filling), so a restart on a view does what it would do
     on a copy."""
 
@@ -258,7 +258,7 @@ def files_of(storage: Storage) -> dict[str, bytes]:
 # -- recording a run -------------------------------------------------------------------------
 
 class RecordingStorage(FaultInjectingStorage):
-    """A :class:`~mqlog.core.faults.FaultInjectingStorage` that also keeps :attr:`ops`: every
+    """A :class:`~mqlog.core.disk.faults.FaultInjectingStorage` that also keeps :attr:`ops`: every
     call that changes files, as ``(tag, method, args)`` with ``tag`` the physical-write
     count once the call returned (a write's or replace's own number)."""
 
@@ -309,7 +309,7 @@ JOURNAL_EVENTS = ("put", "get_asked", "got", "get_failed", "commit_asked", "back
 
 
 class RecordingJournal(Journal):
-    """A :class:`~mqlog.core.journal.Journal` that keeps :attr:`events`: every call that
+    """A :class:`~mqlog.core.workload.journal.Journal` that keeps :attr:`events`: every call that
     changes it, as ``(tag, method, args, kwargs)`` with ``tag`` = ``clock()`` (the storage's
     physical-write count) when it was made."""
 
@@ -336,7 +336,7 @@ for _name in JOURNAL_EVENTS:
 
 
 class Recorder:
-    """What :func:`~mqlog.core.run.run_workload` records a run with (its ``recorder=``):
+    """What :func:`~mqlog.core.workload.run.run_workload` records a run with (its ``recorder=``):
     it hands the run a :class:`RecordingStorage` and a :class:`RecordingJournal` on that
     storage's clock; :meth:`recording` afterwards."""
 

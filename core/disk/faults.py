@@ -1,4 +1,4 @@
-"""A fault-injecting :class:`~mqlog.core.storage.Storage` wrapper: the model's power supply.
+"""A fault-injecting :class:`~mqlog.core.disk.storage.Storage` wrapper: the model's power supply.
 
 Neither storage backend loses anything on its own, so durability is modelled here, the
 same way over either backend. :class:`FaultInjectingStorage` holds every ``write`` in a
@@ -22,8 +22,8 @@ from typing import NamedTuple
 
 import attrs
 
-from .errors import ParameterError, SimulatedCrash, StorageError, StorageFullError
-from .storage import Data, Storage
+from mqlog.core.errors import ParameterError, SimulatedCrash, StorageError, StorageFullError
+from mqlog.core.disk.storage import Data, Storage
 
 __all__ = ["SECTOR_SIZE", "FaultPlan", "WriteRecord", "FaultInjectingStorage"]
 

@@ -33,7 +33,7 @@ import zlib
 
 import attrs
 
-from mqlog.core.construct import builder
+from mqlog.core.format.construct import builder
 
 PAGE_SIZE = 4096
 PAGE_HEADER = struct.Struct("<4sBBHQQHHI")
@@ -49,7 +49,7 @@ _CRC_OFFSET = 28
 _ZERO_CRC = b"\0\0\0\0"
 
 
-@attrs.frozen(weakref_slot=False)  # (built by mqlog.core.construct.builder)
+@attrs.frozen(weakref_slot=False)  # (built by mqlog.core.format.construct.builder)
 class PageHeader:
     """A decoded page header."""
 
@@ -107,7 +107,7 @@ def check_page(raw: bytes, expected_address: int) -> tuple[PageHeader | None, Pa
     """Validate one page read from storage. Returns ``(header, None)`` or ``(None, problem)``.
 
     Never raises for bad bytes: deciding whether a bad page ends the log or is damage in the
-    middle of it needs the pages around it (see :mod:`mqlog.core.reader`).
+    middle of it needs the pages around it (see :mod:`mqlog.core.log.reader`).
     """
     global _last_check
     last = _last_check

@@ -19,8 +19,8 @@ A write whose pages wrap round the end of the buffer ring goes out as one vector
 (``writev``, MQ V8 and later) or, with ``vectored_writes=False``, as two writes as older
 levels did.
 
-Nothing here knows about a platform: addresses come from :mod:`~mqlog.core.addressing`,
-placement from :mod:`~mqlog.core.space`, time from :mod:`~mqlog.core.devices`.
+Nothing here knows about a platform: addresses come from :mod:`~mqlog.core.log.addressing`,
+placement from :mod:`~mqlog.core.log.space`, time from :mod:`~mqlog.core.disk.devices`.
 """
 
 from __future__ import annotations
@@ -32,12 +32,12 @@ from typing import Callable, Generator
 import attrs
 import simpy
 
-from mqlog.core.addressing import Addressing, PlainAddressing
-from mqlog.core.devices import Device
+from mqlog.core.log.addressing import Addressing, PlainAddressing
+from mqlog.core.disk.devices import Device
 from mqlog.core.errors import LogWriteError, ParameterError, StorageError
-from mqlog.core.pages import PAGE_PAYLOAD, PAGE_SIZE, LogBuffer
-from mqlog.core.space import LogSpace, PhysicalWrite
-from mqlog.core.stats import LogStatistics
+from mqlog.core.format.pages import PAGE_PAYLOAD, PAGE_SIZE, LogBuffer
+from mqlog.core.log.space import LogSpace, PhysicalWrite
+from mqlog.core.log.stats import LogStatistics
 
 #: MQ's default log buffer: 512 pages of 4 KiB (LogBufferPages=0 means 512).
 DEFAULT_BUFFER_PAGES = 512

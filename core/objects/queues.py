@@ -16,8 +16,20 @@ from heapq import heappop, heappush
 
 import attrs
 
-from mqlog.core.queuefile import IoCost, MessageState, QueueFile
-from mqlog.core.records import NO_ADDRESS
+from mqlog.core.objects.queuefile import IoCost, MessageState, QueueFile
+from mqlog.core.format.records import NO_ADDRESS
+
+
+
+@attrs.frozen
+class DamagedQueue:
+    """A queue whose file could not be loaded (AMQ7472): applications get 2101 until it is
+    re-created from its media image and the log, or deleted."""
+
+    name: str
+    reason: str
+    media: int = NO_ADDRESS  # its media recovery record, if the log names one
+
 
 _MISSING = object()
 #: the states as module constants: an enum member looked up on its class costs more than

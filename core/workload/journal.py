@@ -24,7 +24,7 @@ from collections import Counter
 
 import attrs
 
-from mqlog.core.queuefile import MessageState
+from mqlog.core.objects.queuefile import MessageState
 
 
 @attrs.define

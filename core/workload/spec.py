@@ -46,8 +46,8 @@ try:  # Python 3.11+
 except ModuleNotFoundError:  # pragma: no cover - Python 3.10
     import tomli as tomllib  # type: ignore[no-redef]
 
-from .errors import ParameterError, SpecError
-from .payload import PAYLOAD_KINDS
+from mqlog.core.errors import ParameterError, SpecError
+from mqlog.core.workload.payload import PAYLOAD_KINDS
 
 __all__ = [
     "BUILTINS",

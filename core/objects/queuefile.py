@@ -3,7 +3,7 @@
 A queue file holds one queue's persistent messages -- committed ones and, with the unit of
 work that owns them, uncommitted puts and gets -- so that the log need only hold what
 happened since the last checkpoint. The file is managed in ``BLOCK_SIZE`` (512-byte)
-blocks, the unit a torn write cannot split (:data:`mqlog.core.faults.SECTOR_SIZE`)::
+blocks, the unit a torn write cannot split (:data:`mqlog.core.disk.faults.SECTOR_SIZE`)::
 
     block 0, 1   header slots A and B: magic, sequence number, where the metadata is, CRC
     block 2 ...  message blocks (a 32-byte message header, then the data; a message takes
@@ -43,8 +43,8 @@ from collections.abc import Iterable
 
 import attrs
 
-from .errors import ParameterError, QueueFileError, SimulatedCrash, StorageError
-from .storage import Storage
+from mqlog.core.errors import ParameterError, QueueFileError, SimulatedCrash, StorageError
+from mqlog.core.disk.storage import Storage
 
 __all__ = [
     "BLOCK_SIZE", "FILE_SUFFIX", "MAX_MESSAGE_LENGTH", "NOT_WRITTEN", "IoCost", "MessageState",

@@ -28,8 +28,8 @@ from typing import Callable, Generator
 import attrs
 
 from mqlog.core.errors import LogFormatError, MqlogError
-from mqlog.core.queuefile import IoCost, MessageState
-from mqlog.core.records import NO_ADDRESS
+from mqlog.core.objects.queuefile import IoCost, MessageState
+from mqlog.core.format.records import NO_ADDRESS
 
 #: SPEC §4.7: a media image logs 800 bytes plus the image, in 260 000-byte segments (+300 each)
 IMAGE_SEGMENT_BYTES = 260_000

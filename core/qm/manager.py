@@ -14,7 +14,7 @@ when it is forced follows SPEC §3:
 * committed changes become visible to other applications only once the commit record is on
   disk; backout during normal running undoes from memory and never reads the log.
 
-Restart recovery lives in :mod:`mqlog.core.recovery`; this module owns normal running.
+Restart recovery lives in :mod:`mqlog.core.recovery.restart`; this module owns normal running.
 """
 
 from __future__ import annotations
@@ -25,20 +25,20 @@ import attrs
 import simpy
 from sortedcontainers import SortedList
 
-from mqlog.core.devices import Device
+from mqlog.core.disk.devices import Device
 from mqlog.core.errors import LogFileMissingError, LogWriteError, ParameterError
 from mqlog.core.platform import LogControl, Platform, UowView
-from mqlog.core.queuefile import IoCost, MessageState, QueueFile, file_name_for, list_queue_files
-from mqlog.core.queues import Message, Queue
-from mqlog.core.records import (HEADER_SIZE, NO_ADDRESS, Backout, Begin, CheckpointBegin, CheckpointEnd, Clr, Codec,
+from mqlog.core.objects.queuefile import IoCost, MessageState, QueueFile, file_name_for, list_queue_files
+from mqlog.core.objects.queues import Message, Queue
+from mqlog.core.format.records import (HEADER_SIZE, NO_ADDRESS, Backout, Begin, CheckpointBegin, CheckpointEnd, Clr, Codec,
                                 Commit, Get, ObjectAction, ObjectChange, ObjectType, Prepare, Put, PutSegment, QueueEntry,
                                 UndoneOp, UowEntry, UowState as RecUowState, split_message)
-from mqlog.core.storage import Storage
-from mqlog.core.uow import MqiError, Op, Reason, UnitOfWork, UowState
-from mqlog.core.writer import LogWriter
+from mqlog.core.disk.storage import Storage
+from mqlog.core.objects.queues import DamagedQueue
+from mqlog.core.recovery.restart import restart
+from mqlog.core.objects.uow import MEMBER_SHIFT, MqiError, Op, Reason, UnitOfWork, UowState
+from mqlog.core.log.writer import LogWriter
 
-#: unit-of-work ids of a queue-sharing group member carry its number from this bit up
-MEMBER_SHIFT = 56
 #: sample the log in use about this often (virtual µs), keeping at most LOG_SAMPLES_MAX samples
 LOG_SAMPLE_US = 2000.0
 LOG_SAMPLES_MAX = 500
@@ -59,16 +59,6 @@ RESERVE_PER_OP = 12 + Clr._S.size + HEADER_SIZE + 8
 #: how restart runs (SPEC §3.6): as MQ 9.1.1 and later, or as before it ("legacy")
 RESTART_MODES = ("9.1.1", "legacy")
 DEFAULT_RESTART_MODE = "9.1.1"
-
-
-@attrs.frozen
-class DamagedQueue:
-    """A queue whose file could not be loaded (AMQ7472): applications get 2101 until it is
-    re-created from its media image and the log, or deleted."""
-
-    name: str
-    reason: str
-    media: int = NO_ADDRESS  # its media recovery record, if the log names one
 
 
 def _bounded(name: str, low: int, high: int):
@@ -261,7 +251,6 @@ class QueueManager:
             yield from self.checkpoint("start")
             self._begin_incarnation()
             return None
-        from mqlog.core.recovery import restart
 
         report = yield from restart(self, control)
         self._begin_incarnation()
@@ -316,7 +305,7 @@ class QueueManager:
         Where the platform takes media images, empty queues are imaged first (as MQ does at
         every shutdown): cheap, and their media recovery records move up to now."""
         if self.platform.media_image_record is not None:
-            from mqlog.core.media import MediaRecoveryError, record_image
+            from mqlog.core.objects.media import MediaRecoveryError, record_image
 
             for name in sorted(self.queues):
                 queue = self.queues[name]
@@ -377,7 +366,7 @@ class QueueManager:
             yield self.writer.force()
             self.damaged.pop(name, None)
             yield from self.device.file_op()
-            from mqlog.core.queuefile import file_name_for
+            from mqlog.core.objects.queuefile import file_name_for
             if self.storage.exists(file_name_for(name)):
                 self.storage.delete(file_name_for(name))
             return
@@ -966,7 +955,7 @@ class QueueManager:
             self.env.process(self._auto_images(due))
 
     def _auto_images(self, names) -> Generator:
-        from mqlog.core.media import MediaRecoveryError, record_image
+        from mqlog.core.objects.media import MediaRecoveryError, record_image
 
         try:
             for name in names:

@@ -45,7 +45,7 @@ try:  # Python 3.11+
 except ModuleNotFoundError:  # pragma: no cover - Python 3.10
     import tomli as tomllib  # type: ignore[no-redef]
 
-from .errors import DeviceProfileError, ParameterError
+from mqlog.core.errors import DeviceProfileError, ParameterError
 
 __all__ = [
     "DeviceProfile",

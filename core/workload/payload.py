@@ -30,7 +30,7 @@ import functools
 import itertools
 import random
 
-from .errors import ParameterError
+from mqlog.core.errors import ParameterError
 
 __all__ = ["PAYLOAD_KINDS", "make_payload"]
 

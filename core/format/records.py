@@ -34,7 +34,7 @@ from typing import ClassVar
 
 import attrs
 
-from mqlog.core.construct import builder
+from mqlog.core.format.construct import builder
 from mqlog.core.errors import LogFormatError, RecordTooLargeError
 
 # --- the header --------------------------------------------------------------------------
