@@ -2,11 +2,10 @@
 
 Each simulated application repeats: append a persistent put record of ``message_size``
 bytes, append a commit record, force. The writer, the device profile and the storage are
-the real ones; only the applications are this small. It shows the effect SPEC §3.3 names:
+the real ones; only the applications are this small. It shows group commit:
 as more units of work commit at once, each physical write carries more of them.
 
-This is the foundation's stand-in for the workload runner (``mqlog run``) that comes with
-the workloads issue; it stays as a focused study of the writer.
+It is a focused study of the writer alone; ``mqlog run`` drives the whole queue manager.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Spark jobs: comparison runs, sweeps, the ``mqlog`` log data source and reports (issue 7).
+"""Spark jobs: comparison runs, sweeps, the ``mqlog`` log data source and reports.
 
 ``mqlog.spark.register(spark)`` makes ``spark.read.format("mqlog").load(DIR)`` read the log a
 run left in DIR, one row per record."""

@@ -1,5 +1,5 @@
 """``mqlog compare``: one workload, one seed, run against a matrix of platform configurations,
-one Spark task per configuration (issue 7).
+one Spark task per configuration.
 
 Every configuration sees the same application calls and payload bytes – the workload is
 generated from the spec and seed alone – and each result row carries the workload's
@@ -11,7 +11,7 @@ the rows into a DataFrame, writes ``results.parquet`` and the HTML report.
 The matrix is data: :data:`DEFAULT_MATRIX`, or a TOML file of ``[[config]]`` tables (``name``,
 ``platform``, a ``[config.log]`` table of that platform's log parameters and, for ``--crash``,
 an optional ``restart_mode``: ``"9.1.1"``, the default, or ``"legacy"``, restart as before
-MQ 9.1.1 – queues loaded one after another, one page per replay read; SPEC §3.6). Cells are
+MQ 9.1.1 – queues loaded one after another, one page per replay read; docs/guide/05-restart-time.md). Cells are
 plain dicts, so they pickle to executors and the same job runs on ``local[*]`` or a cluster.
 """
 
@@ -28,7 +28,7 @@ from pathlib import Path
 from mqlog.core.errors import MqlogError
 from mqlog.core.qm.manager import DEFAULT_RESTART_MODE, RESTART_MODES
 
-#: issue 7's default matrix: three distributed and three z/OS configurations
+#: the default matrix: three distributed and three z/OS configurations
 DEFAULT_MATRIX: tuple[dict, ...] = (
     {"name": "dist-circular-triple", "platform": "distributed",
      "log": {"LogType": "CIRCULAR", "LogWriteIntegrity": "TripleWrite"}},

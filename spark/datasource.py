@@ -1,4 +1,4 @@
-"""A PySpark 4 data source for real logs (issue 7): ``spark.read.format("mqlog").load(DIR)``.
+"""A PySpark 4 data source for real logs: ``spark.read.format("mqlog").load(DIR)``.
 
 ``DIR`` is a run directory (``mqlog run --out DIR``: ``run.json`` and ``qm/``), of either
 platform. The result has one row per log record (:data:`SCHEMA`); :func:`register` makes the

@@ -1,6 +1,5 @@
 """``mqlog sweep``: a grid of runs – workload parameters, log parameters of either platform,
-device profiles and seeds – as Spark tasks, results to Parquet partitioned by platform
-(issue 7).
+device profiles and seeds – as Spark tasks, results to Parquet partitioned by platform.
 
 A sweep is a TOML document::
 
@@ -24,7 +23,7 @@ A sweep is a TOML document::
 
 The cells are the cross product. Each has a key (a hash of everything that decides its run),
 so re-running a sweep into the same directory skips the cells already there. The built-in
-sweeps (:data:`BUILTIN_SWEEPS`) answer the questions SPEC §1's users ask.
+sweeps (:data:`BUILTIN_SWEEPS`) answer the questions of docs/guide/.
 """
 
 from __future__ import annotations
@@ -123,7 +122,7 @@ x = "workload.requesters"
 y = "commits"
 """,
     "write-integrity-vs-concurrency": """
-# SingleWrite against TripleWrite as concurrency grows (SPEC §7 item 4).
+# SingleWrite against TripleWrite as concurrency grows: TripleWrite's extra writes shrink.
 workload = "requester-responder"
 [params]
 duration = 0.2

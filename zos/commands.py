@@ -1,4 +1,4 @@
-"""Run-time commands of a z/OS queue manager that change its log (SPEC §5.0): ``SET LOG``,
+"""Run-time commands of a z/OS queue manager that change its log (IBM MQ for z/OS: SET LOG, SET SYSTEM, DEFINE LOG): ``SET LOG``,
 ``SET SYSTEM LOGLOAD`` and ``DEFINE LOG``, for workloads and tests to issue
 while it runs. Values are checked as CSQ6LOGP/CSQ6SYSP would check them (ParameterError
 naming the parameter and its range); what IBM does not allow to change at run time is

@@ -1,4 +1,4 @@
-"""The log writer's statistics (SPEC §3.8), kept as the writer works.
+"""The log writer's statistics, kept as the writer works.
 
 Names follow what MQ reports: the four ``sta*`` counters of the distributed logger
 (logical/physical bytes and writes), and ``amqldmpa``'s write-size and write-time averages

@@ -1,4 +1,4 @@
-"""The built-in workloads (SPEC §6) as simulated applications issuing MQI calls in virtual time.
+"""The built-in workloads (``mqlog workloads``) as simulated applications issuing MQI calls in virtual time.
 
 Each workload is a function that, given a :class:`Context`, starts SimPy processes (the
 applications) on a running queue manager. Applications go through :class:`App`, which
