@@ -28,8 +28,6 @@ satisfied (QJSTRACT, QJSTRARH) and by copy.
 
 from __future__ import annotations
 
-import json
-import zlib
 from typing import Sequence
 
 import attrs
@@ -40,6 +38,7 @@ from mqlog.core.platform import LogControl
 from mqlog.core.format.records import NO_ADDRESS
 from mqlog.core.log.space import PhysicalWrite
 from mqlog.core.disk.storage import Storage
+from mqlog.zos.bsds import BSDS_FILES, decode_bsds, encode_bsds
 from mqlog.zos.config import RbaThreshold, rba_limits
 
 #: where (as a fraction of the way from the warning RBA to the termination RBA) the model
@@ -48,8 +47,6 @@ RBA_WARNING_STEPS = (0.0, 0.5, 0.9)
 #: most active data sets per copy (DEFINE LOG and CSQJU003 NEWLOG together)
 MAX_DATA_SETS = 310
 
-BSDS_FILES = ("BSDS01", "BSDS02")
-_BSDS_MAGIC = b"MQLB"
 #: the checkpoint queue in the BSDS wraps after this many entries
 CHECKPOINT_QUEUE = 100
 
@@ -511,7 +508,7 @@ class ZosLogSpace:
         return self.control if self.control.checkpoint != NO_ADDRESS else None
 
     def _bsds_bytes(self) -> bytes:
-        body = json.dumps({
+        return encode_bsds({
             "sequence": self.sequence, "cis": self.cis, "copies": self.copies, "start": self.start,
             "rba8": self.rba8,
             "current": self.current, "high_written": self.high_written,
@@ -521,8 +518,7 @@ class ZosLogSpace:
             "next_archive": self.next_archive,
             "active": [[d.number, d.start, d.full, d.archive] for d in self.active],
             "archives": [[e.seq, e.start, e.end, list(e.files), e.complete] for e in self.archives],
-        }, sort_keys=True).encode()
-        return _BSDS_MAGIC + zlib.crc32(body).to_bytes(4, "little") + body
+        })
 
     def _save(self) -> None:
         self.sequence += 1
@@ -536,14 +532,11 @@ class ZosLogSpace:
         for name in self.bsds_files:
             if not self.storage.exists(name):
                 continue
-            raw = self.storage.read(name, 0, self.storage.size(name))
-            if raw[:4] != _BSDS_MAGIC or zlib.crc32(raw[8:]) != int.from_bytes(raw[4:8], "little"):
+            data, problem = decode_bsds(self.storage.read(name, 0, self.storage.size(name)))
+            if problem is not None:
                 self.events.append(("bsds-damaged", {"dsname": name}))
                 continue
-            try:
-                found.append((json.loads(raw[8:])["sequence"], name, raw))
-            except (KeyError, TypeError, ValueError):  # good checksum, contents not a BSDS
-                self.events.append(("bsds-damaged", {"dsname": name}))
+            found.append((data["sequence"], name, data))
         if not found:
             if any(self.storage.exists(n) for n in self.bsds_files):
                 raise LogFormatError("no valid BSDS copy (magic or checksum)", source=self.bsds_files[0], offset=0)
@@ -560,9 +553,8 @@ class ZosLogSpace:
         for name in self.bsds_files:
             if not self.storage.exists(name):
                 self.events.append(("bsds-damaged", {"dsname": name}))
-        _, name, raw = max(found)
+        _, name, data = max(found)
         try:
-            data = json.loads(raw[8:])
             if data["cis"] != self.cis:
                 raise LogFormatError(f"the active data sets are {data['cis']} CIs, the configuration says {self.cis}",
                                      source=name)
