@@ -41,7 +41,7 @@ from mqlog.core.errors import LogFileMissingError, LogFormatError, StorageError
 from mqlog.core.format.pages import PAGE_SIZE, PageRun, check_page
 from mqlog.core.platform import LogControl
 from mqlog.core.format.records import NO_ADDRESS
-from mqlog.core.log.space import PhysicalWrite
+from mqlog.core.log.space import PhysicalWrite, RangeMemo
 from mqlog.core.disk.storage import Storage
 
 CONTROL_FILE = "amqhlctl.lfh"
@@ -116,9 +116,9 @@ class DistributedLogSpace:
         #: they are written back in place before a spare slot can be reused
         self._repairs: dict[int, bytes] = {}
         self._missing_said: set[str] = set()
-        #: read_page's last extent: (first address, end address, extent, file name) – the
-        #: addresses _holder maps to that extent – until by_start changes (None: look it up)
-        self._hold: tuple | None = None
+        #: read_page's extent for an address: (first address, extent, file name), remembered
+        #: for the addresses _holder maps to that extent until by_start changes
+        self._files = RangeMemo(self._hold_for)
         #: the only addresses a spare slot may hold a good copy of (None: look again); see
         #: _spare_candidates. Restart reads thousands of pages and the spare can matter for
         #: a few of them at most: the others skip reading and checking both slots.
@@ -208,7 +208,7 @@ class DistributedLogSpace:
         return self.extents[number]
 
     def _assign(self, ext: Extent, start: int) -> None:
-        self._hold = None
+        self._files.forget()
         if ext.start != NO_ADDRESS:
             self.by_start.pop(ext.start, None)
         ext.start = start
@@ -232,7 +232,7 @@ class DistributedLogSpace:
             if reusable:
                 old = self.extents.pop(reusable[0][1])
                 self.by_start.pop(old.start, None)
-                self._hold = None
+                self._files.forget()
                 self.storage.delete(extent_name(old.number))
                 self.storage.create(extent_name(number), self.extent_bytes)
                 self.reused += 1
@@ -280,7 +280,7 @@ class DistributedLogSpace:
         self.ring.remove(candidate.number)
         if candidate.start != NO_ADDRESS:
             self.by_start.pop(candidate.start, None)
-            self._hold = None
+            self._files.forget()
         del self.extents[candidate.number]
         if self.storage.exists(extent_name(candidate.number)):
             self.storage.delete(extent_name(candidate.number))
@@ -352,12 +352,10 @@ class DistributedLogSpace:
     def read_page(self, address: int) -> tuple[bytes, str, int]:
         if not self._loaded:
             self._load_or_empty()
-        hold = self._hold
-        if hold is None or not hold[0] <= address < hold[1]:
-            hold = self._hold_for(address)
-            if hold is None:
-                return b"", CONTROL_FILE, 0
-        name, offset = hold[3], address - hold[0]
+        hold = self._files.get(address)
+        if hold is None:
+            return b"", CONTROL_FILE, 0
+        name, offset = hold[2], address - hold[0]
         if self.storage.exists(name):
             raw = self.storage.read(name, offset, PAGE_SIZE)
             if len(raw) < PAGE_SIZE:
@@ -391,8 +389,9 @@ class DistributedLogSpace:
         return raw, name, offset
 
     def _hold_for(self, address: int) -> tuple | None:
-        """_holder(address), remembered with the range of addresses it answers the same for:
-        up to the end of the extent or the next extent's first address, whichever is first."""
+        """_holder(address) for read_page's memo, with the range of addresses it answers the
+        same for: up to the end of the extent or the next extent's first address, whichever
+        is first."""
         ext = self._holder(address)
         if ext is None:
             return None
@@ -400,8 +399,7 @@ class DistributedLogSpace:
         idx = self.by_start.bisect_right(ext.start)
         if idx < len(self.by_start):
             end = min(end, self.by_start.peekitem(idx)[0])
-        self._hold = (ext.start, end, ext, extent_name(ext.number))
-        return self._hold
+        return (ext.start, ext, extent_name(ext.number)), ext.start, end
 
     def _spare_candidates(self) -> frozenset:
         """The addresses whose page a spare slot may hold a good copy of: what each slot

@@ -10,18 +10,8 @@ the log writer and reader), :mod:`mqlog.distributed` and :mod:`mqlog.zos` (the p
 """
 
 from importlib import import_module
-from pathlib import Path
 
 from mqlog._version import __version__
-
-# Imported from a source checkout's mqlog/ directory rather than through the installed
-# package-dir mapping (a Python started in the repository root, without the editable
-# install's finder: say a Spark worker running a bare interpreter there), mqlog.core,
-# mqlog.distributed, mqlog.zos and mqlog.spark are the checkout's core/, distributed/, zos/
-# and spark/ directories, as the mapping makes them.
-_CHECKOUT = Path(__file__).resolve().parent.parent
-if (_CHECKOUT / "pyproject.toml").is_file() and (_CHECKOUT / "core" / "__init__.py").is_file():
-    __path__.append(str(_CHECKOUT))  # noqa: F821 - a package's __path__
 
 _EXPORTS = {
     # records and their format

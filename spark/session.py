@@ -75,6 +75,11 @@ def spark_session(master: str | None = None, app_name: str = "mqlog", *, arrow: 
             if os.environ.get("PYTHONPATH"):
                 paths.append(os.environ["PYTHONPATH"])
             os.environ["PYTHONPATH"] = os.pathsep.join(paths)
+            # They start as `python -m pyspark.daemon` in the JVM's working directory, which
+            # Python puts first on sys.path: in a source checkout its mqlog/ directory (the
+            # command line and application layer only, not core/ or zos/) would shadow the
+            # zip. Python 3.11+ leaves it out when asked (PYTHONSAFEPATH).
+            os.environ["PYTHONSAFEPATH"] = "1"
         archive = deps_archive(EXECUTOR_DISTRIBUTIONS + (("pyarrow",) if arrow else ()))
         builder = (builder.config("spark.archives", f"{archive}#{DEPS_ALIAS}")
                    .config("spark.executorEnv.PYTHONPATH", DEPS_ALIAS))

@@ -50,7 +50,7 @@ def test_dependencies_point_inward(tmp_path):
     ("zos/space.py", "from mqlog.rundir import load_run"),  # a platform reaching into run directories
     ("core/qm/manager.py", "from mqlog.zos.space import ZosLogSpace"),  # the core naming a platform
     ("distributed/space.py", "from mqlog.zos.config import rba_limits"),  # one platform into the other
-    ("mqlog/torture.py", "from mqlog.spark.session import run_tasks"),  # the application into Spark
+    ("mqlog/torture/campaign.py", "from mqlog.spark.session import run_tasks"),  # the application into Spark
     ("core/recovery/restart.py", "from mqlog.core.qm.manager import QueueManager"),  # recovery into normal running
     ("core/format/records.py", "from mqlog.core.log.writer import LogWriter"),  # the format knowing the writer
     ("core/qm/manager.py", "from mqlog.core.workload.journal import Journal"),  # the core naming its workloads

@@ -115,7 +115,7 @@ def test_a_writer_is_refused_while_a_reader_holds_the_directory(runs, tmp_path, 
 
 def test_a_restart_holds_the_lock_from_reading_run_json(runs, tmp_path, capsys, monkeypatch):
     """A writer reads run.json under its lock: what it reads is what no other writer is changing."""
-    import mqlog.cli as cli
+    import mqlog.cli.running as cli
 
     directory = shutil.copytree(runs["distributed"], tmp_path / "dist")
     seen = []

@@ -152,7 +152,7 @@ def test_a_matrix_runs_one_campaign_per_configuration(tmp_path):
 def test_a_refused_restart_breaks_a_survive_claim(monkeypatch):
     """A configuration that claims to survive crashes must restart after every one: a restart
     that refuses (even with the damage named) fails the campaign, it is not 'detected'."""
-    import mqlog.torture as torture
+    import mqlog.torture.campaign as torture
     from mqlog.core.errors import LogCorruptionError
 
     def refuse(*args, **kwargs):
@@ -165,7 +165,7 @@ def test_a_refused_restart_breaks_a_survive_claim(monkeypatch):
 
 
 def test_an_error_that_is_not_damage_is_an_error_not_a_detection(monkeypatch):
-    import mqlog.torture as torture
+    import mqlog.torture.campaign as torture
     from mqlog.core.errors import StorageError
 
     def broken(*args, **kwargs):
@@ -190,7 +190,7 @@ def test_a_bug_while_choosing_a_page_to_damage_is_an_error_not_no_scenario(monke
     """Choosing a log page to damage restarts the queue manager first: a restart that fails
     with a bug (not damage) is the tool failing, counted as an error, never 'no page to
     damage' (which would quietly drop the scenario)."""
-    import mqlog.torture as torture
+    import mqlog.torture.campaign as torture
 
     def broken(*args, **kwargs):
         raise TypeError("a bug in restart")

@@ -28,8 +28,6 @@ satisfied (QJSTRACT, QJSTRARH) and by copy.
 
 from __future__ import annotations
 
-import json
-import zlib
 from typing import Sequence
 
 import attrs
@@ -38,8 +36,9 @@ from mqlog.core.errors import LogFileMissingError, LogFormatError, StorageError
 from mqlog.core.format.pages import PAGE_SIZE, PageRun, check_page
 from mqlog.core.platform import LogControl
 from mqlog.core.format.records import NO_ADDRESS
-from mqlog.core.log.space import PhysicalWrite
+from mqlog.core.log.space import PhysicalWrite, RangeMemo
 from mqlog.core.disk.storage import Storage
+from mqlog.zos.bsds import BSDS_FILES, decode_bsds, encode_bsds
 from mqlog.zos.config import RbaThreshold, rba_limits
 
 #: where (as a fraction of the way from the warning RBA to the termination RBA) the model
@@ -48,8 +47,6 @@ RBA_WARNING_STEPS = (0.0, 0.5, 0.9)
 #: most active data sets per copy (DEFINE LOG and CSQJU003 NEWLOG together)
 MAX_DATA_SETS = 310
 
-BSDS_FILES = ("BSDS01", "BSDS02")
-_BSDS_MAGIC = b"MQLB"
 #: the checkpoint queue in the BSDS wraps after this many entries
 CHECKPOINT_QUEUE = 100
 
@@ -125,9 +122,9 @@ class ZosLogSpace:
         self.events: list[tuple[str, dict]] = []
         self._loaded = False
         self._planned: dict[int, bytes] = {}  # pages of the plan being made, by address
-        #: read_page's last active data set: (first RBA, end RBA, copy 1 name, copy 2 name),
-        #: forgotten whenever a data set takes a new range (None: look it up)
-        self._hold: tuple | None = None
+        #: read_page's active data set for an RBA: (first RBA, copy 1 name, copy 2 name),
+        #: remembered for its range until a data set takes a new range
+        self._files = RangeMemo(self._hold_for)
         self._full_warned = 0  # CSQJ110E: the last 5% step reported for the last data set
 
     # -- capacity -----------------------------------------------------------------------------
@@ -241,7 +238,7 @@ class ZosLogSpace:
             raise ActiveLogFullError(f"CSQJ111A OUT OF SPACE IN ACTIVE LOG DATA SETS: "
                                      f"{data_set_name(1, nxt.number)} is not yet reusable")
         nxt.start, nxt.full, nxt.archive = address, False, 0
-        self._hold = None
+        self._files.forget()
         self.current = self.active.index(nxt)
         self.switches += 1
         self._full_warned = 0
@@ -343,7 +340,7 @@ class ZosLogSpace:
             if not self.storage.exists(name):
                 self.storage.create(name, self.ds_bytes)
         self.active.insert(self.current + 1, ActiveDataSet(number))
-        self._hold = None
+        self._files.forget()
         self.data_sets = len(self.active)
         self._save()
         return data_set_name(1, number)
@@ -427,28 +424,26 @@ class ZosLogSpace:
         return raw, first, offset
 
     def _hold_for(self, address: int) -> tuple | None:
-        """The active data set holding ``address`` as read_page remembers it, or None. Not
-        remembered if another data set's range overlaps it (then the order of the list
-        decides, as _holder does)."""
+        """The active data set holding ``address`` for read_page's memo, or None: for its
+        whole range, or for this RBA only if another data set's range overlaps it (then the
+        order of the list decides, as _holder does)."""
         ds = self._holder(address)
         if ds is None:
             return None
         end = ds.start + self.ds_bytes
-        hold = (ds.start, end, data_set_name(1, ds.number), data_set_name(2, ds.number))
-        if not any(d is not ds and d.start != NO_ADDRESS and d.start < end and ds.start < d.start + self.ds_bytes
-                   for d in self.active):
-            self._hold = hold
-        return hold
+        hold = (ds.start, data_set_name(1, ds.number), data_set_name(2, ds.number))
+        if any(d is not ds and d.start != NO_ADDRESS and d.start < end and ds.start < d.start + self.ds_bytes
+               for d in self.active):
+            end = ds.start  # (an empty range: not remembered)
+        return hold, ds.start, end
 
     def read_page(self, address: int) -> tuple[bytes, str, int]:
         if not self._loaded:
             self._load_or_create(create=False)
-        hold = self._hold
-        if hold is None or not hold[0] <= address < hold[1]:
-            hold = self._hold_for(address)
+        hold = self._files.get(address)
         if hold is not None:
             self.reads["active"] += 1
-            return self._read_copies(address, address - hold[0], hold[2], hold[3])
+            return self._read_copies(address, address - hold[0], hold[1], hold[2])
         entry = self._archive_for(address)
         if entry is None:
             return b"", data_set_name(1, self.active[self.current].number) if self.active else "BSDS01", 0
@@ -483,7 +478,7 @@ class ZosLogSpace:
         self._loaded = True
         self.active = [ActiveDataSet(n) for n in range(1, self.data_sets + 1)]
         self.active[0].start = self.start
-        self._hold = None
+        self._files.forget()
         self.current = 0
         # The BSDS first, then the data sets (no I/O that could crash in between): data sets
         # without a BSDS are then always a BSDS lost, never a creation a crash cut short.
@@ -511,7 +506,7 @@ class ZosLogSpace:
         return self.control if self.control.checkpoint != NO_ADDRESS else None
 
     def _bsds_bytes(self) -> bytes:
-        body = json.dumps({
+        return encode_bsds({
             "sequence": self.sequence, "cis": self.cis, "copies": self.copies, "start": self.start,
             "rba8": self.rba8,
             "current": self.current, "high_written": self.high_written,
@@ -521,8 +516,7 @@ class ZosLogSpace:
             "next_archive": self.next_archive,
             "active": [[d.number, d.start, d.full, d.archive] for d in self.active],
             "archives": [[e.seq, e.start, e.end, list(e.files), e.complete] for e in self.archives],
-        }, sort_keys=True).encode()
-        return _BSDS_MAGIC + zlib.crc32(body).to_bytes(4, "little") + body
+        })
 
     def _save(self) -> None:
         self.sequence += 1
@@ -536,14 +530,11 @@ class ZosLogSpace:
         for name in self.bsds_files:
             if not self.storage.exists(name):
                 continue
-            raw = self.storage.read(name, 0, self.storage.size(name))
-            if raw[:4] != _BSDS_MAGIC or zlib.crc32(raw[8:]) != int.from_bytes(raw[4:8], "little"):
+            data, problem = decode_bsds(self.storage.read(name, 0, self.storage.size(name)))
+            if problem is not None:
                 self.events.append(("bsds-damaged", {"dsname": name}))
                 continue
-            try:
-                found.append((json.loads(raw[8:])["sequence"], name, raw))
-            except (KeyError, TypeError, ValueError):  # good checksum, contents not a BSDS
-                self.events.append(("bsds-damaged", {"dsname": name}))
+            found.append((data["sequence"], name, data))
         if not found:
             if any(self.storage.exists(n) for n in self.bsds_files):
                 raise LogFormatError("no valid BSDS copy (magic or checksum)", source=self.bsds_files[0], offset=0)
@@ -560,9 +551,8 @@ class ZosLogSpace:
         for name in self.bsds_files:
             if not self.storage.exists(name):
                 self.events.append(("bsds-damaged", {"dsname": name}))
-        _, name, raw = max(found)
+        _, name, data = max(found)
         try:
-            data = json.loads(raw[8:])
             if data["cis"] != self.cis:
                 raise LogFormatError(f"the active data sets are {data['cis']} CIs, the configuration says {self.cis}",
                                      source=name)
@@ -581,7 +571,7 @@ class ZosLogSpace:
             self.checkpoints = [list(c) for c in data["checkpoints"]]
             self.next_archive = data["next_archive"]
             self.active = [ActiveDataSet(n, s, f, a) for n, s, f, a in data["active"]]
-            self._hold = None
+            self._files.forget()
             self.archives = [ArchiveEntry(q, s, e, tuple(f), c) for q, s, e, f, c in data["archives"]]
         except (KeyError, TypeError, ValueError) as exc:
             raise LogFormatError(f"malformed BSDS ({exc})", source=name, offset=8) from None

@@ -11,12 +11,13 @@ A platform's log space answers two questions for the writer and the reader:
 
 :class:`ReferenceLogSpace` is the core's own: one file that grows without limit, every
 page at ``address - start``. It serves the core's tests the way ZODB's MappingStorage
-serves ZODB's.
+serves ZODB's. :class:`RangeMemo` is what a space over many files uses to map a read's
+address to its file without looking it up again for every page of the same file.
 """
 
 from __future__ import annotations
 
-from typing import Protocol, Sequence
+from typing import Callable, Generic, Protocol, Sequence, TypeVar
 
 import attrs
 
@@ -73,3 +74,36 @@ class ReferenceLogSpace:
         if not self.storage.exists(self.file):
             return b"", self.file, offset
         return self.storage.read(self.file, offset, PAGE_SIZE), self.file, offset
+
+
+T = TypeVar("T")
+
+
+class RangeMemo(Generic[T]):
+    """The answer of a space's address-to-file lookup, remembered for the range of addresses
+    it holds for: a reader goes through a file page by page, so one lookup serves every page
+    until the next file. ``lookup(address)`` returns ``(answer, first, end)`` – the answer
+    holds for ``first <= address < end``; an empty range answers this address only – or
+    None (no file holds it). The space calls :meth:`forget` whenever the mapping changes
+    (a file takes a new range, is removed or added)."""
+
+    __slots__ = ("_lookup", "_first", "_end", "_answer")
+
+    def __init__(self, lookup: Callable[[int], tuple[T, int, int] | None]):
+        self._lookup = lookup
+        self.forget()
+
+    def forget(self) -> None:
+        self._first = self._end = 0
+        self._answer: T | None = None
+
+    def get(self, address: int) -> T | None:
+        if self._first <= address < self._end:
+            return self._answer
+        found = self._lookup(address)
+        if found is None:
+            return None
+        answer, first, end = found
+        if first < end:
+            self._first, self._end, self._answer = first, end, answer
+        return answer

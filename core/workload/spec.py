@@ -17,7 +17,8 @@ one of three places, all checked the same way against the workload's :class:`Wor
 * ``--set workload.KEY=VALUE`` / ``--set log.PARAM=VALUE`` items on the command line
   (:func:`parse_set`), applied over either of the above.
 
-Errors name what to fix. Anything malformed about a spec is a
+A parameter, its values and their errors are :mod:`mqlog.core.workload.param`'s. Errors name
+what to fix. Anything malformed about a spec is a
 :class:`~mqlog.core.errors.SpecError` naming the file (or ``--set``) and the field; a bad value
 is a :class:`SpecValueError`, which is also a :class:`~mqlog.core.errors.ParameterError`
 naming the parameter, the value and what is allowed::
@@ -46,7 +47,8 @@ try:  # Python 3.11+
 except ModuleNotFoundError:  # pragma: no cover - Python 3.10
     import tomli as tomllib  # type: ignore[no-redef]
 
-from mqlog.core.errors import ParameterError, SpecError
+from mqlog.core.errors import SpecError
+from mqlog.core.workload.param import MAX_MESSAGE_SIZE, Param, SpecValueError, format_value, parse_value, short_repr
 from mqlog.core.workload.payload import PAYLOAD_KINDS
 
 __all__ = [
@@ -67,205 +69,13 @@ __all__ = [
     "resolve_workload",
 ]
 
-#: The largest message MQ accepts (MAXMSGL's upper limit, 100 MiB).
-MAX_MESSAGE_SIZE = 104_857_600
-
 #: The sections a ``--set`` item may address.
 SET_SECTIONS = ("workload", "log")
 
 #: The keys a spec file may have at its top level.
 SPEC_FILE_KEYS = ("workload", "seed", "params", "log")
-
-_KINDS = (int, float, bool, str)
-_BOOL_WORDS = {"true": True, "yes": True, "on": True, "1": True,
-               "false": False, "no": False, "off": False, "0": False}
 _MAX_SEED = 2**64 - 1
 _SEED_ALLOWED = f"an integer 0 to {_MAX_SEED}"
-
-
-class SpecValueError(SpecError, ParameterError):
-    """A workload parameter's value is of the wrong kind or out of range.
-
-    Both a :class:`SpecError` (the spec is wrong) and a :class:`ParameterError`: ``name`` is the
-    dotted field (``workload.message_size``, ``params.message_size``), ``value`` what was given,
-    ``allowed`` what would do. ``reason``, when given, replaces the ``name=value is not valid``
-    wording (used for values that are not even of the right kind).
-    """
-
-    def __init__(self, name: str, value: object, allowed: str, *, source: str | None = None,
-                 reason: str | None = None):
-        if reason is None:
-            reason = f"{name}={_short_repr(value)} is not valid: allowed {allowed}"
-            prefix = f"{source}: " if source else ""
-        else:
-            prefix = "".join(f"{part}: " for part in (source, name) if part)
-        # Neither base's __init__: their signatures differ, so set both sets of attributes here.
-        Exception.__init__(self, prefix + reason)
-        self.reason = reason
-        self.source = source
-        self.field = name
-        self.name = name
-        self.value = value
-        self.allowed = allowed
-
-
-def _short_repr(value: object, limit: int = 60) -> str:
-    """``repr(value)``, cut short so that an error message stays one readable line."""
-    text = repr(value)
-    return text if len(text) <= limit else text[:limit - 3] + "..."
-
-
-def _fmt_number(x: int | float) -> str:
-    if isinstance(x, float) and x.is_integer() and abs(x) < 1e16:
-        return str(int(x))
-    return str(x)
-
-
-def format_value(value: object) -> str:
-    """``value`` as ``--set workload.NAME=VALUE`` writes it: ``true``, ``2048``, ``text``."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return str(value)
-
-
-def _check_kind(instance: Any, attribute: attrs.Attribute, value: Any) -> None:
-    if value not in _KINDS:
-        raise TypeError(f"Param.kind must be one of int, float, bool, str, got {value!r}")
-
-
-@attrs.frozen
-class Param:
-    """One parameter of a workload: its name, default, kind, one-line doc and allowed values.
-
-    ``low``/``high`` bound numbers (inclusive, unless ``low_exclusive``); ``choices`` lists the
-    values a ``str`` parameter may take. :meth:`check` validates a typed value and
-    :func:`parse_value` one given as text.
-    """
-
-    name: str
-    default: object
-    kind: type = attrs.field(validator=_check_kind)
-    doc: str
-    low: int | float | None = None
-    high: int | float | None = None
-    choices: tuple[str, ...] | None = attrs.field(
-        default=None, converter=attrs.converters.optional(tuple))
-    low_exclusive: bool = False
-
-    def __attrs_post_init__(self) -> None:
-        self.check(self.default)  # a definition whose default is invalid is a bug
-
-    @property
-    def allowed(self) -> str:
-        """What values are allowed, in words: ``0 to 104857600``, ``true or false``, ..."""
-        if self.kind is bool:
-            return "true or false"
-        if self.kind is str:
-            if self.choices:
-                return "one of " + ", ".join(self.choices)
-            return "any text"
-        if self.low is not None and self.high is not None:
-            if self.low_exclusive:
-                return f"more than {_fmt_number(self.low)}, up to {_fmt_number(self.high)}"
-            return f"{_fmt_number(self.low)} to {_fmt_number(self.high)}"
-        if self.low is not None:
-            return f"{'more than' if self.low_exclusive else 'at least'} {_fmt_number(self.low)}"
-        if self.high is not None:
-            return f"at most {_fmt_number(self.high)}"
-        return "any integer" if self.kind is int else "any finite number"
-
-    @property
-    def expected(self) -> str:
-        """The kind and range together, for a value of the wrong kind: ``an integer 0 to 10``."""
-        if self.kind is bool or (self.kind is str and self.choices):
-            return self.allowed
-        noun = {int: "an integer", float: "a number", str: "a string"}[self.kind]
-        if self.kind is str or self.allowed.startswith("any"):
-            return noun
-        return f"{noun} {self.allowed}"
-
-    def check(self, value: object, *, field: str | None = None,
-              source: str | None = None) -> object:
-        """``value`` validated for this parameter (an ``int`` given for a float becomes a float).
-
-        Raises :class:`SpecValueError` naming ``field`` (default ``workload.<name>``).
-        """
-        field = field or f"workload.{self.name}"
-        kind = self.kind
-        if kind is float and type(value) is int:
-            try:
-                value = float(value)
-            except OverflowError:  # beyond any float, so beyond any range
-                raise SpecValueError(field, value, self.allowed, source=source) from None
-        if type(value) is not kind:
-            raise SpecValueError(field, value, self.allowed, source=source,
-                                 reason=f"expected {self.expected}, got {_short_repr(value)}")
-        if kind is str:
-            if self.choices and value not in self.choices:
-                raise SpecValueError(field, value, self.allowed, source=source)
-            return value
-        if kind is float and not math.isfinite(value):
-            raise SpecValueError(field, value, self.allowed, source=source)
-        if self.low is not None and (value <= self.low if self.low_exclusive else value < self.low):
-            raise SpecValueError(field, value, self.allowed, source=source)
-        if self.high is not None and value > self.high:
-            raise SpecValueError(field, value, self.allowed, source=source)
-        return value
-
-
-def parse_value(param: Param, text: str, *, field: str | None = None,
-                source: str | None = None) -> object:
-    """The value of ``param`` written as ``text`` (a ``--set`` value), checked.
-
-    Booleans are ``true/false``, ``yes/no``, ``on/off`` or ``1/0`` (any case); integers may use
-    ``_`` separators and ``0x``/``0o``/``0b`` prefixes; floats are Python float literals; text is
-    taken as is. Raises :class:`SpecValueError` naming ``field`` (default ``workload.<name>``),
-    the value and what is allowed.
-    """
-    field = field or f"workload.{param.name}"
-    kind = param.kind
-    if kind is str:
-        return param.check(text, field=field, source=source)
-    word = text.strip()
-    value: object = None
-    if word.isascii():
-        if kind is bool:
-            value = _BOOL_WORDS.get(word.lower())
-        elif kind is int:
-            value = _parse_int(word)
-        else:
-            value = _parse_float(word)
-    if value is None:
-        raise SpecValueError(field, text, param.allowed, source=source,
-                             reason=f"expected {param.expected}, got {_short_repr(text)}")
-    return param.check(value, field=field, source=source)
-
-
-def _parse_int(word: str) -> int | None:
-    try:
-        return int(word, 10)
-    except ValueError:
-        pass
-    try:
-        return int(word, 0)  # 0x.., 0o.., 0b..
-    except ValueError:  # also int()'s limit on the number of digits
-        return None
-
-
-def _parse_float(word: str) -> float | None:
-    try:
-        value = float(word)
-    except ValueError:
-        value = _parse_int(word)  # a hex integer is a fine number too
-        return None if value is None else _int_to_float(value)
-    return value
-
-
-def _int_to_float(value: int) -> float | None:
-    try:
-        return float(value)
-    except OverflowError:
-        return None
 
 
 def _unique_names(instance: Any, attribute: attrs.Attribute, params: tuple[Param, ...]) -> None:
@@ -329,7 +139,7 @@ class WorkloadSpec:
         try:
             return self.params[name]
         except KeyError:
-            raise SpecError(f"workload {self.workload!r} has no parameter {_short_repr(name)}; "
+            raise SpecError(f"workload {self.workload!r} has no parameter {short_repr(name)}; "
                             f"known: {', '.join(self.params)}") from None
 
     def to_dict(self) -> dict[str, object]:
@@ -411,23 +221,23 @@ def load_spec_file(path: str | os.PathLike[str],
         raise SpecError(f"missing: say which workload to run, one of {known}",
                         source=source, field="workload")
     if not isinstance(name, str):
-        raise SpecError(f"expected a workload name (one of {known}), got {_short_repr(name)}",
+        raise SpecError(f"expected a workload name (one of {known}), got {short_repr(name)}",
                         source=source, field="workload")
     definition = definitions.get(name)
     if definition is None:
-        raise SpecError(f"unknown workload {_short_repr(name)}; known: {known}",
+        raise SpecError(f"unknown workload {short_repr(name)}; known: {known}",
                         source=source, field="workload")
     seed = doc.get("seed")
     if seed is not None and type(seed) is not int:
         raise SpecValueError("seed", seed, _SEED_ALLOWED, source=source,
-                             reason=f"expected {_SEED_ALLOWED}, got {_short_repr(seed)}")
+                             reason=f"expected {_SEED_ALLOWED}, got {short_repr(seed)}")
     if seed is not None and not 0 <= seed <= _MAX_SEED:
         raise SpecValueError("seed", seed, _SEED_ALLOWED, source=source)
     tables = {}
     for key in ("params", "log"):
         table = doc.get(key, {})
         if not isinstance(table, dict):
-            got = f"{_type_name(table)} {_short_repr(table)}"
+            got = f"{_type_name(table)} {short_repr(table)}"
             raise SpecError(f"expected a table [{key}], got {got}",
                             source=source, field=_toml_key(key))
         tables[key] = table
@@ -456,7 +266,7 @@ def _toml_value(value: object) -> str:
             else:
                 escaped.append(ch)
         return '"' + "".join(escaped) + '"'
-    raise SpecError(f"cannot write {_type_name(value)} {_short_repr(value)} to a spec file")
+    raise SpecError(f"cannot write {_type_name(value)} {short_repr(value)} to a spec file")
 
 
 def _toml_key(key: str) -> str:

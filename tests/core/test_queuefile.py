@@ -20,6 +20,7 @@ from mqlog.core.errors import (
     StorageError,
 )
 from mqlog.core.disk.faults import FaultInjectingStorage, FaultPlan
+from mqlog.core.objects.queuelayout import FileHeader, encode_meta
 from mqlog.core.objects.queuefile import (
     BLOCK_SIZE,
     DATA_HEADER_SIZE,
@@ -29,8 +30,6 @@ from mqlog.core.objects.queuefile import (
     MessageState,
     QueueFile,
     StoredMessage,
-    _encode_meta,
-    _Header,
     blocks_for,
     file_name_for,
     list_queue_files,
@@ -461,7 +460,7 @@ HEADER_FIELDS = ["sequence", "extent", "meta_first", "meta_blocks", "message_cou
 def test_a_header_with_a_good_crc_but_wild_fields_fails_cleanly(field, value):
     """No count in a CRC-valid header makes open allocate or loop beyond the file size."""
     data, slot, _ = _churned_image()
-    header = _Header.from_bytes(data[slot * BLOCK_SIZE:(slot + 1) * BLOCK_SIZE], slot)
+    header = FileHeader.from_bytes(data[slot * BLOCK_SIZE:(slot + 1) * BLOCK_SIZE], slot)
     forged = attrs.evolve(header, **{field: value}).to_bytes()
     _opens_cleanly_or_fails_cleanly(data[:slot * BLOCK_SIZE] + forged + data[(slot + 1) * BLOCK_SIZE:])
 
@@ -471,13 +470,13 @@ def test_a_header_with_a_good_crc_but_wild_fields_fails_cleanly(field, value):
 def test_metadata_with_good_crcs_but_wrong_contents_fails_cleanly(changes):
     """Damage the space map, directory or attributes and re-frame the blocks with good CRCs."""
     data, slot, (first, count) = _churned_image()
-    sequence = _Header.from_bytes(data[slot * BLOCK_SIZE:(slot + 1) * BLOCK_SIZE], slot).sequence
+    sequence = FileHeader.from_bytes(data[slot * BLOCK_SIZE:(slot + 1) * BLOCK_SIZE], slot).sequence
     run = slice(first * BLOCK_SIZE, (first + count) * BLOCK_SIZE)
     stream = bytearray(b"".join(data[run][i * BLOCK_SIZE + 16:(i + 1) * BLOCK_SIZE - 4] for i in range(count)))
     for pos, byte in changes:
         stream[pos % len(stream)] = byte
     damaged = bytearray(data)
-    damaged[run] = _encode_meta(stream, count, sequence)
+    damaged[run] = encode_meta(stream, count, sequence)
     _opens_cleanly_or_fails_cleanly(bytes(damaged))
 
 

@@ -1,4 +1,4 @@
-"""The z/OS log utilities (zos/utilities.py): log print, BSDS map, QJST statistics, loading a run.
+"""The z/OS log utilities (zos/utilities/): log print, BSDS map, QJST statistics, loading a run.
 
 Each test runs a small z/OS queue manager in virtual time and checks the utilities against
 what the test itself did: which units of work it committed, backed out, prepared or left in
@@ -430,3 +430,21 @@ def test_a_bsds_copy_with_a_good_checksum_but_no_bsds_inside_says_so(scenario):
     assert not second["valid"] and "contents" in second["problem"]
     assert d["bsds_in_use"] == "BSDS01"
     assert "BSDS02  DAMAGED (contents" in bsds_map(p.space, p.addressing)
+
+
+def test_the_log_space_and_the_bsds_map_agree_on_a_copy_whose_sequence_is_not_a_number(scenario):
+    """A BSDS copy with a good checksum whose sequence is not a whole number is damaged for the
+    log space as for the map (one decoder): the space loads the other copy and says so, rather
+    than comparing the two sequences and failing with a TypeError."""
+    import zlib
+
+    p = scenario.reopened()
+    good = json.loads(p.space.storage.read("BSDS01", 8, p.space.storage.size("BSDS01") - 8))
+    body = json.dumps(dict(good, sequence=str(good["sequence"] + 1))).encode()
+    p.space.storage.replace("BSDS02", b"MQLB" + zlib.crc32(body).to_bytes(4, "little") + body)
+    assert p.space.load_control() is not None
+    assert ("bsds-damaged", {"dsname": "BSDS02"}) in p.space.events
+    assert p.space.sequence == good["sequence"]
+    d = bsds_dict(p.space, p.addressing)
+    assert d["bsds_in_use"] == "BSDS01"
+    assert next(c for c in d["bsds"] if c["dsname"] == "BSDS02")["problem"] == "contents: no sequence number"

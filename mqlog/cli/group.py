@@ -1,0 +1,146 @@
+"""The ``mqlog`` command group, its entry point and what several command families share.
+
+:func:`main` runs the group and turns mqlog's own errors into one line on stderr (exit 2);
+the helpers here are the ones more than one family of commands uses: resolving a workload
+spec with its ``--set`` overrides, the progress bars on stderr, the ``--restart-mode``
+option, how run.json names a device, and holding a run directory's lock for reading.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from pathlib import Path
+
+import click
+
+from mqlog._version import __version__
+from mqlog.core.errors import MqlogError
+from mqlog.rundir import load_run as _load_run
+from mqlog.rundir import read_locked
+
+
+def parse_list(text: str, name: str) -> list[int]:
+    try:
+        values = [int(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        raise click.BadParameter(f"{text!r} is not a comma-separated list of whole numbers",
+                                 param_hint=name) from None
+    if not values:
+        raise click.BadParameter("give at least one value", param_hint=name)
+    return values
+
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="mqlog")
+def cli() -> None:
+    """mqlog: a model of IBM MQ's recovery log on distributed platforms and z/OS.
+
+    Log records, pages, a write-ahead log buffer with group commit and storage devices in
+    virtual time; real bytes in real log files.
+    """
+
+
+def resolve_spec(workload: str, sets: dict):
+    """The workload spec from a built-in name or a TOML file, with --set overrides applied."""
+    from mqlog.core.workload.spec import BUILTINS, build_spec, load_spec_file
+
+    log_from_file: dict = {}
+    seed = None
+    if workload not in BUILTINS and (workload.endswith(".toml") or Path(workload).is_file()):
+        spec, log_from_file = load_spec_file(workload, BUILTINS)
+        seed = spec.seed
+        overrides = {**dict(spec.params), **sets.get("workload", {})}
+        name, origin = spec.workload, workload
+    else:
+        name, overrides, origin = workload, sets.get("workload", {}), "--workload"
+    definition = BUILTINS.get(name)
+    if definition is None:
+        raise click.BadParameter(f"unknown workload {name!r}; built-ins: {', '.join(BUILTINS)}",
+                                 param_hint="--workload")
+    return build_spec(definition, overrides, origin=origin), {**log_from_file, **sets.get("log", {})}, seed
+
+
+class Progress:
+    """A progress bar on stderr that appears only for runs longer than two seconds, and
+    never when stderr is not a terminal (so --json output and logs stay clean)."""
+
+    DELAY_S = 2.0
+
+    def __init__(self, label: str):
+        from tqdm import tqdm
+
+        self.bar = tqdm(desc=label, unit=" virtual s", bar_format="{desc}: {n:.2f}{unit} [{elapsed}]{postfix}",
+                        delay=self.DELAY_S, file=sys.stderr, disable=None, leave=True)
+
+    def update(self, virtual_s: float, records: int) -> None:
+        # update() (not refresh()) so that tqdm's own delay decides when the bar first shows,
+        # and close() then knows whether to end its line.
+        self.bar.set_postfix_str(f"{records} log records", refresh=False)
+        self.bar.update(virtual_s - self.bar.n)
+
+    def close(self) -> None:
+        self.bar.close()
+
+
+def restart_bar():
+    """A counter on stderr of the records restart has replayed, shown only for restarts
+    longer than two seconds and never when stderr is not a terminal."""
+    from tqdm import tqdm
+
+    return tqdm(desc="restart: replay", unit=" records", delay=Progress.DELAY_S, file=sys.stderr, disable=None,
+                leave=False)
+
+
+def restart_mode_option(scope: str, default: str | None = "9.1.1"):
+    """``--restart-mode``: a user chooses MQ 9.1.1's restart or the one before it."""
+    return click.option(
+        "--restart-mode", type=click.Choice(["9.1.1", "legacy"]), default=default, show_default=default is not None,
+        help="How the queue manager restarts: as MQ 9.1.1 and later (queues loaded in parallel, replay "
+             "reading 16 pages a time) or as before it (queues loaded one by one, a page and a file-system "
+             f"call per replay read).{scope}")
+
+
+def device_for_restart(device: str) -> str:
+    """How run.json names the device: a built-in's name, or a profile file's absolute path
+    (so that restart finds it from any working directory)."""
+    path, name = device.rsplit(":", 1) if ".toml:" in device else (device, "")
+    if Path(path).is_file():
+        return str(Path(path).resolve()) + (f":{name}" if name else "")
+    return device
+
+
+@contextlib.contextmanager
+def reading(directory: Path):
+    """Hold ``directory``'s lock shared while a read-only command reads it (refused, naming the
+    process, while a command writes it); a directory that is not a run's is told so first."""
+    _load_run(directory)
+    with read_locked(directory):
+        yield
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point: run the CLI, turning mqlog's own errors into one line on stderr."""
+    try:
+        # Without standalone mode, click returns an Exit's code instead of raising it.
+        code = cli.main(args=argv, prog_name="mqlog", standalone_mode=False)
+        if isinstance(code, int):
+            return code
+    except click.exceptions.Exit as exc:
+        return exc.exit_code
+    except click.ClickException as exc:
+        # One line, like mqlog's own errors; usage errors point at --help.
+        hint = ""
+        if isinstance(exc, click.UsageError) and exc.ctx is not None:
+            hint = f" (see '{exc.ctx.command_path} --help')"
+        click.echo(f"mqlog: error: {exc.format_message()}{hint}", err=True)
+        return exc.exit_code
+    except click.exceptions.Abort:
+        click.echo("aborted", err=True)
+        return 1
+    except MqlogError as exc:
+        click.echo(f"mqlog: error: {exc}", err=True)
+        return 2
+    return 0
+

@@ -1,0 +1,190 @@
+"""The Spark jobs' commands: ``compare`` (one workload against a matrix of platform
+configurations, one task each, into results.parquet and report.html), ``sweep`` (a grid of
+runs, skipping cells already done) and ``report`` (the HTML page of either, again).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import shutil
+from pathlib import Path
+
+import click
+
+from mqlog.cli.group import cli, device_for_restart, resolve_spec, restart_mode_option
+from mqlog.core.errors import MqlogError
+from mqlog.rundir import RUN_FILE
+from mqlog.rundir import read_json as _read_json
+from mqlog.rundir import locked, read_locked, write_json
+
+
+@cli.command("compare")
+@click.option("--workload", required=True, help="A built-in workload name (see 'mqlog workloads') or FILE.toml.")
+@click.option("--set", "sets", multiple=True, metavar="workload.KEY=VALUE", help="A workload parameter; repeatable.")
+@click.option("--matrix", default="default", show_default=True,
+              help="'default' (3 distributed, 3 z/OS configurations) or a TOML file of [[config]] tables.")
+@click.option("--device", default="ssd", show_default=True, help="Device profile name or FILE.toml[:NAME].")
+@click.option("--seed", type=click.IntRange(0, 2**64 - 1), default=None, help="Seed (default: the spec's, else 0).")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("out/compare"),
+              show_default=True, help="Directory for results.parquet and report.html.")
+@click.option("--master", default=None, help="Spark master URL (default local[*]).")
+@click.option("--crash", "crash_at", type=click.FloatRange(min=0, min_open=True), default=None,
+              help="Crash every configuration at this virtual time (s), restart it and compare the restarts.")
+@restart_mode_option(" With --crash (9.1.1 unless given); a matrix configuration's restart_mode wins.",
+                      default=None)
+@click.option("--logs", "keep_logs", is_flag=True,
+              help="Also leave each configuration's files in OUT/runs/NAME (as 'mqlog run --out' does: "
+                   "real logs, up to some hundreds of MB each) and report what each log holds, read back "
+                   "with the mqlog data source.")
+@click.option("--json", "as_json", is_flag=True, help="Print the result rows as JSON lines.")
+def compare_cmd(workload, sets, matrix, device, seed, out, master, crash_at, restart_mode, keep_logs, as_json):
+    """Run one workload against a matrix of platform configurations, one Spark task each,
+    and compare them side by side (results.parquet, report.html)."""
+    from mqlog.core.workload.spec import parse_set
+    from mqlog.spark.compare import check_matrix, compare, format_lines, format_table, load_matrix, results_frame
+    from mqlog.spark.contents import CONTENTS_FILE, RUNS_DIR, log_contents
+    from mqlog.spark.report import contents_table, render
+    from mqlog.spark.session import spark_session, task_errors
+
+    parsed = parse_set(list(sets))
+    if parsed.get("log"):
+        raise click.UsageError("compare takes workload.KEY=VALUE settings; log parameters belong in --matrix")
+    spec, _, spec_seed = resolve_spec(workload, parsed)
+    seed = seed if seed is not None else (spec_seed or 0)
+    cells = check_matrix(load_matrix(matrix))
+    if crash_at is None and (restart_mode is not None or any("restart_mode" in c for c in cells)):
+        raise click.UsageError("a restart mode (--restart-mode, or restart_mode in the matrix) needs --crash: "
+                               "without a crash nothing restarts")
+    device = device_for_restart(device)
+    spark = spark_session(master, "mqlog compare", arrow=keep_logs)
+    click.echo(f"comparing {len(cells)} configurations of {spec.workload} (seed {seed}) on Spark "
+               f"{spark.sparkContext.master} ...", err=True)
+    def progress(row, done, total):
+        click.echo(f"  [{done}/{total}] {row['config_name']}: {row['messages_put']} messages put, "
+                   f"{row['physical_writes']} physical writes", err=True)
+
+    with locked(out, "--out"):  # one comparison at a time writes OUT
+        out.mkdir(parents=True, exist_ok=True)
+        runs_dir = out / RUNS_DIR
+        if runs_dir.exists():  # a previous comparison's runs: this one's replace them
+            foreign = [p.name for p in sorted(runs_dir.iterdir()) if not (p / RUN_FILE).is_file()]
+            if foreign:
+                raise MqlogError(f"{runs_dir}: holds {foreign[0]!r}, which is not a run directory; "
+                                 "choose another --out or move it")
+            with contextlib.ExitStack() as runs:
+                for run in sorted(runs_dir.iterdir()):
+                    # refuses if a command (mqlog restart, print, ...) is using it; held until
+                    # the run is deleted, so none can start on it in between
+                    runs.enter_context(locked(run))
+                shutil.rmtree(runs_dir)
+        (out / CONTENTS_FILE).unlink(missing_ok=True)
+        rows = compare(spark, workload=spec.workload, params=dict(spec.params), seed=seed, device=device, cells=cells,
+                       crash_at_s=crash_at, progress=progress, runs_dir=runs_dir if keep_logs else None,
+                       restart_mode=restart_mode or "9.1.1")
+        results_frame(spark, rows).coalesce(1).write.mode("overwrite").parquet(str(out / "results.parquet"))
+        contents = None
+        if keep_logs:
+            click.echo(f"reading the {len(rows)} logs back with the mqlog data source ...", err=True)
+            with task_errors("reading the logs back"):
+                contents = log_contents(spark, {r["config_name"]: runs_dir / r["config_name"] for r in rows})
+            write_json(out / CONTENTS_FILE, contents)
+        title = f"mqlog compare: {spec.workload}, seed {seed}, device {device}"
+        subtitle = ", ".join(f"{k}={v}" for k, v in sorted(dict(spec.params).items()))
+        (out / "report.html").write_text(render(rows, title=title, subtitle=subtitle, contents=contents),
+                                         encoding="utf-8")
+    if as_json:
+        for row in rows:
+            click.echo(json.dumps(row, sort_keys=True))
+        return
+    click.echo(format_table(rows))
+    if contents is not None:
+        names = [r["config_name"] for r in rows]
+        click.echo("\nwhat each log holds at the end (read back with the mqlog data source):")
+        click.echo(format_lines([("configuration", names)] + contents_table(names, contents)))
+    click.echo(f"fingerprint {rows[0]['fingerprint'][:16]} (identical in every configuration)")
+    click.echo(f"wrote {out / 'results.parquet'} and {out / 'report.html'}"
+               + (f"; each configuration's run directory in {runs_dir}" if keep_logs else ""))
+
+
+@cli.command("sweep")
+@click.argument("sweep")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Directory for results/ (Parquet, by platform) and report.html [default: out/sweep-NAME].")
+@click.option("--master", default=None, help="Spark master URL (default local[*]).")
+@click.option("--list", "list_only", is_flag=True, help="List the cells without running them.")
+def sweep_cmd(sweep, out, master, list_only):
+    """Run SWEEP (a built-in name, or a TOML file) as Spark tasks; cells already in OUT are
+    skipped. Built-ins: log-size-vs-rollbacks, complog-vs-payload, logload-vs-shunting,
+    dual-vs-single, write-integrity-vs-concurrency."""
+    from mqlog.spark.report import render_sweep
+    from mqlog.spark.sweep import cells, load_sweep, read_results, run_sweep
+    from mqlog.spark.session import spark_session
+
+    name, doc = load_sweep(sweep)
+    tasks = cells(doc, origin=sweep)
+    if list_only:
+        for t in tasks:
+            click.echo(f"{t['key']}  {t['name']:<20} seed {t['seed']} {t['device']:<6} "
+                       + " ".join(f"{k}={v}" for k, v in sorted(t["sweep"].items())))
+        return
+    out = out if out is not None else Path("out") / f"sweep-{name}"
+    spark = spark_session(master, f"mqlog sweep {name}")
+    click.echo(f"sweep {name}: {len(tasks)} cells on Spark {spark.sparkContext.master} ...", err=True)
+
+    def progress(row, done, total):
+        click.echo(f"  [{done}/{total}] {row['config_name']} "
+                   + " ".join(f"{k}={v}" for k, v in sorted(row["sweep"].items())), err=True)
+
+    with locked(out, "--out"):  # one sweep at a time adds to OUT
+        ran, skipped = run_sweep(spark, tasks, out, progress=progress)
+        rows = read_results(spark, out)
+        (out / "report.html").write_text(render_sweep(rows, title=f"mqlog sweep: {name}", plot=doc.get("plot")),
+                                         encoding="utf-8")
+    click.echo(f"{ran} cells run, {skipped} already done; {len(rows)} rows in {out / 'results'}; "
+               f"report {out / 'report.html'}")
+
+
+@cli.command("report")
+@click.argument("directory", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="The HTML file to write [default: DIRECTORY/report.html].")
+def report_cmd(directory: Path, output):
+    """Write the HTML report of a 'mqlog compare' or 'mqlog sweep' output directory again."""
+    from mqlog.spark.contents import CONTENTS_FILE, check_contents
+    from mqlog.spark.report import check_result_rows, render, render_sweep
+    from mqlog.spark.session import spark_read_errors, spark_session
+    from mqlog.spark.sweep import BUILTIN_SWEEPS, load_sweep, read_results
+
+    output = output if output is not None else directory / "report.html"
+    if not ((directory / "results.parquet").is_dir() or (directory / "results").is_dir()):
+        raise MqlogError(f"{directory}: neither results.parquet (mqlog compare) nor results/ (mqlog sweep) is there")
+    # A compare or sweep writing DIRECTORY holds its lock: read it shared, or exclusively when
+    # the page goes into it (the default), as any writer of a directory does.
+    writes_there = output.resolve().parent == directory.resolve()
+    with (locked(directory) if writes_there else read_locked(directory)):
+        if (directory / "results.parquet").is_dir():
+            spark = spark_session(None, "mqlog report")
+            with spark_read_errors(directory / "results.parquet"):
+                rows = [r.asDict() for r in spark.read.parquet(str(directory / "results.parquet")).collect()]
+            check_result_rows(rows, directory / "results.parquet")
+            rows.sort(key=lambda r: r.get("config_name", ""))
+            contents_path = directory / CONTENTS_FILE
+            contents = _read_json(contents_path) if contents_path.is_file() else None
+            if contents is not None:
+                check_contents(contents, contents_path)
+            page = render(rows, title=f"mqlog compare: {rows[0]['workload']}, seed {rows[0]['seed']}",
+                          contents=contents)
+        else:  # results/ (a sweep's)
+            spark = spark_session(None, "mqlog report")
+            with spark_read_errors(directory / "results"):
+                rows = read_results(spark, directory)
+            check_result_rows(rows, directory / "results", sweep=True)
+            name = directory.name.removeprefix("sweep-")
+            plot = load_sweep(name)[1].get("plot") if name in BUILTIN_SWEEPS else None
+            page = render_sweep(rows, title=f"mqlog sweep: {name}", plot=plot)
+        try:
+            output.write_text(page, encoding="utf-8")
+        except OSError as exc:
+            raise MqlogError(f"-o {output}: cannot write the report: {exc.strerror or exc}") from None
+    click.echo(f"wrote {output}")

@@ -1,0 +1,227 @@
+"""The commands that run the model: ``run`` (a workload on a platform, into a run directory),
+``restart`` (recover what a run left, and verify it against the application journal),
+``workloads`` (the built-ins) and ``config`` (a platform's effective log parameters).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+from pathlib import Path
+
+import click
+
+from mqlog.cli.group import Progress, cli, device_for_restart, resolve_spec, restart_bar, restart_mode_option
+from mqlog.rundir import JOURNAL_FILE, METRICS_FILE, QM_DIR, RUN_FILE
+from mqlog.rundir import load_run as _load_run
+from mqlog.rundir import read_json as _read_json
+from mqlog.rundir import locked, run_platform, save_run
+
+
+@cli.command("run")
+@click.option("--platform", "platform_name", required=True, help="distributed, zos, or reference.")
+@click.option("--workload", required=True, help="A built-in workload name (see 'mqlog workloads') or FILE.toml.")
+@click.option("--set", "sets", multiple=True, metavar="SECTION.KEY=VALUE",
+              help="workload.KEY=VALUE or log.PARAM=VALUE (the platform's own parameter names); repeatable.")
+@click.option("--device", default="ssd", show_default=True, help="Device profile name or FILE.toml[:NAME].")
+@click.option("--seed", type=click.IntRange(0, 2**64 - 1), default=None,
+              help="Seed for payloads and timing, 0 to 2^64-1 (default: the spec's, else 0).")
+@click.option("--out", type=click.Path(file_okay=False), default=None,
+              help="Directory for the real log files, queue files, messages, metrics and journal.")
+@click.option("--crash-after-writes", type=click.IntRange(min=0), default=None,
+              help="Pull the plug after this many physical writes.")
+@click.option("--crash-at", type=click.FloatRange(min=0), default=None, help="Pull the plug at this virtual time (s).")
+@click.option("--json", "as_json", is_flag=True, help="Print the metrics as one JSON object.")
+def run_cmd(platform_name, workload, sets, device, seed, out, crash_after_writes, crash_at, as_json):
+    """Run a workload on a platform in virtual time and report the log's figures."""
+    from mqlog.core.disk.devices import get_profile
+    from mqlog.core.workload.run import RunConfig, run_workload
+
+    from mqlog.core.workload.spec import parse_set
+    from mqlog.core.disk.storage import MemoryStorage
+    from mqlog.platforms import choose
+
+    if crash_after_writes is not None and crash_at is not None:
+        raise click.UsageError("give --crash-after-writes or --crash-at, not both")
+    if crash_at is not None and not math.isfinite(crash_at):
+        raise click.BadParameter(f"{crash_at} is not a finite number of seconds", param_hint="--crash-at")
+    parsed = parse_set(list(sets))
+    spec, log_overrides, spec_seed = resolve_spec(workload, parsed)
+    choice = choose(platform_name)
+    log_config = choice.configure(log_overrides)
+    get_profile(device)  # a bad profile is reported before anything runs
+    seed = seed if seed is not None else (spec_seed if spec_seed is not None else 0)
+    if out is not None:
+        if not out.strip():
+            raise click.BadParameter("needs a directory name", param_hint="--out")
+        out = Path(out)
+    with (locked(out, "--out") if out is not None else contextlib.nullcontext()):
+        storage = _out_storage(out) if out is not None else MemoryStorage()
+        cfg = RunConfig(platform_name, choice.maker(log_config), log_config, spec, seed, device,
+                        crash_after_writes, crash_at)
+        progress = Progress(f"{spec.workload} on {platform_name}")
+        try:
+            result = run_workload(cfg, storage, progress=progress.update)
+        finally:
+            progress.close()
+            storage.close()
+        if out is not None:
+            save_run(out, platform=platform_name, log=log_config, device=device_for_restart(device),
+                     workload=spec.workload, params=dict(spec.params), seed=seed, result=result)
+    metrics = result.metrics
+    if as_json:
+        click.echo(json.dumps(metrics, sort_keys=True))
+        return
+    _print_metrics(metrics, out)
+
+
+def _out_storage(out: Path):
+    """Real files under ``out/qm``; a directory a run already used, or one that cannot be
+    made, is a one-line error before anything is written."""
+    from mqlog.core.errors import MqlogError
+    from mqlog.core.disk.storage import DirectoryStorage
+
+    if (out / RUN_FILE).exists() or (out / QM_DIR).exists():
+        raise MqlogError(f"{out} already holds a run (run.json or qm/); choose another --out or remove it")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        return DirectoryStorage(out / QM_DIR)
+    except OSError as exc:
+        raise MqlogError(f"--out {out}: cannot make the directory: {exc.strerror or exc}") from None
+    except MqlogError as exc:
+        raise MqlogError(f"--out {out}: {exc}") from None
+
+
+def _print_metrics(m: dict, out) -> None:
+    state = "crashed" if m["crashed"] else "ended with a controlled shutdown"
+    if m.get("abnormal_end"):
+        state = f"ended abnormally ({m['abnormal_end']})"
+    click.echo(f"{m['workload']} on {m['platform']} ({m['device']}), seed {m['seed']}: "
+               f"{m['virtual_seconds']:.6f} virtual seconds, {state}")
+    rows = [
+        ("messages put / got", f"{m['messages_put']} / {m['messages_got']}"),
+        ("commits / backouts", f"{m['commits']} / {m['backouts']}"),
+        ("forces", m["forces"]),
+        ("logical bytes / writes", f"{m['logical_bytes']} / {m['logical_writes']}"),
+        ("physical bytes / writes", f"{m['physical_bytes']} / {m['physical_writes']}"),
+        ("write size short / long / max", f"{m['write_size_short']:.0f} / {m['write_size_long']:.0f} / "
+                                          f"{m['write_size_max']}"),
+        ("write time short / long / max (µs)", f"{m['write_time_short_us']:.1f} / {m['write_time_long_us']:.1f} / "
+                                               f"{m['write_time_max_us']:.1f}"),
+        ("checkpoints", m["checkpoints"]),
+        ("log in use, most (bytes)", m["active_log_used_bytes_max"]),
+        ("units of work rolled back / forward", f"{m['uows_rolled_back']} / {m['uows_rolled_forward']}"),
+        ("compression in / out (bytes)", f"{m['compression_in_bytes']} / {m['compression_out_bytes']}"),
+        ("workload fingerprint", m["fingerprint"][:16]),
+    ]
+    width = max(len(k) for k, _ in rows)
+    for key, value in rows:
+        click.echo(f"  {key:<{width}}  {value}")
+    if out is not None:
+        click.echo(f"Files in {out}: {QM_DIR}/ (log and queue files), {METRICS_FILE}, {JOURNAL_FILE}, "
+                   f"{m['error_log']}")
+
+
+@cli.command("restart")
+@click.argument("directory", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--verify", is_flag=True, help="Check the recovered queues against the application journal.")
+@restart_mode_option("")
+@click.option("--json", "as_json", is_flag=True, help="Print the recovery report as JSON.")
+def restart_cmd(directory: Path, verify: bool, restart_mode: str, as_json: bool):
+    """Restart the queue manager a run left in DIRECTORY and report the recovery."""
+    from mqlog.core.errors import MqlogError
+    from mqlog.core.workload.journal import Journal
+    from mqlog.core.qm.manager import QmConfig
+    from mqlog.core.workload.run import restart_run
+    from mqlog.core.disk.storage import DirectoryStorage
+
+    _load_run(directory)  # not a run directory: say so before taking its lock
+    with locked(directory):  # from reading run.json to the last message logged
+        run = _load_run(directory)
+        choice, log_config = run_platform(directory, run)
+        journal = None
+        if verify:
+            path = directory / JOURNAL_FILE
+            if not path.is_file():
+                raise MqlogError(f"{directory}: no {JOURNAL_FILE} to verify against")
+            journal = Journal.from_json(_read_json(path), source=str(path))
+        if not (directory / QM_DIR).is_dir():
+            raise MqlogError(f"{directory}: no {QM_DIR}/ directory with the queue manager's files")
+        storage = DirectoryStorage(directory / QM_DIR)
+        bar = restart_bar()
+        try:
+            report, verdict, qm = restart_run(choice.maker(log_config), storage, device=run["device"],
+                                              journal=journal, qm_config=QmConfig(restart_mode=restart_mode),
+                                              progress=lambda n: bar.update(n - bar.n))
+        finally:
+            bar.close()
+            storage.close()
+        with open(directory / qm.platform.error_log, "a", encoding="utf-8") as log:
+            for line in report.messages:
+                log.write(line + "\n")
+    result = report.as_dict()
+    if verdict is not None:
+        result.update(verdict.as_dict())
+    if as_json:
+        click.echo(json.dumps(result, sort_keys=True))
+    else:
+        for line in report.messages:
+            click.echo(line)
+        click.echo(f"records replayed {report.records_replayed}, bytes read {report.bytes_read}, "
+                   f"units of work committed {report.uows_committed} / backed out {report.uows_backed_out} / "
+                   f"in doubt {report.uows_indoubt}, messages reconciled {report.messages_reconciled}, "
+                   f"queues loaded {report.queues_loaded}"
+                   + (f", re-created from media images {report.queues_recreated}" if report.queues_recreated else "")
+                   + (f", DAMAGED {' '.join(report.queues_damaged)}" if report.queues_damaged else ""))
+        click.echo("phases (virtual s): " + ", ".join(f"{k} {v:.6f}" for k, v in report.phases.items()))
+        if verdict is not None:
+            click.echo("verify: " + ", ".join(f"{k} {v}" for k, v in verdict.as_dict().items())
+                       + ("  OK" if verdict.ok else "  FAILED"))
+    if verdict is not None and not verdict.ok:
+        raise click.exceptions.Exit(1)
+
+
+@cli.command("workloads")
+def workloads_cmd():
+    """List the built-in workloads with their parameters and defaults."""
+    from mqlog.core.workload.spec import BUILTINS, describe
+
+    click.echo(describe(BUILTINS))
+
+
+@cli.command("config")
+@click.option("--platform", "platform_name", required=True, help="distributed, zos, or reference.")
+@click.option("--set", "sets", multiple=True, metavar="log.PARAM=VALUE", help="A log parameter; repeatable.")
+@click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
+def config_cmd(platform_name, sets, as_json):
+    """Show a platform's effective log configuration, validated."""
+    from mqlog.core.workload.spec import parse_set
+    from mqlog.platforms import choose
+
+    parsed = parse_set(list(sets))
+    if parsed.get("workload"):
+        raise click.UsageError("config takes log.PARAM=VALUE settings only")
+    choice = choose(platform_name)
+    values = choice.configure(parsed.get("log", {}))
+    if choice.describer is not None:
+        rows, derived = choice.describer(values)
+        if as_json:
+            click.echo(json.dumps({"platform": platform_name, "log": values,
+                                   "derived": {k: v["bytes"] for k, v in derived.items()}}, sort_keys=True))
+            return
+        click.echo(f"platform {platform_name}: {choice.description}")
+        for r in rows:
+            mark = "" if r.value == r.default else "   (set)"
+            click.echo(f"  {r.name:<22} {str(r.value):>14}   {r.allowed:<28} {r.meaning}{mark}")
+        click.echo("derived:")
+        for item in derived.values():
+            click.echo(f"  {item['text']}")
+        return
+    if as_json:
+        click.echo(json.dumps({"platform": platform_name, "log": values}, sort_keys=True))
+        return
+    click.echo(f"platform {platform_name}: {choice.description}")
+    for p in choice.params:
+        mark = "" if values[p.name] == p.default else "   (set)"
+        click.echo(f"  {p.name:<24} {values[p.name]:>12}   {p.low}..{p.high}  {p.doc}{mark}")

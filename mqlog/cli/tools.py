@@ -1,0 +1,121 @@
+"""The commands over the log writer and its files without a queue manager: ``groupcommit``
+(the group-commit study on the real writer), ``devices`` (the device profiles) and ``scan``
+(read a reference-format log file back and say how it ends).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from pathlib import Path
+
+import click
+
+from mqlog.cli.group import cli, parse_list
+from mqlog.rundir import LOCK_FILE, QM_DIR, RUN_FILE, read_locked
+
+
+@cli.command("groupcommit")
+@click.option("--committers", default="1,2,5,10,20,50", show_default=True,
+              help="Comma-separated numbers of concurrent committing applications.")
+@click.option("--commits", default=50, show_default=True, help="Commits per application.")
+@click.option("--message-size", default=2048, show_default=True, help="Persistent message size in bytes.")
+@click.option("--device", default="ssd", show_default=True,
+              help="Device profile: ssd, san, nfs1, nfs2, nfs3, ram, or FILE.toml[:NAME].")
+@click.option("--think-us", default=100.0, show_default=True,
+              help="Mean virtual time each application spends between commits (exponential).")
+@click.option("--seed", default=0, show_default=True, help="Seed for payloads and think times.")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path),
+              help="Write each run's real log file under this directory.")
+@click.option("--json", "as_json", is_flag=True, help="Print results as JSON lines.")
+def groupcommit(committers: str, commits: int, message_size: int, device: str, think_us: float, seed: int,
+                out: Path | None, as_json: bool) -> None:
+    """Group commit on the real log writer: more concurrent committers, fewer writes per commit.
+
+    Each application repeatedly puts one persistent message and commits (a forced write);
+    the table shows how many commits each physical write carries as concurrency rises.
+    """
+    from mqlog.core.disk.storage import DirectoryStorage
+    from mqlog.groupcommit import run_group_commit
+
+    counts = parse_list(committers, "--committers")
+    rows = []
+    for n in counts:
+        storage = DirectoryStorage(out / f"committers-{n}") if out else None
+        try:
+            result = run_group_commit(n, commits, message_size, device=device, storage=storage,
+                                      think_us=think_us, seed=seed)
+        finally:
+            if storage is not None:
+                storage.close()
+        rows.append(result)
+        if as_json:
+            click.echo(json.dumps(result.as_dict(), sort_keys=True))
+    if as_json:
+        return
+    click.echo(f"Group commit on device '{rows[0].device}', {message_size}-byte persistent messages, "
+               f"{commits} commits per application (virtual time)\n")
+    header = (f"{'committers':>10} {'commits':>8} {'phys writes':>11} {'commits/write':>13} "
+              f"{'KiB/write':>9} {'commit µs':>10} {'commits/s':>10} {'read back':>9}")
+    click.echo(header)
+    click.echo("-" * len(header))
+    for r in rows:
+        click.echo(f"{r.committers:>10} {r.commits:>8} {r.physical_writes:>11} {r.commits_per_write:>13.2f} "
+                   f"{r.useful_bytes_per_write / 1024:>9.1f} {r.commit_latency_us:>10.1f} "
+                   f"{r.commits_per_second:>10.0f} {r.records_read_back:>9}")
+    if out:
+        click.echo(f"\nLog files written under {out}/committers-N/reference.log")
+
+
+@cli.command("devices")
+@click.option("--file", "path", type=click.Path(dir_okay=False), help="A TOML file of your own profiles.")
+def devices(path: str | None) -> None:
+    """List device profiles: latency per I/O and bandwidth."""
+    from mqlog.core.disk.devices import load_profiles
+
+    profiles = load_profiles(path)
+    click.echo(f"{'name':<8} {'write µs':>9} {'read µs':>8} {'file op µs':>10} {'write MB/s':>10} "
+               f"{'read MB/s':>9}  description")
+    for p in profiles.values():
+        click.echo(f"{p.name:<8} {p.write_latency_us:>9.0f} {p.read_latency_us:>8.0f} {p.file_op_us:>10.0f} "
+                   f"{p.write_bandwidth_mb_s:>10.0f} {p.read_bandwidth_mb_s:>9.0f}  {p.description}")
+
+
+@cli.command("scan")
+@click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--records", "show", is_flag=True, help="List every record, not just the summary.")
+def scan_cmd(path: Path, show: bool) -> None:
+    """Read a reference-format log file back and report its records and how it ends."""
+    from collections import Counter
+
+    from mqlog.core.log.reader import LogReader
+    from mqlog.core.log.space import ReferenceLogSpace
+    from mqlog.core.disk.storage import DirectoryStorage
+
+    from mqlog.core.errors import LogFormatError
+    from mqlog.core.format.pages import check_page
+
+    # A log file of a run (DIR/qm/FILE, run.json or a lock there): read under the run's lock,
+    # shared, like every other reader of a run directory.
+    run_dir = path.resolve().parent.parent
+    of_a_run = path.resolve().parent.name == QM_DIR and any((run_dir / n).is_file() for n in (RUN_FILE, LOCK_FILE))
+    with (read_locked(run_dir) if of_a_run else contextlib.nullcontext()):
+        storage = DirectoryStorage(path.parent)
+        try:
+            _, problem = check_page(storage.read(path.name, 0, 4096), 0)
+            if problem is not None:
+                raise LogFormatError(f"not an mqlog log: its first page is {problem}", source=str(path), offset=0)
+            reader = LogReader(ReferenceLogSpace(storage, file=path.name), 0)
+            kinds: Counter[str] = Counter()
+            for address, record in reader:
+                kinds[type(record).__name__] += 1
+                if show:
+                    click.echo(f"{address:016X} {type(record).__name__:<16} uow={record.uow:x}")
+        finally:
+            storage.close()
+    end = reader.end
+    click.echo(f"{sum(kinds.values())} records in {reader.pages_read} pages read: "
+               + ", ".join(f"{k} {v}" for k, v in sorted(kinds.items())))
+    click.echo(f"log ends at {end.address:016X}: {end.reason}"
+               + (f" ({end.problem} at {end.source} offset {end.offset})" if end.reason != "end" else ""))
+

@@ -1,0 +1,108 @@
+"""``mqlog torture``: fault campaigns (:mod:`mqlog.torture`) on one platform configuration or
+a matrix of them, in this process or as Spark tasks, with their figures as a table or JSON;
+it exits 1 when a configuration failed a claim or the tool itself failed.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+
+from mqlog.cli.group import cli, resolve_spec, restart_mode_option
+from mqlog.torture import FAULT_CLASSES
+
+
+@cli.command("torture")
+@click.option("--platform", "platform_name", default=None, help="distributed, zos, or reference (or use --matrix).")
+@click.option("--matrix", default=None,
+              help="Instead of --platform: 'default' (the compare matrix: 3 distributed, 3 z/OS "
+                   "configurations) or a TOML file of [[config]] tables; one campaign each.")
+@click.option("--workload", required=True, help="A built-in workload name or FILE.toml. It runs once, recorded; "
+                                                "each scenario restarts on a disk materialised from the recording.")
+@click.option("--set", "sets", multiple=True, metavar="SECTION.KEY=VALUE",
+              help="workload.KEY=VALUE or log.PARAM=VALUE (log.* only with --platform); repeatable.")
+@click.option("--faults", default=",".join(FAULT_CLASSES), show_default=True,
+              help="Fault classes to inject, comma-separated.")
+@click.option("--budget", type=click.IntRange(1, 1_000_000), default=100, show_default=True,
+              help="Most scenarios per fault class (a seeded sample when there are more).")
+@click.option("--device", default="ssd", show_default=True, help="Device profile name or FILE.toml[:NAME].")
+@click.option("--seed", type=click.IntRange(0, 2**64 - 1), default=None,
+              help="Seed of the workload and of the campaign's choices (default: the spec's, else 0).")
+@restart_mode_option(" Every restart of the campaign; a matrix configuration's restart_mode wins.")
+@click.option("--master", default=None, help="Run the scenarios as Spark tasks on this master (local[*], "
+                                            "spark://HOST:PORT); the figures are those of a run without it.")
+@click.option("--json", "as_json", is_flag=True, help="Print the campaign's figures as JSON.")
+def torture_cmd(platform_name, matrix, workload, sets, faults, budget, device, seed, restart_mode, master, as_json):
+    """Inject crashes, torn writes, bit flips, single-copy damage and crashes during restart,
+    one scenario at a time; restart after each and check the queues against what
+    applications were told. Exits 1 if any loss went undetected under a fault the
+    configuration claims to survive or detect (or the tool itself failed)."""
+    from tqdm import tqdm
+
+    from mqlog.core.disk.devices import get_profile
+    from mqlog.core.workload.spec import parse_set
+    from mqlog.platforms import choose
+    from mqlog.torture import Campaign
+
+    chosen = tuple(dict.fromkeys(f.strip() for f in faults.split(",") if f.strip()))  # in order, once each
+    unknown = [f for f in chosen if f not in FAULT_CLASSES]
+    if unknown or not chosen:
+        raise click.BadParameter(f"{unknown[0] if unknown else faults!r} is not a fault class; choose from "
+                                 + ", ".join(FAULT_CLASSES), param_hint="--faults")
+    if (platform_name is None) == (matrix is None):
+        raise click.UsageError("give --platform or --matrix (one of them)")
+    spec, log_overrides, spec_seed = resolve_spec(workload, parse_set(list(sets)))
+    if matrix is not None:
+        from mqlog.spark.compare import check_matrix, load_matrix
+
+        if log_overrides:
+            raise click.UsageError("with --matrix, log parameters belong in the matrix, not in --set log.* "
+                                   "or the workload file's [log] table")
+        cells = [(c["name"], c["platform"], c["log"], c["values"], c.get("restart_mode") or restart_mode)
+                 for c in check_matrix(load_matrix(matrix))]
+    else:
+        cells = [(platform_name, platform_name, log_overrides, choose(platform_name).configure(log_overrides),
+                  restart_mode)]
+    get_profile(device)
+    seed = seed if seed is not None else (spec_seed if spec_seed is not None else 0)
+    campaigns = [(name, log, Campaign(platform, values, choose(platform).maker(values), spec, seed=seed,
+                                      device=device, budget=budget, faults=chosen, restart_mode=mode))
+                 for name, platform, log, values, mode in cells]
+    bar = tqdm(total=sum(c.planned() for _, _, c in campaigns), desc="torture", unit=" scenarios",
+               file=sys.stderr, disable=None, delay=1.0, leave=False)
+
+    def planned(total):  # the bar's total was an upper bound until the scenarios were chosen
+        bar.total = total
+        bar.refresh()
+
+    try:
+        if master is not None:
+            from mqlog.spark.session import spark_session
+            from mqlog.spark.torture import run_campaigns
+
+            run_campaigns(spark_session(master, "mqlog-torture"), [c for _, _, c in campaigns],
+                          on_planned=planned, progress=bar.update)
+        else:
+            plans = [c.plan() for _, _, c in campaigns]
+            planned(sum(len(p) for p in plans))
+            for (_, _, campaign), scenarios in zip(campaigns, plans):
+                campaign.finish(scenarios, campaign.execute(scenarios, progress=bar.update))
+    finally:
+        bar.close()
+    if as_json:
+        if matrix is None:
+            click.echo(json.dumps(campaigns[0][2].as_dict(), sort_keys=True))
+        else:
+            click.echo(json.dumps({"matrix": matrix, "configs": [dict(c.as_dict(), name=name)
+                                                                 for name, _, c in campaigns]}, sort_keys=True))
+    else:
+        for n, (name, log, campaign) in enumerate(campaigns):
+            settings = " ".join(f"{k}={v}" for k, v in sorted(log.items()))
+            label = name if matrix is not None else campaign.platform
+            click.echo(("\n" if n else "") + f"{label} {settings}".rstrip()
+                       + f", {spec.workload} (seed {seed}): {campaign.physical_writes} physical writes")
+            click.echo(campaign.table())
+    if any(c.failed for _, _, c in campaigns):
+        raise click.exceptions.Exit(1)

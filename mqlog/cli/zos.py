@@ -1,0 +1,80 @@
+"""The z/OS utilities over a run directory: ``print`` (CSQ1LOGP), ``bsds`` (CSQJU004),
+``stats`` (SMF 115 QJST) and ``convert-rba`` (CSQJUCNV). The work is :mod:`mqlog.zosrun`'s;
+these commands parse the options and print what it returns.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from mqlog.cli.group import cli
+from mqlog.core.errors import MqlogError
+from mqlog.rundir import RUN_FILE
+from mqlog.rundir import load_run as _load_run
+from mqlog.rundir import locked, write_json
+
+
+@cli.command("print")
+@click.argument("directory", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--rba-start", default=None, help="First RBA of the range, hex (CSQ1LOGP RBASTART).")
+@click.option("--rba-end", default=None, help="Last RBA of the range, hex (RBAEND).")
+@click.option("--urid", default=None, help="Only this unit of recovery (hex).")
+@click.option("--queue", default=None, help="Only records naming this queue (the model's PAGESET selection).")
+@click.option("--summary", type=click.Choice(["no", "yes", "only"], case_sensitive=False), default="no",
+              show_default=True, help="Add the summary of units of recovery, or print only it.")
+@click.option("--json", "as_json", is_flag=True)
+def print_cmd(directory: Path, rba_start, rba_end, urid, queue, summary, as_json: bool):
+    """Log print (like CSQ1LOGP) of the z/OS queue manager a run left in DIRECTORY."""
+    from mqlog.zosrun import print_run
+
+    result = print_run(directory, rba_start=rba_start, rba_end=rba_end, urid=urid, queue=queue,
+                       summary=summary, as_json=as_json)
+    click.echo(json.dumps(result, sort_keys=True) if as_json else result, nl=as_json)
+
+
+@cli.command("bsds")
+@click.argument("directory", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--json", "as_json", is_flag=True)
+def bsds_cmd(directory: Path, as_json: bool):
+    """BSDS map (like CSQJU004) of the z/OS queue manager a run left in DIRECTORY."""
+    from mqlog.zosrun import bsds_run
+
+    result = bsds_run(directory, as_json=as_json)
+    click.echo(json.dumps(result, sort_keys=True) if as_json else result, nl=as_json)
+
+
+@cli.command("stats")
+@click.argument("directory", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--json", "as_json", is_flag=True)
+def stats_cmd(directory: Path, as_json: bool):
+    """Log statistics (like SMF 115 QJST) of the z/OS run in DIRECTORY, from its metrics.json."""
+    from mqlog.zosrun import stats_run
+
+    result = stats_run(directory, as_json=as_json)
+    click.echo(json.dumps(result, sort_keys=True) if as_json else result, nl=as_json)
+
+
+@cli.command("convert-rba")
+@click.argument("directory", type=click.Path(exists=True, file_okay=False, path_type=Path))
+def convert_rba_cmd(directory: Path):
+    """Convert the BSDS of the z/OS queue manager a run left in DIRECTORY to 8-byte RBAs
+    (like CSQJUCNV). One way: there is no going back to 6-byte RBAs."""
+    from mqlog.zosrun import open_zos
+
+    _load_run(directory)  # not a run directory: say so before taking its lock
+    with locked(directory):
+        space, _, _, _ = open_zos(directory)
+        try:
+            if space.load_control() is None:
+                raise MqlogError(f"{directory}: the queue manager was never created (no checkpoint on disk)")
+            converted = space.convert_to_rba8()
+        finally:
+            space.storage.close()
+        run = _load_run(directory)
+        run["log"]["RBA8"] = "YES"
+        write_json(directory / RUN_FILE, run)
+    click.echo("CSQJ445I BSDS converted to 8-byte RBA and LRSN format" if converted
+               else "the BSDS already uses 8-byte RBAs: nothing to do")

@@ -1,0 +1,257 @@
+"""One configuration's fault campaign, planned, executed and finished in three steps
+(:meth:`Campaign.plan`, :meth:`~Campaign.execute`, :meth:`~Campaign.finish`): planning records
+the run and makes every random choice, so scenarios can execute in any order and any process
+(the Spark driver in :mod:`mqlog.spark.torture` spreads them over executors) and still tally
+exactly as one process running them in order would; each restart is checked against the
+journal and judged against the configuration's claims, and the figures come out as a table or
+a dict. The fault classes themselves are :mod:`mqlog.torture.faults`'; the engine that
+materialises disks (:mod:`mqlog.torture.disks`) knows nothing of them.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+
+import attrs
+
+from mqlog.core.disk.faults import FaultPlan
+from mqlog.core.disk.storage import MemoryStorage
+from mqlog.core.qm.manager import QmConfig
+from mqlog.core.workload.run import RunConfig, restart_run, run_workload
+from mqlog.torture.claims import (DAMAGE, DETECTED, ERROR, EXPECTED, FAULT_CLASSES, NOTHING, SILENT, SURVIVED,
+                                  Tally, claims)
+from mqlog.torture.disks import Engine, Scenario, in_place_writes
+from mqlog.torture.faults import FaultClasses
+
+
+@attrs.define
+class Campaign(FaultClasses):
+    """One configuration's campaign: the workload's run and what each fault did."""
+
+    platform: str
+    values: dict
+    make_platform: Callable
+    spec: object
+    seed: int = 0
+    device: str = "ssd"
+    budget: int = 100
+    faults: tuple = FAULT_CLASSES
+    #: how every restart of the campaign runs (QmConfig.restart_mode: "9.1.1" or "legacy")
+    restart_mode: str = "9.1.1"
+    physical_writes: int = 0
+    tallies: dict = attrs.field(factory=dict)
+    _last_report: object = None
+    #: the recorded run (made by plan(), or by execute() in a process that did not plan)
+    _engine: object = attrs.field(default=None, repr=False)
+    #: the damage classes' disks: (where, crash point of the recorded run)
+    _image_points: list = attrs.field(factory=list)
+    _image_facts: dict = attrs.field(factory=dict, repr=False)
+    #: the physical write count at each sync of the recorded run (the fsync class)
+    _sync_at: list = attrs.field(factory=list, repr=False)
+
+    # -- running the workload --------------------------------------------------------------
+
+    def _config(self, plan: FaultPlan | None = None, keep_write_log: bool = False) -> RunConfig:
+        return RunConfig(self.platform, self.make_platform, self.values, self.spec, seed=self.seed,
+                         device=self.device, fault_plan=plan, keep_write_log=keep_write_log)
+
+    def _restart(self, storage, journal=None):
+        """restart_run on ``storage`` as this campaign restarts (its device and restart mode)."""
+        return restart_run(self.make_platform, storage, device=self.device, journal=journal,
+                           qm_config=QmConfig(restart_mode=self.restart_mode))
+
+    def _check(self, storage, journal):
+        """(outcome, detail) of restarting on ``storage`` and checking against ``journal``."""
+        self._last_report = None
+        phase = "restart refused"
+        try:
+            report, verdict, qm = self._restart(storage, journal)
+            # Every message's data as an application's MQGET would read it: a damaged block
+            # is found there (its CRC), not by restart, which loads queue metadata only.
+            phase = "reading a message back"
+            for queue in qm.queues.values():
+                for message in list(queue.messages.values()):
+                    queue.read(message)
+        except DAMAGE as exc:  # the damage, named: file, offset, log address
+            return DETECTED, f"{phase}: {exc}"
+        except Exception as exc:  # anything else is the model failing, never a verdict
+            return ERROR, f"{phase}: {type(exc).__name__}: {exc}"
+        self._last_report = report
+        damaged = set(report.queues_damaged)
+        if verdict is None or verdict.ok:
+            if damaged:  # nothing wrong in what is left, but a queue is unusable until re-created
+                return DETECTED, f"restart marked {', '.join(sorted(damaged))} damaged (unusable until re-created); nothing else wrong"
+            return SURVIVED, ""
+        lost = ", ".join(f"{k} {v}" for k, v in verdict.as_dict().items() if v and k not in ("indoubt",))
+        if damaged:
+            # Excused only where restart said so: every wrong message is on a queue it
+            # marked damaged (AMQ7472).
+            queues = {journal.messages[d[1]].queue for d in verdict.details
+                      if len(d) > 1 and d[1] in journal.messages}
+            if queues <= damaged:
+                return DETECTED, f"restart marked {', '.join(sorted(damaged))} damaged ({lost})"
+            lost += f"; on queues restart did not mark damaged: {', '.join(sorted(queues - damaged))}"
+        return "loss", lost
+
+    def _judge(self, fault: str, label: str, outcome: str | None, detail: str) -> None:
+        tally = self.tallies[fault]
+        if outcome is None:
+            return  # nothing was injected (no such file on this platform): not a scenario
+        if outcome == "loss":
+            outcome = EXPECTED if tally.claim.level == NOTHING else SILENT
+            if outcome == EXPECTED:
+                detail = f"{detail} (expected: {tally.claim.why})"
+        elif outcome == "expected":
+            outcome = EXPECTED
+        tally.add(outcome, label, detail)
+
+    # -- the campaign ---------------------------------------------------------------------
+
+    def run(self, progress: Callable[[int], None] | None = None,
+            on_baseline: Callable[[float, int], None] | None = None) -> "Campaign":
+        """Run every scenario; ``progress(1)`` after each, ``on_baseline(wall seconds,
+        physical writes)`` once the workload's own run is done."""
+        scenarios = self.plan(on_baseline)
+        return self.finish(scenarios, self.execute(scenarios, progress))
+
+    def plan(self, on_baseline: Callable[[float, int], None] | None = None) -> list[Scenario]:
+        """Record the workload's run and choose every scenario, in the campaign's order.
+
+        Every draw of the campaign's random generator happens here, in the order the
+        scenarios are reported, so a scenario's fault is fixed before anything runs: the
+        scenarios can then run in any order, in any process, and :meth:`finish` tallies
+        them as if one after the other."""
+        import time
+
+        rng = random.Random(self.seed)
+        started = time.perf_counter()
+        self._engine = Engine(self)
+        writes = self._engine.writes
+        if on_baseline is not None:
+            on_baseline(time.perf_counter() - started, len(writes))
+        self.physical_writes = len(writes)
+        claimed = claims(self.platform, self.values)
+        for fault in self.faults:
+            self.tallies[fault] = Tally(fault, claimed[fault])
+        plans: dict[str, list] = {}
+        if "crash" in self.faults:
+            plans["crash"] = list(range(self.physical_writes))
+        if "torn" in self.faults:
+            plans["torn"] = [w.number for w in in_place_writes(writes)]
+        if "restart" in self.faults:
+            plans["restart"] = self._restart_points(rng)
+        if "bitflip" in self.faults or ("copy" in self.faults and claimed["copy"].level != NOTHING):
+            self._image_points = self._images(rng)
+            count = len(self._image_points)
+            if "bitflip" in self.faults:
+                plans["bitflip"] = [(i, n) for n in range(self.budget) for i in range(count)][:self.budget]
+            if "copy" in self.faults and claimed["copy"].level != NOTHING:
+                plans["copy"] = [(i, n) for n in range(self.budget) for i in range(count)][:self.budget]
+        if "missing" in self.faults:
+            if not self._image_points:
+                self._image_points = self._images(rng)
+            count = len(self._image_points)
+            plans["missing"] = [(i, n) for n in range(self.budget) for i in range(count)][:self.budget]
+        for fault in ("lost", "misdirected"):
+            if fault in self.faults:
+                plans[fault] = [w.number for w in writes if w.kind == "write"]
+        if "fsync" in self.faults:
+            # (each sync with the physical write count at it: the power fails soon after)
+            self._sync_at = [op[0] for op in self._engine.recording.ops if op[1] == "sync"]
+            plans["fsync"] = list(range(1, len(self._sync_at) + 1))
+        if "enospc" in self.faults:
+            counted = run_workload(self._config(FaultPlan(enospc_at=1 << 62)), MemoryStorage()).storage
+            plans["enospc"] = list(range(1, counted.allocations + 1))
+        scenarios: list[Scenario] = []
+        for fault, points in plans.items():
+            self.tallies[fault].possible = len(points)
+            chosen = points if len(points) <= self.budget else sorted(rng.sample(points, self.budget))
+            for point in chosen:
+                try:
+                    label, at, args = getattr(self, f"_plan_{fault}")(point, rng)
+                except Exception as exc:  # the tool failing while it chose the fault: an error, counted
+                    scenarios.append(Scenario(len(scenarios), fault, f"{fault} {point}", 0, None,
+                                              error=f"{type(exc).__name__}: {exc}"))
+                    continue
+                scenarios.append(Scenario(len(scenarios), fault, label, at, args))
+        self._image_facts.clear()  # (planning's probes: the executors make their own)
+        return scenarios
+
+    def execute(self, scenarios: list[Scenario], progress: Callable[[int], None] | None = None) -> dict:
+        """Run ``scenarios`` (any of :meth:`plan`'s, in any number of processes); their
+        ``{index: (outcome, detail)}``. They run in the order of the crash point they
+        start from, so one replay of the recorded run serves them all."""
+        if self._engine is None:
+            self._engine = Engine(self)
+        engine = self._engine.cursor()
+        out = {}
+        for scenario in sorted(scenarios, key=lambda s: (s.at, s.index)):
+            if scenario.error is not None:
+                out[scenario.index] = (ERROR, scenario.error)
+            elif scenario.args is None:
+                out[scenario.index] = (None, "")  # nothing to inject (no such file here)
+            else:
+                try:
+                    out[scenario.index] = getattr(self, f"_scenario_{scenario.fault}")(engine, scenario)
+                except Exception as exc:  # the tool failing outside the restart it checks: an error, counted
+                    out[scenario.index] = (ERROR, f"{type(exc).__name__}: {exc}")
+            if progress is not None:
+                progress(1)
+        return out
+
+    def finish(self, scenarios: list[Scenario], results: dict) -> "Campaign":
+        """Tally ``results`` (:meth:`execute`'s, merged) in the scenarios' order."""
+        for scenario in scenarios:
+            outcome, detail = results[scenario.index]
+            self._judge(scenario.fault, scenario.label, outcome, detail)
+        return self
+
+    def planned(self) -> int:
+        """An upper bound of the scenarios :meth:`run` tries (for a progress bar)."""
+        return self.budget * len(self.faults)
+
+    @property
+    def failed(self) -> bool:
+        """Whether any scenario lost data silently, broke the tool, or was refused under a
+        fault the configuration claims to survive."""
+        return any(t.counts[SILENT] or t.counts[ERROR] or t.broken for t in self.tallies.values())
+
+    def as_dict(self) -> dict:
+        return {"platform": self.platform, "log": dict(self.values), "workload": self.spec.workload,
+                "params": dict(self.spec.params), "seed": self.seed, "device": self.device, "budget": self.budget,
+                "physical_writes": self.physical_writes,
+                "classes": [self.tallies[f].as_dict() for f in self.faults if f in self.tallies]}
+
+    def table(self) -> str:
+        """The campaign's counts, one line per fault class."""
+        head = ("fault", "claim", "tried", "of", "survived", "detected", "expected loss", "silent loss", "errors")
+        rows = [head]
+        for fault in self.faults:
+            t = self.tallies.get(fault)
+            if t is None:
+                continue
+            rows.append((fault, t.claim.level, str(t.tried), str(t.possible), str(t.counts[SURVIVED]),
+                         str(t.counts[DETECTED]), str(t.counts[EXPECTED]), str(t.counts[SILENT]),
+                         str(t.counts[ERROR])))
+        widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
+        lines = ["  ".join(c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths)))
+                 for r in rows]
+        notes = []
+        for fault in self.faults:
+            t = self.tallies.get(fault)
+            if t is None:
+                continue
+            if t.counts[EXPECTED]:
+                notes.append(f"{fault}: expected losses: {t.claim.why}" if t.claim.level == NOTHING else
+                             f"{fault}: expected losses: " + t.examples[EXPECTED][0][1].rsplit("(expected: ", 1)[-1]
+                             .rstrip(")"))
+            if t.broken:
+                notes.append(f"{fault}: CLAIM BROKEN: restart refused {t.counts[DETECTED]} times although the "
+                             f"configuration claims to survive this fault ({t.claim.why})")
+                for label, detail in t.examples.get(DETECTED, []):
+                    notes.append(f"{fault}: REFUSED: {label}: {detail}")
+            for outcome in (SILENT, ERROR):
+                for label, detail in t.examples.get(outcome, []):
+                    notes.append(f"{fault}: {outcome.replace('_', ' ').upper()}: {label}: {detail}")
+        return "\n".join(lines + ([""] + notes if notes else []))

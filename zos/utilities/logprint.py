@@ -1,0 +1,433 @@
+"""The log print, like CSQ1LOGP: the records of a z/OS log space from the oldest RBA still on
+disk, selected by RBA range, unit of recovery or queue, each described (put data expanded with
+the codec its record names), and the summary of units of recovery with their status as of the
+end of the range. :func:`log_records`, :func:`ur_summary` and :func:`log_report` give JSON-able
+values, :func:`log_print` the text formatted from them; docs/zos-utilities.md says what is
+selected, how statuses are classified and how a listing is laid out.
+"""
+
+from __future__ import annotations
+
+from mqlog.core.errors import LogFormatError, ParameterError
+from mqlog.core.format.pages import NO_FIRST_RECORD, PAGE_HEADER_SIZE, PAGE_SIZE, check_page, page_of
+from mqlog.core.format.records import (NO_ADDRESS, Backout, Begin, CheckpointBegin, CheckpointEnd, Clr, ClrAction, Codec,
+                                       Commit, Get, ObjectAction, ObjectChange, ObjectType, OpaqueRecord, Prepare,
+                                       Put, PutSegment, RecordType, ResourceManager, UowState)
+from mqlog.core.log.reader import LogReader
+from mqlog.zos.codec import CompLogCodec
+from mqlog.zos.space import ZosLogSpace
+from mqlog.zos.utilities.layout import HEADER_NOTE
+
+SUMMARY_CHOICES = ("NO", "YES", "ONLY")
+
+#: UR statuses in the summary, in the order the count line gives them
+UR_STATUSES = ("IN COMMIT", "INDOUBT", "INFLIGHT", "IN BACKOUT", "BACKED OUT")
+
+
+def oldest_address(space: ZosLogSpace) -> int:
+    """The oldest RBA still on disk: the start of the oldest complete archive the BSDS
+    records, or of the oldest active data set in use."""
+    space.load_control()
+    starts = [e.start for e in space.archives if e.complete]
+    starts += [d.start for d in space.active if d.start != NO_ADDRESS]
+    return min(starts) if starts else space.start
+
+
+def _first_record_from(space: ZosLogSpace, address: int, limit: int) -> int | None:
+    """The address of the first record that starts in the CI at or after ``address``'s CI
+    (None if no readable CI before ``limit`` has one)."""
+    page = page_of(address)
+    while page < limit:
+        raw, _, _ = space.read_page(page)
+        header, problem = check_page(raw, page)
+        if problem is not None:
+            return None
+        if header.first_record != NO_FIRST_RECORD and header.first_record < header.used:
+            return page + PAGE_HEADER_SIZE + header.first_record
+        page += PAGE_SIZE
+    return None
+
+
+def _name(enum_cls, value) -> str:
+    try:
+        return enum_cls(value).name
+    except ValueError:
+        return f"X'{int(value):02X}'"
+
+
+def _type_code(record) -> int:
+    return int(record.type) if isinstance(record, OpaqueRecord) else int(record.TYPE)
+
+
+def _rm_code(record) -> int:
+    return int(record.rm) if isinstance(record, OpaqueRecord) else int(record.RM)
+
+
+def _is(record, code: RecordType) -> bool:
+    return _type_code(record) == int(code)
+
+
+def _describe(record, addressing) -> dict:
+    """The record-specific fields of one record (JSON-able)."""
+    fmt = addressing.format
+    out: dict = {}
+    if isinstance(record, Begin):
+        out["application"] = record.application
+    elif isinstance(record, Put):
+        out.update(queue=record.queue, msg_id=record.msg_id.hex().upper(), message_length=record.message_length,
+                   stored_length=len(record.data), codec=Codec(record.codec).name, segments=record.segments)
+        if record.relogged:
+            out["relogged"] = True
+    elif isinstance(record, PutSegment):
+        out.update(queue=record.queue, msg_id=record.msg_id.hex().upper(), index=record.index,
+                   offset=record.offset, stored_length=len(record.data), codec=Codec(record.codec).name)
+    elif isinstance(record, Get):
+        out.update(queue=record.queue, msg_id=record.msg_id.hex().upper(), message_length=record.message_length)
+        if record.relogged:
+            out["relogged"] = True
+    elif isinstance(record, Prepare):
+        out["xid"] = record.xid.hex().upper()
+        if record.relogged:
+            out["relogged"] = True
+    elif isinstance(record, Commit):
+        out["operations"] = record.operations
+    elif isinstance(record, Backout):
+        out["undone"] = [fmt(u.address) for u in record.undone]
+    elif isinstance(record, Clr):
+        out.update(action=_name(ClrAction, record.action), undoes=fmt(record.undoes),
+                   undo_next=None if record.undo_next == NO_ADDRESS else fmt(record.undo_next),
+                   queue=record.queue, msg_id=record.msg_id.hex().upper(), message_length=record.message_length)
+    elif isinstance(record, CheckpointBegin):
+        out["number"] = record.number
+    elif isinstance(record, CheckpointEnd):
+        out.update(number=record.number, begin=fmt(record.begin),
+                   uows=[{"urid": f"{u.uow:X}", "state": _name(UowState, u.state),
+                          "first": None if u.first == NO_ADDRESS else fmt(u.first),
+                          "last": None if u.last == NO_ADDRESS else fmt(u.last), "operations": u.operations}
+                         for u in record.uows],
+                   queues=[{"name": q.name, "depth": q.depth,
+                            "media": None if q.media == NO_ADDRESS else fmt(q.media)} for q in record.queues])
+    elif isinstance(record, ObjectChange):
+        out.update(action=_name(ObjectAction, record.action), object_type=_name(ObjectType, record.object_type),
+                   name=record.name, attributes=record.attributes)
+    elif isinstance(record, OpaqueRecord):
+        out["body_length"] = len(record.body)
+    else:  # a platform record class registered by its format module (shunt, page-set control ...)
+        for key in ("index", "count", "number"):
+            if isinstance(getattr(record, key, None), int):
+                out[key] = getattr(record, key)
+        shunted = getattr(record, "shunted", None)
+        if shunted is not None:
+            out["operations"] = [{"queue": getattr(op, "queue", ""), "address": fmt(getattr(op, "address", 0)),
+                                  "length": getattr(op, "length", 0)} for op in shunted]
+        for key in ("pagesets", "entries", "queues"):
+            value = getattr(record, key, None)
+            if isinstance(value, (tuple, list)):
+                out[key] = len(value)
+    return out
+
+
+def _queues_named(record) -> set[str]:
+    if isinstance(record, ObjectChange):
+        return {record.name}
+    queue = getattr(record, "queue", None)
+    names = {queue} if isinstance(queue, str) and queue else set()
+    for op in getattr(record, "shunted", ()) or ():
+        if isinstance(getattr(op, "queue", None), str):
+            names.add(op.queue)
+    return names
+
+
+def _check_summary(summary) -> str:
+    text = str(summary).strip().upper() if summary is not None else "NO"
+    if text not in SUMMARY_CHOICES:
+        raise ParameterError("SUMMARY", summary, "NO, YES or ONLY")
+    return text
+
+
+def _scan(space: ZosLogSpace, addressing, codec, *, rba_start=None, rba_end=None, urid=None, queue=None) -> dict:
+    """Read the log once: the selected records, the URs in the range, and where reading went."""
+    if rba_start is not None and rba_end is not None and rba_end < rba_start:
+        # CSQ1LOGP reason code 00D10010: end of range not after its start
+        raise ParameterError("RBAEND", addressing.format(rba_end),
+                             f"an RBA at or after RBASTART ({addressing.format(rba_start)})")
+    codec = codec if codec is not None else CompLogCodec("NONE")
+    fmt = addressing.format
+    oldest = oldest_address(space)
+    # The BSDS's highest RBA written is saved at switches and checkpoints only: the current
+    # data set's end bounds where a record can start.
+    current = space.active[space.current] if space.active else None
+    limit = max(space.high_written, current.start + space.ds_bytes if current is not None else 0) + PAGE_SIZE
+    begin_at = max(oldest, rba_start) if rba_start is not None else oldest
+    first = _first_record_from(space, begin_at, limit)
+    records: list[dict] = []
+    urs: dict[int, dict] = {}
+    read = {"oldest": fmt(oldest), "from": None, "to": None, "end": None, "records_read": 0}
+    if first is None:
+        read["end"] = "no record at or after the start"
+        return {"records": records, "urs": urs, "read": read}
+    reader = LogReader(space, first, format_address=fmt)
+    pending: dict[tuple[int, bytes], dict] = {}  # multi-segment compressed messages being collected
+    last = None
+    for address, record in reader:
+        if rba_start is not None and address < rba_start:
+            continue
+        if rba_end is not None and address > rba_end:
+            break
+        read["records_read"] += 1
+        if read["from"] is None:
+            read["from"] = fmt(address)
+        last = address
+        uow = record.uow
+        entry = {"rba": address, "rba_hex": fmt(address), "type": _name(RecordType, _type_code(record)),
+                 "rm": _name(ResourceManager, _rm_code(record)), "urid": uow, "urid_hex": f"{uow:X}" if uow else None,
+                 "lrsn": record.stamp, "length": len(record.to_bytes()),
+                 "prev": None if record.prev == NO_ADDRESS else fmt(record.prev)}
+        entry.update(_describe(record, addressing))
+        if isinstance(record, Put):
+            _expand_put(codec, record, entry, pending)
+        elif isinstance(record, PutSegment):
+            _expand_segment(codec, record, pending)
+        selected = (urid is None or uow == urid) and (queue is None or queue in _queues_named(record))
+        if uow:
+            ur = urs.get(uow)
+            if ur is None:
+                ur = urs[uow] = {"urid": uow, "urid_hex": f"{uow:X}", "start": address, "end": address,
+                                 "records": 0, "begin_seen": False, "commit": False, "backout": False,
+                                 "prepare": False, "clrs": 0, "puts": 0, "gets": 0, "shunts": 0,
+                                 "queues": set(), "selected": False, "application": None}
+            ur["records"] += 1
+            ur["end"] = address
+            if isinstance(record, Begin):
+                ur["begin_seen"] = True
+                ur["start"] = address
+                ur["application"] = record.application
+            ur["commit"] |= isinstance(record, Commit)
+            ur["backout"] |= isinstance(record, Backout)
+            ur["prepare"] |= isinstance(record, Prepare)
+            ur["clrs"] += isinstance(record, Clr)
+            ur["puts"] += isinstance(record, Put)
+            ur["gets"] += isinstance(record, Get)
+            ur["shunts"] += _is(record, RecordType.SHUNT)
+            ur["queues"] |= _queues_named(record)
+            ur["selected"] |= selected
+        if selected:
+            records.append(entry)
+    read["to"] = fmt(last) if last is not None else None
+    end = reader.end
+    if end is not None:
+        read["end"] = end.reason
+        read["end_rba"] = fmt(end.address)
+    elif rba_end is not None:
+        read["end"] = "RBAEND reached"
+    return {"records": records, "urs": urs, "read": read}
+
+
+def _expand_put(codec, record: Put, entry: dict, pending: dict) -> None:
+    if record.segments <= 1:
+        try:
+            data = codec.decode(record.codec, record.data, expected_length=record.message_length)
+        except LogFormatError as exc:
+            entry["expand_error"] = exc.reason if hasattr(exc, "reason") else str(exc)
+            return
+        entry["expanded_length"] = len(data)
+        entry["data_prefix"] = data[:16].hex().upper()
+        return
+    pending[(record.uow, record.msg_id)] = {"entry": entry, "parts": [record.data], "record": record}
+
+
+def _expand_segment(codec, record: PutSegment, pending: dict) -> None:
+    held = pending.get((record.uow, record.msg_id))
+    if held is None:
+        return  # its put record is before the range read
+    held["parts"].append(record.data)
+    put = held["record"]
+    if len(held["parts"]) < put.segments:
+        return
+    del pending[(record.uow, record.msg_id)]
+    entry = held["entry"]
+    try:
+        data = codec.decode(put.codec, b"".join(held["parts"]), expected_length=put.message_length)
+    except LogFormatError as exc:
+        entry["expand_error"] = exc.reason if hasattr(exc, "reason") else str(exc)
+        return
+    entry["expanded_length"] = len(data)
+    entry["data_prefix"] = data[:16].hex().upper()
+
+
+def _status(ur: dict) -> str:
+    if ur["backout"]:
+        return "BACKED OUT"
+    if ur["commit"]:
+        return "IN COMMIT"
+    if ur["prepare"]:
+        return "INDOUBT"
+    if ur["clrs"]:
+        return "IN BACKOUT"
+    return "INFLIGHT"
+
+
+def _summary_rows(urs: dict, addressing) -> list[dict]:
+    fmt = addressing.format
+    rows = []
+    for ur in sorted(urs.values(), key=lambda u: u["start"]):
+        if not ur["selected"]:
+            continue
+        rows.append({"urid": ur["urid"], "urid_hex": ur["urid_hex"], "status": _status(ur),
+                     "start_rba": fmt(ur["start"]), "end_rba": fmt(ur["end"]), "start": ur["start"], "end": ur["end"],
+                     "records": ur["records"], "begin_in_range": ur["begin_seen"], "puts": ur["puts"],
+                     "gets": ur["gets"], "clrs": ur["clrs"], "shunts": ur["shunts"],
+                     "queues": sorted(ur["queues"]), "application": ur["application"]})
+    return rows
+
+
+def log_records(space: ZosLogSpace, addressing, codec=None, *, rba_start: int | None = None,
+                rba_end: int | None = None, urid: int | None = None, queue: str | None = None) -> list[dict]:
+    """The selected log records, oldest first, as JSON-able dicts (see docs/zos-utilities.md).
+
+    Every dict has ``rba`` (int) and ``rba_hex``, ``type``, ``rm``, ``urid`` (0: none) and
+    ``urid_hex``, ``lrsn``, ``length`` (bytes on the log) and ``prev``; then the record's own
+    fields. A put has ``message_length`` (before compression), ``stored_length``, ``codec``
+    and, once expanded, ``expanded_length`` and ``data_prefix`` (first 16 bytes, hex).
+    ``codec`` (a CompLogCodec; None: a new one) expands compressed data and counts it."""
+    return _scan(space, addressing, codec, rba_start=rba_start, rba_end=rba_end, urid=urid, queue=queue)["records"]
+
+
+def ur_summary(space: ZosLogSpace, addressing, codec=None, *, rba_start: int | None = None,
+               rba_end: int | None = None, urid: int | None = None, queue: str | None = None) -> list[dict]:
+    """The units of recovery with a selected record, by start RBA, each with its ``status``
+    (IN COMMIT, BACKED OUT, INDOUBT, IN BACKOUT, INFLIGHT), ``start``/``end`` RBA (int) and
+    ``start_rba``/``end_rba`` (hex), and ``records`` (its records in the range)."""
+    scan = _scan(space, addressing, codec, rba_start=rba_start, rba_end=rba_end, urid=urid, queue=queue)
+    return _summary_rows(scan["urs"], addressing)
+
+
+def log_report(space: ZosLogSpace, addressing, codec=None, *, rba_start: int | None = None,
+               rba_end: int | None = None, urid: int | None = None, queue: str | None = None,
+               summary: str = "NO") -> dict:
+    """Everything :func:`log_print` prints, JSON-able: ``criteria``, ``read`` (where reading
+    started and ended), ``records`` (unless SUMMARY(ONLY)), ``summary`` and ``counts``
+    (with SUMMARY(YES) or (ONLY))."""
+    summary = _check_summary(summary)
+    scan = _scan(space, addressing, codec, rba_start=rba_start, rba_end=rba_end, urid=urid, queue=queue)
+    fmt = addressing.format
+    criteria = {"rba_start": None if rba_start is None else fmt(rba_start),
+                "rba_end": None if rba_end is None else fmt(rba_end),
+                "urid": None if urid is None else f"{urid:X}", "queue": queue, "summary": summary}
+    report: dict = {"criteria": criteria, "read": scan["read"]}
+    if summary != "ONLY":
+        report["records"] = scan["records"]
+    if summary != "NO":
+        rows = _summary_rows(scan["urs"], addressing)
+        report["summary"] = rows
+        report["counts"] = {status: sum(r["status"] == status for r in rows) for status in UR_STATUSES}
+    return report
+
+
+def _detail_lines(entry: dict) -> list[str]:
+    """The continuation lines of one record."""
+    t = entry["type"]
+    lines = []
+    if t == "BEGIN":
+        lines.append(f"APPLICATION({entry['application']})")
+    elif t == "PUT":
+        if "expanded_length" in entry:
+            data = f"DATA({entry['codec']} {entry['stored_length']} -> {entry['expanded_length']} BYTES)"
+        elif "expand_error" in entry:
+            data = f"DATA({entry['codec']} {entry['stored_length']} BYTES, NOT EXPANDABLE: {entry['expand_error']})"
+        else:
+            data = f"DATA({entry['codec']} {entry['stored_length']} BYTES STORED, " \
+                   f"{entry['message_length']} EXPANDED; SEGMENTS NOT ALL READ)"
+        lines.append(f"QUEUE({entry['queue']}) MSGID({entry['msg_id']})")
+        extra = f" SEGMENTS({entry['segments']})" if entry["segments"] > 1 else ""
+        lines.append(f"{data} MESSAGE LENGTH({entry['message_length']}){extra}"
+                     + (" RELOGGED" if entry.get("relogged") else ""))
+        if "data_prefix" in entry:
+            lines.append(f"DATA START X'{entry['data_prefix']}'")
+    elif t == "PUT_SEGMENT":
+        lines.append(f"QUEUE({entry['queue']}) MSGID({entry['msg_id']}) SEGMENT({entry['index']}) "
+                     f"OFFSET({entry['offset']}) STORED({entry['codec']} {entry['stored_length']} BYTES)")
+    elif t == "GET":
+        lines.append(f"QUEUE({entry['queue']}) MSGID({entry['msg_id']}) MESSAGE LENGTH({entry['message_length']})"
+                     + (" RELOGGED" if entry.get("relogged") else ""))
+    elif t == "PREPARE":
+        lines.append(f"XID(X'{entry['xid']}')" + (" RELOGGED" if entry.get("relogged") else ""))
+    elif t == "COMMIT":
+        lines.append(f"OPERATIONS({entry['operations']})")
+    elif t == "BACKOUT":
+        lines.append(f"OPERATIONS UNDONE({len(entry['undone'])})")
+    elif t == "CLR":
+        lines.append(f"COMPENSATES({entry['undoes']}) ACTION({entry['action']}) "
+                     f"UNDO NEXT({entry['undo_next'] or 'NONE'})")
+        lines.append(f"QUEUE({entry['queue']}) MSGID({entry['msg_id']}) MESSAGE LENGTH({entry['message_length']})")
+    elif t == "CHECKPOINT_BEGIN":
+        lines.append(f"CHECKPOINT NUMBER({entry['number']})")
+    elif t == "CHECKPOINT_END":
+        lines.append(f"CHECKPOINT NUMBER({entry['number']}) BEGIN({entry['begin']}) "
+                     f"URS({len(entry['uows'])}) QUEUES({len(entry['queues'])})")
+        for u in entry["uows"]:
+            lines.append(f"  UR URID({u['urid']}) STATE({u['state']}) FIRST({u['first']}) LAST({u['last']}) "
+                         f"OPERATIONS({u['operations']})")
+        for q in entry["queues"]:
+            lines.append(f"  QUEUE({q['name']}) DEPTH({q['depth']}) MEDIA RECOVERY RBA({q['media'] or 'NONE'})")
+    elif t == "OBJECT_CHANGE":
+        lines.append(f"{entry['action']} {entry['object_type']}({entry['name']})")
+        if entry["attributes"]:
+            lines.append(f"  {entry['attributes']}")
+    else:
+        fields = " ".join(f"{k.upper()}({v})" for k, v in entry.items()
+                          if k in ("index", "count", "number", "body_length", "pagesets", "entries", "queues"))
+        if fields:
+            lines.append(fields)
+        for op in entry.get("operations", []) if isinstance(entry.get("operations"), list) else []:
+            lines.append(f"  QUEUE({op['queue']}) ORIGINAL({op['address']}) LENGTH({op['length']})")
+    return lines
+
+
+def log_print(space: ZosLogSpace, addressing, codec=None, *, rba_start: int | None = None,
+              rba_end: int | None = None, urid: int | None = None, queue: str | None = None,
+              summary: str = "NO", detail: bool = True) -> str:
+    """A CSQ1LOGP-style listing (our own layout: see docs/zos-utilities.md). ``summary``:
+    NO (records only), YES (records, then the UR summary), ONLY (the summary only);
+    ``detail=False`` prints one line a record, without continuation lines."""
+    report = log_report(space, addressing, codec, rba_start=rba_start, rba_end=rba_end, urid=urid, queue=queue,
+                        summary=summary)
+    c = report["criteria"]
+    out = [f"CSQ1000I LOG PRINT UTILITY ({HEADER_NOTE})", "CSQ1102I SEARCH CRITERIA"]
+    crit = []
+    if c["rba_start"]:
+        crit.append(f"RBASTART({c['rba_start']})")
+    if c["rba_end"]:
+        crit.append(f"RBAEND({c['rba_end']})")
+    if c["urid"]:
+        crit.append(f"URID({c['urid']})")
+    if c["queue"]:
+        crit.append(f"QUEUE({c['queue']}) (the model's page-set selection: one queue's records)")
+    crit.append(f"SUMMARY({c['summary']})")
+    out.append("  " + " ".join(crit))
+    read = report["read"]
+    out.append(f"  OLDEST RBA AVAILABLE {read['oldest']}; READ {read['from'] or '-'} TO {read['to'] or '-'} "
+               f"({read['records_read']} RECORDS, END: {read['end']})")
+    indent = " " * (len(addressing.format(0)) + 2)
+    if "records" in report:
+        for e in report["records"]:
+            head = (f"{e['rba_hex']}  URID({e['urid_hex'] or 'NONE'}) RM({e['rm']}) TYPE({e['type']})"
+                    + (f" LRSN({e['lrsn']:X})" if e["lrsn"] else "") + f" LENGTH({e['length']})")
+            out.append(head)
+            if detail:
+                out.extend(indent + line for line in _detail_lines(e))
+        out.append(f"CSQ1101I UTILITY PROCESSING COMPLETED, {len(report['records'])} RECORDS PRINTED")
+    if "summary" in report:
+        out.append("CSQ1105I LOG PRINT UTILITY SUMMARY")
+        for r in report["summary"]:
+            begin = "" if r["begin_in_range"] else " (BEGIN UR NOT IN RANGE)"
+            out.append(f"UR URID({r['urid_hex']}) STATUS({r['status']}) START RBA({r['start_rba']}) "
+                       f"END RBA({r['end_rba']}) RECORDS({r['records']}){begin}")
+            if detail:
+                shunts = f" SHUNTS({r['shunts']})" if r["shunts"] else ""
+                out.append(f"   PUTS({r['puts']}) GETS({r['gets']}) CLRS({r['clrs']}){shunts} "
+                           f"QUEUES({' '.join(r['queues']) or 'NONE'})")
+        counts = report["counts"]
+        out.append("UR COUNTS - " + ", ".join(f"{s}={counts[s]}" for s in UR_STATUSES))
+        out.append("CSQ1106I END OF SUMMARY")
+    return "\n".join(out) + "\n"
