@@ -25,7 +25,8 @@ from __future__ import annotations
 
 import struct
 import zlib
-from typing import Callable, Protocol, Sequence
+from contextlib import AbstractContextManager
+from typing import Callable, Generator, Mapping, Protocol, Sequence
 
 import attrs
 
@@ -129,6 +130,43 @@ class ShuntPolicy(Protocol):
         """At a checkpoint: the units of work whose records should be shunted."""
 
 
+class QueueManagerServices(Protocol):
+    """What the queue manager offers a platform (``qm.services``; the core's media images
+    use it too). A platform uses only this, never the queue manager's private members."""
+
+    @property
+    def checkpoint_number(self) -> int:
+        """The number of the last checkpoint taken."""
+
+    @property
+    def queues(self) -> Mapping[str, object]:
+        """The queue manager's queues by name, to read."""
+
+    def log(self, record) -> Generator:
+        """Append ``record`` as essential work; returns (``yield from``) its address."""
+
+    def log_space(self, nbytes: int) -> AbstractContextManager[None]:
+        """Hold ``nbytes`` of log space for a ``with`` body (MqiError 2102 if there is none)."""
+
+    def replay_point(self) -> int:
+        """Where replay would start to bring a snapshot taken now up to date."""
+
+    def holding(self, address: int) -> AbstractContextManager[None]:
+        """Keep the replay point at or before ``address`` for a ``with`` body."""
+
+    def imaging(self, queue: str) -> AbstractContextManager[None]:
+        """Mark ``queue``'s media image as being written for a ``with`` body."""
+
+    def is_imaging(self, queue: str) -> bool:
+        """Whether ``queue``'s media image is being written."""
+
+    def queue(self, name: str):
+        """The queue as an MQI call sees it (MqiError if unknown or damaged)."""
+
+    def charge(self, cost) -> Generator:
+        """Charge queue-file I/O to the device."""
+
+
 #: A console hook: formats an event of the core's as the platform's message, or None.
 Console = Callable[[str, dict], "str | None"]
 
@@ -171,7 +209,7 @@ class Platform:
     #: whether an open unit of work keeps the log behind it from being reused (distributed);
     #: on z/OS the log behind it is archived (or, with archiving off, overwritten) instead
     uows_pin_log: bool = True
-    #: ``checkpoint_records(qm, begin) -> records`` the platform adds to every checkpoint,
+    #: ``checkpoint_records(services, begin) -> records`` the platform adds to every checkpoint,
     #: between its Begin and End (z/OS page-set control records)
     checkpoint_records: Callable | None = None
 

@@ -88,7 +88,7 @@ def rcrmqobj(qm, queue: str) -> Generator:
     live = qm.queues.get(queue)
     if live is not None:
         busy = live.getters or live.calls or any(m.busy or m.uow for m in live.messages.values())
-        if busy or queue in qm._imaging_queues:
+        if busy or qm.services.is_imaging(queue):
             raise MediaRecoveryError(f"{queue} is in use (an MQI call, a waiting getter, a unit of work or an "
                                      f"image); re-create it when idle")
         start = live.media_address

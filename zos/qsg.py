@@ -29,6 +29,7 @@ recovery (the model does not read a stopped member's log).
 
 from __future__ import annotations
 
+import contextlib
 import struct
 from typing import Generator
 
@@ -146,12 +147,8 @@ class QueueSharingGroup:
             raise QsgError(f"CF structure {name} has failed: recover it before backing it up")
         members = self._running()
         # The snapshot: one step of virtual time, every member's replay point with it.
-        starts = []
-        for member in members:
-            start = member.writer.next_address
-            if member._inflight:
-                start = min(start, member._inflight[0])
-            starts.append((member.config.member, member.config.name, start))
+        starts = [(member.config.member, member.config.name, member.services.replay_point())
+                  for member in members]
         images = [(queue.name, encode_image(queue.attributes, self._imaged(queue)))
                   for queue in sorted(cf.queues.values(), key=lambda q: q.name)]
         # Every record whose effect the images show must be on disk before the backup counts:
@@ -167,19 +164,18 @@ class QueueSharingGroup:
         pieces = [payload[i:i + IMAGE_SEGMENT_BYTES] for i in range(0, len(payload), IMAGE_SEGMENT_BYTES)]
         backup_id = qm.writer.next_address
         need = 800 + len(payload) + 300 * len(pieces)
-        try:
-            qm._claim(need)
-        except MqiError:
-            raise QsgError(f"the log of {qm.config.name} cannot hold a backup of {name} ({len(payload)} bytes) "
-                           f"now") from None
-        try:
+        services = qm.services
+        with contextlib.ExitStack() as held:
+            try:
+                held.enter_context(services.log_space(need))
+            except MqiError:
+                raise QsgError(f"the log of {qm.config.name} cannot hold a backup of {name} ({len(payload)} bytes) "
+                               f"now") from None
             first = NO_ADDRESS
             for i, piece in enumerate(pieces):
-                address = yield from qm._log(CfBackup(name, backup_id, i, len(pieces), piece), essential=True)
+                address = yield from services.log(CfBackup(name, backup_id, i, len(pieces), piece))
                 first = address if first == NO_ADDRESS else first
             yield qm.writer.force()
-        finally:
-            qm._claimed -= need
         self.backups[name] = BackupEntry(qm.config.name, first, backup_id)
         qm.say("cf-backup", structure=name, bytes=len(payload))
         return len(payload)
@@ -259,7 +255,7 @@ class QueueSharingGroup:
         yield from r.cpu_flush()
         for queue_name, fresh in queues.items():
             shared = cf.queues[queue_name]
-            shared.messages, shared.available, shared._seq = fresh.messages, fresh.available, fresh._seq
+            shared.take_messages(fresh)
             shared.failed = False
             for event, _ in shared.getters:
                 if not event.triggered:

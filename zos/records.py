@@ -155,11 +155,13 @@ class PagesetControl(_Codec):
         return cls(number, tuple(entries), uow=uow, prev=prev, stamp=stamp)
 
 
-def pageset_records(qm, begin: int) -> list:
-    """The page-set control record for a checkpoint starting at ``begin``."""
-    entries = tuple(PagesetEntry(name, qm.queues[name].depth, begin) for name in sorted(qm.queues)
-                    if not qm.queues[name].shared)  # shared queues live in the coupling facility
-    return [PagesetControl(qm._checkpoint_number + 1, entries)]
+def pageset_records(services, begin: int) -> list:
+    """The page-set control record for a checkpoint starting at ``begin`` (``services``:
+    the queue manager's QueueManagerServices)."""
+    queues = services.queues
+    entries = tuple(PagesetEntry(name, queues[name].depth, begin) for name in sorted(queues)
+                    if not queues[name].shared)  # shared queues live in the coupling facility
+    return [PagesetControl(services.checkpoint_number + 1, entries)]
 
 
 @register

@@ -183,6 +183,11 @@ class Queue:
             if message.data is not None:
                 self.unflushed_bytes += message.length
 
+    def take_messages(self, rebuilt: "Queue") -> None:
+        """Hold the messages of ``rebuilt`` from now on (a queue rebuilt aside from a
+        backup and the log), arrival numbering included."""
+        self.messages, self.available, self._seq = rebuilt.messages, rebuilt.available, rebuilt._seq
+
     def take_first(self, taker: int = 0) -> Message | None:
         """The oldest available message, removed from the available set (not from the queue);
         ``taker``: the member taking it (a shared queue outlives a member that crashes)."""

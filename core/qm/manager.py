@@ -36,6 +36,7 @@ from mqlog.core.format.records import (HEADER_SIZE, NO_ADDRESS, Backout, Begin, 
 from mqlog.core.disk.storage import Storage
 from mqlog.core.objects.queues import DamagedQueue
 from mqlog.core.recovery.restart import restart
+from mqlog.core.qm.services import QmServices
 from mqlog.core.objects.uow import MEMBER_SHIFT, MqiError, Op, Reason, UnitOfWork, UowState
 from mqlog.core.log.writer import LogWriter
 
@@ -204,6 +205,8 @@ class QueueManager:
         self.messages: list[str] = []  # console / error-log lines in the platform's style
         self.writer: LogWriter | None = None
         self.recovery = None  # the RecoveryReport of the last restart
+        #: what this queue manager offers platforms (QueueManagerServices)
+        self.services = QmServices(self)
         self._uow_ages = SortedList()  # (first address, uow id) of logged, unfinished UOWs
         self._next_uow = 1
         self._msg_counter = 0
@@ -1105,7 +1108,7 @@ class QueueManager:
                      for u in sorted(self.uows.values(), key=lambda u: u.id)
                      if u.logged and u.end_address == NO_ADDRESS]
             extra = self.platform.checkpoint_records
-            for record in (extra(self, begin) if extra is not None else ()):
+            for record in (extra(self.services, begin) if extra is not None else ()):
                 yield from self._log(record, essential=True)
             # Write-ahead rule: the log describing the queue data is on disk before the data.
             yield self.writer.force()
