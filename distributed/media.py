@@ -83,7 +83,7 @@ def rcrmqobj(qm, queue: str) -> Generator:
     unit of work – is refused: re-create it when idle. While it is being re-created,
     applications get MQRC_OBJECT_DAMAGED; if re-creation fails, the queue is left exactly
     as it was."""
-    if not qm.platform.media_recovery:
+    if qm.platform.media is None:
         raise MediaRecoveryError("rcrmqobj needs a log that supports media recovery (LogType=LINEAR)")
     live = qm.queues.get(queue)
     if live is not None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import attrs
 
 from mqlog.core.log.addressing import PlainAddressing
-from mqlog.core.platform import Platform, RecordCountCheckpoints
+from mqlog.core.platform import Platform, RecordCountCheckpoints, Shunting
 from mqlog.core.format.records import NO_ADDRESS
 from mqlog.core.disk.storage import Storage
 from mqlog.zos.codec import CompLogCodec
@@ -170,8 +170,7 @@ def zos_platform(storage: Storage, *, data_sets: int = 3, cis: int = 4096, dual:
         checkpoint_policy=RecordCountCheckpoints(records=logload, interval_us=float("inf"), on_switch=True),
         space_policy=None,
         codec=codec,
-        shunting=EveryThirdCheckpoint(),
-        shunt_round=shunt_round,
+        shunting=Shunting(EveryThirdCheckpoint(), shunt_round),
         full_log_waits=True,  # CSQJ111A: work waits for space, it is not refused
         uows_pin_log=False,  # the log behind a long unit of work is archived, not kept active
         checkpoint_records=pageset_records,

@@ -90,8 +90,7 @@ def _decoders() -> dict[int, Callable]:
     """The registered record types' body decoders, by the header's first two bytes as one
     little-endian number: record type + 256 × resource manager (a wrong resource manager
     finds nothing)."""
-    return {code | int(cls.RM) << 8: cls._from_body for code, cls in record_types().items()
-            if hasattr(cls, "RM") and hasattr(cls, "_from_body")}
+    return {code | int(cls.RM) << 8: cls._from_body for code, cls in record_types().items()}
 
 
 def _quick_decode(decoders: dict, data, length: int):

@@ -133,13 +133,14 @@ def record_image(qm, name: str, segment_record: Callable[..., object] | None = N
     follows (SPEC §4.6) so the new media recovery record is on disk with the queue table –
     unless ``checkpoint`` is False (several images, one checkpoint after them). Refused
     with 2102 if the log cannot hold it."""
-    segment_record = segment_record or qm.platform.media_image_record
-    if not qm.platform.media_recovery or segment_record is None:
+    media = qm.platform.media
+    if media is None:
         raise MediaRecoveryError(f"media images need a log that supports media recovery (LogType=LINEAR); "
                                  f"the {qm.platform.name} log here does not")
     services = qm.services
     if services.is_imaging(name):
         raise MediaRecoveryError(f"an image of {name} is already being recorded")
+    segment_record = segment_record or media.image_record
     start, image, cost = snapshot(qm, name)
     pieces = [image[i:i + IMAGE_SEGMENT_BYTES] for i in range(0, len(image), IMAGE_SEGMENT_BYTES)] or [b""]
     need = 800 + len(image) + 300 * len(pieces)

@@ -278,7 +278,7 @@ class QueueManager:
         self._maybe_checkpoint("time")
 
     def _arm_timer(self) -> None:
-        interval = getattr(self.platform.checkpoint_policy, "interval_us", None)
+        interval = self.platform.checkpoint_policy.interval_us
         if interval and self._timer is None and not self.stopped:
             self._timer = self.env.process(self._checkpoint_timer(interval))
 
@@ -307,7 +307,7 @@ class QueueManager:
         """A controlled shutdown (endmqm): a final checkpoint, then nothing more is accepted.
         Where the platform takes media images, empty queues are imaged first (as MQ does at
         every shutdown): cheap, and their media recovery records move up to now."""
-        if self.platform.media_image_record is not None:
+        if self.platform.media is not None:
             from mqlog.core.objects.media import MediaRecoveryError, record_image
 
             for name in sorted(self.queues):
@@ -430,7 +430,7 @@ class QueueManager:
             self._claimed -= claimed
         self._records_since += 1
         self._appends += 1
-        switches = getattr(self.platform.space, "switches", 0)
+        switches = self.platform.space.switches
         if switches != self._switches_seen:
             self._switches_seen = switches
             self._drain_space_events()
@@ -568,7 +568,7 @@ class QueueManager:
     def _log_put(self, queue: Queue, message: Message, uow: UnitOfWork | None) -> Generator:
         data = message.data
         codec, stored = Codec.NONE, data
-        if self.platform.codec is not None and getattr(self.platform.codec, "active", True) and data:
+        if self.platform.codec is not None and self.platform.codec.active and data:
             codec, stored = self.platform.codec.encode(data)
             self.counters.compression_in_bytes += len(data)
             self.counters.compression_out_bytes += len(stored)
@@ -852,7 +852,7 @@ class QueueManager:
             return
         policy = self.platform.space_policy
         usage = self.platform.space.usage(self.writer.next_address, self.tail())
-        if usage >= getattr(policy, "checkpoint_at", 0.5) and not self._tail_held_by_uow():
+        if usage >= policy.checkpoint_at and not self._tail_held_by_uow():
             # Only if it would release space: a unit of work older than the last checkpoint
             # holds the tail where it is whatever a new checkpoint does.
             self._maybe_checkpoint("log getting full", force=True)
@@ -879,10 +879,9 @@ class QueueManager:
 
     def log_free_bytes(self) -> int | None:
         """How many more bytes the log takes before it is full (None: it never fills)."""
-        free = getattr(self.platform.space, "free_bytes", None)
-        if free is None or self.writer is None:
+        if self.writer is None:
             return None
-        return free(self.writer.next_address, self.tail())
+        return self.platform.space.free_bytes(self.writer.next_address, self.tail())
 
     def _claim_waiting(self, nbytes: int) -> Generator:
         """:meth:`_claim`, except that where the platform says so (z/OS) a full log makes
@@ -947,7 +946,8 @@ class QueueManager:
     def _schedule_images(self) -> None:
         """Automatic media images (IMGSCHED(AUTO)): after a checkpoint, image the queues
         that are due, one at a time, in the background."""
-        schedule = self.platform.image_schedule
+        media = self.platform.media
+        schedule = media.schedule if media is not None else None
         if schedule is None or self._imaging or self.stopped or self.writer is None:
             return
         head = self.writer.next_address
@@ -982,7 +982,7 @@ class QueueManager:
                          checkpoints=uow.checkpoints_seen, first=uow.first, times=uow.switches_reported)
 
     def _drain_space_events(self) -> None:
-        events = getattr(self.platform.space, "events", None)
+        events = self.platform.space.events
         while events:
             event, fields = events.pop(0)
             self.say(event, **fields)
@@ -991,10 +991,10 @@ class QueueManager:
         """Say which log files restart and media recovery need, when that changes (MQ's
         AMQ7467 / AMQ7468 at checkpoints)."""
         self._drain_space_events()
-        needed = getattr(self.platform.space, "recovery_extents", None)
+        needed = self.platform.space.recovery_extents()
         if needed is None:
             return
-        restart, media = needed()
+        restart, media = needed
         if (restart, media) != self._extents_said:
             self._extents_said = (restart, media)
             if restart:
@@ -1158,9 +1158,10 @@ class QueueManager:
         The round is appended in one step (no other record can come between its records);
         if the buffer or the log cannot take it now, the unit is not shunted (CSQR027I) and
         the next checkpoint tries again. Returns whether anything was appended."""
-        policy, make_round = self.platform.shunting, self.platform.shunt_round
-        if policy is None or make_round is None or self.writer is None or self.stopped:
+        shunting = self.platform.shunting
+        if shunting is None or self.writer is None or self.stopped:
             return False
+        policy, make_round = shunting.policy, shunting.make_round
         views = [UowView(u.id, u.first, u.state is UowState.PREPARED, u.begin_us,
                          checkpoints_since_mark=u.checkpoints_seen - u.shunt_mark)
                  for u in sorted(self.uows.values(), key=lambda u: u.id)

@@ -618,7 +618,7 @@ class _Restart:
             reason = self.damaged[name]
             media = self.media.get(name, NO_ADDRESS)
             qm.say("object-damaged", queue=name, reason=reason)
-            if self.platform.media_recovery and media != NO_ADDRESS:
+            if self.platform.media is not None and media != NO_ADDRESS:
                 try:
                     yield from recreate_queue(qm, name, media)
                 except LogCorruptionError as exc:
@@ -637,7 +637,7 @@ class _Restart:
         definition no checkpoint caught) is imaged now, where the platform takes images:
         otherwise media recovery could not re-create it and MEDIALOG would ignore it."""
         qm = self.qm
-        if qm.platform.media_image_record is None:
+        if qm.platform.media is None:
             return
         from mqlog.core.objects.media import MediaRecoveryError, record_image
         from mqlog.core.objects.uow import MqiError
@@ -685,8 +685,7 @@ class _Restart:
             record = yield from self.read_at(address)
             seen += 1
             if record is None or record.uow != uow_id or seen > MAX_CHAIN:
-                lost = getattr(self.platform.space, "lost", None)
-                if lost is not None and lost(address):
+                if self.platform.space.lost(address):
                     raise BackoutImpossible(
                         f"5C6-00D1032A: unit of work {uow_id:X} cannot be backed out: the log record at "
                         f"{fmt(address)} it needs was overwritten (archiving is "
