@@ -314,6 +314,9 @@ class Platform:
     #: whether an open unit of work keeps the log behind it from being reused (distributed);
     #: on z/OS the log behind it is archived (or, with archiving off, overwritten) instead
     uows_pin_log: bool = True
+    #: the platform's own record classes (LogRecord subclasses with codes in its range):
+    #: its logs are decoded with these and the core's
+    record_types: tuple = ()
     #: ``checkpoint_records(services, begin) -> records`` the platform adds to every checkpoint,
     #: between its Begin and End (z/OS page-set control records)
     checkpoint_records: Callable | None = None

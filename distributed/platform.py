@@ -12,7 +12,7 @@ from mqlog.core.errors import ParameterError
 from mqlog.core.platform import ImageSchedule, MediaImages, Platform, RecordCountCheckpoints, SpaceAction, UowView
 from mqlog.core.format.records import NO_ADDRESS
 from mqlog.core.disk.storage import Storage
-from mqlog.distributed import media  # noqa: F401  (registers the media-image record, type 0x40)
+from mqlog.distributed import media
 from mqlog.distributed.space import MANUAL, DistributedLogSpace, extent_name, format_lsn
 
 #: SPEC §4.4: about 20% of the active log is held in reserve so checkpoints can always be
@@ -157,6 +157,7 @@ def distributed_platform(storage: Storage, *, primary: int = 3, secondary: int =
         write_threshold_pages=min(20, buffer_pages),
         pad_policy=pad_policy,
         error_log="AMQERR01.LOG",
+        record_types=(media.MediaImage,),
         # circular logs reconcile in-flight work but cannot recover a damaged queue
         media=MediaImages(media.MediaImage, ImageSchedule(
             None if image_interval_minutes is None else image_interval_minutes * 60e6,

@@ -234,7 +234,8 @@ class QueueSharingGroup:
             start = starts.get(member.config.member)
             if start is None:
                 raise QsgError(f"the backup of {name} names no replay point for {member.config.name}")
-            reader = LogReader(member.platform.space, start, format_address=member.platform.addressing.format)
+            reader = LogReader(member.platform.space, start, format_address=member.platform.addressing.format,
+                               record_types=member.platform.record_types)
             for address, record in reader:
                 if isinstance(record, wanted):
                     merged.append((record.stamp, member.config.member, address, record))
@@ -272,7 +273,8 @@ class QueueSharingGroup:
 
     def _read_backup(self, owner, name: str, entry: BackupEntry) -> Generator:
         space = owner.platform.space
-        reader = LogReader(space, entry.address, format_address=owner.platform.addressing.format)
+        reader = LogReader(space, entry.address, format_address=owner.platform.addressing.format,
+                           record_types=owner.platform.record_types)
         pieces: list[bytes] = []
         for _, record in reader:
             if isinstance(record, CfBackup) and record.structure == name and record.backup_id == entry.backup_id:

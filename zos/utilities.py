@@ -149,6 +149,7 @@ import zlib
 from mqlog.core.errors import LogFormatError, ParameterError
 from mqlog.core.format.pages import NO_FIRST_RECORD, PAGE_HEADER_SIZE, PAGE_SIZE, check_page, page_of
 from mqlog.core.log.reader import LogReader
+from mqlog.zos.records import RECORD_TYPES
 from mqlog.core.format.records import (NO_ADDRESS, Backout, Begin, CheckpointBegin, CheckpointEnd, Clr, ClrAction, Codec,
                                 Commit, Get, ObjectAction, ObjectChange, ObjectType, OpaqueRecord, Prepare, Put,
                                 PutSegment, RecordType, ResourceManager, UowState)
@@ -322,7 +323,7 @@ def _scan(space: ZosLogSpace, addressing, codec, *, rba_start=None, rba_end=None
     if first is None:
         read["end"] = "no record at or after the start"
         return {"records": records, "urs": urs, "read": read}
-    reader = LogReader(space, first, format_address=fmt)
+    reader = LogReader(space, first, format_address=fmt, record_types=RECORD_TYPES)
     pending: dict[tuple[int, bytes], dict] = {}  # multi-segment compressed messages being collected
     last = None
     for address, record in reader:

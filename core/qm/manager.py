@@ -422,7 +422,7 @@ class QueueManager:
             # An upper bound (no record body is over 1500 bytes besides its data), so that
             # the record need not be encoded twice. Claimed until appended: callers waiting
             # for buffer space must not all pass against the same free space.
-            claimed = need or len(getattr(record, "data", b"")) + 1500
+            claimed = need or len(record.data) + 1500
             yield from self._claim_waiting(claimed)
         try:
             address = yield from self.writer.put(record)

@@ -198,7 +198,8 @@ class _Restart:
         start = self.control.checkpoint
         if start == NO_ADDRESS:
             start = self.platform.addressing.start
-        reader = LogReader(self.platform.space, start, format_address=self.platform.addressing.format)
+        reader = LogReader(self.platform.space, start, format_address=self.platform.addressing.format,
+                           record_types=self.platform.record_types)
         # The per-record steps of sequential_reads, cpu and redo, with their tests inlined:
         # each yields (charges virtual time) exactly when the generator it stands for would.
         # The reader hands over a page's records at once, having read that page: the reads
@@ -483,19 +484,21 @@ class _Restart:
 
     def _redo_other(self, address: int, record) -> None:
         """A record of no core type that redo handles (platform records, checkpoint begin)."""
-        if hasattr(record, "shunted"):
+        if record.backout_round() is not None:
             self.track(record.uow, address)  # a round of shunting: the unit's newest records
-        elif hasattr(record, "image_id") and hasattr(record, "segments"):
+            return None
+        piece = record.image_piece()
+        if piece is not None:
             # A piece of a media image (a platform record). Only a complete image moves the
             # queue's media recovery record: a crash part way leaves the older one in force.
-            key = (record.queue, record.image_id)
+            key = (piece.queue, piece.image_id)
             seen = self.image_parts.get(key, 0)
-            if record.segment == seen:
+            if piece.segment == seen:
                 self.image_parts[key] = seen + 1
-                if seen + 1 == record.segments:
+                if seen + 1 == piece.segments:
                     del self.image_parts[key]
-                    if record.queue in self.queues or record.queue in self.damaged:
-                        self.media[record.queue] = record.image_id
+                    if piece.queue in self.queues or piece.queue in self.damaged:
+                        self.media[piece.queue] = piece.image_id
         return None
 
     def segments_before(self, segment: PutSegment) -> Generator:
@@ -653,6 +656,7 @@ class _Restart:
     def read_at(self, address: int) -> Generator:
         """One record at ``address``: a random read, charged to the device."""
         reader = LogReader(self.platform.space, address, format_address=self.platform.addressing.format,
+                           record_types=self.platform.record_types,
                            lookahead_pages=0)
         record = None
         for _, record in reader:
@@ -702,33 +706,34 @@ class _Restart:
                                          f"{why}", address=fmt(address))
             last_at = address
             entry.first = min(entry.first, address)
-            shunted = getattr(record, "shunted", None)
+            shunted = record.backout_round()
             if shunted is not None:
-                if record.index != record.count - 1:
+                if shunted.index != shunted.count - 1:
                     # A round cut short by a crash: skip its records, use the older chain.
                     address = record.prev
                     continue
                 # The newest complete round of shunting: every operation up to here.
-                rounds = [record]
-                while rounds[-1].index > 0:
-                    earlier_at = rounds[-1].prev
+                rounds = [(record, shunted)]
+                while rounds[-1][1].index > 0:
+                    earlier_at = rounds[-1][0].prev
                     earlier = yield from self.read_at(earlier_at)
-                    if earlier is None or getattr(earlier, "shunted", None) is None:
+                    earlier_round = earlier.backout_round() if earlier is not None else None
+                    if earlier_round is None:
                         raise LogCorruptionError(f"unit of work {uow_id:X}: its round of shunting is broken at "
                                                  f"{fmt(earlier_at)}", address=fmt(earlier_at))
                     entry.first = min(entry.first, earlier_at)
-                    rounds.append(earlier)
+                    rounds.append((earlier, earlier_round))
                 final_at = address
-                for part in rounds:  # newest record first; within one, newest operation last
-                    for op in reversed(part.shunted):
+                for _, part in rounds:  # newest record first; within one, newest operation last
+                    for op in reversed(part.ops):
                         if op.address in undone:
                             continue
                         stand_in = (Put(op.queue, op.msg_id, b"", op.length, uow=uow_id, prev=final_at)
-                                    if op.kind == 1 else Get(op.queue, op.msg_id, 0, op.length, uow=uow_id,
-                                                             prev=final_at))
+                                    if op.kind == "put" else Get(op.queue, op.msg_id, 0, op.length, uow=uow_id,
+                                                                 prev=final_at))
                         ops.append((op.address, stand_in))
                 break
-            relogged = getattr(record, "relogged", False)
+            relogged = record.relogged
             if relogged or in_round:
                 if isinstance(record, Prepare) and relogged:
                     if in_round:
@@ -774,7 +779,7 @@ class _Restart:
         for seq, (address, record) in enumerate(ops):
             action = ClrAction.REMOVE_PUT if isinstance(record, Put) else ClrAction.RESTORE_GET
             clr = Clr(address, record.prev, action, record.queue, record.msg_id, 0,
-                      getattr(record, "message_length", 0), uow=uow_id, prev=last)
+                      record.message_length, uow=uow_id, prev=last)
             last = yield from writer.put(clr)
             self.report.clrs_written += 1
             undone.append(UndoneOp(address, seq))
@@ -850,7 +855,8 @@ def recreate_queue(qm, name: str, start: int) -> Generator:
     r = _Restart(qm, LogControl(start, start, 0))
     r.only, r.queues = name, {}
     storage, addressing = qm.storage, qm.platform.addressing
-    reader = LogReader(qm.platform.space, start, format_address=addressing.format)
+    reader = LogReader(qm.platform.space, start, format_address=addressing.format,
+                       record_types=qm.platform.record_types)
     pieces: list[bytes] = []
     pending: list = []  # records after the replay point, read before the image was complete
     ready = False
@@ -865,13 +871,12 @@ def recreate_queue(qm, name: str, start: int) -> Generator:
                 ready = True  # never imaged: it starts empty, as created
                 _queue_from_image(r, name, record.attributes, [])
                 continue
-            elif getattr(record, "queue", None) == name and getattr(record, "image_id", None) == start \
-                    and hasattr(record, "segments"):
-                if record.segment != len(pieces):
+            elif (piece := record.image_piece()) is not None and piece.queue == name and piece.image_id == start:
+                if piece.segment != len(pieces):
                     raise LogCorruptionError(f"media image of {name} is missing segment {len(pieces)}",
                                              address=addressing.format(address))
-                pieces.append(record.data)
-                if len(pieces) == record.segments:
+                pieces.append(piece.data)
+                if len(pieces) == piece.segments:
                     ready = True
                     attributes, messages = decode_image(b"".join(pieces), source=f"media image of {name}")
                     _queue_from_image(r, name, attributes, messages)
