@@ -30,6 +30,7 @@ recovery (the model does not read a stopped member's log).
 from __future__ import annotations
 
 import contextlib
+import enum
 import struct
 from typing import Generator
 
@@ -55,11 +56,25 @@ class QsgError(MqlogError):
     """A queue-sharing group request that cannot be carried out (names what is missing)."""
 
 
-@attrs.define
+class QsgReason(enum.IntEnum):
+    """MQI reason codes of queue-sharing groups (names as in the MQ headers)."""
+
+    MQRC_CF_STRUCTURE_FAILED = 2373  # a shared queue's coupling-facility structure has failed
+
+
+@attrs.define(eq=False)
 class CfStructure:
+    """A coupling-facility structure: the keeper (core ``QueueKeeper``) of its shared queues."""
+
     name: str
     queues: dict = attrs.field(factory=dict)  # name -> the shared Queue
     failed: bool = False
+
+    def check(self, queue: str, ending: bool) -> None:
+        if self.failed:
+            raise MqiError(QsgReason.MQRC_CF_STRUCTURE_FAILED,
+                           f"{queue}: its coupling-facility structure has failed"
+                           + ("; retry after it is recovered" if ending else ""))
 
 
 @attrs.frozen
@@ -111,7 +126,7 @@ class QueueSharingGroup:
         cf = self.define_structure(structure)
         queue = Queue(name, None, max_depth=max_depth,
                       attributes=f"MAXDEPTH({max_depth}) QSGDISP(SHARED) CFSTRUCT({structure})")
-        queue.shared = True
+        queue.keeper = cf
         cf.queues[name] = queue
         for qm in self.members.values():
             qm.queues[name] = queue
@@ -138,7 +153,6 @@ class QueueSharingGroup:
         for queue in cf.queues.values():
             queue.messages.clear()
             queue.available.clear()
-            queue.failed = True
 
     def backup_cfstruct(self, qm, name: str) -> Generator:
         """BACKUP CFSTRUCT(name) issued on member ``qm``: CF-backup records in its log."""
@@ -213,11 +227,11 @@ class QueueSharingGroup:
         starts, images = yield from self._read_backup(owner, name, entry)
         queues: dict[str, Queue] = {}
         r = _Restart(qm, LogControl(NO_ADDRESS, 0, 0))
-        r.structure_recovery = True
+        r.rebuilding = True
         r.queues = queues
         for queue_name, (attributes, messages) in images.items():
             fresh = Queue(queue_name, None, max_depth=cf.queues[queue_name].max_depth, attributes=attributes)
-            fresh.shared = True
+            fresh.keeper = cf
             for m in messages:  # imaged in arrival order: numbered again, before the replayed puts
                 r.next_seq += 1
                 fresh.add(Message(m.msg_id, r.next_seq, True, len(m.data), m.data, m.state, m.uow, m.put_address))
@@ -257,7 +271,6 @@ class QueueSharingGroup:
         for queue_name, fresh in queues.items():
             shared = cf.queues[queue_name]
             shared.take_messages(fresh)
-            shared.failed = False
             for event, _ in shared.getters:
                 if not event.triggered:
                     event.succeed(None)

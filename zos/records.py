@@ -163,7 +163,7 @@ def pageset_records(services, begin: int) -> list:
     the queue manager's QueueManagerServices)."""
     queues = services.queues
     entries = tuple(PagesetEntry(name, queues[name].depth, begin) for name in sorted(queues)
-                    if not queues[name].shared)  # shared queues live in the coupling facility
+                    if queues[name].keeper is None)  # shared queues live in the coupling facility
     return [PagesetControl(services.checkpoint_number + 1, entries)]
 
 

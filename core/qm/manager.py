@@ -91,8 +91,8 @@ class QmConfig:
     #: virtual CPU of one MQI call's own path (MQPUT/MQGET/MQCMIT…), before any log wait:
     #: calls are never free, so even work that logs nothing moves the clock
     mqi_call_us: float = attrs.field(default=5.0, validator=_bounded("mqi_call_us", 0, 1e6))
-    #: this queue manager's number in its queue-sharing group (z/OS): unit-of-work ids carry
-    #: it, so the units of all members can meet on a shared queue without clashing
+    #: this queue manager's number among those sharing kept queues: unit-of-work ids carry
+    #: it, so the units of all of them can meet on a shared queue without clashing
     member: int = attrs.field(default=0, validator=_bounded("member", 0, 31))
 
 
@@ -389,8 +389,8 @@ class QueueManager:
 
     def _queue(self, name: str) -> Queue:
         queue = self.queues.get(name)
-        if queue is not None and queue.failed:
-            raise MqiError(Reason.MQRC_CF_STRUCTURE_FAILED, f"{name}: its coupling-facility structure has failed")
+        if queue is not None and queue.keeper is not None:
+            queue.keeper.check(name, False)
         if queue is None:
             if name in self.damaged:
                 raise MqiError(Reason.MQRC_OBJECT_DAMAGED, f"{name}: {self.damaged[name].reason}")
@@ -632,7 +632,7 @@ class QueueManager:
         uow = self._uow_for(conn) if syncpoint else None
         deadline = self.env.now + wait_us
         while True:
-            message = queue.take_first(self.config.member + 1 if queue.shared else 0)
+            message = queue.take_first(self.config.member + 1 if queue.keeper is not None else 0)
             if message is not None:
                 break
             remaining = deadline - self.env.now
@@ -689,18 +689,19 @@ class QueueManager:
 
     # -- syncpoints --------------------------------------------------------------------------
 
-    def _structure_failed(self, uow: UnitOfWork) -> None:
+    def _check_kept_queues(self, uow: UnitOfWork) -> None:
+        """Before a commit or backout: each kept queue the unit touched is usable (its keeper
+        raises MqiError if not, and the unit stays as it is)."""
         for op in uow.ops:
             queue = self.queues.get(op.queue)
-            if queue is not None and queue.failed:
-                raise MqiError(Reason.MQRC_CF_STRUCTURE_FAILED,
-                               f"{op.queue}: its coupling-facility structure has failed; retry after it is recovered")
+            if queue is not None and queue.keeper is not None:
+                queue.keeper.check(op.queue, True)
 
     def _commit(self, conn: Connection):
         uow = conn.uow
         if uow is None:
             return
-        self._structure_failed(uow)
+        self._check_kept_queues(uow)
         if uow.doomed:
             raise MqiError(Reason.MQRC_BACKED_OUT, "the queue manager backed the unit of work out to free log space")
         yield from self._commit_uow(uow)
@@ -727,7 +728,7 @@ class QueueManager:
         uow = conn.uow
         if uow is None:
             return
-        self._structure_failed(uow)
+        self._check_kept_queues(uow)
         if uow.doomed:  # already backed out by the queue manager; the application now knows
             conn.uow = None
             return
@@ -807,7 +808,7 @@ class QueueManager:
                 f"{queue.name}: two messages share an arrival number"
             assert dict(queue.available) == committed, f"{queue.name}: available set differs from committed messages"
             for m in queue.messages.values():
-                if queue.shared and m.uow and m.uow >> MEMBER_SHIFT != self.config.member:
+                if queue.keeper is not None and m.uow and m.uow >> MEMBER_SHIFT != self.config.member:
                     continue  # another member's unit of work: that member checks it
                 if m.state is not MessageState.COMMITTED:
                     uow = self.uows.get(m.uow)
@@ -1116,9 +1117,9 @@ class QueueManager:
             for name in sorted(self.queues):
                 yield from self._charge(self.queues[name].flush(durable, self._outcome))
             # Each queue's media recovery record is kept by every checkpoint (damaged ones too).
-            # Shared queues live in the coupling facility, not in this queue manager's files.
+            # Kept queues live with their keeper, not in this queue manager's files.
             queues = sorted([QueueEntry(q.name, q.depth, q.media_address) for q in self.queues.values()
-                             if not q.shared]
+                             if q.keeper is None]
                             + [QueueEntry(d.name, 0, d.media) for d in self.damaged.values()]
                             + [QueueEntry(n, 0, a) for n, a in self._defining.items()],
                             key=lambda e: e.name)

@@ -151,8 +151,10 @@ class _Restart:
         self.chunk = 1 if legacy else REPLAY_CHUNK_PAGES
         self.legacy = legacy
         self.only: str | None = None  # media recovery: the one queue being re-created
-        self.structure_recovery = False  # RECOVER CFSTRUCT: shared queues are rebuilt from the log
-        self.next_seq = 0  # RECOVER CFSTRUCT: arrival numbers given in merged order
+        #: rebuilding kept queues from the merged logs of the queue managers sharing them
+        #: (a platform's recovery of its keeper): redo applies to kept queues too
+        self.rebuilding = False
+        self.next_seq = 0  # when rebuilding: arrival numbers given in merged order
         #: redo of each record type (exactly that type); any other goes to _redo_other
         self._redo_by_kind = {Put: self._redo_put_record, PutSegment: self._redo_segment, Get: self._redo_get,
                               Begin: self._redo_begin, Commit: self._redo_commit, Backout: self._redo_backout,
@@ -293,16 +295,16 @@ class _Restart:
             if procs:
                 yield simpy.AllOf(self.env, procs)
         self.report.queues_loaded = len(names) - len(self.damaged)
-        # Shared queues (attached by the queue-sharing group before restart): the messages
-        # this member's units of work hold there are resolved like a queue file's.
+        # Kept queues (attached by their keeper before restart): the messages this queue
+        # manager's units of work hold there are resolved like a queue file's.
         member = self.qm.config.member
         for queue in self.queues.values():
-            if queue.shared:
+            if queue.keeper is not None:
                 for m in queue.messages.values():
                     if m.uow and m.uow >> MEMBER_SHIFT == member:
                         self.index(m.uow, queue.name, m.msg_id)
                     elif m.busy and m.busy_by == member + 1:
-                        # An MQGET of this member's earlier incarnation, cut off by the crash
+                        # An MQGET of this queue manager's earlier incarnation, cut off by the crash
                         # before it was logged: the message is there for others again.
                         queue.make_available(m)
 
@@ -372,9 +374,9 @@ class _Restart:
 
     def _redo_put_record(self, address: int, record: Put) -> None:
         queue = self.queues.get(record.queue)
-        if getattr(queue, "shared", False) and not self.structure_recovery:
-            # A shared queue is in the coupling facility, which outlived this queue manager:
-            # it is the truth about messages; only the outcome of this member's units of work
+        if queue is not None and queue.keeper is not None and not self.rebuilding:
+            # A kept queue outlived this queue manager with its keeper: the keeper is the
+            # truth about messages; only the outcome of this queue manager's units of work
             # is resolved from the log (their uncommitted messages were indexed at load).
             # (Segments and gets: the same.)
             self.track(record.uow, address)
@@ -387,7 +389,8 @@ class _Restart:
         return None
 
     def _redo_segment(self, address: int, record: PutSegment) -> Generator | None:
-        if getattr(self.queues.get(record.queue), "shared", False) and not self.structure_recovery:
+        queue = self.queues.get(record.queue)
+        if queue is not None and queue.keeper is not None and not self.rebuilding:
             self.track(record.uow, address)
             return None
         self.track(record.uow, address)
@@ -413,7 +416,7 @@ class _Restart:
 
     def _redo_get(self, address: int, record: Get) -> None:
         queue = self.queues.get(record.queue)
-        if getattr(queue, "shared", False) and not self.structure_recovery:
+        if queue is not None and queue.keeper is not None and not self.rebuilding:
             self.track(record.uow, address)
             return None
         self.track(record.uow, address)
@@ -530,10 +533,10 @@ class _Restart:
                                          f"the put record says {record.message_length}",
                                          address=self.platform.addressing.format(address))
         state = _PUT_UNCOMMITTED if record.uow else _COMMITTED
-        # Arrival order: the put's address – but in RECOVER CFSTRUCT records come from several
-        # members' logs, whose addresses overlap: there they are numbered in merged order.
+        # Arrival order: the put's address – but when rebuilding, records come from several
+        # queue managers' logs, whose addresses overlap: there they are numbered in merged order.
         seq = address
-        if self.structure_recovery:
+        if self.rebuilding:
             self.next_seq += 1
             seq = self.next_seq
         message = Message(record.msg_id, seq, True, record.message_length, data, state, record.uow, address)
@@ -802,7 +805,7 @@ class _Restart:
             kind = "put" if isinstance(record, Put) else "get"
             length = record.message_length
             uow.ops.append(Op(kind, record.queue, record.msg_id, True, address, record.prev, length))
-        # Non-persistent work survives only on a shared queue (the coupling facility kept it):
+        # Non-persistent work survives only on a kept queue (its keeper kept it):
         # the unit keeps it too, so that its resolution reaches it.
         logged = {(op.queue, op.msg_id) for op in uow.ops}
         for name, msg_id in sorted(self.by_uow.get(uow_id, ())):

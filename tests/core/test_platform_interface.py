@@ -261,3 +261,33 @@ def test_the_reader_decodes_platform_records_only_with_the_types_it_is_given():
     without = [r for _, r in LogReader(space, 0)]
     assert with_types == [LedgerNote("one")]
     assert len(without) == 1 and isinstance(without[0], OpaqueRecord) and without[0].type == 0x50
+
+
+# --- the core names no platform concept and probes no platform object -------------------
+
+def _core_sources():
+    return sorted(p for p in CORE.rglob("*.py"))
+
+
+def test_the_core_probes_no_object_with_getattr_or_hasattr_except_where_it_is_not_a_platforms():
+    """getattr/hasattr in the core only where the object is the standard library's or the
+    core's own (listed with why); anything else would be probing a platform object."""
+    allowed = {
+        ("disk/storage.py", "os"),  # optional os functions (O_CLOEXEC, pwritev) on this system
+        ("format/construct.py", "cls"),  # attrs hooks of the core's own record classes
+        ("workload/recording.py", "Journal"),  # the core's journal, wrapped method by method
+        ("workload/recording.py", "fs"),
+        ("workload/recording.py", "journal"),
+        ("workload/run.py", "cause"),  # an exception's cause chain
+    }
+    found = []
+    for path in _core_sources():
+        tree = ast.parse(path.read_text(), str(path))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in (
+                    "getattr", "hasattr") and node.args:
+                target = ast.unparse(node.args[0])
+                rel = path.relative_to(CORE).as_posix()
+                if (rel, target) not in allowed:
+                    found.append(f"{rel}:{node.lineno}: {node.func.id}({target}, …)")
+    assert not found, found
