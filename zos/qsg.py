@@ -44,7 +44,7 @@ from mqlog.core.objects.queuefile import MessageState
 from mqlog.core.objects.queues import Message, Queue
 from mqlog.core.log.reader import LogReader
 from mqlog.core.format.records import NO_ADDRESS, Backout, Clr, Commit, Get, Prepare, Put, PutSegment
-from mqlog.core.recovery.restart import _Restart
+from mqlog.core.recovery.restart import Recovery
 from mqlog.core.objects.uow import MEMBER_SHIFT
 from mqlog.zos.records import CfBackup
 
@@ -226,7 +226,7 @@ class QueueSharingGroup:
         qm.say("cf-recovery-begin", structure=name)
         starts, images = yield from self._read_backup(owner, name, entry)
         queues: dict[str, Queue] = {}
-        r = _Restart(qm, LogControl(NO_ADDRESS, 0, 0))
+        r = Recovery(qm, LogControl(NO_ADDRESS, 0, 0))
         r.rebuilding = True
         r.queues = queues
         for queue_name, (attributes, messages) in images.items():

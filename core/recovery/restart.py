@@ -121,7 +121,12 @@ class _Uow:
     begin_us: float = 0.0
 
 
-class _Restart:
+class Recovery:
+    """One recovery run over a queue manager's log: restart (:meth:`run`), the media
+    recovery of one queue (:func:`recreate_queue`), or a platform's rebuilding of kept
+    queues from several logs (``rebuilding``; its caller feeds :meth:`redo` and ends with
+    :meth:`reconcile`)."""
+
     def __init__(self, qm, control: LogControl):
         self.qm = qm
         self.env: simpy.Environment = qm.env
@@ -855,7 +860,7 @@ def recreate_queue(qm, name: str, start: int) -> Generator:
     needed (an extent deleted or archived away: MQ's AMQ6767)."""
     from mqlog.core.objects.media import decode_image
 
-    r = _Restart(qm, LogControl(start, start, 0))
+    r = Recovery(qm, LogControl(start, start, 0))
     r.only, r.queues = name, {}
     storage, addressing = qm.storage, qm.platform.addressing
     reader = LogReader(qm.platform.space, start, format_address=addressing.format,
@@ -929,7 +934,7 @@ def recreate_queue(qm, name: str, start: int) -> Generator:
     return queue
 
 
-def _queue_from_image(r: _Restart, name: str, attributes: str, messages) -> None:
+def _queue_from_image(r: Recovery, name: str, attributes: str, messages) -> None:
     """The queue as its image shows it, in memory only: its new file is written once the
     whole log after the image has been read."""
     qm = r.qm
@@ -954,6 +959,6 @@ def _max_depth(attributes: str, default: int) -> int:
 
 def restart(qm, control: LogControl) -> Generator:
     """Run restart recovery on ``qm`` (a SimPy generator); returns the RecoveryReport."""
-    report = yield from _Restart(qm, control).run()
+    report = yield from Recovery(qm, control).run()
     qm.recovery = report
     return report
