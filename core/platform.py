@@ -1,20 +1,30 @@
-"""What a platform must answer for the core, and the core's own reference platform.
+"""The platform plug-in interface: what a platform must answer for the core, what it may
+add, what the core offers it back, and the core's own reference platform.
 
 The core owns the algorithms (logging, forcing, checkpoints, backout, restart); a platform
-answers narrow questions through the objects bundled in :class:`Platform`:
+answers narrow questions through the objects bundled in :class:`Platform`, each a
+``typing.Protocol`` here:
 
-* **addressing** (:mod:`~mqlog.core.log.addressing`) – what a log address looks like;
+* **addressing** (:class:`~mqlog.core.log.addressing.Addressing`) – what a log address looks like;
 * **space** (:class:`PlatformLogSpace`) – where pages go, which copy to read back, what may
-  be reused once the log's tail moves, how full the log is, and where the control data
-  restart starts from is kept (distributed: the log control file; z/OS: the BSDS);
-* **checkpoint policy** – when to take a checkpoint (records, time, log switch);
-* **space policy** – what to do with long-running units of work when the log is getting
-  full (distributed: roll back / roll forward at the 80% mark);
-* optional **hooks**: message-data compression (z/OS COMPLOG), shunting at checkpoint
-  (z/OS), console messages in the platform's own style and ids.
+  be reused once the log's tail moves, and where restart's control data is kept
+  (distributed: the log control file; z/OS: the BSDS). Its optional capabilities (log
+  switches, fullness, messages, extents, lost records, figures) have neutral answers in
+  :class:`SpaceDefaults`, which a space subclasses: the core reads them all directly;
+* **checkpoint policy** (:class:`CheckpointPolicy`) – when to take a checkpoint;
+* optional parts, each a field that is None when the platform lacks it: a **space
+  policy** (:class:`SpacePolicy`: what to do with long-running units of work as the log
+  fills), a **codec** (:class:`DataCodec`: message-data compression, z/OS COMPLOG),
+  **shunting** (:class:`Shunting`, z/OS), **media images** (:class:`MediaImages`,
+  distributed linear logs), records added to every checkpoint, and a **console** that
+  words the core's events as the platform's messages;
+* settings: the write buffer, whether a persistent put may go to a waiting getter without
+  a log write, whether a full log makes work wait, whether open units of work pin the log.
 
-Platforms implement these by composition – small objects with these methods – rather than
-by subclassing a base queue manager (STYLE: ZODB's "attractive nuisance").
+In return the queue manager hands platforms :class:`QueueManagerServices` (``qm.services``):
+logging a record, claiming log space, the replay point of a snapshot, the checkpoint
+number. Platforms implement all this by composition – small objects with these methods –
+rather than by subclassing a base queue manager (ZODB's "attractive nuisance").
 
 :func:`reference_platform` is the core's own: one growing log file, no space limits, a
 checkpoint every ``checkpoint_records`` records, neutral messages. It serves the core's
@@ -25,7 +35,8 @@ from __future__ import annotations
 
 import struct
 import zlib
-from typing import Callable, Protocol, Sequence
+from contextlib import AbstractContextManager
+from typing import Callable, Generator, Mapping, Protocol, Sequence
 
 import attrs
 
@@ -52,7 +63,26 @@ class LogControl:
 
 
 class PlatformLogSpace(LogSpace, Protocol):
-    """A log space that also manages reuse, fullness and control data."""
+    """A log space that also manages reuse, fullness and control data.
+
+    Required: :meth:`release`, :meth:`usage`, :meth:`save_control`, :meth:`load_control`
+    (and the writer's :class:`LogSpace` methods). The rest are capabilities a space may
+    lack; :class:`SpaceDefaults` gives each its neutral answer, so a space that subclasses
+    it defines only what it has. The core reads every one of them directly: nothing is
+    discovered by probing."""
+
+    #: log switches so far (to the next file or data set); the queue manager acts on each
+    #: new one (a checkpoint may be due, long-running units of work are reported)
+    switches: int
+    #: archive offloads completed so far (metrics)
+    archive_offloads: int
+    #: (event, fields) the space has to say, in the platform's messages: the queue manager
+    #: removes each as it says it
+    events: list[tuple[str, dict]]
+
+    @property
+    def capacity_bytes(self) -> int:
+        """The active log's size in bytes (0: unbounded)."""
 
     def release(self, tail: int) -> None:
         """Nothing before ``tail`` is needed for restart any more: the space may reuse it
@@ -70,15 +100,59 @@ class PlatformLogSpace(LogSpace, Protocol):
     def load_control(self) -> LogControl | None:
         """The control data last saved, or None for a new log."""
 
-    # Optional: ``free_bytes(head, tail) -> int`` – how many more bytes the log can take
-    # before it is full (AMQ7463). A space without it never fills. ``events`` – a list the
-    # space appends (event, fields) to for the queue manager's messages.
+    def free_bytes(self, head: int, tail: int) -> int | None:
+        """How many more bytes the log can take before it is full (AMQ7463, CSQJ111A);
+        None: it never fills."""
+
+    def recovery_extents(self) -> tuple[str, str] | None:
+        """The oldest log files restart and media recovery need (AMQ7467 / AMQ7468, said
+        when they change; "" for one not needed), or None: the space does not say."""
+
+    def lost(self, address: int) -> bool:
+        """Whether the record at ``address`` was overwritten for good (z/OS with archiving
+        off): a unit of work that needs it cannot be backed out."""
+
+    def metrics(self) -> dict:
+        """The space's own figures for the run's metrics (``platform_*``)."""
+
+    def resource_monitor(self, head: int, writer_stats: dict) -> dict:
+        """Resource-monitor figures (``platform_*``) with the head at ``head``."""
+
+
+class SpaceDefaults:
+    """The neutral answers of a :class:`PlatformLogSpace`'s optional capabilities: never
+    switches, never fills, loses nothing, has nothing to say or to report. A platform's
+    space subclasses this and overrides what it has."""
+
+    switches: int = 0
+    archive_offloads: int = 0
+    #: empty and immutable here: a space that has messages keeps its own list
+    events: Sequence[tuple[str, dict]] = ()
+    capacity_bytes: int = 0
+
+    def free_bytes(self, head: int, tail: int) -> int | None:
+        return None
+
+    def recovery_extents(self) -> tuple[str, str] | None:
+        return None
+
+    def lost(self, address: int) -> bool:
+        return False
+
+    def metrics(self) -> dict:
+        return {}
+
+    def resource_monitor(self, head: int, writer_stats: dict) -> dict:
+        return {}
 
 
 class CheckpointPolicy(Protocol):
     """When to take a checkpoint. The queue manager asks after each logged record, when the
-    platform reports a log switch, and every ``interval_us`` if the policy has one (so an
-    idle queue manager still checkpoints on time)."""
+    platform reports a log switch, and every ``interval_us`` (so an idle queue manager
+    still checkpoints on time)."""
+
+    #: how often to ask with no record logged (virtual µs); None or 0: only when records are logged
+    interval_us: float | None
 
     def due(self, records_since: int, us_since: float, switched: bool = False) -> bool:
         """Whether a checkpoint should start now (``switched``: the log just switched to its
@@ -108,14 +182,26 @@ class SpaceAction:
 
 
 class SpacePolicy(Protocol):
+    """What to do when the log is getting full (distributed: the 80% rule)."""
+
+    #: the log's usage (0..1) from which a checkpoint is taken to move the tail (0.5 is usual)
+    checkpoint_at: float
+
     def relieve(self, usage: float, uows: Sequence[UowView]) -> Sequence[SpaceAction]:
         """When the log is getting full: which units of work to roll back or forward (the
         oldest first), or nothing."""
 
 
 class DataCodec(Protocol):
-    """Compression of persistent message data in put records (z/OS COMPLOG). A codec may
-    have an ``active`` attribute: False while it compresses nothing (COMPLOG(NONE))."""
+    """Compression of persistent message data in put records (z/OS COMPLOG)."""
+
+    @property
+    def active(self) -> bool:
+        """Whether data is offered to :meth:`encode` at all (False: COMPLOG(NONE), but
+        records compressed earlier are still decoded)."""
+
+    def stats(self) -> dict:
+        """The codec's counters for the run's metrics (``platform_*``; {} for none)."""
 
     def encode(self, data: bytes) -> tuple[Codec, bytes]:
         """The codec chosen and the stored bytes (Codec.NONE and ``data`` to leave it)."""
@@ -127,6 +213,66 @@ class DataCodec(Protocol):
 class ShuntPolicy(Protocol):
     def select(self, checkpoint_number: int, uows: Sequence[UowView]) -> Sequence[int]:
         """At a checkpoint: the units of work whose records should be shunted."""
+
+
+@attrs.frozen
+class Shunting:
+    """Log shunting (z/OS): after a checkpoint, units of work the ``policy`` selects get a
+    round of backout-only copies of their records at the head of the log, made by
+    ``make_round(uow, prev, ops) -> records``."""
+
+    policy: ShuntPolicy
+    make_round: Callable
+
+
+@attrs.frozen
+class MediaImages:
+    """Media recovery (distributed linear logs): damaged queues are re-created from their
+    images and the log (automatically at restart, rcrmqobj on request).
+
+    ``image_record(queue, image_id, segment, segments, data)`` builds the platform's record
+    for one piece of an image; ``schedule``: automatic images (MQ's IMGSCHED(AUTO)), None
+    for only on request and at shutdown."""
+
+    image_record: Callable
+    schedule: "ImageSchedule | None" = None
+
+
+class QueueManagerServices(Protocol):
+    """What the queue manager offers a platform (``qm.services``; the core's media images
+    use it too). A platform uses only this, never the queue manager's private members."""
+
+    @property
+    def checkpoint_number(self) -> int:
+        """The number of the last checkpoint taken."""
+
+    @property
+    def queues(self) -> Mapping[str, object]:
+        """The queue manager's queues by name, to read."""
+
+    def log(self, record) -> Generator:
+        """Append ``record`` as essential work; returns (``yield from``) its address."""
+
+    def log_space(self, nbytes: int) -> AbstractContextManager[None]:
+        """Hold ``nbytes`` of log space for a ``with`` body (MqiError 2102 if there is none)."""
+
+    def replay_point(self) -> int:
+        """Where replay would start to bring a snapshot taken now up to date."""
+
+    def holding(self, address: int) -> AbstractContextManager[None]:
+        """Keep the replay point at or before ``address`` for a ``with`` body."""
+
+    def imaging(self, queue: str) -> AbstractContextManager[None]:
+        """Mark ``queue``'s media image as being written for a ``with`` body."""
+
+    def is_imaging(self, queue: str) -> bool:
+        """Whether ``queue``'s media image is being written."""
+
+    def queue(self, name: str):
+        """The queue as an MQI call sees it (MqiError if unknown or damaged)."""
+
+    def charge(self, cost) -> Generator:
+        """Charge queue-file I/O to the device."""
 
 
 #: A console hook: formats an event of the core's as the platform's message, or None.
@@ -141,9 +287,14 @@ class Platform:
     addressing: Addressing
     space: PlatformLogSpace
     checkpoint_policy: CheckpointPolicy
+    #: what to do when the log is getting full; None: nothing (the log never fills, or
+    #: new work waits or is refused when it does)
     space_policy: SpacePolicy | None = None
+    #: message-data compression; None: data is logged as it is
     codec: DataCodec | None = None
-    shunting: ShuntPolicy | None = None
+    #: log shunting; None: the platform does not shunt
+    shunting: Shunting | None = None
+    #: the platform's messages; None: it says nothing
     console: Console | None = None
     #: whether a persistent MQPUT outside syncpoint may go straight to a getter waiting
     #: outside syncpoint without a log write (distributed yes; z/OS only non-persistent)
@@ -154,24 +305,19 @@ class Platform:
     pad_policy: Callable[[int], bool] | None = None
     #: the file the platform's messages go to beside its files (distributed: AMQERR01.LOG)
     error_log: str = "messages.log"
-    #: whether damaged queues can be re-created from media images and the log (distributed
-    #: linear logs): restart then does it automatically, rcrmqobj on request
-    media_recovery: bool = False
-    #: the platform's media-image record, ``(queue, image_id, segment, segments, data)``
-    #: (None: the platform takes no images)
-    media_image_record: Callable | None = None
-    #: automatic media images (MQ's IMGSCHED(AUTO)); None: only on request and at shutdown
-    image_schedule: "ImageSchedule | None" = None
-    #: ``shunt_round(uow, prev, ops) -> records``: a round of shunting for the ``shunting``
-    #: policy's choices (z/OS); None: the platform does not shunt
-    shunt_round: Callable | None = None
+    #: media images and media recovery; None: the platform takes no images, and a damaged
+    #: queue stays damaged until it is deleted
+    media: MediaImages | None = None
     #: when the log is full, new work waits until a checkpoint or an offload frees space
     #: (z/OS CSQJ111A) instead of being refused with MQRC_RESOURCE_PROBLEM (distributed)
     full_log_waits: bool = False
     #: whether an open unit of work keeps the log behind it from being reused (distributed);
     #: on z/OS the log behind it is archived (or, with archiving off, overwritten) instead
     uows_pin_log: bool = True
-    #: ``checkpoint_records(qm, begin) -> records`` the platform adds to every checkpoint,
+    #: the platform's own record classes (LogRecord subclasses with codes in its range):
+    #: its logs are decoded with these and the core's
+    record_types: tuple = ()
+    #: ``checkpoint_records(services, begin) -> records`` the platform adds to every checkpoint,
     #: between its Begin and End (z/OS page-set control records)
     checkpoint_records: Callable | None = None
 
@@ -216,7 +362,7 @@ _CONTROL = struct.Struct("<4sHQQQI")
 _CONTROL_MAGIC = b"MQLC"
 
 
-class ReferenceSpace(ReferenceLogSpace):
+class ReferenceSpace(SpaceDefaults, ReferenceLogSpace):
     """The reference log space with control data in a small file beside the log."""
 
     def __init__(self, storage: Storage, *, file: str = "reference.log", control_file: str = "reference.ctl",
@@ -272,7 +418,7 @@ def reference_console(event: str, fields: dict) -> str | None:
 
 
 def reference_platform(storage: Storage, *, checkpoint_records: int = 10_000, codec: DataCodec | None = None,
-                       space_policy: SpacePolicy | None = None, shunting: ShuntPolicy | None = None,
+                       space_policy: SpacePolicy | None = None, shunting: Shunting | None = None,
                        buffer_pages: int = 512, write_threshold_pages: int = 20,
                        pad_partial_pages: bool = False) -> Platform:
     """The core's own platform: one growing log file, no limits, plain addresses.

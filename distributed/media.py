@@ -11,15 +11,14 @@ from typing import ClassVar, Generator
 import attrs
 
 from mqlog.core.objects.media import IMAGE_SEGMENT_BYTES, MediaRecoveryError, record_image
-from mqlog.core.format.records import (HEADER_SIZE, NO_ADDRESS, QUEUE_NAME_LENGTH, RecordType, ResourceManager, _Codec,
-                                _name_field, _pad_name, _unpad_name, register)
+from mqlog.core.format.records import (HEADER_SIZE, NO_ADDRESS, QUEUE_NAME_LENGTH, ImagePiece, LogRecord, RecordType,
+                                       ResourceManager, name_field, pad_name, unpad_name)
 from mqlog.core.objects.queues import DamagedQueue
 from mqlog.core.recovery.restart import recreate_queue
 
 
-@register
 @attrs.frozen
-class MediaImage(_Codec):
+class MediaImage(LogRecord):
     """One piece of a queue's media image (SPEC §4.7: 800 bytes plus the image, in
     260 000-byte segments of 300 bytes' overhead each).
 
@@ -32,7 +31,7 @@ class MediaImage(_Codec):
     FIRST_SIZE: ClassVar = 800
     NEXT_SIZE: ClassVar = 300
 
-    queue: str = attrs.field(validator=_name_field(QUEUE_NAME_LENGTH))
+    queue: str = attrs.field(validator=name_field(QUEUE_NAME_LENGTH))
     image_id: int = NO_ADDRESS
     segment: int = 0
     segments: int = 1
@@ -49,11 +48,14 @@ class MediaImage(_Codec):
     def image_start(self) -> bool:
         return self.segment == 0
 
+    def image_piece(self) -> ImagePiece:
+        return ImagePiece(self.queue, self.image_id, self.segment, self.segments, self.data)
+
     def _fixed(self) -> int:
         return (self.FIRST_SIZE if self.segment == 0 else self.NEXT_SIZE) - HEADER_SIZE
 
     def _body(self) -> bytes:
-        head = self._S.pack(_pad_name(self.queue, QUEUE_NAME_LENGTH), self.image_id, self.segment, self.segments,
+        head = self._S.pack(pad_name(self.queue, QUEUE_NAME_LENGTH), self.image_id, self.segment, self.segments,
                             len(self.data))
         return head.ljust(self._fixed(), b"\0") + self.data
 
@@ -65,7 +67,7 @@ class MediaImage(_Codec):
         fixed = (cls.FIRST_SIZE if segment == 0 else cls.NEXT_SIZE) - HEADER_SIZE
         if fixed + n != len(body):
             raise ValueError(f"media image data length {n} does not match the record length")
-        return cls(_unpad_name(queue), image_id, segment, segments, bytes(body[fixed:]), uow=uow, prev=prev,
+        return cls(unpad_name(queue), image_id, segment, segments, bytes(body[fixed:]), uow=uow, prev=prev,
                    stamp=stamp)
 
 
@@ -83,12 +85,12 @@ def rcrmqobj(qm, queue: str) -> Generator:
     unit of work – is refused: re-create it when idle. While it is being re-created,
     applications get MQRC_OBJECT_DAMAGED; if re-creation fails, the queue is left exactly
     as it was."""
-    if not qm.platform.media_recovery:
+    if qm.platform.media is None:
         raise MediaRecoveryError("rcrmqobj needs a log that supports media recovery (LogType=LINEAR)")
     live = qm.queues.get(queue)
     if live is not None:
         busy = live.getters or live.calls or any(m.busy or m.uow for m in live.messages.values())
-        if busy or queue in qm._imaging_queues:
+        if busy or qm.services.is_imaging(queue):
             raise MediaRecoveryError(f"{queue} is in use (an MQI call, a waiting getter, a unit of work or an "
                                      f"image); re-create it when idle")
         start = live.media_address

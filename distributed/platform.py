@@ -9,10 +9,10 @@ import attrs
 
 from mqlog.core.log.addressing import PlainAddressing
 from mqlog.core.errors import ParameterError
-from mqlog.core.platform import ImageSchedule, Platform, RecordCountCheckpoints, SpaceAction, UowView
+from mqlog.core.platform import ImageSchedule, MediaImages, Platform, RecordCountCheckpoints, SpaceAction, UowView
 from mqlog.core.format.records import NO_ADDRESS
 from mqlog.core.disk.storage import Storage
-from mqlog.distributed import media  # noqa: F401  (registers the media-image record, type 0x40)
+from mqlog.distributed import media
 from mqlog.distributed.space import MANUAL, DistributedLogSpace, extent_name, format_lsn
 
 #: SPEC §4.4: about 20% of the active log is held in reserve so checkpoints can always be
@@ -50,6 +50,8 @@ class LongRunningUowPolicy:
     The queue manager asks again as it goes, so several may be sacrificed."""
 
     limit: float = HEAD_TO_TAIL_LIMIT
+    #: from half full, a checkpoint is taken to move the tail before anything is sacrificed
+    checkpoint_at: float = 0.5
 
     def relieve(self, usage: float, uows: Sequence[UowView]) -> Sequence[SpaceAction]:
         pinning = [u for u in uows if u.pins_tail]  # a checkpoint frees the log behind the others
@@ -155,11 +157,12 @@ def distributed_platform(storage: Storage, *, primary: int = 3, secondary: int =
         write_threshold_pages=min(20, buffer_pages),
         pad_policy=pad_policy,
         error_log="AMQERR01.LOG",
-        media_recovery=linear,  # circular logs reconcile in-flight work but cannot recover a damaged queue
-        media_image_record=media.MediaImage if linear else None,
-        image_schedule=ImageSchedule(None if image_interval_minutes is None else image_interval_minutes * 60e6,
-                                     None if image_log_mb is None else int(image_log_mb * 1e6))
-        if linear and management != MANUAL else None,
+        record_types=(media.MediaImage,),
+        # circular logs reconcile in-flight work but cannot recover a damaged queue
+        media=MediaImages(media.MediaImage, ImageSchedule(
+            None if image_interval_minutes is None else image_interval_minutes * 60e6,
+            None if image_log_mb is None else int(image_log_mb * 1e6)) if management != MANUAL else None)
+        if linear else None,
     )
 
 

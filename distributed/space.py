@@ -39,7 +39,7 @@ from sortedcontainers import SortedDict
 
 from mqlog.core.errors import LogFileMissingError, LogFormatError, StorageError
 from mqlog.core.format.pages import PAGE_SIZE, PageRun, check_page
-from mqlog.core.platform import LogControl
+from mqlog.core.platform import LogControl, SpaceDefaults
 from mqlog.core.format.records import NO_ADDRESS
 from mqlog.core.log.space import PhysicalWrite, RangeMemo
 from mqlog.core.disk.storage import Storage
@@ -83,7 +83,7 @@ class Extent:
 SECONDARY_IDLE_LAPS = 3
 
 
-class DistributedLogSpace:
+class DistributedLogSpace(SpaceDefaults):
     """Extents, ring or stream, control file and spare page of one queue manager's log."""
 
     def __init__(self, storage: Storage, *, primary: int = 3, secondary: int = 2, file_pages: int = 4096,

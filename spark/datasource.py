@@ -374,7 +374,8 @@ def read_partition(run: OpenRun, part: LogPartition, mode: str) -> Iterator[tupl
     # A bad page before the first record: a reader started on it (at its first payload byte,
     # which is never read as a record because the page fails its check) classifies it the
     # way it would in the middle of a walk: the end, a torn end, or damage.
-    reader = LogReader(run.space, at if kind == "record" else at + PAGE_HEADER_SIZE, format_address=fmt)
+    reader = LogReader(run.space, at if kind == "record" else at + PAGE_HEADER_SIZE, format_address=fmt,
+                       record_types=run.platform.record_types)
     try:
         for address, record in reader:
             if address >= part.end:

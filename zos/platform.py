@@ -7,11 +7,11 @@ from __future__ import annotations
 import attrs
 
 from mqlog.core.log.addressing import PlainAddressing
-from mqlog.core.platform import Platform, RecordCountCheckpoints
+from mqlog.core.platform import Platform, RecordCountCheckpoints, Shunting
 from mqlog.core.format.records import NO_ADDRESS
 from mqlog.core.disk.storage import Storage
 from mqlog.zos.codec import CompLogCodec
-from mqlog.zos.records import EveryThirdCheckpoint, pageset_records, shunt_round
+from mqlog.zos.records import RECORD_TYPES, EveryThirdCheckpoint, pageset_records, shunt_round
 from mqlog.zos.space import ZosLogSpace
 
 #: z/OS writes a buffer when this many CIs are filled (WRTHRSH default)
@@ -170,11 +170,11 @@ def zos_platform(storage: Storage, *, data_sets: int = 3, cis: int = 4096, dual:
         checkpoint_policy=RecordCountCheckpoints(records=logload, interval_us=float("inf"), on_switch=True),
         space_policy=None,
         codec=codec,
-        shunting=EveryThirdCheckpoint(),
-        shunt_round=shunt_round,
+        shunting=Shunting(EveryThirdCheckpoint(), shunt_round),
         full_log_waits=True,  # CSQJ111A: work waits for space, it is not refused
         uows_pin_log=False,  # the log behind a long unit of work is archived, not kept active
         checkpoint_records=pageset_records,
+        record_types=RECORD_TYPES,
         console=console(qm_name, addressing, offload),
         persistent_put_to_waiting_getter=False,  # z/OS hands only non-persistent messages across
         buffer_pages=buffer_pages,

@@ -29,6 +29,8 @@ recovery (the model does not read a stopped member's log).
 
 from __future__ import annotations
 
+import contextlib
+import enum
 import struct
 from typing import Generator
 
@@ -42,7 +44,7 @@ from mqlog.core.objects.queuefile import MessageState
 from mqlog.core.objects.queues import Message, Queue
 from mqlog.core.log.reader import LogReader
 from mqlog.core.format.records import NO_ADDRESS, Backout, Clr, Commit, Get, Prepare, Put, PutSegment
-from mqlog.core.recovery.restart import _Restart
+from mqlog.core.recovery.restart import Recovery
 from mqlog.core.objects.uow import MEMBER_SHIFT
 from mqlog.zos.records import CfBackup
 
@@ -54,11 +56,25 @@ class QsgError(MqlogError):
     """A queue-sharing group request that cannot be carried out (names what is missing)."""
 
 
-@attrs.define
+class QsgReason(enum.IntEnum):
+    """MQI reason codes of queue-sharing groups (names as in the MQ headers)."""
+
+    MQRC_CF_STRUCTURE_FAILED = 2373  # a shared queue's coupling-facility structure has failed
+
+
+@attrs.define(eq=False)
 class CfStructure:
+    """A coupling-facility structure: the keeper (core ``QueueKeeper``) of its shared queues."""
+
     name: str
     queues: dict = attrs.field(factory=dict)  # name -> the shared Queue
     failed: bool = False
+
+    def check(self, queue: str, ending: bool) -> None:
+        if self.failed:
+            raise MqiError(QsgReason.MQRC_CF_STRUCTURE_FAILED,
+                           f"{queue}: its coupling-facility structure has failed"
+                           + ("; retry after it is recovered" if ending else ""))
 
 
 @attrs.frozen
@@ -110,7 +126,7 @@ class QueueSharingGroup:
         cf = self.define_structure(structure)
         queue = Queue(name, None, max_depth=max_depth,
                       attributes=f"MAXDEPTH({max_depth}) QSGDISP(SHARED) CFSTRUCT({structure})")
-        queue.shared = True
+        queue.keeper = cf
         cf.queues[name] = queue
         for qm in self.members.values():
             qm.queues[name] = queue
@@ -137,7 +153,6 @@ class QueueSharingGroup:
         for queue in cf.queues.values():
             queue.messages.clear()
             queue.available.clear()
-            queue.failed = True
 
     def backup_cfstruct(self, qm, name: str) -> Generator:
         """BACKUP CFSTRUCT(name) issued on member ``qm``: CF-backup records in its log."""
@@ -146,12 +161,8 @@ class QueueSharingGroup:
             raise QsgError(f"CF structure {name} has failed: recover it before backing it up")
         members = self._running()
         # The snapshot: one step of virtual time, every member's replay point with it.
-        starts = []
-        for member in members:
-            start = member.writer.next_address
-            if member._inflight:
-                start = min(start, member._inflight[0])
-            starts.append((member.config.member, member.config.name, start))
+        starts = [(member.config.member, member.config.name, member.services.replay_point())
+                  for member in members]
         images = [(queue.name, encode_image(queue.attributes, self._imaged(queue)))
                   for queue in sorted(cf.queues.values(), key=lambda q: q.name)]
         # Every record whose effect the images show must be on disk before the backup counts:
@@ -167,19 +178,18 @@ class QueueSharingGroup:
         pieces = [payload[i:i + IMAGE_SEGMENT_BYTES] for i in range(0, len(payload), IMAGE_SEGMENT_BYTES)]
         backup_id = qm.writer.next_address
         need = 800 + len(payload) + 300 * len(pieces)
-        try:
-            qm._claim(need)
-        except MqiError:
-            raise QsgError(f"the log of {qm.config.name} cannot hold a backup of {name} ({len(payload)} bytes) "
-                           f"now") from None
-        try:
+        services = qm.services
+        with contextlib.ExitStack() as held:
+            try:
+                held.enter_context(services.log_space(need))
+            except MqiError:
+                raise QsgError(f"the log of {qm.config.name} cannot hold a backup of {name} ({len(payload)} bytes) "
+                               f"now") from None
             first = NO_ADDRESS
             for i, piece in enumerate(pieces):
-                address = yield from qm._log(CfBackup(name, backup_id, i, len(pieces), piece), essential=True)
+                address = yield from services.log(CfBackup(name, backup_id, i, len(pieces), piece))
                 first = address if first == NO_ADDRESS else first
             yield qm.writer.force()
-        finally:
-            qm._claimed -= need
         self.backups[name] = BackupEntry(qm.config.name, first, backup_id)
         qm.say("cf-backup", structure=name, bytes=len(payload))
         return len(payload)
@@ -216,12 +226,12 @@ class QueueSharingGroup:
         qm.say("cf-recovery-begin", structure=name)
         starts, images = yield from self._read_backup(owner, name, entry)
         queues: dict[str, Queue] = {}
-        r = _Restart(qm, LogControl(NO_ADDRESS, 0, 0))
-        r.structure_recovery = True
+        r = Recovery(qm, LogControl(NO_ADDRESS, 0, 0))
+        r.rebuilding = True
         r.queues = queues
         for queue_name, (attributes, messages) in images.items():
             fresh = Queue(queue_name, None, max_depth=cf.queues[queue_name].max_depth, attributes=attributes)
-            fresh.shared = True
+            fresh.keeper = cf
             for m in messages:  # imaged in arrival order: numbered again, before the replayed puts
                 r.next_seq += 1
                 fresh.add(Message(m.msg_id, r.next_seq, True, len(m.data), m.data, m.state, m.uow, m.put_address))
@@ -238,7 +248,8 @@ class QueueSharingGroup:
             start = starts.get(member.config.member)
             if start is None:
                 raise QsgError(f"the backup of {name} names no replay point for {member.config.name}")
-            reader = LogReader(member.platform.space, start, format_address=member.platform.addressing.format)
+            reader = LogReader(member.platform.space, start, format_address=member.platform.addressing.format,
+                               record_types=member.platform.record_types)
             for address, record in reader:
                 if isinstance(record, wanted):
                     merged.append((record.stamp, member.config.member, address, record))
@@ -259,8 +270,7 @@ class QueueSharingGroup:
         yield from r.cpu_flush()
         for queue_name, fresh in queues.items():
             shared = cf.queues[queue_name]
-            shared.messages, shared.available, shared._seq = fresh.messages, fresh.available, fresh._seq
-            shared.failed = False
+            shared.take_messages(fresh)
             for event, _ in shared.getters:
                 if not event.triggered:
                     event.succeed(None)
@@ -276,7 +286,8 @@ class QueueSharingGroup:
 
     def _read_backup(self, owner, name: str, entry: BackupEntry) -> Generator:
         space = owner.platform.space
-        reader = LogReader(space, entry.address, format_address=owner.platform.addressing.format)
+        reader = LogReader(space, entry.address, format_address=owner.platform.addressing.format,
+                           record_types=owner.platform.record_types)
         pieces: list[bytes] = []
         for _, record in reader:
             if isinstance(record, CfBackup) and record.structure == name and record.backup_id == entry.backup_id:

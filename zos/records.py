@@ -20,8 +20,8 @@ from typing import ClassVar
 
 import attrs
 
-from mqlog.core.format.records import (MSG_ID_LENGTH, NO_ADDRESS, QUEUE_NAME_LENGTH, RecordType, ResourceManager, _Codec,
-                                _pad_name, _unpad_name, register)
+from mqlog.core.format.records import (MSG_ID_LENGTH, NO_ADDRESS, QUEUE_NAME_LENGTH, BackoutOp, BackoutRound, LogRecord,
+                                       RecordType, ResourceManager, pad_name, unpad_name)
 
 PUT, GET = 1, 2
 
@@ -40,7 +40,7 @@ class ShuntedOp:
     SIZE: ClassVar = 88
 
     def to_bytes(self) -> bytes:
-        return self._S.pack(self.kind, _pad_name(self.queue, QUEUE_NAME_LENGTH), self.msg_id, self.address,
+        return self._S.pack(self.kind, pad_name(self.queue, QUEUE_NAME_LENGTH), self.msg_id, self.address,
                             self.length)
 
     @classmethod
@@ -48,16 +48,15 @@ class ShuntedOp:
         kind, q, mid, address, length = cls._S.unpack(raw)
         if kind not in (PUT, GET):
             raise ValueError(f"shunted operation kind {kind}")
-        return cls(kind, _unpad_name(q), bytes(mid), address, length)
+        return cls(kind, unpad_name(q), bytes(mid), address, length)
 
 
 #: operations per shunt record (about 88 KB): a large unit of work takes several
 SHUNT_OPS_PER_RECORD = 1000
 
 
-@register
 @attrs.frozen
-class Shunt(_Codec):
+class Shunt(LogRecord):
     """One record of a round of shunting (see the module docstring)."""
 
     TYPE: ClassVar = RecordType.SHUNT
@@ -78,6 +77,11 @@ class Shunt(_Codec):
     @property
     def final(self) -> bool:
         return self.index == self.count - 1
+
+    def backout_round(self) -> BackoutRound:
+        return BackoutRound(self.index, self.count, tuple(
+            BackoutOp("put" if op.kind == PUT else "get", op.queue, op.msg_id, op.address, op.length)
+            for op in self.shunted))
 
     def _body(self) -> bytes:
         return self._S.pack(self.index, self.count, len(self.shunted)) + b"".join(o.to_bytes() for o in self.shunted)
@@ -123,9 +127,8 @@ class PagesetEntry:
     SIZE: ClassVar = 64
 
 
-@register
 @attrs.frozen
-class PagesetControl(_Codec):
+class PagesetControl(LogRecord):
     """Page-set control record (0x61), one per checkpoint: the page sets known then."""
 
     TYPE: ClassVar = RecordType.PAGESET_CONTROL
@@ -140,7 +143,7 @@ class PagesetControl(_Codec):
 
     def _body(self) -> bytes:
         head = struct.pack("<QI4x", self.checkpoint_number, len(self.pagesets))
-        return head + b"".join(PagesetEntry._S.pack(_pad_name(p.name, QUEUE_NAME_LENGTH), p.depth, p.recovery_rba)
+        return head + b"".join(PagesetEntry._S.pack(pad_name(p.name, QUEUE_NAME_LENGTH), p.depth, p.recovery_rba)
                                for p in self.pagesets)
 
     @classmethod
@@ -151,20 +154,21 @@ class PagesetControl(_Codec):
         entries = []
         for i in range(n):
             name, depth, rba = PagesetEntry._S.unpack_from(body, 16 + i * PagesetEntry.SIZE)
-            entries.append(PagesetEntry(_unpad_name(name), depth, rba))
+            entries.append(PagesetEntry(unpad_name(name), depth, rba))
         return cls(number, tuple(entries), uow=uow, prev=prev, stamp=stamp)
 
 
-def pageset_records(qm, begin: int) -> list:
-    """The page-set control record for a checkpoint starting at ``begin``."""
-    entries = tuple(PagesetEntry(name, qm.queues[name].depth, begin) for name in sorted(qm.queues)
-                    if not qm.queues[name].shared)  # shared queues live in the coupling facility
-    return [PagesetControl(qm._checkpoint_number + 1, entries)]
+def pageset_records(services, begin: int) -> list:
+    """The page-set control record for a checkpoint starting at ``begin`` (``services``:
+    the queue manager's QueueManagerServices)."""
+    queues = services.queues
+    entries = tuple(PagesetEntry(name, queues[name].depth, begin) for name in sorted(queues)
+                    if queues[name].keeper is None)  # shared queues live in the coupling facility
+    return [PagesetControl(services.checkpoint_number + 1, entries)]
 
 
-@register
 @attrs.frozen
-class CfBackup(_Codec):
+class CfBackup(LogRecord):
     """One piece of a coupling-facility structure backup (0x62, BACKUP CFSTRUCT): the images
     of the structure's shared queues and, for each member, the RBA its log must be read
     from to bring them up to date (see mqlog.zos.qsg)."""
@@ -183,7 +187,7 @@ class CfBackup(_Codec):
     stamp: int = attrs.field(default=0, kw_only=True)
 
     def _body(self) -> bytes:
-        return self._S.pack(_pad_name(self.structure, QUEUE_NAME_LENGTH), self.backup_id, self.segment,
+        return self._S.pack(pad_name(self.structure, QUEUE_NAME_LENGTH), self.backup_id, self.segment,
                             self.segments, len(self.data)) + self.data
 
     @classmethod
@@ -191,5 +195,9 @@ class CfBackup(_Codec):
         name, backup_id, segment, segments, n = cls._S.unpack_from(body)
         if cls._S.size + n != len(body) or not 0 <= segment < segments:
             raise ValueError(f"CF backup segment {segment} of {segments} with {n} bytes in {len(body)}")
-        return cls(_unpad_name(name), backup_id, segment, segments, bytes(body[cls._S.size:]),
+        return cls(unpad_name(name), backup_id, segment, segments, bytes(body[cls._S.size:]),
                    uow=uow, prev=prev, stamp=stamp)
+
+
+#: the z/OS platform's record classes (``Platform.record_types``)
+RECORD_TYPES = (Shunt, PagesetControl, CfBackup)

@@ -34,7 +34,7 @@ import attrs
 
 from mqlog.core.errors import LogFileMissingError, LogFormatError, StorageError
 from mqlog.core.format.pages import PAGE_SIZE, PageRun, check_page
-from mqlog.core.platform import LogControl
+from mqlog.core.platform import LogControl, SpaceDefaults
 from mqlog.core.format.records import NO_ADDRESS
 from mqlog.core.log.space import PhysicalWrite, RangeMemo
 from mqlog.core.disk.storage import Storage
@@ -84,7 +84,7 @@ class ArchiveEntry:
     complete: bool = False  # the copy is on disk (CSQJ003I said)
 
 
-class ZosLogSpace:
+class ZosLogSpace(SpaceDefaults):
     """Active data sets (one or two copies), archive offload and the BSDS of one queue manager."""
 
     def __init__(self, storage: Storage, *, data_sets: int = 3, cis: int = 4096, dual: bool = True,

@@ -30,7 +30,8 @@ import enum
 import functools
 import struct
 import zlib
-from typing import ClassVar
+from types import MappingProxyType
+from typing import ClassVar, Mapping
 
 import attrs
 
@@ -207,30 +208,97 @@ def _frame(rtype: int, rm: int, flags: int, uow: int, prev: int, stamp: int, bod
 
 _pack_header, _pack_crc, _crc32 = HEADER.pack, _CRC.pack, zlib.crc32
 
-_REGISTRY: dict[int, type] = {}
+#: the core's record classes by type code (platform classes are never added here: a
+#: platform lists its own in ``Platform.record_types``, and whoever decodes its log passes
+#: them, see :func:`record_table`)
+_CORE_TYPES: dict[int, type] = {}
 
 
 def register(cls):
-    """Class decorator: make ``decode_record`` build ``cls`` for ``cls.TYPE``.
-
-    Platforms register their own record classes (media image, shunt, …) for codes in their
-    range; an unregistered platform code decodes as :class:`OpaqueRecord`.
-    """
+    """Class decorator for the core's own record classes: ``decode_record`` builds ``cls``
+    for ``cls.TYPE`` in every log."""
     code = int(cls.TYPE)
-    if code in _REGISTRY and _REGISTRY[code] is not cls:
-        raise ValueError(f"record type 0x{code:02X} is already registered to {_REGISTRY[code].__name__}")
-    _REGISTRY[code] = cls
+    if code in _CORE_TYPES and _CORE_TYPES[code] is not cls:
+        raise ValueError(f"record type 0x{code:02X} is already registered to {_CORE_TYPES[code].__name__}")
+    _CORE_TYPES[code] = cls
     return cls
 
 
-class _Codec:
-    """Shared ``to_bytes``/``from_bytes`` plumbing: subclasses provide ``_body`` and ``_from_body``."""
+@attrs.frozen
+class BackoutOp:
+    """One operation a record stands in for when its unit of work is backed out (an entry
+    of a round of shunting): what the compensation needs, never the message data."""
+
+    kind: str  # "put" or "get"
+    queue: str
+    msg_id: bytes
+    address: int  # the original record
+    length: int = 0
+
+
+@attrs.frozen
+class BackoutRound:
+    """A record of a round of backout-only copies of a unit of work's operations (z/OS
+    shunting): record ``index`` of ``count``, chained on the unit's backward chain. A
+    complete round (its last record found) replaces every older record of the unit."""
+
+    index: int
+    count: int
+    ops: tuple  # BackoutOp, oldest first
+
+
+@attrs.frozen
+class ImagePiece:
+    """A record that carries one piece of a queue's media image: ``segment`` of
+    ``segments``, the image taken with replay point ``image_id``."""
+
+    queue: str
+    image_id: int
+    segment: int
+    segments: int
+    data: bytes
+
+
+class LogRecord:
+    """The public base of every log record, the core's and the platforms'.
+
+    A record class is a frozen, slotted ``attrs`` class that defines:
+
+    * ``TYPE`` (its code: a platform's in its range, 0x40-0x5F distributed, 0x60-0x7F
+      z/OS) and ``RM`` (its resource manager), as class variables;
+    * the header fields ``uow``, ``prev`` and ``stamp`` (keyword-only, defaults 0,
+      NO_ADDRESS, 0);
+    * ``_body(self) -> bytes`` and ``classmethod _from_body(cls, flags, uow, prev, stamp,
+      body)``: its body, encoded and decoded; a decoder raises only what :data:`MALFORMED`
+      names for bad bytes; ``_flags(self)`` if it sets header flags.
+
+    What a record means to recovery is asked through this base, whose answers are neutral
+    (a record that is none of these things): :attr:`data` (bytes it carries, counted when
+    the queue manager estimates log space), :attr:`relogged` (a copy re-logged by roll
+    forward), :meth:`backout_round` (a round of backout-only copies) and
+    :meth:`image_piece` (a piece of a media image). A platform record overrides those that
+    apply. A platform lists its record classes in ``Platform.record_types``.
+    """
 
     #: no instance dict: a record is its slotted fields only (smaller, and quicker to make)
     __slots__ = ()
 
     TYPE: ClassVar[RecordType]
     RM: ClassVar[ResourceManager]
+
+    #: the message or image bytes the record carries (a record class with a ``data`` field
+    #: overrides this)
+    data: ClassVar[bytes] = b""
+    #: a copy of a prepared unit of work's record re-logged at the head (roll forward)
+    relogged: ClassVar[bool] = False
+
+    def backout_round(self) -> BackoutRound | None:
+        """The round of backout-only copies this record is part of, or None."""
+        return None
+
+    def image_piece(self) -> ImagePiece | None:
+        """The piece of a media image this record carries, or None."""
+        return None
 
     def _flags(self) -> int:
         return 0
@@ -251,18 +319,25 @@ class _Codec:
         if len(data) > length:
             raise LogFormatError(f"{len(data) - length} bytes follow the {length}-byte record",
                                  source=source, offset=offset)
-        record = decode_record(data, source=source, where=offset)
+        types = _CORE_TYPES if _CORE_TYPES.get(cls.TYPE) is cls else record_table((cls,))
+        record = decode_record(data, source=source, where=offset, types=types)
         if not isinstance(record, cls):
             raise LogFormatError(f"expected a {cls.__name__} record, found {type(record).__name__}",
                                  source=source, offset=offset)
         return record
 
 
+#: public names of the field helpers a platform's record classes use
+pad_name = _pad_name
+unpad_name = _unpad_name
+name_field = _name_field
+
+
 # --- unit-of-work records ----------------------------------------------------------------
 
 @register
 @attrs.frozen(weakref_slot=False)
-class Begin(_Codec):
+class Begin(LogRecord):
     """A unit of work starts (its first logged operation follows)."""
 
     TYPE: ClassVar = RecordType.BEGIN
@@ -291,7 +366,7 @@ class Begin(_Codec):
 
 @register
 @attrs.frozen(weakref_slot=False)
-class Put(_Codec):
+class Put(LogRecord):
     """A persistent message was put: its descriptor and (the first segment of) its data.
 
     ``data`` is the data as stored, possibly compressed (``codec``); ``message_length`` is
@@ -355,7 +430,7 @@ class Put(_Codec):
 
 @register
 @attrs.frozen(weakref_slot=False)
-class PutSegment(_Codec):
+class PutSegment(LogRecord):
     """A continuation segment of a large message's data (300 bytes + the segment)."""
 
     TYPE: ClassVar = RecordType.PUT_SEGMENT
@@ -400,7 +475,7 @@ class PutSegment(_Codec):
 
 @register
 @attrs.frozen(weakref_slot=False)
-class Get(_Codec):
+class Get(LogRecord):
     """A persistent message was got: names the queue-file space it freed, not the data (260 bytes)."""
 
     TYPE: ClassVar = RecordType.GET
@@ -439,7 +514,7 @@ class Get(_Codec):
 
 @register
 @attrs.frozen(weakref_slot=False)
-class Prepare(_Codec):
+class Prepare(LogRecord):
     """Phase one of two-phase commit: the UOW is prepared and now in doubt (750 bytes)."""
 
     TYPE: ClassVar = RecordType.PREPARE
@@ -473,7 +548,7 @@ class Prepare(_Codec):
 
 @register
 @attrs.frozen(weakref_slot=False)
-class Commit(_Codec):
+class Commit(LogRecord):
     """The UOW committed (750 bytes). Forced before the application is told."""
 
     TYPE: ClassVar = RecordType.COMMIT
@@ -509,7 +584,7 @@ class UndoneOp:
 
 @register
 @attrs.frozen(weakref_slot=False)
-class Backout(_Codec):
+class Backout(LogRecord):
     """The UOW was backed out during normal running (1000 + 12 bytes per undone operation).
 
     Normal-running backout undoes from memory and never reads the log; this record lists
@@ -547,7 +622,7 @@ class Backout(_Codec):
 
 @register
 @attrs.frozen(weakref_slot=False)
-class Clr(_Codec):
+class Clr(LogRecord):
     """A compensation log record: redo-only, written when restart undoes an operation.
 
     ``undoes`` is the address of the record compensated; ``undo_next`` the next record of
@@ -588,7 +663,7 @@ class Clr(_Codec):
 
 @register
 @attrs.frozen(weakref_slot=False)
-class CheckpointBegin(_Codec):
+class CheckpointBegin(LogRecord):
     """A checkpoint starts; restart begins its replay at the last complete checkpoint."""
 
     TYPE: ClassVar = RecordType.CHECKPOINT_BEGIN
@@ -663,7 +738,7 @@ class QueueEntry:
 
 @register
 @attrs.frozen(weakref_slot=False)
-class CheckpointEnd(_Codec):
+class CheckpointEnd(LogRecord):
     """A checkpoint completes: the active-UOW table and the queue table.
 
     With its begin record it sizes to 750 + 200 per active UOW (+ 64 per queue, which
@@ -709,7 +784,7 @@ class CheckpointEnd(_Codec):
 
 @register
 @attrs.frozen(weakref_slot=False)
-class ObjectChange(_Codec):
+class ObjectChange(LogRecord):
     """An object was created, altered or deleted (1500 / 1024 / 300 bytes).
 
     ``attributes`` is the object's definition as MQSC-style text (``MAXDEPTH(5000) …``).
@@ -745,9 +820,9 @@ class ObjectChange(_Codec):
 # --- platform records --------------------------------------------------------------------
 
 @attrs.frozen
-class OpaqueRecord:
-    """A platform record (media image, shunt, page-set control, CF backup) decoded without its
-    platform's format module: the core can still walk past it and keep it byte-exact."""
+class OpaqueRecord(LogRecord):
+    """A platform record decoded without its platform's record classes (``record_types``
+    not given): the core can still walk past it and keep it byte-exact."""
 
     type: int
     flags: int = 0
@@ -847,14 +922,17 @@ def _split(data, offset, source, where):
     return rtype, rm, flags, length, uow, prev, stamp, body
 
 
-def decode_record(data, offset: int = 0, *, source: str | None = None, where: int | None = None):
+def decode_record(data, offset: int = 0, *, source: str | None = None, where: int | None = None,
+                  types: Mapping[int, type] | None = None):
     """Decode the record at ``data[offset:]``; raise :class:`LogFormatError` naming ``source``/``where``.
 
     ``where`` is the position to report (a file offset); it defaults to ``offset``.
+    ``types``: the record classes by code (:func:`record_table`; default: the core's only,
+    so a platform record decodes as :class:`OpaqueRecord`).
     """
     where = offset if where is None else where
     rtype, rm, flags, length, uow, prev, stamp, body = _split(data, offset, source, where)
-    cls = _REGISTRY.get(rtype)
+    cls = (_CORE_TYPES if types is None else types).get(rtype)
     if cls is None:
         if any(rtype in r for r in PLATFORM_TYPE_RANGES.values()):
             return OpaqueRecord(rtype, flags, bytes(body), uow=uow, prev=prev, stamp=stamp, rm=rm)
@@ -881,5 +959,25 @@ def split_message(data: bytes) -> list[bytes]:
 
 
 def record_types() -> dict[int, type]:
-    """The registered record classes by type code (a copy)."""
-    return dict(_REGISTRY)
+    """The core's record classes by type code (a copy)."""
+    return dict(_CORE_TYPES)
+
+
+@functools.lru_cache(maxsize=64)
+def _table(platform_types: tuple) -> Mapping[int, type]:
+    table = dict(_CORE_TYPES)
+    for cls in platform_types:
+        code = int(cls.TYPE)
+        if not any(code in r for r in PLATFORM_TYPE_RANGES.values()):
+            raise ValueError(f"{cls.__name__}: type 0x{code:02X} is not a platform record type (0x40-0x7F)")
+        if table.get(code, cls) is not cls:
+            raise ValueError(f"{cls.__name__}: record type 0x{code:02X} is already {table[code].__name__}")
+        table[code] = cls
+    return MappingProxyType(table)
+
+
+def record_table(platform_types=()) -> Mapping[int, type]:
+    """The record classes a log is decoded with, by type code: the core's and
+    ``platform_types`` (a platform's ``record_types``). Refuses a platform class outside
+    the platform range or two classes for one code (ValueError)."""
+    return _table(tuple(platform_types))

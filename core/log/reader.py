@@ -25,9 +25,10 @@ first by supplying the good copy from their :class:`PageSource`).
 
 from __future__ import annotations
 
+import functools
 import struct
 import zlib
-from typing import Callable, Iterator, Protocol
+from typing import Callable, Iterator, Protocol, Sequence
 
 import attrs
 
@@ -35,7 +36,7 @@ from mqlog.core.errors import LogCorruptionError, LogFormatError
 from mqlog.core.format.pages import (FLAG_AFTER_PAD, NO_FIRST_RECORD, PAGE_HEADER_SIZE, PAGE_PAYLOAD, PAGE_SIZE,
                               STALE, UNWRITTEN, PageProblem, check_page, page_of, payload_offset)
 from mqlog.core.format.records import (HEADER, HEADER_SIZE, MALFORMED, MAX_RECORD_SIZE, decode_record, peek_length,
-                                record_types)
+                                       record_table)
 
 _HEAD = HEADER.size  # header bytes before the record's CRC
 #: a record header and its CRC in one: type and resource manager as one number, flags,
@@ -86,12 +87,11 @@ def continues(prev, header) -> bool:
     return header.write_no > prev.write_no and header.index == 0
 
 
-def _decoders() -> dict[int, Callable]:
-    """The registered record types' body decoders, by the header's first two bytes as one
-    little-endian number: record type + 256 × resource manager (a wrong resource manager
-    finds nothing)."""
-    return {code | int(cls.RM) << 8: cls._from_body for code, cls in record_types().items()
-            if hasattr(cls, "RM") and hasattr(cls, "_from_body")}
+def _decoders(platform_types: tuple) -> dict[int, Callable]:
+    """The body decoders of the core's record classes and ``platform_types``, by the
+    header's first two bytes as one little-endian number: record type + 256 × resource
+    manager (a wrong resource manager finds nothing)."""
+    return {code | int(cls.RM) << 8: cls._from_body for code, cls in record_table(platform_types).items()}
 
 
 def _quick_decode(decoders: dict, data, length: int):
@@ -124,7 +124,7 @@ class LogReader:
     """
 
     def __init__(self, source: PageSource, start: int, *, format_address: Callable[[int], str] = _hex,
-                 lookahead_pages: int = 1024):
+                 lookahead_pages: int = 1024, record_types: Sequence[type] = ()):
         if start % PAGE_SIZE and start % PAGE_SIZE < PAGE_HEADER_SIZE:
             raise LogFormatError(f"start address {format_address(start)} falls inside a page header: "
                                  f"not the address of a record")
@@ -132,6 +132,10 @@ class LogReader:
         self.start = start
         self.format_address = format_address
         self.lookahead_pages = lookahead_pages
+        #: the record classes by code: the core's and ``record_types`` (a platform's; a
+        #: platform record of no class given decodes as OpaqueRecord)
+        self.record_types = tuple(record_types)
+        self.types = record_table(self.record_types)
         self.end: EndOfLog | None = None
         self.pages_read = 0
         self.bytes_read = 0
@@ -163,7 +167,7 @@ class LogReader:
         listed once its bytes are checked, and every record before one that raises is
         delivered (as a batch of its own) before the error."""
         fmt = self.format_address
-        decoders = _decoders()
+        decoders = _decoders(self.record_types)
         decoder_of = decoders.get
         unpack_frame, crc32 = _FRAME.unpack_from, zlib.crc32
         page_addr = page_of(self.start)
@@ -311,7 +315,8 @@ class LogReader:
         return self._inside_good_page(peek_length, data, at, name, where, address)
 
     def _decode(self, data, at, name, where, address):
-        return self._inside_good_page(decode_record, data, at, name, where, address)
+        return self._inside_good_page(functools.partial(decode_record, types=self.types), data, at, name, where,
+                                      address)
 
     def _classify(self, page_addr, name, offset, problem, header, resume, incomplete,
                   prev_where=(None, None)) -> EndOfLog:

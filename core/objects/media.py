@@ -99,10 +99,8 @@ def decode_image(raw: bytes, *, source: str = "media image") -> tuple[str, list[
 def snapshot(qm, name: str) -> tuple[int, bytes, IoCost]:
     """The queue's image and its replay point, taken in one step (no virtual time passes):
     (replay point, image bytes, the queue-file reads it cost)."""
-    queue = qm._queue(name)
-    start = qm.writer.next_address
-    if qm._inflight:
-        start = min(start, qm._inflight[0])
+    queue = qm.services.queue(name)
+    start = qm.services.replay_point()
     reads: list[int] = []
     messages = []
     for message in sorted(queue.messages.values(), key=lambda m: (m.seq, m.msg_id)):
@@ -135,27 +133,23 @@ def record_image(qm, name: str, segment_record: Callable[..., object] | None = N
     follows (SPEC §4.6) so the new media recovery record is on disk with the queue table –
     unless ``checkpoint`` is False (several images, one checkpoint after them). Refused
     with 2102 if the log cannot hold it."""
-    segment_record = segment_record or qm.platform.media_image_record
-    if not qm.platform.media_recovery or segment_record is None:
+    media = qm.platform.media
+    if media is None:
         raise MediaRecoveryError(f"media images need a log that supports media recovery (LogType=LINEAR); "
                                  f"the {qm.platform.name} log here does not")
-    if name in qm._imaging_queues:
+    services = qm.services
+    if services.is_imaging(name):
         raise MediaRecoveryError(f"an image of {name} is already being recorded")
+    segment_record = segment_record or media.image_record
     start, image, cost = snapshot(qm, name)
     pieces = [image[i:i + IMAGE_SEGMENT_BYTES] for i in range(0, len(image), IMAGE_SEGMENT_BYTES)] or [b""]
     need = 800 + len(image) + 300 * len(pieces)
-    qm._claim(need)
-    qm._inflight.add(start)  # until the image is complete, nothing after start may be left out
-    qm._imaging_queues.add(name)
-    try:
-        yield from qm._charge(cost)
+    # until the image is complete, nothing after start may be left out of a later one
+    with services.log_space(need), services.holding(start), services.imaging(name):
+        yield from services.charge(cost)
         for i, piece in enumerate(pieces):
-            yield from qm._log(segment_record(name, start, i, len(pieces), piece), essential=True)
+            yield from services.log(segment_record(name, start, i, len(pieces), piece))
         yield qm.writer.force()
-    finally:
-        qm._claimed -= need
-        qm._inflight.remove(start)
-        qm._imaging_queues.discard(name)
     queue = qm.queues.get(name)
     if queue is not None:
         queue.media_address, queue.media_us = start, qm.env.now

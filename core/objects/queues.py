@@ -13,12 +13,26 @@ from __future__ import annotations
 
 from collections.abc import MutableMapping
 from heapq import heappop, heappush
+from typing import Protocol
 
 import attrs
 
 from mqlog.core.objects.queuefile import IoCost, MessageState, QueueFile
 from mqlog.core.format.records import NO_ADDRESS
 
+
+
+class QueueKeeper(Protocol):
+    """What keeps a queue that is not this queue manager's alone: its messages live outside
+    the queue manager's memory and files, outlive it, and may be shared with other queue
+    managers (a platform's; z/OS: a queue-sharing group's structure). The queue manager
+    makes no queue file for such a queue and lists it in no checkpoint; at restart the
+    keeper is the truth about its messages, and restart only resolves the outcome of this
+    queue manager's own units of work there."""
+
+    def check(self, queue: str, ending: bool) -> None:
+        """Raise MqiError if ``queue`` cannot be used now (``ending``: by a commit or
+        backout of a unit of work that touched it)."""
 
 
 @attrs.frozen
@@ -134,7 +148,8 @@ class Message:
     get_address: int = NO_ADDRESS
     #: taken by an MQGET still in progress (reading it, logging it): not available to others
     busy: bool = False
-    #: the queue-sharing group member (number + 1) whose MQGET holds it busy (0: not shared)
+    #: the queue manager (its member number + 1) whose MQGET holds it busy, on a kept queue
+    #: (0: a queue of this queue manager alone)
     busy_by: int = 0
 
 
@@ -157,10 +172,10 @@ class Queue:
         self.media_address = NO_ADDRESS
         self.media_us = 0.0  # virtual time of that record (for automatic images)
         self.calls = 0  # MQPUT/MQGET calls on it between logging and taking effect
-        #: a shared queue (z/OS queue-sharing group): held in a coupling-facility structure,
-        #: the same object in every member; no queue file
-        self.shared = False
-        self.failed = False  # its structure has failed (until RECOVER CFSTRUCT)
+        #: what keeps the queue when it is not this queue manager's alone (the same Queue
+        #: object then serves every queue manager sharing it; no queue file); None: in this
+        #: queue manager's memory and queue file
+        self.keeper: QueueKeeper | None = None
         self._seq = 0
 
     @property
@@ -183,9 +198,14 @@ class Queue:
             if message.data is not None:
                 self.unflushed_bytes += message.length
 
+    def take_messages(self, rebuilt: "Queue") -> None:
+        """Hold the messages of ``rebuilt`` from now on (a queue rebuilt aside from a
+        backup and the log), arrival numbering included."""
+        self.messages, self.available, self._seq = rebuilt.messages, rebuilt.available, rebuilt._seq
+
     def take_first(self, taker: int = 0) -> Message | None:
         """The oldest available message, removed from the available set (not from the queue);
-        ``taker``: the member taking it (a shared queue outlives a member that crashes)."""
+        ``taker``: the queue manager taking it (a kept queue outlives one that crashes)."""
         if not self.available:
             return None
         _, msg_id = self.available.pop_first()

@@ -9,8 +9,9 @@ import attrs
 from mqlog.core.errors import MqlogError
 from mqlog.core.format.records import NO_ADDRESS
 
-#: a unit of work's id carries the number of the group member that began it from this bit up
-#: (0 for a queue manager on its own)
+#: a unit of work's id carries the number of the queue manager that began it from this bit up,
+#: so that units of several queue managers can meet on a queue they share (0 for a queue
+#: manager that shares no queue)
 MEMBER_SHIFT = 56
 
 
@@ -29,18 +30,18 @@ class Reason(enum.IntEnum):
     MQRC_UOW_IN_DOUBT = 2128  # MQRC_OUTCOME_PENDING in spirit: the UOW awaits its coordinator
     MQRC_HCONN_ERROR = 2018
     MQRC_Q_MGR_STOPPING = 2162
-    MQRC_CF_STRUCTURE_FAILED = 2373  # a shared queue's coupling-facility structure has failed
 
 
 class MqiError(MqlogError):
     """An MQI call failed with a reason code; applications see it, the queue manager goes on."""
 
-    def __init__(self, reason: Reason, detail: str = ""):
-        self.reason = Reason(reason)
+    def __init__(self, reason: enum.IntEnum | int, detail: str = ""):
+        # A platform may name reason codes of its own (an IntEnum like Reason): kept as given.
+        self.reason = reason if isinstance(reason, enum.IntEnum) else Reason(reason)
         self.detail = detail
         # args are (reason, detail) so that the error can be rebuilt from them (SimPy
         # re-raises a failed process's exception as type(e)(*e.args)).
-        super().__init__(int(self.reason), detail)
+        super().__init__(self.reason, detail)
 
     def __str__(self) -> str:
         return f"{self.reason.name} ({int(self.reason)})" + (f": {self.detail}" if self.detail else "")

@@ -36,6 +36,7 @@ from mqlog.core.format.records import (HEADER_SIZE, NO_ADDRESS, Backout, Begin, 
 from mqlog.core.disk.storage import Storage
 from mqlog.core.objects.queues import DamagedQueue
 from mqlog.core.recovery.restart import restart
+from mqlog.core.qm.services import QmServices
 from mqlog.core.objects.uow import MEMBER_SHIFT, MqiError, Op, Reason, UnitOfWork, UowState
 from mqlog.core.log.writer import LogWriter
 
@@ -90,8 +91,8 @@ class QmConfig:
     #: virtual CPU of one MQI call's own path (MQPUT/MQGET/MQCMIT…), before any log wait:
     #: calls are never free, so even work that logs nothing moves the clock
     mqi_call_us: float = attrs.field(default=5.0, validator=_bounded("mqi_call_us", 0, 1e6))
-    #: this queue manager's number in its queue-sharing group (z/OS): unit-of-work ids carry
-    #: it, so the units of all members can meet on a shared queue without clashing
+    #: this queue manager's number among those sharing kept queues: unit-of-work ids carry
+    #: it, so the units of all of them can meet on a shared queue without clashing
     member: int = attrs.field(default=0, validator=_bounded("member", 0, 31))
 
 
@@ -204,6 +205,8 @@ class QueueManager:
         self.messages: list[str] = []  # console / error-log lines in the platform's style
         self.writer: LogWriter | None = None
         self.recovery = None  # the RecoveryReport of the last restart
+        #: what this queue manager offers platforms (QueueManagerServices)
+        self.services = QmServices(self)
         self._uow_ages = SortedList()  # (first address, uow id) of logged, unfinished UOWs
         self._next_uow = 1
         self._msg_counter = 0
@@ -275,7 +278,7 @@ class QueueManager:
         self._maybe_checkpoint("time")
 
     def _arm_timer(self) -> None:
-        interval = getattr(self.platform.checkpoint_policy, "interval_us", None)
+        interval = self.platform.checkpoint_policy.interval_us
         if interval and self._timer is None and not self.stopped:
             self._timer = self.env.process(self._checkpoint_timer(interval))
 
@@ -304,7 +307,7 @@ class QueueManager:
         """A controlled shutdown (endmqm): a final checkpoint, then nothing more is accepted.
         Where the platform takes media images, empty queues are imaged first (as MQ does at
         every shutdown): cheap, and their media recovery records move up to now."""
-        if self.platform.media_image_record is not None:
+        if self.platform.media is not None:
             from mqlog.core.objects.media import MediaRecoveryError, record_image
 
             for name in sorted(self.queues):
@@ -386,8 +389,8 @@ class QueueManager:
 
     def _queue(self, name: str) -> Queue:
         queue = self.queues.get(name)
-        if queue is not None and queue.failed:
-            raise MqiError(Reason.MQRC_CF_STRUCTURE_FAILED, f"{name}: its coupling-facility structure has failed")
+        if queue is not None and queue.keeper is not None:
+            queue.keeper.check(name, False)
         if queue is None:
             if name in self.damaged:
                 raise MqiError(Reason.MQRC_OBJECT_DAMAGED, f"{name}: {self.damaged[name].reason}")
@@ -419,7 +422,7 @@ class QueueManager:
             # An upper bound (no record body is over 1500 bytes besides its data), so that
             # the record need not be encoded twice. Claimed until appended: callers waiting
             # for buffer space must not all pass against the same free space.
-            claimed = need or len(getattr(record, "data", b"")) + 1500
+            claimed = need or len(record.data) + 1500
             yield from self._claim_waiting(claimed)
         try:
             address = yield from self.writer.put(record)
@@ -427,7 +430,7 @@ class QueueManager:
             self._claimed -= claimed
         self._records_since += 1
         self._appends += 1
-        switches = getattr(self.platform.space, "switches", 0)
+        switches = self.platform.space.switches
         if switches != self._switches_seen:
             self._switches_seen = switches
             self._drain_space_events()
@@ -565,7 +568,7 @@ class QueueManager:
     def _log_put(self, queue: Queue, message: Message, uow: UnitOfWork | None) -> Generator:
         data = message.data
         codec, stored = Codec.NONE, data
-        if self.platform.codec is not None and getattr(self.platform.codec, "active", True) and data:
+        if self.platform.codec is not None and self.platform.codec.active and data:
             codec, stored = self.platform.codec.encode(data)
             self.counters.compression_in_bytes += len(data)
             self.counters.compression_out_bytes += len(stored)
@@ -629,7 +632,7 @@ class QueueManager:
         uow = self._uow_for(conn) if syncpoint else None
         deadline = self.env.now + wait_us
         while True:
-            message = queue.take_first(self.config.member + 1 if queue.shared else 0)
+            message = queue.take_first(self.config.member + 1 if queue.keeper is not None else 0)
             if message is not None:
                 break
             remaining = deadline - self.env.now
@@ -686,18 +689,19 @@ class QueueManager:
 
     # -- syncpoints --------------------------------------------------------------------------
 
-    def _structure_failed(self, uow: UnitOfWork) -> None:
+    def _check_kept_queues(self, uow: UnitOfWork) -> None:
+        """Before a commit or backout: each kept queue the unit touched is usable (its keeper
+        raises MqiError if not, and the unit stays as it is)."""
         for op in uow.ops:
             queue = self.queues.get(op.queue)
-            if queue is not None and queue.failed:
-                raise MqiError(Reason.MQRC_CF_STRUCTURE_FAILED,
-                               f"{op.queue}: its coupling-facility structure has failed; retry after it is recovered")
+            if queue is not None and queue.keeper is not None:
+                queue.keeper.check(op.queue, True)
 
     def _commit(self, conn: Connection):
         uow = conn.uow
         if uow is None:
             return
-        self._structure_failed(uow)
+        self._check_kept_queues(uow)
         if uow.doomed:
             raise MqiError(Reason.MQRC_BACKED_OUT, "the queue manager backed the unit of work out to free log space")
         yield from self._commit_uow(uow)
@@ -724,7 +728,7 @@ class QueueManager:
         uow = conn.uow
         if uow is None:
             return
-        self._structure_failed(uow)
+        self._check_kept_queues(uow)
         if uow.doomed:  # already backed out by the queue manager; the application now knows
             conn.uow = None
             return
@@ -804,7 +808,7 @@ class QueueManager:
                 f"{queue.name}: two messages share an arrival number"
             assert dict(queue.available) == committed, f"{queue.name}: available set differs from committed messages"
             for m in queue.messages.values():
-                if queue.shared and m.uow and m.uow >> MEMBER_SHIFT != self.config.member:
+                if queue.keeper is not None and m.uow and m.uow >> MEMBER_SHIFT != self.config.member:
                     continue  # another member's unit of work: that member checks it
                 if m.state is not MessageState.COMMITTED:
                     uow = self.uows.get(m.uow)
@@ -849,7 +853,7 @@ class QueueManager:
             return
         policy = self.platform.space_policy
         usage = self.platform.space.usage(self.writer.next_address, self.tail())
-        if usage >= getattr(policy, "checkpoint_at", 0.5) and not self._tail_held_by_uow():
+        if usage >= policy.checkpoint_at and not self._tail_held_by_uow():
             # Only if it would release space: a unit of work older than the last checkpoint
             # holds the tail where it is whatever a new checkpoint does.
             self._maybe_checkpoint("log getting full", force=True)
@@ -876,10 +880,9 @@ class QueueManager:
 
     def log_free_bytes(self) -> int | None:
         """How many more bytes the log takes before it is full (None: it never fills)."""
-        free = getattr(self.platform.space, "free_bytes", None)
-        if free is None or self.writer is None:
+        if self.writer is None:
             return None
-        return free(self.writer.next_address, self.tail())
+        return self.platform.space.free_bytes(self.writer.next_address, self.tail())
 
     def _claim_waiting(self, nbytes: int) -> Generator:
         """:meth:`_claim`, except that where the platform says so (z/OS) a full log makes
@@ -944,7 +947,8 @@ class QueueManager:
     def _schedule_images(self) -> None:
         """Automatic media images (IMGSCHED(AUTO)): after a checkpoint, image the queues
         that are due, one at a time, in the background."""
-        schedule = self.platform.image_schedule
+        media = self.platform.media
+        schedule = media.schedule if media is not None else None
         if schedule is None or self._imaging or self.stopped or self.writer is None:
             return
         head = self.writer.next_address
@@ -979,7 +983,7 @@ class QueueManager:
                          checkpoints=uow.checkpoints_seen, first=uow.first, times=uow.switches_reported)
 
     def _drain_space_events(self) -> None:
-        events = getattr(self.platform.space, "events", None)
+        events = self.platform.space.events
         while events:
             event, fields = events.pop(0)
             self.say(event, **fields)
@@ -988,10 +992,10 @@ class QueueManager:
         """Say which log files restart and media recovery need, when that changes (MQ's
         AMQ7467 / AMQ7468 at checkpoints)."""
         self._drain_space_events()
-        needed = getattr(self.platform.space, "recovery_extents", None)
+        needed = self.platform.space.recovery_extents()
         if needed is None:
             return
-        restart, media = needed()
+        restart, media = needed
         if (restart, media) != self._extents_said:
             self._extents_said = (restart, media)
             if restart:
@@ -1105,7 +1109,7 @@ class QueueManager:
                      for u in sorted(self.uows.values(), key=lambda u: u.id)
                      if u.logged and u.end_address == NO_ADDRESS]
             extra = self.platform.checkpoint_records
-            for record in (extra(self, begin) if extra is not None else ()):
+            for record in (extra(self.services, begin) if extra is not None else ()):
                 yield from self._log(record, essential=True)
             # Write-ahead rule: the log describing the queue data is on disk before the data.
             yield self.writer.force()
@@ -1113,9 +1117,9 @@ class QueueManager:
             for name in sorted(self.queues):
                 yield from self._charge(self.queues[name].flush(durable, self._outcome))
             # Each queue's media recovery record is kept by every checkpoint (damaged ones too).
-            # Shared queues live in the coupling facility, not in this queue manager's files.
+            # Kept queues live with their keeper, not in this queue manager's files.
             queues = sorted([QueueEntry(q.name, q.depth, q.media_address) for q in self.queues.values()
-                             if not q.shared]
+                             if q.keeper is None]
                             + [QueueEntry(d.name, 0, d.media) for d in self.damaged.values()]
                             + [QueueEntry(n, 0, a) for n, a in self._defining.items()],
                             key=lambda e: e.name)
@@ -1155,9 +1159,10 @@ class QueueManager:
         The round is appended in one step (no other record can come between its records);
         if the buffer or the log cannot take it now, the unit is not shunted (CSQR027I) and
         the next checkpoint tries again. Returns whether anything was appended."""
-        policy, make_round = self.platform.shunting, self.platform.shunt_round
-        if policy is None or make_round is None or self.writer is None or self.stopped:
+        shunting = self.platform.shunting
+        if shunting is None or self.writer is None or self.stopped:
             return False
+        policy, make_round = shunting.policy, shunting.make_round
         views = [UowView(u.id, u.first, u.state is UowState.PREPARED, u.begin_us,
                          checkpoints_since_mark=u.checkpoints_seen - u.shunt_mark)
                  for u in sorted(self.uows.values(), key=lambda u: u.id)

@@ -121,7 +121,12 @@ class _Uow:
     begin_us: float = 0.0
 
 
-class _Restart:
+class Recovery:
+    """One recovery run over a queue manager's log: restart (:meth:`run`), the media
+    recovery of one queue (:func:`recreate_queue`), or a platform's rebuilding of kept
+    queues from several logs (``rebuilding``; its caller feeds :meth:`redo` and ends with
+    :meth:`reconcile`)."""
+
     def __init__(self, qm, control: LogControl):
         self.qm = qm
         self.env: simpy.Environment = qm.env
@@ -151,8 +156,10 @@ class _Restart:
         self.chunk = 1 if legacy else REPLAY_CHUNK_PAGES
         self.legacy = legacy
         self.only: str | None = None  # media recovery: the one queue being re-created
-        self.structure_recovery = False  # RECOVER CFSTRUCT: shared queues are rebuilt from the log
-        self.next_seq = 0  # RECOVER CFSTRUCT: arrival numbers given in merged order
+        #: rebuilding kept queues from the merged logs of the queue managers sharing them
+        #: (a platform's recovery of its keeper): redo applies to kept queues too
+        self.rebuilding = False
+        self.next_seq = 0  # when rebuilding: arrival numbers given in merged order
         #: redo of each record type (exactly that type); any other goes to _redo_other
         self._redo_by_kind = {Put: self._redo_put_record, PutSegment: self._redo_segment, Get: self._redo_get,
                               Begin: self._redo_begin, Commit: self._redo_commit, Backout: self._redo_backout,
@@ -198,7 +205,8 @@ class _Restart:
         start = self.control.checkpoint
         if start == NO_ADDRESS:
             start = self.platform.addressing.start
-        reader = LogReader(self.platform.space, start, format_address=self.platform.addressing.format)
+        reader = LogReader(self.platform.space, start, format_address=self.platform.addressing.format,
+                           record_types=self.platform.record_types)
         # The per-record steps of sequential_reads, cpu and redo, with their tests inlined:
         # each yields (charges virtual time) exactly when the generator it stands for would.
         # The reader hands over a page's records at once, having read that page: the reads
@@ -292,16 +300,16 @@ class _Restart:
             if procs:
                 yield simpy.AllOf(self.env, procs)
         self.report.queues_loaded = len(names) - len(self.damaged)
-        # Shared queues (attached by the queue-sharing group before restart): the messages
-        # this member's units of work hold there are resolved like a queue file's.
+        # Kept queues (attached by their keeper before restart): the messages this queue
+        # manager's units of work hold there are resolved like a queue file's.
         member = self.qm.config.member
         for queue in self.queues.values():
-            if queue.shared:
+            if queue.keeper is not None:
                 for m in queue.messages.values():
                     if m.uow and m.uow >> MEMBER_SHIFT == member:
                         self.index(m.uow, queue.name, m.msg_id)
                     elif m.busy and m.busy_by == member + 1:
-                        # An MQGET of this member's earlier incarnation, cut off by the crash
+                        # An MQGET of this queue manager's earlier incarnation, cut off by the crash
                         # before it was logged: the message is there for others again.
                         queue.make_available(m)
 
@@ -371,9 +379,9 @@ class _Restart:
 
     def _redo_put_record(self, address: int, record: Put) -> None:
         queue = self.queues.get(record.queue)
-        if getattr(queue, "shared", False) and not self.structure_recovery:
-            # A shared queue is in the coupling facility, which outlived this queue manager:
-            # it is the truth about messages; only the outcome of this member's units of work
+        if queue is not None and queue.keeper is not None and not self.rebuilding:
+            # A kept queue outlived this queue manager with its keeper: the keeper is the
+            # truth about messages; only the outcome of this queue manager's units of work
             # is resolved from the log (their uncommitted messages were indexed at load).
             # (Segments and gets: the same.)
             self.track(record.uow, address)
@@ -386,7 +394,8 @@ class _Restart:
         return None
 
     def _redo_segment(self, address: int, record: PutSegment) -> Generator | None:
-        if getattr(self.queues.get(record.queue), "shared", False) and not self.structure_recovery:
+        queue = self.queues.get(record.queue)
+        if queue is not None and queue.keeper is not None and not self.rebuilding:
             self.track(record.uow, address)
             return None
         self.track(record.uow, address)
@@ -412,7 +421,7 @@ class _Restart:
 
     def _redo_get(self, address: int, record: Get) -> None:
         queue = self.queues.get(record.queue)
-        if getattr(queue, "shared", False) and not self.structure_recovery:
+        if queue is not None and queue.keeper is not None and not self.rebuilding:
             self.track(record.uow, address)
             return None
         self.track(record.uow, address)
@@ -483,19 +492,21 @@ class _Restart:
 
     def _redo_other(self, address: int, record) -> None:
         """A record of no core type that redo handles (platform records, checkpoint begin)."""
-        if hasattr(record, "shunted"):
+        if record.backout_round() is not None:
             self.track(record.uow, address)  # a round of shunting: the unit's newest records
-        elif hasattr(record, "image_id") and hasattr(record, "segments"):
+            return None
+        piece = record.image_piece()
+        if piece is not None:
             # A piece of a media image (a platform record). Only a complete image moves the
             # queue's media recovery record: a crash part way leaves the older one in force.
-            key = (record.queue, record.image_id)
+            key = (piece.queue, piece.image_id)
             seen = self.image_parts.get(key, 0)
-            if record.segment == seen:
+            if piece.segment == seen:
                 self.image_parts[key] = seen + 1
-                if seen + 1 == record.segments:
+                if seen + 1 == piece.segments:
                     del self.image_parts[key]
-                    if record.queue in self.queues or record.queue in self.damaged:
-                        self.media[record.queue] = record.image_id
+                    if piece.queue in self.queues or piece.queue in self.damaged:
+                        self.media[piece.queue] = piece.image_id
         return None
 
     def segments_before(self, segment: PutSegment) -> Generator:
@@ -527,10 +538,10 @@ class _Restart:
                                          f"the put record says {record.message_length}",
                                          address=self.platform.addressing.format(address))
         state = _PUT_UNCOMMITTED if record.uow else _COMMITTED
-        # Arrival order: the put's address – but in RECOVER CFSTRUCT records come from several
-        # members' logs, whose addresses overlap: there they are numbered in merged order.
+        # Arrival order: the put's address – but when rebuilding, records come from several
+        # queue managers' logs, whose addresses overlap: there they are numbered in merged order.
         seq = address
-        if self.structure_recovery:
+        if self.rebuilding:
             self.next_seq += 1
             seq = self.next_seq
         message = Message(record.msg_id, seq, True, record.message_length, data, state, record.uow, address)
@@ -618,7 +629,7 @@ class _Restart:
             reason = self.damaged[name]
             media = self.media.get(name, NO_ADDRESS)
             qm.say("object-damaged", queue=name, reason=reason)
-            if self.platform.media_recovery and media != NO_ADDRESS:
+            if self.platform.media is not None and media != NO_ADDRESS:
                 try:
                     yield from recreate_queue(qm, name, media)
                 except LogCorruptionError as exc:
@@ -637,7 +648,7 @@ class _Restart:
         definition no checkpoint caught) is imaged now, where the platform takes images:
         otherwise media recovery could not re-create it and MEDIALOG would ignore it."""
         qm = self.qm
-        if qm.platform.media_image_record is None:
+        if qm.platform.media is None:
             return
         from mqlog.core.objects.media import MediaRecoveryError, record_image
         from mqlog.core.objects.uow import MqiError
@@ -653,6 +664,7 @@ class _Restart:
     def read_at(self, address: int) -> Generator:
         """One record at ``address``: a random read, charged to the device."""
         reader = LogReader(self.platform.space, address, format_address=self.platform.addressing.format,
+                           record_types=self.platform.record_types,
                            lookahead_pages=0)
         record = None
         for _, record in reader:
@@ -685,8 +697,7 @@ class _Restart:
             record = yield from self.read_at(address)
             seen += 1
             if record is None or record.uow != uow_id or seen > MAX_CHAIN:
-                lost = getattr(self.platform.space, "lost", None)
-                if lost is not None and lost(address):
+                if self.platform.space.lost(address):
                     raise BackoutImpossible(
                         f"5C6-00D1032A: unit of work {uow_id:X} cannot be backed out: the log record at "
                         f"{fmt(address)} it needs was overwritten (archiving is "
@@ -703,33 +714,34 @@ class _Restart:
                                          f"{why}", address=fmt(address))
             last_at = address
             entry.first = min(entry.first, address)
-            shunted = getattr(record, "shunted", None)
+            shunted = record.backout_round()
             if shunted is not None:
-                if record.index != record.count - 1:
+                if shunted.index != shunted.count - 1:
                     # A round cut short by a crash: skip its records, use the older chain.
                     address = record.prev
                     continue
                 # The newest complete round of shunting: every operation up to here.
-                rounds = [record]
-                while rounds[-1].index > 0:
-                    earlier_at = rounds[-1].prev
+                rounds = [(record, shunted)]
+                while rounds[-1][1].index > 0:
+                    earlier_at = rounds[-1][0].prev
                     earlier = yield from self.read_at(earlier_at)
-                    if earlier is None or getattr(earlier, "shunted", None) is None:
+                    earlier_round = earlier.backout_round() if earlier is not None else None
+                    if earlier_round is None:
                         raise LogCorruptionError(f"unit of work {uow_id:X}: its round of shunting is broken at "
                                                  f"{fmt(earlier_at)}", address=fmt(earlier_at))
                     entry.first = min(entry.first, earlier_at)
-                    rounds.append(earlier)
+                    rounds.append((earlier, earlier_round))
                 final_at = address
-                for part in rounds:  # newest record first; within one, newest operation last
-                    for op in reversed(part.shunted):
+                for _, part in rounds:  # newest record first; within one, newest operation last
+                    for op in reversed(part.ops):
                         if op.address in undone:
                             continue
                         stand_in = (Put(op.queue, op.msg_id, b"", op.length, uow=uow_id, prev=final_at)
-                                    if op.kind == 1 else Get(op.queue, op.msg_id, 0, op.length, uow=uow_id,
-                                                             prev=final_at))
+                                    if op.kind == "put" else Get(op.queue, op.msg_id, 0, op.length, uow=uow_id,
+                                                                 prev=final_at))
                         ops.append((op.address, stand_in))
                 break
-            relogged = getattr(record, "relogged", False)
+            relogged = record.relogged
             if relogged or in_round:
                 if isinstance(record, Prepare) and relogged:
                     if in_round:
@@ -775,7 +787,7 @@ class _Restart:
         for seq, (address, record) in enumerate(ops):
             action = ClrAction.REMOVE_PUT if isinstance(record, Put) else ClrAction.RESTORE_GET
             clr = Clr(address, record.prev, action, record.queue, record.msg_id, 0,
-                      getattr(record, "message_length", 0), uow=uow_id, prev=last)
+                      record.message_length, uow=uow_id, prev=last)
             last = yield from writer.put(clr)
             self.report.clrs_written += 1
             undone.append(UndoneOp(address, seq))
@@ -798,7 +810,7 @@ class _Restart:
             kind = "put" if isinstance(record, Put) else "get"
             length = record.message_length
             uow.ops.append(Op(kind, record.queue, record.msg_id, True, address, record.prev, length))
-        # Non-persistent work survives only on a shared queue (the coupling facility kept it):
+        # Non-persistent work survives only on a kept queue (its keeper kept it):
         # the unit keeps it too, so that its resolution reaches it.
         logged = {(op.queue, op.msg_id) for op in uow.ops}
         for name, msg_id in sorted(self.by_uow.get(uow_id, ())):
@@ -848,10 +860,11 @@ def recreate_queue(qm, name: str, start: int) -> Generator:
     needed (an extent deleted or archived away: MQ's AMQ6767)."""
     from mqlog.core.objects.media import decode_image
 
-    r = _Restart(qm, LogControl(start, start, 0))
+    r = Recovery(qm, LogControl(start, start, 0))
     r.only, r.queues = name, {}
     storage, addressing = qm.storage, qm.platform.addressing
-    reader = LogReader(qm.platform.space, start, format_address=addressing.format)
+    reader = LogReader(qm.platform.space, start, format_address=addressing.format,
+                       record_types=qm.platform.record_types)
     pieces: list[bytes] = []
     pending: list = []  # records after the replay point, read before the image was complete
     ready = False
@@ -866,13 +879,12 @@ def recreate_queue(qm, name: str, start: int) -> Generator:
                 ready = True  # never imaged: it starts empty, as created
                 _queue_from_image(r, name, record.attributes, [])
                 continue
-            elif getattr(record, "queue", None) == name and getattr(record, "image_id", None) == start \
-                    and hasattr(record, "segments"):
-                if record.segment != len(pieces):
+            elif (piece := record.image_piece()) is not None and piece.queue == name and piece.image_id == start:
+                if piece.segment != len(pieces):
                     raise LogCorruptionError(f"media image of {name} is missing segment {len(pieces)}",
                                              address=addressing.format(address))
-                pieces.append(record.data)
-                if len(pieces) == record.segments:
+                pieces.append(piece.data)
+                if len(pieces) == piece.segments:
                     ready = True
                     attributes, messages = decode_image(b"".join(pieces), source=f"media image of {name}")
                     _queue_from_image(r, name, attributes, messages)
@@ -922,7 +934,7 @@ def recreate_queue(qm, name: str, start: int) -> Generator:
     return queue
 
 
-def _queue_from_image(r: _Restart, name: str, attributes: str, messages) -> None:
+def _queue_from_image(r: Recovery, name: str, attributes: str, messages) -> None:
     """The queue as its image shows it, in memory only: its new file is written once the
     whole log after the image has been read."""
     qm = r.qm
@@ -947,6 +959,6 @@ def _max_depth(attributes: str, default: int) -> int:
 
 def restart(qm, control: LogControl) -> Generator:
     """Run restart recovery on ``qm`` (a SimPy generator); returns the RecoveryReport."""
-    report = yield from _Restart(qm, control).run()
+    report = yield from Recovery(qm, control).run()
     qm.recovery = report
     return report

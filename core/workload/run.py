@@ -180,8 +180,8 @@ def collect_metrics(cfg: RunConfig, qm: QueueManager, ctx: Context, env: simpy.E
         "partial_page_writes": s.get("partial_page_writes", 0),
         "partial_page_rewrites": s.get("partial_page_rewrites", 0),
         "checkpoints": c.checkpoints,
-        "log_switches": getattr(space, "switches", 0),
-        "active_log_capacity_bytes": getattr(space, "capacity_bytes", 0),
+        "log_switches": space.switches,
+        "active_log_capacity_bytes": space.capacity_bytes,
         "active_log_used_bytes_max": qm.log_used_max,
         "log_in_use_series": [[round(t / 1e6, 6), used] for t, used in qm.log_used_series],
         "log_full_events": c.log_full_events,
@@ -194,7 +194,7 @@ def collect_metrics(cfg: RunConfig, qm: QueueManager, ctx: Context, env: simpy.E
         "shunts": c.shunts,
         "shunted_bytes": c.shunted_bytes,
         "shunts_failed": c.shunts_failed,
-        "archive_offloads": getattr(space, "archive_offloads", 0),
+        "archive_offloads": space.archive_offloads,
         "compression_in_bytes": c.compression_in_bytes,
         "compression_out_bytes": c.compression_out_bytes,
         "queue_file_bytes_written": c.queue_file_bytes_written,
@@ -202,15 +202,11 @@ def collect_metrics(cfg: RunConfig, qm: QueueManager, ctx: Context, env: simpy.E
         "applications_backed_out": ctx.counters.backed_out_by_qmgr,
         "error_log": qm.platform.error_log,
     }
-    extra = getattr(space, "metrics", None)
-    if callable(extra):
-        metrics.update({f"platform_{k}": v for k, v in extra().items()})
-    codec_stats = getattr(qm.platform.codec, "stats", None)
-    if callable(codec_stats):  # z/OS COMPLOG: the QJSTCMP*/QJSTDEC* figures
-        metrics.update({f"platform_{k}": v for k, v in codec_stats().items()})
-    monitor = getattr(space, "resource_monitor", None)
-    if callable(monitor) and qm.writer is not None:
-        metrics.update({f"platform_{k}": v for k, v in monitor(qm.writer.next_address, s).items()})
+    metrics.update({f"platform_{k}": v for k, v in space.metrics().items()})
+    if qm.platform.codec is not None:  # z/OS COMPLOG: the QJSTCMP*/QJSTDEC* figures
+        metrics.update({f"platform_{k}": v for k, v in qm.platform.codec.stats().items()})
+    if qm.writer is not None:
+        metrics.update({f"platform_{k}": v for k, v in space.resource_monitor(qm.writer.next_address, s).items()})
     return metrics
 
 

@@ -32,7 +32,7 @@ def _distributed_space(directory: Path):
     control = space.load_control()
     if control is None:
         raise MqlogError(f"{directory}: the queue manager was never created (no checkpoint on disk)")
-    reader = LogReader(space, control.checkpoint)
+    reader = LogReader(space, control.checkpoint, record_types=platform.record_types)
     for _ in reader:
         pass
     return run, values, space, reader.end.address, storage

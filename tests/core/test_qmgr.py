@@ -294,6 +294,8 @@ class OldestOut:
     """A test platform policy: the first time it is asked, roll back (or forward, if
     prepared) the oldest unit of work; then never again."""
 
+    checkpoint_at = 0.5
+
     def __init__(self):
         self.fired = False
 
@@ -466,8 +468,13 @@ def test_a_flush_shows_an_outcome_whose_record_is_on_disk_before_memory_catches_
 class ZlibAsRle:
     """A test codec standing in for a platform's: compresses when it helps, and says so."""
 
+    active = True
+
     def __init__(self):
         self.decoded = 0
+
+    def stats(self):
+        return {}
 
     def encode(self, data):
         import zlib

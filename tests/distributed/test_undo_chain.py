@@ -17,7 +17,7 @@ import pytest
 from mqlog.core.errors import LogCorruptionError
 from mqlog.core.disk.faults import FaultInjectingStorage
 from mqlog.core.format.records import NO_ADDRESS
-from mqlog.core.recovery.restart import _Restart
+from mqlog.core.recovery.restart import Recovery
 from mqlog.core.disk.storage import MemoryStorage
 
 from .qmkit import make_qm, run
@@ -66,13 +66,13 @@ def test_the_intact_chain_backs_out_every_operation(crashed):
 
 def _break_chain(monkeypatch, at: int, replace):
     """Make restart's reads of the record at ``at`` return ``replace(record)``."""
-    original = _Restart.read_at
+    original = Recovery.read_at
 
     def read_at(self, address):
         record = yield from original(self, address)
         return replace(record) if address == at else record
 
-    monkeypatch.setattr(_Restart, "read_at", read_at)
+    monkeypatch.setattr(Recovery, "read_at", read_at)
 
 
 @pytest.mark.parametrize("how, words", [

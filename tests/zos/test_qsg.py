@@ -18,7 +18,7 @@ from mqlog.core.log.reader import LogReader
 from mqlog.core.disk.storage import MemoryStorage
 from mqlog.core.objects.uow import MqiError, Reason
 from mqlog.zos.platform import zos_platform
-from mqlog.zos.qsg import QsgError, QueueSharingGroup
+from mqlog.zos.qsg import QsgError, QsgReason, QueueSharingGroup
 
 
 def member(env, name, number, storage=None):
@@ -112,7 +112,7 @@ def test_a_failed_structure_is_recovered_from_its_backup_and_both_logs_merged_by
         conn = b.connect("LATE")
         with pytest.raises(MqiError) as info:
             yield from conn.put("SHARED.Q", b"x")
-        assert info.value.reason is Reason.MQRC_CF_STRUCTURE_FAILED
+        assert info.value.reason is QsgReason.MQRC_CF_STRUCTURE_FAILED
         state["records"] = yield from qsg.recover_cfstruct(b, "APPL1")
 
     run(env, go())
@@ -412,7 +412,7 @@ def test_commit_is_refused_while_the_units_structure_has_failed_and_works_after_
         qsg.fail_structure("APPL1")
         with pytest.raises(MqiError) as info:
             yield from c.commit()
-        assert info.value.reason is Reason.MQRC_CF_STRUCTURE_FAILED
+        assert info.value.reason is QsgReason.MQRC_CF_STRUCTURE_FAILED
         yield from qsg.recover_cfstruct(b, "APPL1")
         yield from c.commit()
 

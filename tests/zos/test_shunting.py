@@ -262,7 +262,7 @@ def test_no_round_of_shunting_is_left_off_its_units_chain_while_the_unit_is_mid_
     assert state["mid_call"]
     assert not state["shunted_mid_call"] and state["shunted_after"]  # it waits for the call to end
     uow = state["uow"]
-    records = list(LogReader(platform.space, platform.space.start))
+    records = list(LogReader(platform.space, platform.space.start, record_types=platform.record_types))
     finals = {a for a, r in records if isinstance(r, Shunt) and r.uow == uow.id and r.final}
     pointed = {r.prev for _, r in records if getattr(r, "uow", 0) == uow.id}
     assert all(a in pointed for a in finals)  # every round is on the unit's chain

@@ -243,7 +243,8 @@ def test_every_checkpoint_writes_a_page_set_control_record_listing_the_queues():
     storage, env, platform, qm = started()
     run(env, traffic(qm, 20))
     run(env, qm.checkpoint("test", wait=True))
-    records = [r for _, r in LogReader(platform.space, platform.space.start) if isinstance(r, PagesetControl)]
+    records = [r for _, r in LogReader(platform.space, platform.space.start,
+                                                 record_types=platform.record_types) if isinstance(r, PagesetControl)]
     assert len(records) >= qm.counters.checkpoints - 1  # the start's checkpoint knew no queues yet too
     assert [p.name for p in records[-1].pagesets] == ["Q"] and records[-1].pagesets[0].depth == 20
 

@@ -15,6 +15,7 @@ from mqlog.core.format.records import (NO_ADDRESS, Backout, Begin, CheckpointBeg
                                        Put, PutSegment, RecordType, ResourceManager, UowState)
 from mqlog.core.log.reader import LogReader
 from mqlog.zos.codec import CompLogCodec
+from mqlog.zos.records import RECORD_TYPES
 from mqlog.zos.space import ZosLogSpace
 from mqlog.zos.utilities.layout import HEADER_NOTE
 
@@ -166,7 +167,7 @@ def _scan(space: ZosLogSpace, addressing, codec, *, rba_start=None, rba_end=None
     if first is None:
         read["end"] = "no record at or after the start"
         return {"records": records, "urs": urs, "read": read}
-    reader = LogReader(space, first, format_address=fmt)
+    reader = LogReader(space, first, format_address=fmt, record_types=RECORD_TYPES)
     pending: dict[tuple[int, bytes], dict] = {}  # multi-segment compressed messages being collected
     last = None
     for address, record in reader:
