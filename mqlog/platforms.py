@@ -5,7 +5,7 @@ distributed, CSQ6LOGP/CSQ6SYSP/CSQ6ARVP names for z/OS), their defaults and rang
 build the platform over a storage. ``distributed`` and ``zos`` have configuration objects of
 their own (:mod:`mqlog.distributed.config`, :mod:`mqlog.zos.config`); ``reference`` is the
 core's own idealised log (one growing file, no limits), useful as a baseline, whose three
-parameters are defined here. All of them are :class:`~mqlog.core.params.Parameter`\ s.
+parameters are defined here. All of them are :class:`~mqlog.core.params.Parameter` objects.
 """
 
 from __future__ import annotations
