@@ -42,6 +42,7 @@ import attrs
 
 from mqlog.core.log.addressing import Addressing, PlainAddressing
 from mqlog.core.errors import LogFormatError, ParameterError
+from mqlog.core.messages import REFERENCE_CONSOLE
 from mqlog.core.format.records import NO_ADDRESS, Codec
 from mqlog.core.log.space import LogSpace, ReferenceLogSpace
 from mqlog.core.disk.storage import Storage
@@ -398,23 +399,7 @@ class ReferenceSpace(SpaceDefaults, ReferenceLogSpace):
 
 def reference_console(event: str, fields: dict) -> str | None:
     """The reference platform's messages: plain text, no message ids (platforms have their own)."""
-    if event == "restart-begin":
-        return "Restart: recovering from the checkpoint at " + (
-            "the start of the log" if fields["checkpoint"] == NO_ADDRESS else f"{fields['checkpoint']:016X}")
-    if event == "replay-complete":
-        end = fields["end"]
-        extra = f" ({end.problem} at {end.source} offset {end.offset})" if end.reason != "end" else ""
-        return f"Replay complete: {fields['records']} log records replayed; the log ends: {end.reason}{extra}"
-    if event == "uows-recovered":
-        return (f"Units of work recovered: {fields['committed']} committed during replay, "
-                f"{fields['backed_out']} backed out, {fields['in_doubt']} in doubt")
-    if event == "restart-complete":
-        return f"Restart complete in {fields['seconds']:.6f} virtual seconds"
-    if event == "uow-rolled-back":
-        return f"Unit of work {fields['uow']:X} of {fields['application']} rolled back to release log space"
-    if event == "uow-rolled-forward":
-        return f"Unit of work {fields['uow']:X} of {fields['application']} rolled forward to release log space"
-    return None
+    return REFERENCE_CONSOLE(event, fields)
 
 
 def reference_platform(storage: Storage, *, checkpoint_records: int = 10_000, codec: DataCodec | None = None,

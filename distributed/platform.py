@@ -13,6 +13,7 @@ from mqlog.core.platform import ImageSchedule, MediaImages, Platform, RecordCoun
 from mqlog.core.format.records import NO_ADDRESS
 from mqlog.core.disk.storage import Storage
 from mqlog.distributed import media
+from mqlog.distributed.messages import console
 from mqlog.distributed.space import MANUAL, DistributedLogSpace, extent_name, format_lsn
 
 #: SPEC §4.4: about 20% of the active log is held in reserve so checkpoints can always be
@@ -63,69 +64,6 @@ class LongRunningUowPolicy:
 
 def pad_policy(used: int) -> bool:
     return used >= PAD_WHEN_USED
-
-
-def console(qm_name: str):
-    """Messages for the error log (AMQERR01.LOG), in MQ's words and ids."""
-
-    def message(event: str, fields: dict) -> str | None:
-        if event == "restart-begin":
-            return f"AMQ5037I: The queue manager task 'LOGGER' has started; restart of queue manager {qm_name} begins."
-        if event == "replay-complete":
-            end = fields["end"]
-            tail = "" if end.reason == "end" else f" The log ends at a damaged or torn page ({end.problem})."
-            return (f"AMQ7229I: {fields['records']} log records accessed on queue manager '{qm_name}' during the "
-                    f"log replay phase.\nAMQ7230I: Log replay for queue manager '{qm_name}' complete.{tail}")
-        if event == "uows-recovered":
-            return (f"AMQ7232I: The transaction manager state for queue manager '{qm_name}' has been recovered: "
-                    f"{fields['backed_out']} in-flight transactions backed out, {fields['in_doubt']} in doubt.")
-        if event == "restart-complete":
-            return f"AMQ8003I: IBM MQ queue manager '{qm_name}' started ({fields['seconds']:.6f} virtual seconds)."
-        if event == "uow-rolled-back":
-            return (f"AMQ7469: Transactions rolled back to release log space. Unit of work {fields['uow']:X} of "
-                    f"application {fields['application']} was rolled back.")
-        if event == "uow-rolled-forward":
-            return (f"AMQ7469: Transactions rolled forward to release log space. Prepared unit of work "
-                    f"{fields['uow']:X} was re-logged at the head of the log.")
-        if event == "log-full" or event == "AMQ7463":
-            return f"AMQ7463: The log for queue manager {qm_name} is full."
-        if event == "log-full-long-uow":
-            return (f"AMQ7465: The log for queue manager {qm_name} is full because a long-running transaction "
-                    f"(unit of work {fields['uow']:X} of application {fields['application']}) has prevented "
-                    f"log space from being released.")
-        if event == "log-full-housekeeping":
-            return (f"AMQ7466: There is a problem with the size of the log for queue manager {qm_name}: log "
-                    f"records are being written faster than housekeeping can release space. Increase the "
-                    f"number of log files or reduce the rate of logging.")
-        if event == "rollforward-no-room":
-            return (f"AMQ7465: Prepared unit of work {fields['uow']:X} cannot be re-logged to release log space: "
-                    f"it needs about {fields['needed']} bytes the log does not have. It holds the log until its "
-                    f"coordinator resolves it.")
-        if event == "restart-extent":
-            return (f"AMQ7467: The oldest log file required to start queue manager {qm_name} is "
-                    f"{fields['extent']}.")
-        if event == "media-extent":
-            return (f"AMQ7468: The oldest log file required to perform media recovery of queue manager {qm_name} "
-                    f"is {fields['extent']}.")
-        if event == "media-image":
-            return (f"Media image of queue {fields['queue']} recorded "
-                    f"({fields['bytes']} bytes from LSN {LsnAddressing().format(fields['address'])}).")
-        if event == "object-damaged":
-            return f"AMQ7472: Object {fields['queue']}, type queue damaged. {fields['reason']}"
-        if event == "object-recreated":
-            return (f"Queue {fields['queue']} re-created from its media image at LSN "
-                    f"{LsnAddressing().format(fields['address'])} and {fields['records']} log records.")
-        if event == "extent-missing":
-            return (f"AMQ6767: Log file {fields['extent']} for queue manager {qm_name} could not be opened: it "
-                    f"is needed for restart or media recovery but is not in the log directory.")
-        if event == "log-disk-full":
-            return (f"AMQ6708: A disk full condition was encountered when formatting a new log file for queue "
-                    f"manager {qm_name}: {fields['reason']}")
-        if event == "extent-archived-again":
-            return f"Log extent {fields['extent']} was already marked as archived."
-        return None
-
-    return message
 
 
 def distributed_platform(storage: Storage, *, primary: int = 3, secondary: int = 2, file_pages: int = 4096,

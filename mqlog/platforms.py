@@ -1,52 +1,68 @@
 """The platforms a user can name (``--platform``), their log parameters, and how to build them.
 
 Each entry knows its parameters (``log.PARAM`` in the platform's own names: qm.ini names for
-distributed, CSQ6LOGP/CSQ6SYSP names for z/OS), their defaults and ranges, and how to build
-the platform over a storage. ``reference`` is the core's own idealised log (one growing
-file, no limits), useful as a baseline. ``distributed`` and ``zos`` are turned on by their
-own issues; until then naming them is a clear error.
+distributed, CSQ6LOGP/CSQ6SYSP/CSQ6ARVP names for z/OS), their defaults and ranges, and how to
+build the platform over a storage. ``distributed`` and ``zos`` have configuration objects of
+their own (:mod:`mqlog.distributed.config`, :mod:`mqlog.zos.config`); ``reference`` is the
+core's own idealised log (one growing file, no limits), useful as a baseline, whose three
+parameters are defined here. All of them are :class:`~mqlog.core.params.Parameter` objects.
 """
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import Any, Callable
 
 import attrs
 
-from mqlog.core.errors import MqlogError, ParameterError
+from mqlog.core.errors import ParameterError
+from mqlog.core.params import Number, Parameter, ParameterSet
 from mqlog.core.platform import Platform, reference_platform
 from mqlog.core.disk.storage import Storage
 
 
-class PlatformUnavailable(MqlogError):
-    """A platform the command line knows of but the model does not provide yet."""
+@attrs.frozen
+class _WholeNumber(Number):
+    """The reference platform's notation: Python's integer literals (``0x200``, ``1_000``);
+    text that is none says so with the range, quoted in full."""
+
+    not_a_number: str = "a whole number from {low} to {high}"
+
+    def from_text(self, text: str) -> int | None:
+        try:
+            return int(text.replace("_", ""), 0)
+        except ValueError:
+            return None
+
+    def from_value(self, value: Any) -> int | None:
+        return self.from_text(str(value))
+
+    def shown(self, value: Any) -> object:
+        return value
 
 
 @attrs.frozen
-class LogParam:
-    name: str
-    default: int
-    low: int
-    high: int
-    doc: str
+class LogParam(Parameter):
+    """A reference platform parameter, with the range and meaning ``mqlog config`` lists."""
 
-    def parse(self, text: str) -> int:
-        try:
-            value = int(str(text).replace("_", ""), 0)
-        except ValueError:
-            raise ParameterError(f"log.{self.name}", text, f"a whole number from {self.low} to {self.high}") from None
-        if not self.low <= value <= self.high:
-            raise ParameterError(f"log.{self.name}", value, f"{self.low} to {self.high}")
-        return value
+    @property
+    def low(self) -> int:
+        return self.kind.low
+
+    @property
+    def high(self) -> int:
+        return self.kind.high
+
+    @property
+    def doc(self) -> str:
+        return self.meaning
 
 
 @attrs.frozen
 class PlatformChoice:
     name: str
     description: str
-    params: tuple[LogParam, ...] = ()
-    factory: Callable[[Storage, dict], Platform] | None = None
-    unavailable: str = ""  # why not yet
+    factory: Callable[[Storage, dict], Platform]
+    params: tuple[Parameter, ...] = ()
     #: checks across parameters, on the effective values (raise ParameterError)
     check: Callable[[dict], None] | None = None
     #: a platform with its own configuration object: text overrides -> effective values
@@ -56,18 +72,15 @@ class PlatformChoice:
 
     def configure(self, overrides: dict[str, str]) -> dict:
         """The effective log parameters: defaults with ``overrides`` (text) applied and checked."""
-        if self.factory is None:
-            raise PlatformUnavailable(f"platform {self.name!r} is not available yet: {self.unavailable}")
         if self.configurer is not None:
             return self.configurer(overrides)
-        known = {p.name.lower(): p for p in self.params}
+        known = ParameterSet(self.params, f"a log parameter of platform {self.name}")
         values = {p.name: p.default for p in self.params}
         for key, text in overrides.items():
-            param = known.get(key.lower())
+            param = known.get(key)
             if param is None:
-                raise ParameterError(f"log.{key}", text, f"a log parameter of platform {self.name}: "
-                                     + ", ".join(p.name for p in self.params))
-            values[param.name] = param.parse(text)
+                raise ParameterError(f"log.{key}", text, f"{known.owner}: {known.known}")
+            values[param.name] = param.parse(text, f"log.{param.name}")
         if self.check is not None:
             self.check(values)
         return values
@@ -137,16 +150,18 @@ def _zos(storage: Storage, values: dict) -> Platform:
 
 PLATFORMS: dict[str, PlatformChoice] = {
     "reference": PlatformChoice(
-        "reference", "the core's idealised log: one growing file, no space limits",
-        (LogParam("checkpoint_records", 10_000, 1, 16_000_000, "log records between checkpoints"),
-         LogParam("buffer_pages", 512, 2, 65_535, "log buffer size in 4 KiB pages"),
-         LogParam("write_threshold_pages", 20, 1, 65_535, "full buffer pages that start a write nobody forced")),
-        _reference, check=_reference_check),
+        "reference", "the core's idealised log: one growing file, no space limits", _reference,
+        (LogParam("checkpoint_records", 10_000, _WholeNumber(1, 16_000_000),
+                  "log records between checkpoints"),
+         LogParam("buffer_pages", 512, _WholeNumber(2, 65_535), "log buffer size in 4 KiB pages"),
+         LogParam("write_threshold_pages", 20, _WholeNumber(1, 65_535),
+                  "full buffer pages that start a write nobody forced")),
+        check=_reference_check),
     "distributed": PlatformChoice("distributed", "Linux/UNIX/Windows queue manager log (qm.ini Log: names)",
-                                  factory=_distributed, configurer=_distributed_configure,
+                                  _distributed, configurer=_distributed_configure,
                                   describer=_distributed_describe),
     "zos": PlatformChoice("zos", "z/OS queue manager log (CSQ6LOGP / CSQ6SYSP / CSQ6ARVP names)",
-                          factory=_zos, configurer=_zos_configure, describer=_zos_describe),
+                          _zos, configurer=_zos_configure, describer=_zos_describe),
 }
 
 

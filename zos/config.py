@@ -26,15 +26,13 @@ numbers, in KB where IBM's parameter is in KB (OUTBUFF, INBUFF); DEALLCT also ta
 
 Files (:meth:`ZosLogConfig.from_file`) hold either
 
-* **assembler macro text** as in a CSQ4ZPRM job – recognised by its first statement being
-  CSQ6LOGP, CSQ6SYSP or CSQ6ARVP (:meth:`ZosLogConfig.from_macros`): ``*`` in column 1 is a
-  comment; a statement is ``[label] operation operands [remarks]``; a non-blank column 72
-  (or, leniently, an operand field ending in a comma) continues the operands on the next
-  line. CSQ6LOGP's keywords must all be known (the model's, or MAXCNOFF/ZHYWRITE/ZHYLINK,
-  accepted and ignored); CSQ6SYSP and CSQ6ARVP carry many keywords of other components, so
-  only LOGLOAD and ARCPFX1/ARCPFX2 are read from them and the rest ignored, as are other
-  statements (CSQ6USGP, END, ...). The model's own parameters keep their defaults (or
-  ``base``'s); or
+* **assembler macro text** as in a CSQ4ZPRM job (read by :mod:`mqlog.zos.parmlib`) –
+  recognised by its first statement being CSQ6LOGP, CSQ6SYSP or CSQ6ARVP
+  (:meth:`ZosLogConfig.from_macros`). CSQ6LOGP's keywords must all be known (the model's, or
+  MAXCNOFF/ZHYWRITE/ZHYLINK, accepted and ignored); CSQ6SYSP and CSQ6ARVP carry many keywords
+  of other components, so only LOGLOAD and ARCPFX1/ARCPFX2 are read from them and the rest
+  ignored, as are other statements (CSQ6USGP, END, ...). The model's own parameters keep
+  their defaults (or ``base``'s); or
 * **NAME=VALUE lines**, one parameter a line, names as ``--set`` takes them; blank lines and
   lines starting with ``*``, ``#`` or ``;`` are comments.
 
@@ -48,15 +46,45 @@ MAXARCH (at the next offload), COMPLOG (at any time), MAXRTU and DEALLCT;
 
 from __future__ import annotations
 
-import enum
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 import attrs
 
-from mqlog.core.errors import ConfigFileError, ConfigFileValueError, ParameterError
+from mqlog.core.errors import ParameterError
+from mqlog.core.params import (
+    Choice,
+    Kind,
+    Number,
+    Parameter,
+    ParameterRow,
+    ParameterSet,
+    Switch,
+    field,
+    human_bytes,
+    quoted,
+    renamed,
+)
+from mqlog.zos import parmlib
+from mqlog.zos.parmlib import ZosConfigFileError, ZosConfigFileValueError
+from mqlog.zos.rba import (
+    CI_BYTES,
+    RBA6,
+    RBA6_END,
+    RBA6_TERMINATION,
+    RBA6_WARNING,
+    RBA8,
+    RBA8_END,
+    RBA8_TERMINATION,
+    RBA8_WARNING,
+    RbaAddress,
+    RbaLimits,
+    RbaThreshold,
+    rba_limits,
+    rba_threshold,
+)
 
 __all__ = [
     "CI_BYTES",
@@ -76,89 +104,14 @@ __all__ = [
     "ZosConfigFileError",
     "ZosConfigFileValueError",
     "ZosLogConfig",
-    "ZosParameter",
     "configure",
     "describe",
     "rba_limits",
     "rba_threshold",
 ]
 
-#: The log is written in VSAM control intervals of 4 KiB; buffers and data sets are whole CIs.
-CI_BYTES = 4096
 #: IBM's KB in OUTBUFF and INBUFF.
 KB = 1024
-
-# ------------------------------------------------------------------------ RBA limits
-
-#: 6-byte RBA: from here the used range is "significant" (CSQI045I/CSQJ032E; SPEC §5.3).
-RBA6_WARNING = 0xF000_0000_0000
-#: 6-byte RBA: the queue manager terminates with reason 00D10257 on reaching this.
-RBA6_TERMINATION = 0xFFF8_0000_0000
-#: 6-byte RBA: the last address there is.
-RBA6_END = 0xFFFF_FFFF_FFFF
-RBA8_WARNING = 0xFFFF_8000_0000_0000
-RBA8_TERMINATION = 0xFFFF_FFC0_0000_0000
-RBA8_END = 0xFFFF_FFFF_FFFF_FFFF
-
-
-class RbaThreshold(enum.IntEnum):
-    """The furthest RBA threshold an address has reached; ordered, so ``>=`` compares."""
-
-    NONE = 0
-    #: CSQI045I/CSQI046E/CSQI047E, CSQJ032E: plan a log reset or conversion to 8-byte RBA
-    WARNING = 1
-    #: reason code 00D10257: the queue manager terminates
-    TERMINATION = 2
-    #: the last address of the mode; the RBA must never wrap to 0
-    END_OF_RANGE = 3
-
-
-@attrs.frozen
-class RbaLimits:
-    """The thresholds of one RBA mode (6 or 8 bytes)."""
-
-    width: int  # bytes in an RBA
-    warning: int
-    termination: int
-    end: int
-
-    @property
-    def hex_digits(self) -> int:
-        return 2 * self.width
-
-    def hex(self, rba: int) -> str:
-        """``rba`` as z/OS prints it: upper-case hex, zero-padded to the mode's width."""
-        return f"{rba:0{self.hex_digits}X}"
-
-    def threshold(self, rba: int) -> RbaThreshold:
-        """The furthest threshold ``rba`` has reached (at a threshold counts as reached).
-
-        An address outside 0..``end`` raises :class:`ParameterError`.
-        """
-        if isinstance(rba, bool) or not isinstance(rba, int) or not 0 <= rba <= self.end:
-            raise ParameterError("RBA", rba, f"0 to X'{self.hex(self.end)}' ({self.width}-byte RBA)")
-        if rba >= self.end:
-            return RbaThreshold.END_OF_RANGE
-        if rba >= self.termination:
-            return RbaThreshold.TERMINATION
-        if rba >= self.warning:
-            return RbaThreshold.WARNING
-        return RbaThreshold.NONE
-
-
-RBA6 = RbaLimits(6, RBA6_WARNING, RBA6_TERMINATION, RBA6_END)
-RBA8 = RbaLimits(8, RBA8_WARNING, RBA8_TERMINATION, RBA8_END)
-
-
-def rba_limits(rba8: bool) -> RbaLimits:
-    """The thresholds of the 8-byte (``rba8``) or 6-byte RBA mode."""
-    return RBA8 if rba8 else RBA6
-
-
-def rba_threshold(rba: int, *, rba8: bool = True) -> RbaThreshold:
-    """The furthest RBA threshold ``rba`` has reached in the given mode (see :class:`RbaLimits`)."""
-    return rba_limits(rba8).threshold(rba)
-
 
 # ---------------------------------------------------------------------------- errors
 
@@ -174,30 +127,6 @@ class NotChangeableError(ParameterError):
         Exception.__init__(self, f"{name} cannot be changed with {command}: {reason}")
 
 
-class ZosConfigFileError(ConfigFileError):
-    """A CSQ6LOGP-style or NAME=VALUE configuration file is malformed."""
-
-
-class ZosConfigFileValueError(ConfigFileValueError, ZosConfigFileError):
-    """A value in a configuration file is of the wrong kind or out of range."""
-
-
-#: How many characters of a bad value an error message quotes.
-_QUOTE_CHARS = 40
-
-
-def _short(value: object) -> object:
-    if isinstance(value, str) and len(value) > _QUOTE_CHARS:
-        return value[:_QUOTE_CHARS] + "..."
-    return value
-
-
-def _renamed(error: ParameterError, name: str) -> ParameterError:
-    if isinstance(error, NotChangeableError):
-        return NotChangeableError(name, error.value, error.command, error.allowed)
-    return ParameterError(name, error.value, error.allowed)
-
-
 # ------------------------------------------------------------------------ parameters
 
 CSQ6LOGP = "CSQ6LOGP"
@@ -206,8 +135,6 @@ CSQ6ARVP = "CSQ6ARVP"
 MODEL = "model"
 SET_LOG = "SET LOG"
 SET_SYSTEM = "SET SYSTEM"
-
-NUMBER, YESNO, CHOICE, PREFIX, ADDRESS = "number", "yes/no", "choice", "prefix", "address"
 
 NONE, RLE, ANY = "NONE", "RLE", "ANY"
 ZSTD = "ZSTD"
@@ -218,213 +145,100 @@ _QUALIFIER = r"[A-Z@#$][A-Z0-9@#$-]{0,7}"
 _PREFIX = re.compile(rf"{_QUALIFIER}(?:\.{_QUALIFIER})*")
 #: ARCPFXn: the archive name adds its own qualifiers after it, so IBM allows 35 characters.
 PREFIX_MAX_CHARS = 35
-#: Longer digit strings cannot be in any range here (RBAs included); refusing them early also
-#: keeps Python's int() limit on huge digit strings out of the way.
-_MAX_DIGITS = 20
 #: DEALLCT(NOLIMIT) is the same as the top of its range.
 DEALLCT_NOLIMIT = 1440
 
 
 @attrs.frozen
-class ZosParameter:
-    """One log parameter: its IBM (or model) name, where it is set, default and range.
+class Keyword(Choice):
+    """One of IBM's keyword values: read in any case, upper-cased before it is judged."""
 
-    ``kind`` is a whole number (``low``..``high``, ``unit`` being IBM's unit), a YES/NO
-    switch, a choice among ``choices``, a data set name prefix, or an RBA (``address``).
-    ``command`` is the run-time command that may change it (None: only at start) and
-    ``takes_effect`` says when such a change applies.
-    """
-
-    name: str
-    default: int | str | bool
-    meaning: str
-    macro: str
-    kind: str
-    low: int | None = None
-    high: int | None = None
-    unit: str = ""
-    choices: tuple[str, ...] = ()
-    command: str | None = None
-    takes_effect: str = ""
-
-    @property
-    def attribute(self) -> str:
-        return self.name.lower()
-
-    @property
-    def allowed(self) -> str:
-        """What the parameter may be, as error messages and ``describe()`` say it."""
-        if self.kind == NUMBER:
-            unit = f" {self.unit}" if self.unit else ""
-            extra = " (or NOLIMIT = 1440)" if self.name == "DEALLCT" else ""
-            return f"{self.low} to {self.high}{unit}{extra}"
-        if self.kind == YESNO:
-            return "YES or NO"
-        if self.kind == CHOICE:
-            return "one of " + ", ".join(self.choices)
-        if self.kind == PREFIX:
-            return (f"up to {PREFIX_MAX_CHARS} characters of dotted qualifiers "
-                    f"(1-8 of A-Z 0-9 @ # $ -, not starting with a digit or -)")
-        return "a multiple of 4096 (hex ending in 000) below the termination RBA of the mode"
-
-    def check(self, value: Any) -> None:
-        """Raise :class:`ParameterError` unless ``value`` (canonical) is allowed."""
-        is_int = isinstance(value, int) and not isinstance(value, bool)
-        if self.kind == NUMBER:
-            ok = is_int and self.low <= value <= self.high
-        elif self.kind == YESNO:
-            ok = isinstance(value, bool)
-        elif self.kind == CHOICE:
-            ok = value in self.choices
-        elif self.kind == PREFIX:
-            ok = (isinstance(value, str) and len(value) <= PREFIX_MAX_CHARS
-                  and _PREFIX.fullmatch(value) is not None)
-        else:
-            ok = is_int and 0 <= value <= RBA8_END and value % CI_BYTES == 0
-        if not ok:
-            shown = f"0x{value:X}" if self.kind == ADDRESS and is_int else _short(value)
-            raise ParameterError(self.name, shown, self.allowed)
+    any_case_note: bool = False
 
     def canonical(self, value: Any) -> Any:
-        """Choices and prefixes in upper case; anything else unchanged (``check`` judges it)."""
-        if isinstance(value, str) and self.kind in (CHOICE, PREFIX):
-            return value.strip().upper()
-        return value
-
-    def parse(self, text: str | int | bool) -> int | str | bool:
-        """The value ``text`` (from ``--set``, a file or a command) stands for, checked."""
-        if isinstance(text, str):
-            value = self._from_text(text)
-        elif isinstance(text, bool):
-            value = text if self.kind == YESNO else None
-        elif isinstance(text, int) and self.kind in (NUMBER, ADDRESS):
-            value = text
-        else:
-            value = None
-        if value is None:
-            raise ParameterError(self.name, _short(text), self.allowed)
-        value = self.canonical(value)
-        self.check(value)
-        return value
-
-    def _from_text(self, text: str) -> int | str | bool | None:
-        word = text.strip().upper()
-        if self.kind == NUMBER:
-            if self.name == "DEALLCT" and word == "NOLIMIT":
-                return DEALLCT_NOLIMIT
-            return _whole_number(word, 10)
-        if self.kind == YESNO:
-            return {"YES": True, "NO": False}.get(word)
-        if self.kind == ADDRESS:
-            if word.startswith("0X"):
-                return _whole_number(word[2:], 16)
-            quoted = re.fullmatch(r"X'([0-9A-F]+)'", word)
-            if quoted:
-                return _whole_number(quoted[1], 16)
-            return _whole_number(word, 10)
-        return text
-
-    def text(self, value: int | str | bool, *, rba8: bool = True) -> int | str:
-        """``value`` as :meth:`ZosLogConfig.to_settings` gives it: YES/NO for switches, hex
-        for an address, the value itself otherwise."""
-        if self.kind == YESNO:
-            return "YES" if value else "NO"
-        if self.kind == ADDRESS:
-            return "0x" + rba_limits(rba8).hex(value)
-        return value
+        return value.strip().upper() if isinstance(value, str) else value
 
 
-def _whole_number(digits: str, base: int) -> int | None:
-    pattern = r"[0-9]+" if base == 10 else r"[0-9A-F]+"
-    if not re.fullmatch(pattern, digits) or len(digits.lstrip("0")) > _MAX_DIGITS:
-        return None
-    return int(digits, base)
+@attrs.frozen
+class DataSetPrefix(Kind):
+    """A data set name prefix (ARCPFXn): dotted qualifiers, upper-cased, at most 35 characters."""
+
+    def allowed(self) -> str:
+        return (f"up to {PREFIX_MAX_CHARS} characters of dotted qualifiers "
+                f"(1-8 of A-Z 0-9 @ # $ -, not starting with a digit or -)")
+
+    def canonical(self, value: Any) -> Any:
+        return value.strip().upper() if isinstance(value, str) else value
+
+    def ok(self, value: Any) -> bool:
+        return (isinstance(value, str) and len(value) <= PREFIX_MAX_CHARS
+                and _PREFIX.fullmatch(value) is not None)
 
 
-def _field(parameter: ZosParameter) -> Any:
-    return attrs.field(default=parameter.default, converter=parameter.canonical,
-                       validator=lambda _inst, _attr, value: parameter.check(value),
-                       metadata={"parameter": parameter})
+def _number(low: int, high: int, **more: Any) -> Number:
+    # z/OS says only the range for text that is no number ("a whole number" is implied)
+    return Number(low, high, not_a_number="{allowed}", **more)
 
 
-TWOACTV = ZosParameter("TWOACTV", True, "dual active logs: every CI is written to copy 1 and copy 2",
-                       CSQ6LOGP, YESNO)
-TWOARCH = ZosParameter("TWOARCH", True, "dual archive data sets (ARCPFX1 and ARCPFX2)", CSQ6LOGP, YESNO)
-TWOBSDS = ZosParameter("TWOBSDS", True, "dual bootstrap data sets", CSQ6LOGP, YESNO)
-OFFLOAD = ZosParameter("OFFLOAD", True,
-                       "archiving on; NO (test systems only) lets the log wrap and overwrite",
-                       CSQ6LOGP, YESNO)
-MAXARCH = ZosParameter("MAXARCH", 500, "archive data sets recorded in the BSDS", CSQ6LOGP, NUMBER,
-                       low=10, high=1000, command=SET_LOG, takes_effect="at the next offload")
-OUTBUFF = ZosParameter("OUTBUFF", 4000, "output buffer, used in whole 4 KiB CIs", CSQ6LOGP, NUMBER,
-                       low=40, high=4000, unit="KB")
-INBUFF = ZosParameter("INBUFF", 60, "input buffer for reading active and archive logs",
-                      CSQ6LOGP, NUMBER, low=28, high=60, unit="KB")
-WRTHRSH = ZosParameter("WRTHRSH", 20, "full output buffer CIs that start a write nobody forced",
-                       CSQ6LOGP, NUMBER, low=1, high=256, command=SET_LOG, takes_effect="immediately")
-MAXRTU = ZosParameter("MAXRTU", 2, "tape units for reading archives (accepted, not modelled)",
-                      CSQ6LOGP, NUMBER, low=1, high=99, command=SET_LOG, takes_effect="immediately")
-DEALLCT = ZosParameter("DEALLCT", 0, "minutes an unused archive tape unit stays allocated "
-                       "(accepted, not modelled)", CSQ6LOGP, NUMBER, low=0, high=DEALLCT_NOLIMIT,
-                       command=SET_LOG, takes_effect="immediately")
-COMPLOG = ZosParameter("COMPLOG", NONE, "compression of persistent message data on private queues",
-                       CSQ6LOGP, CHOICE, choices=(NONE, RLE, ANY), command=SET_LOG,
-                       takes_effect="for records written from now on")
-ZSTD_IN_ANY = ZosParameter("ZSTD_IN_ANY", False,
-                           "model only, not real z/OS: COMPLOG(ANY) may also choose zstd",
-                           MODEL, YESNO)
-LOGLOAD = ZosParameter("LOGLOAD", 500_000, "log records between checkpoints", CSQ6SYSP, NUMBER,
-                       low=200, high=16_000_000, command=SET_SYSTEM,
-                       takes_effect="from the next checkpoint")
-ARCPFX1 = ZosParameter("ARCPFX1", "CSQARC1", "name prefix of archive copy 1", CSQ6ARVP, PREFIX)
-ARCPFX2 = ZosParameter("ARCPFX2", "CSQARC2", "name prefix of archive copy 2", CSQ6ARVP, PREFIX)
-ACTIVE_LOGS = ZosParameter("ACTIVE_LOGS", 3, "active log data sets per copy (dual logging: twice "
-                           "as many in all, 4 to 620)", MODEL, NUMBER, low=2, high=310)
-ACTIVE_LOG_CIS = ZosParameter("ACTIVE_LOG_CIS", 4096, "size of each active data set in 4 KiB CIs "
-                              "(real ones are allocated in cylinders; at most 4 GiB)",
-                              MODEL, NUMBER, low=16, high=1 << 20)
-RBA8_PARAM = ZosParameter("RBA8", True, "8-byte RBA (default since MQ 9.3); NO is the 6-byte RBA",
-                          MODEL, YESNO)
-STARTRBA = ZosParameter("STARTRBA", 0, "RBA of the first log byte (CSQJU003 after a log reset)",
-                        MODEL, ADDRESS)
+def _parameter(name: str, default: Any, meaning: str, where: str, kind: Kind,
+               command: str | None = None, takes_effect: str = "") -> Parameter:
+    return Parameter(name, default, kind, meaning, where, command=command,
+                     takes_effect=takes_effect)
+
+
+TWOACTV = _parameter("TWOACTV", True, "dual active logs: every CI is written to copy 1 and copy 2",
+                     CSQ6LOGP, Switch())
+TWOARCH = _parameter("TWOARCH", True, "dual archive data sets (ARCPFX1 and ARCPFX2)", CSQ6LOGP,
+                     Switch())
+TWOBSDS = _parameter("TWOBSDS", True, "dual bootstrap data sets", CSQ6LOGP, Switch())
+OFFLOAD = _parameter("OFFLOAD", True,
+                     "archiving on; NO (test systems only) lets the log wrap and overwrite",
+                     CSQ6LOGP, Switch())
+MAXARCH = _parameter("MAXARCH", 500, "archive data sets recorded in the BSDS", CSQ6LOGP,
+                     _number(10, 1000), command=SET_LOG, takes_effect="at the next offload")
+OUTBUFF = _parameter("OUTBUFF", 4000, "output buffer, used in whole 4 KiB CIs", CSQ6LOGP,
+                     _number(40, 4000, unit="KB"))
+INBUFF = _parameter("INBUFF", 60, "input buffer for reading active and archive logs",
+                    CSQ6LOGP, _number(28, 60, unit="KB"))
+WRTHRSH = _parameter("WRTHRSH", 20, "full output buffer CIs that start a write nobody forced",
+                     CSQ6LOGP, _number(1, 256), command=SET_LOG, takes_effect="immediately")
+MAXRTU = _parameter("MAXRTU", 2, "tape units for reading archives (accepted, not modelled)",
+                    CSQ6LOGP, _number(1, 99), command=SET_LOG, takes_effect="immediately")
+DEALLCT = _parameter("DEALLCT", 0, "minutes an unused archive tape unit stays allocated "
+                     "(accepted, not modelled)", CSQ6LOGP,
+                     _number(0, DEALLCT_NOLIMIT, words=(("NOLIMIT", DEALLCT_NOLIMIT),)),
+                     command=SET_LOG, takes_effect="immediately")
+COMPLOG = _parameter("COMPLOG", NONE, "compression of persistent message data on private queues",
+                     CSQ6LOGP, Keyword((NONE, RLE, ANY)), command=SET_LOG,
+                     takes_effect="for records written from now on")
+ZSTD_IN_ANY = _parameter("ZSTD_IN_ANY", False,
+                         "model only, not real z/OS: COMPLOG(ANY) may also choose zstd",
+                         MODEL, Switch())
+LOGLOAD = _parameter("LOGLOAD", 500_000, "log records between checkpoints", CSQ6SYSP,
+                     _number(200, 16_000_000), command=SET_SYSTEM,
+                     takes_effect="from the next checkpoint")
+ARCPFX1 = _parameter("ARCPFX1", "CSQARC1", "name prefix of archive copy 1", CSQ6ARVP,
+                     DataSetPrefix())
+ARCPFX2 = _parameter("ARCPFX2", "CSQARC2", "name prefix of archive copy 2", CSQ6ARVP,
+                     DataSetPrefix())
+ACTIVE_LOGS = _parameter("ACTIVE_LOGS", 3, "active log data sets per copy (dual logging: twice "
+                         "as many in all, 4 to 620)", MODEL, _number(2, 310))
+ACTIVE_LOG_CIS = _parameter("ACTIVE_LOG_CIS", 4096, "size of each active data set in 4 KiB CIs "
+                            "(real ones are allocated in cylinders; at most 4 GiB)",
+                            MODEL, _number(16, 1 << 20))
+RBA8_PARAM = _parameter("RBA8", True, "8-byte RBA (default since MQ 9.3); NO is the 6-byte RBA",
+                        MODEL, Switch())
+STARTRBA = _parameter("STARTRBA", 0, "RBA of the first log byte (CSQJU003 after a log reset)",
+                      MODEL, RbaAddress())
 
 #: Every parameter, in the order ``describe()`` and ``to_settings()`` list them.
-PARAMETERS: tuple[ZosParameter, ...] = (
+PARAMETERS: tuple[Parameter, ...] = (
     TWOACTV, TWOARCH, TWOBSDS, OFFLOAD, MAXARCH, OUTBUFF, INBUFF, WRTHRSH, MAXRTU, DEALLCT,
     COMPLOG, ZSTD_IN_ANY, LOGLOAD, ARCPFX1, ARCPFX2, ACTIVE_LOGS, ACTIVE_LOG_CIS, RBA8_PARAM,
     STARTRBA,
 )
-_BY_NAME = {p.name: p for p in PARAMETERS}
-_KNOWN = ", ".join(p.name for p in PARAMETERS)
-
-
-def _lookup(key: str, value: object) -> ZosParameter:
-    """The parameter ``key`` names (any case, ``log.`` optional), or a ParameterError."""
-    bare = key.strip()
-    bare = bare[4:] if bare.lower().startswith("log.") else bare
-    parameter = _BY_NAME.get(bare.upper())
-    if parameter is None:
-        raise ParameterError(f"log.{bare}", _short(value),
-                             f"a log parameter of platform zos: {_KNOWN}")
-    return parameter
-
-
-class ParameterRow(NamedTuple):
-    """One line of ``mqlog config --platform zos`` (values as :meth:`to_settings` gives them)."""
-
-    name: str
-    value: int | str
-    default: int | str
-    allowed: str
-    meaning: str
-
-
-def _human_bytes(n: int) -> str:
-    for unit, size in (("EiB", 1 << 60), ("PiB", 1 << 50), ("TiB", 1 << 40), ("GiB", 1 << 30),
-                       ("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if n >= size:
-            return f"{n // size} {unit}" if n % size == 0 else f"{n / size:.1f} {unit}"
-    return f"{n} bytes"
+#: looked up by name in any case, with or without ``log.``
+_SET = ParameterSet(PARAMETERS, "a log parameter of platform zos")
 
 
 # ------------------------------------------------------------------------ the config
@@ -439,25 +253,25 @@ class ZosLogConfig:
     termination RBA of its mode, and that dual archives have two different prefixes.
     """
 
-    twoactv: bool = _field(TWOACTV)
-    twoarch: bool = _field(TWOARCH)
-    twobsds: bool = _field(TWOBSDS)
-    offload: bool = _field(OFFLOAD)
-    maxarch: int = _field(MAXARCH)
-    outbuff: int = _field(OUTBUFF)
-    inbuff: int = _field(INBUFF)
-    wrthrsh: int = _field(WRTHRSH)
-    maxrtu: int = _field(MAXRTU)
-    deallct: int = _field(DEALLCT)
-    complog: str = _field(COMPLOG)
-    zstd_in_any: bool = _field(ZSTD_IN_ANY)
-    logload: int = _field(LOGLOAD)
-    arcpfx1: str = _field(ARCPFX1)
-    arcpfx2: str = _field(ARCPFX2)
-    active_logs: int = _field(ACTIVE_LOGS)
-    active_log_cis: int = _field(ACTIVE_LOG_CIS)
-    rba8: bool = _field(RBA8_PARAM)
-    startrba: int = _field(STARTRBA)
+    twoactv: bool = field(TWOACTV)
+    twoarch: bool = field(TWOARCH)
+    twobsds: bool = field(TWOBSDS)
+    offload: bool = field(OFFLOAD)
+    maxarch: int = field(MAXARCH)
+    outbuff: int = field(OUTBUFF)
+    inbuff: int = field(INBUFF)
+    wrthrsh: int = field(WRTHRSH)
+    maxrtu: int = field(MAXRTU)
+    deallct: int = field(DEALLCT)
+    complog: str = field(COMPLOG)
+    zstd_in_any: bool = field(ZSTD_IN_ANY)
+    logload: int = field(LOGLOAD)
+    arcpfx1: str = field(ARCPFX1)
+    arcpfx2: str = field(ARCPFX2)
+    active_logs: int = field(ACTIVE_LOGS)
+    active_log_cis: int = field(ACTIVE_LOG_CIS)
+    rba8: bool = field(RBA8_PARAM)
+    startrba: int = field(STARTRBA)
 
     def __attrs_post_init__(self) -> None:
         limits = self.rba_limits
@@ -568,19 +382,11 @@ class ZosLogConfig:
         docstring) or already as int/bool. Every error names ``log.NAME``; an unknown name
         lists the known ones.
         """
-        chosen: dict[str, Any] = {}
-        for key, text in values.items():
-            parameter = _lookup(key, text)
-            if parameter.attribute in chosen:
-                raise ParameterError(f"log.{parameter.name}", _short(text), "to be set once")
-            try:
-                chosen[parameter.attribute] = parameter.parse(text)
-            except ParameterError as exc:
-                raise _renamed(exc, f"log.{parameter.name}") from None
+        chosen = _SET.choose(values)
         try:
             return attrs.evolve(base if base is not None else cls(), **chosen)
         except ParameterError as exc:
-            raise _renamed(exc, f"log.{exc.name}") from None
+            raise renamed(exc, f"log.{exc.name}") from None
 
     @classmethod
     def from_file(cls, path: str | Path, *, base: ZosLogConfig | None = None) -> ZosLogConfig:
@@ -588,11 +394,7 @@ class ZosLogConfig:
         docstring), told apart by the first statement."""
         path = Path(path)
         text = path.read_text(encoding="utf-8")
-        first = next((line for line in text.splitlines()
-                      if line.strip() and not line.startswith(("*", ".*", "#", ";"))), "")
-        words = first.split()
-        operation = words[1] if first[:1] not in ("", " ", "\t") and len(words) > 1 else \
-            (words[0] if words else "")
+        operation = parmlib.first_operation(text)
         if operation.upper() in (CSQ6LOGP, CSQ6SYSP, CSQ6ARVP):
             return cls.from_macros(text, source=str(path), base=base)
         return cls.from_lines(text, source=str(path), base=base)
@@ -609,10 +411,10 @@ class ZosLogConfig:
                 continue
             key, equals, value = stripped.partition("=")
             if not equals or not key.strip():
-                raise ZosConfigFileError(f"malformed line {_short(stripped)!r}: expected NAME=VALUE",
+                raise ZosConfigFileError(f"malformed line {quoted(stripped)!r}: expected NAME=VALUE",
                                          source=source, line=number)
             try:
-                parameter = _lookup(key, value.strip())
+                parameter = _SET.lookup(key, value.strip())
             except ParameterError as exc:
                 raise ZosConfigFileValueError(exc, source=source, line=number) from None
             if parameter.attribute in values:
@@ -630,20 +432,20 @@ class ZosLogConfig:
         (which supplies the model's own parameters)."""
         values: dict[str, Any] = {}
         where: dict[str, int] = {}
-        for number, operation, operands in _statements(text, source):
+        for number, operation, operands in parmlib.statements(text, source):
             macro = operation.upper()
             if macro not in (CSQ6LOGP, CSQ6SYSP, CSQ6ARVP):
                 continue
-            for keyword, value in _operands(operands, source, number):
-                parameter = _BY_NAME.get(keyword.upper())
-                if parameter is None or parameter.macro != macro:
-                    if parameter is not None and parameter.macro != MODEL:
-                        raise ZosConfigFileError(f"{parameter.name} belongs in {parameter.macro}, "
+            for keyword, value in parmlib.operands(operands, source, number):
+                parameter = _SET.get(keyword)
+                if parameter is None or parameter.where != macro:
+                    if parameter is not None and parameter.where != MODEL:
+                        raise ZosConfigFileError(f"{parameter.name} belongs in {parameter.where}, "
                                                  f"not {macro}", source=source, line=number)
                     if macro == CSQ6LOGP and keyword.upper() not in _CSQ6LOGP_IGNORED:
-                        known = ", ".join(p.name for p in PARAMETERS if p.macro == CSQ6LOGP)
+                        known = ", ".join(p.name for p in PARAMETERS if p.where == CSQ6LOGP)
                         raise ZosConfigFileError(
-                            f"unknown CSQ6LOGP keyword {_short(keyword)!r}; known: {known} "
+                            f"unknown CSQ6LOGP keyword {quoted(keyword)!r}; known: {known} "
                             f"(and {', '.join(sorted(_CSQ6LOGP_IGNORED))}, not modelled)",
                             source=source, line=number)
                     continue
@@ -661,7 +463,7 @@ class ZosLogConfig:
         values: dict[str, Any] = {}
         for attribute, text in texts.items():
             try:
-                values[attribute] = _BY_NAME[attribute.upper()].parse(text)
+                values[attribute] = _SET.by_attribute(attribute).parse(text)
             except ParameterError as exc:
                 raise ZosConfigFileValueError(exc, source=source, line=where[attribute]) from None
         try:
@@ -685,9 +487,9 @@ class ZosLogConfig:
     def _changed(self, command: str, changes: Mapping[str, str | int]) -> ZosLogConfig:
         chosen: dict[str, Any] = {}
         for key, value in changes.items():
-            parameter = _lookup(key, value)
+            parameter = _SET.lookup(key, value)
             if parameter.command != command:
-                raise NotChangeableError(parameter.name, _short(value), command,
+                raise NotChangeableError(parameter.name, quoted(value), command,
                                          _where_set(parameter))
             chosen[parameter.attribute] = parameter.parse(value)
         return attrs.evolve(self, **chosen)
@@ -697,44 +499,44 @@ class ZosLogConfig:
     def to_settings(self) -> dict[str, int | str]:
         """Every parameter by name, as ``from_settings`` takes it back: numbers as ints,
         switches as YES/NO, STARTRBA in hex."""
-        return {p.name: p.text(getattr(self, p.attribute), rba8=self.rba8) for p in PARAMETERS}
+        return {p.name: _written(p, getattr(self, p.attribute), self.rba8) for p in PARAMETERS}
 
     def describe(self) -> list[ParameterRow]:
         """One row per parameter: name, value, default, what is allowed, meaning."""
         settings = self.to_settings()
-        return [ParameterRow(p.name, settings[p.name], p.text(p.default, rba8=self.rba8),
-                             p.allowed, _meaning(p)) for p in PARAMETERS]
+        return [ParameterRow(p.name, settings[p.name], _written(p, p.default, self.rba8),
+                             p.allowed, p.described_meaning()) for p in PARAMETERS]
 
     def derived(self) -> dict[str, dict[str, Any]]:
         """The sizes that follow from the parameters, each as ``{"bytes": n, "text": ...}``."""
-        data_set = _human_bytes(self.data_set_bytes)
+        data_set = human_bytes(self.data_set_bytes)
         copies = "dual" if self.twoactv else "single"
         limits = self.rba_limits
         sizes = {
             "output_buffer_bytes": (self.output_buffer_bytes, (
-                f"{_human_bytes(self.output_buffer_bytes)} output buffer ({self.output_buffer_cis} "
+                f"{human_bytes(self.output_buffer_bytes)} output buffer ({self.output_buffer_cis} "
                 f"CIs of 4 KiB from OUTBUFF={self.outbuff} KB); a write starts when "
                 f"{self.write_threshold_cis} are full (WRTHRSH)")),
             "input_buffer_bytes": (self.input_buffer_bytes, (
-                f"{_human_bytes(self.input_buffer_bytes)} input buffer (INBUFF)")),
+                f"{human_bytes(self.input_buffer_bytes)} input buffer (INBUFF)")),
             "data_set_bytes": (self.data_set_bytes, (
                 f"{data_set} per active log data set ({self.active_log_cis} CIs of 4 KiB)")),
             "active_log_bytes": (self.active_log_bytes, (
-                f"{_human_bytes(self.active_log_bytes)} active log per copy "
+                f"{human_bytes(self.active_log_bytes)} active log per copy "
                 f"({self.active_logs} data sets × {data_set})")),
             "active_disk_bytes": (self.active_disk_bytes, (
-                f"{_human_bytes(self.active_disk_bytes)} of active log data sets in all "
+                f"{human_bytes(self.active_disk_bytes)} of active log data sets in all "
                 f"({copies} logging: {self.active_data_sets} data sets)")),
             "bytes_written_per_ci": (self.bytes_written(CI_BYTES), (
-                f"{_human_bytes(self.bytes_written(CI_BYTES))} written per 4 KiB CI of log "
+                f"{human_bytes(self.bytes_written(CI_BYTES))} written per 4 KiB CI of log "
                 f"({copies} logging: {self.copies} "
                 f"cop{'ies' if self.copies > 1 else 'y'})")),
             "archived_bytes_limit": (self.archived_bytes_limit, (
-                f"{_human_bytes(self.archived_bytes_limit)} of archived log recorded in the BSDS "
+                f"{human_bytes(self.archived_bytes_limit)} of archived log recorded in the BSDS "
                 f"per copy ({self.archive_limit} archive data sets (MAXARCH) × {data_set}"
                 f"{'' if self.offload else '; OFFLOAD=NO: nothing is archived, the log wraps'})")),
             "rba_headroom_bytes": (self.rba_headroom_bytes, (
-                f"{_human_bytes(self.rba_headroom_bytes)} can be logged from STARTRBA "
+                f"{human_bytes(self.rba_headroom_bytes)} can be logged from STARTRBA "
                 f"0x{limits.hex(self.startrba)} before the queue manager terminates at "
                 f"0x{limits.hex(limits.termination)} ({limits.width}-byte RBA; warnings from "
                 f"0x{limits.hex(limits.warning)})")),
@@ -764,82 +566,21 @@ def describe(config: ZosLogConfig | Mapping[str, Any]) -> tuple[list[ParameterRo
 # ------------------------------------------------------------------- helpers
 
 
-def _where_set(parameter: ZosParameter) -> str:
+def _where_set(parameter: Parameter) -> str:
     if parameter.command is not None:
         return f"it is changed with {parameter.command}"
-    if parameter.macro == MODEL:
+    if parameter.where == MODEL:
         return f"it is the model's start-time setting log.{parameter.name}"
-    return f"it is set only at queue manager start ({parameter.macro})"
+    return f"it is set only at queue manager start ({parameter.where})"
 
 
-def _meaning(parameter: ZosParameter) -> str:
-    if parameter.command is None:
-        return parameter.meaning
-    return f"{parameter.meaning}; {parameter.command}, {parameter.takes_effect}"
+def _written(parameter: Parameter, value: Any, rba8: bool) -> Any:
+    """``value`` as :meth:`ZosLogConfig.to_settings` gives it: YES/NO for switches, an RBA in
+    hex as wide as the mode's, the value itself otherwise."""
+    if isinstance(parameter.kind, RbaAddress):
+        return "0x" + rba_limits(rba8).hex(value)
+    return parameter.written(value)
 
 
 #: CSQ6LOGP keywords IBM has that the model accepts in macro text and ignores.
 _CSQ6LOGP_IGNORED = frozenset({"MAXCNOFF", "ZHYWRITE", "ZHYLINK"})
-#: Assembler source: column 72 marks a continuation, columns 73-80 are sequence numbers.
-_CONTINUATION_COLUMN = 71
-
-
-def _statements(text: str, source: str) -> list[tuple[int, str, str]]:
-    """Assembler statements in ``text``: (line of the first line, operation, operand field)."""
-    out: list[tuple[int, str, str]] = []
-    current: list[Any] | None = None  # [line, operation, operands] of a continued statement
-    for number, raw in enumerate(text.splitlines(), 1):
-        body = raw[:_CONTINUATION_COLUMN]
-        marked = len(raw) > _CONTINUATION_COLUMN and not raw[_CONTINUATION_COLUMN].isspace()
-        if current is not None:
-            words = body.split()
-            piece = words[0] if words else ""
-            current[2] += piece
-            if not (marked or piece.endswith(",")):
-                out.append(tuple(current))  # type: ignore[arg-type]
-                current = None
-            continue
-        if not body.strip() or raw.startswith(("*", ".*")):
-            continue
-        words = body.split()
-        if not body[0].isspace():
-            words = words[1:]  # the label
-        if not words:
-            raise ZosConfigFileError("a label with no operation", source=source, line=number)
-        operands = words[1] if len(words) > 1 else ""
-        statement = [number, words[0], operands]
-        if marked or operands.endswith(","):
-            current = statement
-        else:
-            out.append(tuple(statement))  # type: ignore[arg-type]
-    if current is not None:
-        raise ZosConfigFileError("the last statement is continued but no line follows",
-                                 source=source, line=current[0])
-    return out
-
-
-def _operands(field: str, source: str, line: int) -> list[tuple[str, str]]:
-    """``KEY=VALUE`` operands of a macro, split at commas outside parentheses and quotes."""
-    parts: list[str] = []
-    depth, quoted, start = 0, False, 0
-    for i, ch in enumerate(field):
-        if ch == "'":
-            quoted = not quoted
-        elif not quoted and ch == "(":
-            depth += 1
-        elif not quoted and ch == ")":
-            depth -= 1
-        elif not quoted and depth == 0 and ch == ",":
-            parts.append(field[start:i])
-            start = i + 1
-    parts.append(field[start:])
-    out = []
-    for part in parts:
-        if not part:
-            continue
-        keyword, equals, value = part.partition("=")
-        if not equals or not keyword:
-            raise ZosConfigFileError(f"malformed operand {_short(part)!r}: expected KEYWORD=value",
-                                     source=source, line=line)
-        out.append((keyword, value))
-    return out

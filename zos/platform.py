@@ -8,9 +8,9 @@ import attrs
 
 from mqlog.core.log.addressing import PlainAddressing
 from mqlog.core.platform import Platform, RecordCountCheckpoints, Shunting
-from mqlog.core.format.records import NO_ADDRESS
 from mqlog.core.disk.storage import Storage
 from mqlog.zos.codec import CompLogCodec
+from mqlog.zos.messages import console
 from mqlog.zos.records import RECORD_TYPES, EveryThirdCheckpoint, pageset_records, shunt_round
 from mqlog.zos.space import ZosLogSpace
 
@@ -59,93 +59,6 @@ LRSN_EPOCH_US = 1_000_000
 def rba_addressing(rba8: bool = True, start: int = 0, lrsn: bool = False) -> RbaAddressing:
     digits = 16 if rba8 else 12
     return RbaAddressing(start=start, limit=1 << (4 * digits), digits=digits, stamps=lrsn)
-
-
-def console(qm_name: str, addressing: RbaAddressing, offload: bool = True):
-    """Messages for the queue manager's job log, as MQ for z/OS writes them; ``offload``:
-    archiving is on (OFFLOAD=YES), so what happens at a log switch is an offload."""
-    rba = addressing.format
-
-    def message(event: str, fields: dict) -> str | None:
-        if event == "restart-begin":
-            checkpoint = fields["checkpoint"]
-            prior = "" if checkpoint == NO_ADDRESS else f"\nCSQR003I {qm_name} RESTART - PRIOR CHECKPOINT RBA={rba(checkpoint)}"
-            return f"CSQR001I {qm_name} RESTART INITIATED{prior}"
-        if event == "replay-complete":
-            return (f"CSQR004I {qm_name} RESTART - UR COUNTS - IN COMMIT=0, INDOUBT={fields.get('in_doubt', 0)}, "
-                    f"INFLIGHT={fields.get('in_flight', 0)}, IN BACKOUT=0")
-        if event == "uows-recovered":
-            return (f"CSQR005I {qm_name} RESTART - FORWARD RECOVERY COMPLETE - IN COMMIT=0, "
-                    f"INDOUBT={fields['in_doubt']}\n"
-                    f"CSQR006I {qm_name} RESTART - BACKWARD RECOVERY COMPLETE - INFLIGHT=0, IN BACKOUT=0")
-        if event == "restart-complete":
-            return f"CSQR002I {qm_name} RESTART COMPLETED"
-        if event == "CSQJ001I":
-            return (f"CSQJ001I {qm_name} CURRENT COPY {fields['copy']} ACTIVE LOG DATA SET IS "
-                    f"DSNAME={fields['dsname']}, STARTRBA={rba(fields['start'])} ENDRBA={rba(fields['end'])}")
-        if event == "CSQJ002I":
-            return (f"CSQJ002I {qm_name} END OF ACTIVE LOG DATA SET DSNAME={fields['dsname']}, "
-                    f"STARTRBA={rba(fields['start'])} ENDRBA={rba(fields['end'])}")
-        if event == "CSQJ003I":
-            return (f"CSQJ003I {qm_name} FULL ARCHIVE LOG VOLUME DSNAME={fields['dsname']}, "
-                    f"STARTRBA={rba(fields['start'])} ENDRBA={rba(fields['end'])}, COPY{fields['copy']}VOL=MQLOG")
-        if event == "CSQJ124E":
-            return (f"CSQJ124E {qm_name} OFFLOAD OF ACTIVE LOG SUSPENDED FROM RBA {rba(fields['start'])} TO RBA "
-                    f"{rba(fields['end'])} DUE TO I/O ERROR")
-        if event == "CSQJ110E":
-            return f"CSQJ110E {qm_name} LAST COPY{fields['copy']} ACTIVE LOG DATA SET IS {fields['percent']} PERCENT FULL"
-        if event == "CSQJ111A":
-            return f"CSQJ111A {qm_name} OUT OF SPACE IN ACTIVE LOG DATA SETS"
-        if event == "log-full":
-            return None  # the queue manager says why next (…-housekeeping or …-long-uow): CSQJ111A once
-        if event == "log-full-housekeeping":
-            return f"CSQJ111A {qm_name} OUT OF SPACE IN ACTIVE LOG DATA SETS"
-        if event == "log-full-long-uow":
-            return (f"CSQJ111A {qm_name} OUT OF SPACE IN ACTIVE LOG DATA SETS (unit of work {fields['uow']:X} of "
-                    f"{fields['application']} holds the log)")
-        if event == "rba-warning":
-            width, now = fields["width"], f"{fields['rba']:0{2 * fields['width']}X}"
-            stage = fields.get("stage", 1)
-            first = {1: f"CSQI045I {qm_name} Log RBA has reached {now}. Plan a log reset",
-                     2: f"CSQI046E {qm_name} Log RBA has reached {now}. Perform a log reset",
-                     3: f"CSQI047E {qm_name} Log RBA has reached {now}. Stop queue manager and reset logs"}[stage]
-            level = "WARNING" if stage < 3 else "CRITICAL"
-            return (f"{first}\nCSQJ032E {qm_name} {level} - APPROACHING END OF THE LOG RBA RANGE OF "
-                    f"{fields['end']:0{2 * width}X}. CURRENT LOG RBA IS {now}.")
-        if event == "rba-termination":
-            return (f"CSQJ032E {qm_name} CRITICAL - THE LOG RBA HAS REACHED {fields['limit']:X}: THE QUEUE MANAGER "
-                    f"TERMINATES WITH REASON CODE 00D10257")
-        if event == "long-uow-at-switch":
-            # IBM names CSQJ160I (found) and CSQJ161I (still there at a later offload) for
-            # this; their exact texts are not public, the wording is ours
-            if fields.get("times", 1) == 1:
-                return (f"CSQJ160I {qm_name} LONG-RUNNING UOW FOUND, URID={fields['uow']:X} CONNECTION NAME="
-                        f"{fields['application']} ({fields['checkpoints']} CHECKPOINTS, FIRST RBA "
-                        f"{rba(fields['first'])})")
-            # with OFFLOAD=NO the log switches without offloading: count switches, not offloads
-            after = "OFFLOADS" if offload else "ACTIVE LOG SWITCHES"
-            return (f"CSQJ161I {qm_name} UOW UNRESOLVED AFTER {fields['times']} {after}, URID={fields['uow']:X} "
-                    f"CONNECTION NAME={fields['application']}")
-        if event == "cf-backup":
-            # CSQE121I / CSQE130I / CSQE131I are IBM's numbers for these; the wording is ours
-            return f"CSQE121I {qm_name} BACKUP OF STRUCTURE {fields['structure']} COMPLETED ({fields['bytes']} BYTES)"
-        if event == "cf-recovery-begin":
-            return f"CSQE130I {qm_name} RECOVERY OF STRUCTURE {fields['structure']} STARTED"
-        if event == "cf-recovery-complete":
-            return (f"CSQE131I {qm_name} RECOVERY OF STRUCTURE {fields['structure']} COMPLETED "
-                    f"({fields['records']} LOG RECORDS MERGED BY LRSN)")
-        if event == "shunt-failed":
-            return (f"CSQR027I {qm_name} UNABLE TO COMPLETE LOG SHUNTING FOR UNIT OF WORK {fields['uow']:X}: "
-                    f"{fields['bytes']} BYTES DO NOT FIT IN THE ACTIVE LOG NOW")
-        if event == "bsds-damaged":
-            return f"CSQJ126E {qm_name} BSDS ERROR, LOG MAP OF {fields['dsname']} IS NOT USABLE; USING THE OTHER COPY"
-        if event == "log-disk-full":
-            return f"CSQJ103E {qm_name} LOG ALLOCATION ERROR: {fields['reason']}"
-        if event == "archive-dropped":
-            return f"Archive data set {fields['dsname']} dropped from the BSDS inventory (MAXARCH reached)"
-        return None
-
-    return message
 
 
 def zos_platform(storage: Storage, *, data_sets: int = 3, cis: int = 4096, dual: bool = True,

@@ -1,0 +1,121 @@
+"""Console messages as tables: each event the queue manager reports (``qm.say(event, ...)``) maps
+to the lines a platform writes for it, each a message id and a text template over the event's
+fields. A :class:`MessageTable` is a platform's console hook: it picks the event's lines (a
+line may apply only when its ``when`` says so), fills the templates with ``str.format`` – the
+fields, the table's own values such as the queue manager's name, and format specs of the
+platform's own such as ``{checkpoint:rba}`` – and lays each out with its id. An event mapped
+to no lines is known and says nothing; an event not in the table gives None too. The
+reference platform's plain messages, without ids, are here as well.
+"""
+
+from __future__ import annotations
+
+import string
+from collections import ChainMap
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import attrs
+
+from mqlog.core.format.records import NO_ADDRESS
+
+__all__ = ["REFERENCE_CONSOLE", "REFERENCE_MESSAGES", "Message", "MessageTable"]
+
+
+@attrs.frozen
+class Message:
+    """One line of a message: its id ("" for none) and the text after it, a ``str.format``
+    template. ``when`` (a test of the fields) says whether the line is written at all;
+    ``extra`` adds fields the template needs that plain formatting cannot make."""
+
+    id: str
+    text: str
+    when: Callable[[Mapping[str, Any]], bool] | None = None
+    extra: Callable[[Mapping[str, Any]], Mapping[str, Any]] | None = None
+    defaults: Mapping[str, Any] = attrs.field(factory=dict)
+
+
+class _Formatter(string.Formatter):
+    def __init__(self, specs: Mapping[str, Callable[[Any], str]]):
+        self.specs = specs
+
+    def format_field(self, value: Any, format_spec: str) -> str:
+        special = self.specs.get(format_spec)
+        return special(value) if special is not None else super().format_field(value, format_spec)
+
+
+@attrs.frozen
+class MessageTable:
+    """A platform's console: ``table(event, fields)`` is the message, or None.
+
+    ``layout`` places a line's id and text (it may also use ``values``); a line without an id
+    is its text alone. ``values`` are fields every template may use; ``specs`` are format
+    specs of the platform's own (``{address:lsn}``), each a function of the value.
+    """
+
+    table: Mapping[str, tuple[Message, ...]]
+    layout: str = "{id} {text}"
+    values: Mapping[str, Any] = attrs.field(factory=dict)
+    specs: Mapping[str, Callable[[Any], str]] = attrs.field(factory=dict)
+
+    def __call__(self, event: str, fields: Mapping[str, Any]) -> str | None:
+        lines = self.table.get(event)
+        if not lines:
+            return None
+        formatter = _Formatter(self.specs)
+        out = []
+        for line in lines:
+            known = ChainMap(dict(fields), self.values, line.defaults)
+            if line.when is not None and not line.when(known):
+                continue
+            if line.extra is not None:
+                known = known.new_child(dict(line.extra(known)))
+            text = formatter.vformat(line.text, (), known)
+            out.append(formatter.vformat(self.layout, (), ChainMap({"id": line.id, "text": text},
+                                                                  self.values))
+                       if line.id else text)
+        return "\n".join(out) if out else None
+
+
+def _from_start(fields: Mapping[str, Any]) -> bool:
+    return fields["checkpoint"] == NO_ADDRESS
+
+
+def _clean_end(fields: Mapping[str, Any]) -> bool:
+    return fields["end"].reason == "end"
+
+
+#: The reference platform's messages: plain text, no message ids (platforms have their own).
+REFERENCE_MESSAGES: dict[str, tuple[Message, ...]] = {
+    "restart-begin": (
+        Message("", "Restart: recovering from the checkpoint at the start of the log", when=_from_start),
+        Message("", "Restart: recovering from the checkpoint at {checkpoint:016X}",
+                when=lambda f: not _from_start(f)),
+    ),
+    "replay-complete": (
+        Message("", "Replay complete: {records} log records replayed; the log ends: {end.reason}",
+                when=_clean_end),
+        Message("", "Replay complete: {records} log records replayed; the log ends: {end.reason} "
+                    "({end.problem} at {end.source} offset {end.offset})",
+                when=lambda f: not _clean_end(f)),
+    ),
+    "uows-recovered": (
+        Message("", "Units of work recovered: {committed} committed during replay, "
+                    "{backed_out} backed out, {in_doubt} in doubt"),
+    ),
+    "restart-complete": (Message("", "Restart complete in {seconds:.6f} virtual seconds"),),
+    "uow-rolled-back": (
+        Message("", "Unit of work {uow:X} of {application} rolled back to release log space"),
+    ),
+    "uow-rolled-forward": (
+        Message("", "Unit of work {uow:X} of {application} rolled forward to release log space"),
+    ),
+    # the rest of what the core reports, the reference platform does not say
+    **{event: () for event in (
+        "checkpoint", "image-failed", "log-disk-full", "log-full", "log-full-housekeeping",
+        "log-full-long-uow", "long-uow-at-switch", "media-extent", "media-image",
+        "object-damaged", "object-recreated", "restart-extent", "rollforward-no-room",
+        "shunt-failed", "uow-shunted")},
+}
+
+REFERENCE_CONSOLE = MessageTable(REFERENCE_MESSAGES, layout="{text}")

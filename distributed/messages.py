@@ -1,0 +1,109 @@
+"""The distributed queue manager's messages for its error log (AMQERR01.LOG), in MQ's words and
+ids: one table from each event the queue manager and the log space report to the lines
+written for it (a message id and a text template, see :mod:`mqlog.core.messages`). ``{qm}``
+is the queue manager's name and ``{address:lsn}`` an LSN as MQ prints it. Messages without an
+id are the model's own notes; events mapped to no lines are known and say nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from mqlog.core.messages import Message, MessageTable
+from mqlog.distributed.space import format_lsn
+
+__all__ = ["MESSAGES", "console"]
+
+
+def _clean_end(fields: Mapping[str, Any]) -> bool:
+    return fields["end"].reason == "end"
+
+
+_LOG_FULL = (Message("AMQ7463", "The log for queue manager {qm} is full."),)
+
+MESSAGES: dict[str, tuple[Message, ...]] = {
+    "restart-begin": (
+        Message("AMQ5037I", "The queue manager task 'LOGGER' has started; restart of queue "
+                            "manager {qm} begins."),
+    ),
+    "replay-complete": (
+        Message("AMQ7229I", "{records} log records accessed on queue manager '{qm}' during the "
+                            "log replay phase."),
+        Message("AMQ7230I", "Log replay for queue manager '{qm}' complete.", when=_clean_end),
+        Message("AMQ7230I", "Log replay for queue manager '{qm}' complete. The log ends at a "
+                            "damaged or torn page ({end.problem}).",
+                when=lambda f: not _clean_end(f)),
+    ),
+    "uows-recovered": (
+        Message("AMQ7232I", "The transaction manager state for queue manager '{qm}' has been "
+                            "recovered: {backed_out} in-flight transactions backed out, "
+                            "{in_doubt} in doubt."),
+    ),
+    "restart-complete": (
+        Message("AMQ8003I", "IBM MQ queue manager '{qm}' started ({seconds:.6f} virtual seconds)."),
+    ),
+    "uow-rolled-back": (
+        Message("AMQ7469", "Transactions rolled back to release log space. Unit of work {uow:X} "
+                           "of application {application} was rolled back."),
+    ),
+    "uow-rolled-forward": (
+        Message("AMQ7469", "Transactions rolled forward to release log space. Prepared unit of "
+                           "work {uow:X} was re-logged at the head of the log."),
+    ),
+    "log-full": _LOG_FULL,
+    "AMQ7463": _LOG_FULL,
+    "log-full-long-uow": (
+        Message("AMQ7465", "The log for queue manager {qm} is full because a long-running "
+                           "transaction (unit of work {uow:X} of application {application}) has "
+                           "prevented log space from being released."),
+    ),
+    "log-full-housekeeping": (
+        Message("AMQ7466", "There is a problem with the size of the log for queue manager {qm}: "
+                           "log records are being written faster than housekeeping can release "
+                           "space. Increase the number of log files or reduce the rate of "
+                           "logging."),
+    ),
+    "rollforward-no-room": (
+        Message("AMQ7465", "Prepared unit of work {uow:X} cannot be re-logged to release log "
+                           "space: it needs about {needed} bytes the log does not have. It holds "
+                           "the log until its coordinator resolves it."),
+    ),
+    "restart-extent": (
+        Message("AMQ7467", "The oldest log file required to start queue manager {qm} is "
+                           "{extent}."),
+    ),
+    "media-extent": (
+        Message("AMQ7468", "The oldest log file required to perform media recovery of queue "
+                           "manager {qm} is {extent}."),
+    ),
+    "media-image": (
+        Message("", "Media image of queue {queue} recorded ({bytes} bytes from LSN "
+                    "{address:lsn})."),
+    ),
+    "object-damaged": (Message("AMQ7472", "Object {queue}, type queue damaged. {reason}"),),
+    "object-recreated": (
+        Message("", "Queue {queue} re-created from its media image at LSN {address:lsn} and "
+                    "{records} log records."),
+    ),
+    "extent-missing": (
+        Message("AMQ6767", "Log file {extent} for queue manager {qm} could not be opened: it is "
+                           "needed for restart or media recovery but is not in the log "
+                           "directory."),
+    ),
+    "log-disk-full": (
+        Message("AMQ6708", "A disk full condition was encountered when formatting a new log file "
+                           "for queue manager {qm}: {reason}"),
+    ),
+    "extent-archived-again": (Message("", "Log extent {extent} was already marked as archived."),),
+    # reported, but not written to the error log
+    **{event: () for event in (
+        "checkpoint", "extent-reusable", "image-failed", "long-uow-at-switch",
+        "secondary-released", "shunt-failed", "uow-shunted")},
+}
+
+
+def console(qm_name: str) -> MessageTable:
+    """Messages for the error log (AMQERR01.LOG), in MQ's words and ids."""
+    return MessageTable(MESSAGES, layout="{id}: {text}", values={"qm": qm_name},
+                        specs={"lsn": format_lsn})

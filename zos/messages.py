@@ -1,0 +1,141 @@
+"""The z/OS queue manager's messages for its job log (CSQMSTR.JESMSGLG), in MQ for z/OS's words
+and ids: one table from each event the queue manager, the log space and the queue-sharing
+group report to the lines written for it (a message id and a text template, see
+:mod:`mqlog.core.messages`). Every line with an id reads ``ID QMGR text``; ``{rba:rba}`` is
+an RBA as wide as the addressing's. Where IBM's message numbers are known but their texts are
+not public (CSQJ160I, CSQJ161I, CSQE121I, CSQE130I, CSQE131I) the wording is ours. Events
+mapped to no lines are known and say nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from mqlog.core.messages import Message, MessageTable
+from mqlog.core.format.records import NO_ADDRESS
+
+__all__ = ["MESSAGES", "console"]
+
+
+def _has_checkpoint(fields: Mapping[str, Any]) -> bool:
+    return fields["checkpoint"] != NO_ADDRESS
+
+
+def _rba_digits(fields: Mapping[str, Any]) -> dict[str, str]:
+    """The RBAs of an RBA warning, as wide as the mode the space says it is in."""
+    digits = 2 * fields["width"]
+    return {"now": f"{fields['rba']:0{digits}X}", "range_end": f"{fields['end']:0{digits}X}"}
+
+
+def _stage(stage: int):
+    return lambda fields: fields["stage"] == stage
+
+
+_STAGE = {"stage": 1}
+_OUT_OF_SPACE = (Message("CSQJ111A", "OUT OF SPACE IN ACTIVE LOG DATA SETS"),)
+
+MESSAGES: dict[str, tuple[Message, ...]] = {
+    "restart-begin": (
+        Message("CSQR001I", "RESTART INITIATED"),
+        Message("CSQR003I", "RESTART - PRIOR CHECKPOINT RBA={checkpoint:rba}", when=_has_checkpoint),
+    ),
+    "replay-complete": (
+        Message("CSQR004I", "RESTART - UR COUNTS - IN COMMIT=0, INDOUBT={in_doubt}, "
+                            "INFLIGHT={in_flight}, IN BACKOUT=0",
+                defaults={"in_doubt": 0, "in_flight": 0}),
+    ),
+    "uows-recovered": (
+        Message("CSQR005I", "RESTART - FORWARD RECOVERY COMPLETE - IN COMMIT=0, INDOUBT={in_doubt}"),
+        Message("CSQR006I", "RESTART - BACKWARD RECOVERY COMPLETE - INFLIGHT=0, IN BACKOUT=0"),
+    ),
+    "restart-complete": (Message("CSQR002I", "RESTART COMPLETED"),),
+    "CSQJ001I": (
+        Message("CSQJ001I", "CURRENT COPY {copy} ACTIVE LOG DATA SET IS DSNAME={dsname}, "
+                            "STARTRBA={start:rba} ENDRBA={end:rba}"),
+    ),
+    "CSQJ002I": (
+        Message("CSQJ002I", "END OF ACTIVE LOG DATA SET DSNAME={dsname}, STARTRBA={start:rba} "
+                            "ENDRBA={end:rba}"),
+    ),
+    "CSQJ003I": (
+        Message("CSQJ003I", "FULL ARCHIVE LOG VOLUME DSNAME={dsname}, STARTRBA={start:rba} "
+                            "ENDRBA={end:rba}, COPY{copy}VOL=MQLOG"),
+    ),
+    "CSQJ124E": (
+        Message("CSQJ124E", "OFFLOAD OF ACTIVE LOG SUSPENDED FROM RBA {start:rba} TO RBA "
+                            "{end:rba} DUE TO I/O ERROR"),
+    ),
+    "CSQJ110E": (
+        Message("CSQJ110E", "LAST COPY{copy} ACTIVE LOG DATA SET IS {percent} PERCENT FULL"),
+    ),
+    "CSQJ111A": _OUT_OF_SPACE,
+    # the queue manager says why next (…-housekeeping or …-long-uow): CSQJ111A once
+    "log-full": (),
+    "log-full-housekeeping": _OUT_OF_SPACE,
+    "log-full-long-uow": (
+        Message("CSQJ111A", "OUT OF SPACE IN ACTIVE LOG DATA SETS (unit of work {uow:X} of "
+                            "{application} holds the log)"),
+    ),
+    "rba-warning": (
+        Message("CSQI045I", "Log RBA has reached {now}. Plan a log reset",
+                when=_stage(1), extra=_rba_digits, defaults=_STAGE),
+        Message("CSQI046E", "Log RBA has reached {now}. Perform a log reset",
+                when=_stage(2), extra=_rba_digits, defaults=_STAGE),
+        Message("CSQI047E", "Log RBA has reached {now}. Stop queue manager and reset logs",
+                when=_stage(3), extra=_rba_digits, defaults=_STAGE),
+        Message("CSQJ032E", "WARNING - APPROACHING END OF THE LOG RBA RANGE OF {range_end}. "
+                            "CURRENT LOG RBA IS {now}.",
+                when=lambda f: f["stage"] < 3, extra=_rba_digits, defaults=_STAGE),
+        Message("CSQJ032E", "CRITICAL - APPROACHING END OF THE LOG RBA RANGE OF {range_end}. "
+                            "CURRENT LOG RBA IS {now}.",
+                when=lambda f: f["stage"] >= 3, extra=_rba_digits, defaults=_STAGE),
+    ),
+    "rba-termination": (
+        Message("CSQJ032E", "CRITICAL - THE LOG RBA HAS REACHED {limit:X}: THE QUEUE MANAGER "
+                            "TERMINATES WITH REASON CODE 00D10257"),
+    ),
+    "long-uow-at-switch": (
+        Message("CSQJ160I", "LONG-RUNNING UOW FOUND, URID={uow:X} CONNECTION NAME={application} "
+                            "({checkpoints} CHECKPOINTS, FIRST RBA {first:rba})",
+                when=lambda f: f["times"] == 1, defaults={"times": 1}),
+        # {switches}: with OFFLOAD=NO the log switches without offloading
+        Message("CSQJ161I", "UOW UNRESOLVED AFTER {times} {switches}, URID={uow:X} "
+                            "CONNECTION NAME={application}",
+                when=lambda f: f["times"] != 1, defaults={"times": 1}),
+    ),
+    "cf-backup": (
+        Message("CSQE121I", "BACKUP OF STRUCTURE {structure} COMPLETED ({bytes} BYTES)"),
+    ),
+    "cf-recovery-begin": (Message("CSQE130I", "RECOVERY OF STRUCTURE {structure} STARTED"),),
+    "cf-recovery-complete": (
+        Message("CSQE131I", "RECOVERY OF STRUCTURE {structure} COMPLETED ({records} LOG RECORDS "
+                            "MERGED BY LRSN)"),
+    ),
+    "shunt-failed": (
+        Message("CSQR027I", "UNABLE TO COMPLETE LOG SHUNTING FOR UNIT OF WORK {uow:X}: {bytes} "
+                            "BYTES DO NOT FIT IN THE ACTIVE LOG NOW"),
+    ),
+    "bsds-damaged": (
+        Message("CSQJ126E", "BSDS ERROR, LOG MAP OF {dsname} IS NOT USABLE; USING THE OTHER COPY"),
+    ),
+    "log-disk-full": (Message("CSQJ103E", "LOG ALLOCATION ERROR: {reason}"),),
+    "archive-dropped": (
+        Message("", "Archive data set {dsname} dropped from the BSDS inventory (MAXARCH reached)"),
+    ),
+    # reported, but not written to the job log
+    **{event: () for event in (
+        "checkpoint", "define-log", "image-failed", "media-extent", "media-image",
+        "object-damaged", "object-recreated", "restart-extent", "rollforward-no-room",
+        "set-log", "uow-rolled-back", "uow-rolled-forward", "uow-shunted")},
+}
+
+
+def console(qm_name: str, addressing, offload: bool = True) -> MessageTable:
+    """Messages for the queue manager's job log, as MQ for z/OS writes them; ``addressing``
+    formats RBAs; ``offload``: archiving is on (OFFLOAD=YES), so what happens at a log switch
+    is an offload."""
+    return MessageTable(MESSAGES, layout="{id} {qm} {text}",
+                        values={"qm": qm_name,
+                                "switches": "OFFLOADS" if offload else "ACTIVE LOG SWITCHES"},
+                        specs={"rba": addressing.format})
