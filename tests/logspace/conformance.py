@@ -272,7 +272,9 @@ class LogSpaceTests:
         assert log.reopened(counting.durable).load_control() == self.factory.expected(new)
         found = []
         for k in range(writes):
-            plan = FaultPlan(crash_after_writes=before + k) if fault == "crash" else FaultPlan(tear_write=before + k + 1)
+            # the (k+1)-th write of the save: nothing of it lands, or it is torn
+            plan = FaultPlan(crash_after_writes=before + k) if fault == "crash" else FaultPlan(
+                tear_write=before + k + 1)
             crashing = FaultInjectingStorage(clone(disk), plan)
             space = log.factory.make(crashing)
             space.load_control()
