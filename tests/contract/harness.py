@@ -1,7 +1,8 @@
 """A seeded concurrent workload with an application journal, crash and restart helpers.
 
 The contract suite runs it against every platform configuration (the ``platform_config``
-fixture): each platform issue adds its configurations there.
+fixture): each platform's test package registers its own (see ``registry.py``); a platform's
+own tests use it too (distributed media recovery under crashes).
 """
 
 from __future__ import annotations

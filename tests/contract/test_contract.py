@@ -3,7 +3,8 @@
 After a crash at any point: every committed persistent message is present exactly once,
 no uncommitted one is, in-doubt ones stay in doubt, non-persistent ones are gone; a crash
 during restart followed by another restart gives the same state without repeating undo.
-Each platform issue adds its configurations to ``CONFIGS``.
+Every platform's test package registers its configurations (``registry.py``); nothing here
+names a platform.
 """
 
 from __future__ import annotations
@@ -13,48 +14,17 @@ import math
 import pytest
 from mqlog.core.disk.faults import FaultPlan
 from mqlog.core.format.pages import PAGE_PAYLOAD
-from mqlog.core.platform import reference_platform
 from mqlog.core.qm.manager import RESERVE_PER_OP
 from mqlog.core.objects.queuefile import MessageState
 from mqlog.core.format.records import HEADER_SIZE, Clr
 from mqlog.core.disk.storage import MemoryStorage
-from mqlog.distributed.platform import distributed_platform
 from mqlog.torture import DAMAGE, in_place_writes
-from mqlog.zos.codec import CompLogCodec
-from mqlog.zos.platform import zos_platform
 
-from .harness import PlatformConfig, clone, restart, run_workload, with_larger_log
+from .harness import clone, restart, run_workload, with_larger_log
+from .registry import configurations
 
-CONFIGS = [
-    PlatformConfig("reference", lambda storage: reference_platform(storage, checkpoint_records=60)),
-    PlatformConfig("reference-padded", lambda storage: reference_platform(
-        storage, checkpoint_records=60, pad_partial_pages=True), survives_torn_writes=True),
-    PlatformConfig("reference-small-buffer", lambda storage: reference_platform(
-        storage, checkpoint_records=25, buffer_pages=18, write_threshold_pages=4), device="nfs1"),
-    # distributed. Two use 16-page extents, below MQ's 64-page minimum on purpose: the
-    # contract's small workloads must turn the ring and grow the stream.
-    PlatformConfig("distributed-circular-triple", lambda storage, log_scale=1: distributed_platform(
-        storage, file_pages=16 * log_scale, primary=3, secondary=2, checkpoint_records_max=1000),
-        survives_torn_writes=True),
-    PlatformConfig("distributed-circular-single", lambda storage, log_scale=1: distributed_platform(
-        storage, file_pages=128 * log_scale, integrity="SingleWrite", checkpoint_records_max=1000)),
-    PlatformConfig("distributed-linear-triple", lambda storage, log_scale=1: distributed_platform(
-        storage, file_pages=128 * log_scale, linear=True, checkpoint_records_max=1000), survives_torn_writes=True),
-    PlatformConfig("distributed-linear-single", lambda storage, log_scale=1: distributed_platform(
-        storage, file_pages=16 * log_scale, linear=True, integrity="SingleWrite", checkpoint_records_max=1000),
-        device="nfs1"),
-    # z/OS. Small active data sets (16 CIs) so the contract's workloads switch, offload and
-    # read archives; dual copies claim to survive a torn write, a single copy does not.
-    PlatformConfig("zos-dual", lambda storage, log_scale=1: zos_platform(
-        storage, data_sets=3, cis=16 * log_scale, logload=1000),
-                   survives_torn_writes=True),
-    PlatformConfig("zos-single", lambda storage, log_scale=1: zos_platform(
-        storage, data_sets=4, cis=32 * log_scale, dual=False, dual_archive=False, logload=1000)),
-    PlatformConfig("zos-dual-rle", lambda storage, log_scale=1: zos_platform(
-        storage, data_sets=3, cis=16 * log_scale, logload=1000, codec=CompLogCodec("RLE")), survives_torn_writes=True),
-    PlatformConfig("zos-dual-no-offload", lambda storage, log_scale=1: zos_platform(
-        storage, data_sets=4, cis=64 * log_scale, offload=False, logload=1000, outbuff_kb=80), survives_torn_writes=True),
-]
+#: every platform's configurations, as their test packages register them (registry.py)
+CONFIGS = configurations()
 
 
 @pytest.fixture(params=CONFIGS, ids=[c.name for c in CONFIGS])

@@ -5,13 +5,12 @@ recovery itself."""
 
 from __future__ import annotations
 
+from contract.harness import PlatformConfig, clone, run_workload
+from contract.harness import restart as harness_restart
 from mqlog.core.disk.faults import FaultPlan
 from mqlog.core.objects.queuefile import file_name_for
 from mqlog.distributed.media import rcdmqimg
 from mqlog.distributed.platform import distributed_platform
-
-from .harness import PlatformConfig, clone, run_workload
-from .harness import restart as harness_restart
 
 
 def damage(storage, name):
