@@ -232,6 +232,8 @@ class DistributedLogSpace(SpaceDefaults):
             if reusable:
                 old = self.extents.pop(reusable[0][1])
                 self.by_start.pop(old.start, None)
+                if old.number in self.ring:
+                    self.ring.remove(old.number)  # a first primary gives way: the ring names only extents that exist
                 self._files.forget()
                 self.storage.delete(extent_name(old.number))
                 self.storage.create(extent_name(number), self.extent_bytes)
@@ -507,8 +509,19 @@ class DistributedLogSpace(SpaceDefaults):
                     ext.inactive, ext.archived, ext.reusable = inactive, archived, reusable
         except (KeyError, TypeError, ValueError) as exc:
             raise LogFormatError(f"malformed log control file ({exc})", source=CONTROL_FILE, offset=8) from None
+        gone = [n for n in self.ring if n not in self.extents]
+        if gone and self.linear:
+            # A linear log's ring is only the primaries it was created with; a control file
+            # written before reused extents left it could still name them.
+            self.ring = [n for n in self.ring if n in self.extents]
+        elif gone:
+            raise LogFormatError(f"malformed log control file: the ring names {extent_name(gone[0])}, which its "
+                                 f"extent list does not have", source=CONTROL_FILE, offset=8)
+        if self.linear:
+            return
         # A raised LogPrimaryFiles counts the extents already in the ring as primaries and
-        # adds new primaries only when needed (SPEC §4.2).
+        # adds new primaries only when needed (IBM MQ, "Log stanza of the qm.ini file": a new
+        # LogPrimaryFiles takes effect at restart, "and the effect might not be immediate").
         primaries = sum(1 for n in self.ring if self.extents[n].primary)
         for number in self.ring:
             if primaries >= self.primary:

@@ -7,7 +7,6 @@ Extents are 8 pages, far below MQ's minimum, so that a few dozen records turn th
 
 from __future__ import annotations
 
-import pytest
 from logspace.conformance import KEPT, REUSED, SpaceFactory, conformance_tests
 from mqlog.distributed.space import AUTOMATIC, CONTROL_FILE, DistributedLogSpace
 
@@ -30,12 +29,5 @@ TestCircularNoSecondary = conformance_tests(distributed("circular-no-secondary",
 TestLinearManual = conformance_tests(distributed("linear-manual", release=KEPT, linear=True))
 
 
-class TestLinearAutomatic(conformance_tests(distributed("linear-automatic", release=REUSED, linear=True,
-                                                       management=AUTOMATIC, triple_write=False))):
-    # A known defect, kept visible: once a linear extent has been reused, the control file's
-    # ring still names the extent that gave way, and reopening the log fails with a KeyError
-    # (a traceback at restart) instead of loading it. strict: this fails once it is fixed,
-    # and the marker must go.
-    @pytest.mark.xfail(strict=True, raises=KeyError, reason="a linear log that reused an extent cannot be reopened")
-    def test_release_lets_the_space_reuse_or_archive_only_the_log_before_the_tail(self):
-        super().test_release_lets_the_space_reuse_or_archive_only_the_log_before_the_tail()
+TestLinearAutomatic = conformance_tests(distributed("linear-automatic", release=REUSED, linear=True,
+                                                   management=AUTOMATIC, triple_write=False))

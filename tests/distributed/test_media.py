@@ -19,7 +19,7 @@ from mqlog.core.objects.uow import MqiError, Reason
 from mqlog.distributed.media import MediaImage, rcdmqimg, rcrmqobj
 from mqlog.distributed.space import extent_name
 
-from .qmkit import PAGES, contents, damage, make_qm, run
+from .qmkit import PAGES, contents, damage, datas, make_qm, run
 
 
 def workload(qm, *, image_after: int | None = 30, more: int = 20):
@@ -372,3 +372,19 @@ def test_at_shutdown_empty_queues_are_imaged_and_deep_ones_are_not():
     assert qm.queues["EMPTY"].media_address > created["EMPTY"]
     assert qm.queues["DEEP"].media_address == created["DEEP"]
     assert qm.counters.media_images == 1
+
+
+def test_a_linear_log_that_reused_its_first_extents_restarts_and_reports_its_extents():
+    """Automatic reuse deletes the oldest extents, the first primaries among them: the
+    restarted queue manager finds every message and its extent list names only files that
+    exist (the control file once kept naming the deleted ones, and restart failed with a
+    KeyError)."""
+    storage, platform, qm = _busy_linear("Automatic")
+    assert platform.space.reused > 0 and not platform.space.storage.exists(extent_name(0))
+    before = datas(qm)
+    storage.crash()
+    _, again, qm2, report = restart(storage.durable, linear=True, management="Automatic")
+    assert datas(qm2) == before
+    assert report.queues_damaged == []
+    metrics = again.space.metrics()
+    assert all(again.space.storage.exists(extent_name(n)) for n in metrics["ring"])

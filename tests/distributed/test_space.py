@@ -270,3 +270,16 @@ def test_a_raised_logprimaryfiles_counts_ring_extents_as_primaries_and_adds_more
     new = [n for n in raised.ring if n > 3]
     assert raised.extents[min(new)].primary  # the 5th primary, added only when needed...
     assert sum(raised.extents[n].primary for n in raised.ring) == 5  # ...and then secondaries
+
+
+def test_a_circular_control_file_whose_ring_names_an_extent_it_does_not_list_is_refused():
+    """A ring naming an extent the control file does not list is damage: restart is refused
+    with the control file named, never a KeyError traceback."""
+    storage = MemoryStorage()
+    space = DistributedLogSpace(storage, primary=3, secondary=2, file_pages=PAGES)
+    fill(space, 0, 1)
+    space.ring.append(7)  # as a damaged control file would say it
+    space.save_control(space.control)
+    with pytest.raises(MqlogError, match=r"S0000007\.LOG") as refused:
+        DistributedLogSpace(storage, primary=3, secondary=2, file_pages=PAGES).load_control()
+    assert refused.value.source == CONTROL_FILE
