@@ -124,7 +124,7 @@ class SpecError(MqlogError):
 
 
 class ConfigFileError(MqlogError):
-    """A configuration file (qm.ini, CSQ6LOGP macros, …) is malformed; ``source`` names the
+    """A configuration file (a platform's parameter file) is malformed; ``source`` names the
     file and ``line`` the 1-based line where known."""
 
     def __init__(self, reason: str, *, source: str, line: int | None = None):

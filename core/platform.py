@@ -102,11 +102,11 @@ class PlatformLogSpace(LogSpace, Protocol):
         """The control data last saved, or None for a new log."""
 
     def free_bytes(self, head: int, tail: int) -> int | None:
-        """How many more bytes the log can take before it is full (AMQ7463, CSQJ111A);
+        """How many more bytes the log can take before it is full;
         None: it never fills."""
 
     def recovery_extents(self) -> tuple[str, str] | None:
-        """The oldest log files restart and media recovery need (AMQ7467 / AMQ7468, said
+        """The oldest log files restart and media recovery need (reported
         when they change; "" for one not needed), or None: the space does not say."""
 
     def lost(self, address: int) -> bool:
@@ -310,7 +310,7 @@ class Platform:
     #: queue stays damaged until it is deleted
     media: MediaImages | None = None
     #: when the log is full, new work waits until a checkpoint or an offload frees space
-    #: (z/OS CSQJ111A) instead of being refused with MQRC_RESOURCE_PROBLEM (distributed)
+    #: (z/OS) instead of being refused with MQRC_RESOURCE_PROBLEM (distributed)
     full_log_waits: bool = False
     #: whether an open unit of work keeps the log behind it from being reused (distributed);
     #: on z/OS the log behind it is archived (or, with archiving off, overwritten) instead

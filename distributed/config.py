@@ -1,6 +1,6 @@
 """A distributed queue manager's log configuration: qm.ini's ``Log:`` stanza and ``crtmqm``.
 
-:class:`LogConfig` holds every parameter of SPEC §4.1 and §4.6 under the qm.ini name in
+:class:`LogConfig` holds every parameter of the qm.ini Log stanza and the checkpoint settings under the qm.ini name in
 snake_case (``LogPrimaryFiles`` → ``log_primary_files``); :data:`PARAMETERS` maps each to its
 qm.ini spelling, stanza, default, range and meaning. A value out of range fails at
 construction with a :class:`~mqlog.core.errors.ParameterError` naming the parameter, the
@@ -89,7 +89,7 @@ __all__ = [
 LOG_PAGE_BYTES = 4096
 #: LogBufferPages=0 asks the queue manager to choose; since V8 it chooses 512 pages (2 MiB).
 BUFFER_PAGES_WHEN_ZERO = 512
-#: A running unit of work may span only ~80% of the active log (SPEC §4.4): the other ~20%
+#: A running unit of work may span only ~80% of the active log (IBM MQ, "Managing logs": long-running transactions): the other ~20%
 #: is held back so that checkpoints – which free log space – can always be written.
 USABLE_PERCENT = 80
 #: Primary plus secondary files in the active log (AIX and Linux; Windows: at most 255).
@@ -229,7 +229,7 @@ class Created(NamedTuple):
 
 @attrs.frozen
 class LogConfig:
-    """The log parameters of one distributed queue manager (SPEC §4.1, §4.6).
+    """The log parameters of one distributed queue manager (IBM MQ, "Log stanza of the qm.ini file").
 
     Attribute names are the qm.ini names in snake_case; :data:`PARAMETERS` gives each one's
     qm.ini spelling, range and meaning. Construction checks every value and that the
@@ -285,7 +285,7 @@ class LogConfig:
     @property
     def usable_bytes(self) -> int:
         """How far the log's head may run ahead of its tail before the longest-running unit
-        of work is rolled back or forward (SPEC §4.4)."""
+        of work is rolled back or forward (AMQ7469)."""
         return self.active_log_bytes * USABLE_PERCENT // 100
 
     @property

@@ -16,7 +16,7 @@ from mqlog.distributed import media
 from mqlog.distributed.messages import console
 from mqlog.distributed.space import MANUAL, DistributedLogSpace, extent_name, format_lsn
 
-#: SPEC §4.4: about 20% of the active log is held in reserve so checkpoints can always be
+#: About 20% of the active log is held in reserve so checkpoints can always be
 #: written; a unit of work may not hold the log beyond the other 80%.
 HEAD_TO_TAIL_LIMIT = 0.80
 #: the logger pads rather than rewrites a partial page once it is this full: little is

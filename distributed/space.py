@@ -1,5 +1,5 @@
 """The distributed queue manager's log space: extent files in a ring (circular) or a stream
-(linear), the log control file, and TripleWrite's spare page (SPEC §4.2-§4.5).
+(linear), the log control file, and TripleWrite's spare page (IBM MQ, "Types of logging" and "Log stanza of the qm.ini file").
 
 Each extent ``S0000000.LOG`` … is ``LogFilePages`` pages of 4 KiB, pre-formatted. The log's
 addresses run on without end; an extent holds one range of them at a time, assigned when the
@@ -135,7 +135,7 @@ class DistributedLogSpace(SpaceDefaults):
         return (self.primary + self.secondary) * self.extent_bytes
 
     def usage(self, head: int, tail: int) -> float:
-        """Head-to-tail distance as a fraction of the active log (SPEC §4.4), measured from
+        """Head-to-tail distance as a fraction of the active log (IBM MQ, "Managing logs"), measured from
         the start of the extent holding the tail: extents are freed whole, so that is the
         space really taken."""
         holder = self._holder(tail)
@@ -544,7 +544,7 @@ class DistributedLogSpace(SpaceDefaults):
                 "current_extent": extent_name(self.current) if self.current is not None else None}
 
     def resource_monitor(self, head: int, writer_stats: dict) -> dict:
-        """The resource monitor's DISK/Log class as amqsrua shows it (SPEC §4.8)."""
+        """The resource monitor's DISK/Log class as amqsrua shows it."""
         status = self.status(head)
         return {
             "log_bytes_in_use": int(status["RECSZ"] * 1e6),
@@ -562,7 +562,7 @@ class DistributedLogSpace(SpaceDefaults):
         }
 
     def status(self, head: int) -> dict:
-        """DISPLAY QMSTATUS's log fields, with the log's head at ``head`` (SPEC §4.8).
+        """DISPLAY QMSTATUS's log fields, with the log's head at ``head``.
 
         Sizes are in MB (10^6 bytes, as MQ reports them); LOGUTIL and LOGINUSE are
         percentages. MEDIALOG is the extent holding the oldest media recovery record of

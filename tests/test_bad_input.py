@@ -1,4 +1,4 @@
-"""Bad input everywhere (issue 9): every file the tool reads, given random or mutated bytes,
+"""Bad input everywhere: every file the tool reads, given random or mutated bytes,
 gives either a correct result or mqlog's own one-line error naming the file (and where
 in it) – never a traceback, a hang or a memory blow-up from a corrupt length.
 

@@ -1,4 +1,4 @@
-"""`mqlog run / restart / workloads / config` through the real entry point (issue 4's contract)."""
+"""`mqlog run / restart / workloads / config` through the real entry point, and the metrics schema they share."""
 
 from __future__ import annotations
 
@@ -300,7 +300,7 @@ def test_distributed_crash_restart_verify_with_real_extents_and_amq_messages(tmp
 
 
 def test_distributed_long_uow_is_rolled_back_at_the_80_percent_mark(tmp_path):
-    """SPEC §7 item 5: a long-lived unit of work in a busy log is rolled back once the
+    """IBM MQ's documented AMQ7469 behaviour: a long-lived unit of work in a busy log is rolled back once the
     head-to-tail limit is hit; its application is told MQRC_BACKED_OUT (2003); AMQ7469."""
     out = mqlog("run", "--platform", "distributed", "--workload", "long-uow", "--set", "workload.duration=0.3",
                 "--set", "workload.background=4", "--set", "log.LogFilePages=64", "--out", tmp_path, "--json")
@@ -351,7 +351,7 @@ def test_qmstatus_on_a_reference_run_is_a_one_line_error(tmp_path):
 
 
 def test_distributed_prepared_long_uow_is_rolled_forward_not_backed_out(tmp_path):
-    """SPEC §7 item 5, second half: a prepared unit of work is re-logged at the head (AMQ7469)
+    """The other half of AMQ7469: a prepared unit of work is re-logged at the head (AMQ7469)
     and stays in doubt; restart finds it still in doubt."""
     out = mqlog("run", "--platform", "distributed", "--workload", "long-uow", "--set", "workload.duration=0.3",
                 "--set", "workload.background=4", "--set", "workload.prepared=true",
@@ -407,7 +407,7 @@ def test_media_commands_on_a_circular_log_give_a_one_line_error(tmp_path, args, 
 
 
 def test_zos_rba_limit_ends_the_run_abnormally_and_conversion_lets_it_restart(tmp_path):
-    """SPEC §5.3: at the 6-byte termination RBA the queue manager ends (00D10257); the files
+    """IBM MQ for z/OS, "Larger log Relative Byte Address": at the 6-byte termination RBA the queue manager ends (00D10257); the files
     are left; after converting the BSDS to 8-byte RBAs it restarts and verifies."""
     out = mqlog("run", "--platform", "zos", "--workload", "putget-pairs", "--set", "workload.pairs=1",
                 "--set", "workload.messages_per_pair=200", "--set", "log.RBA8=NO",
@@ -465,7 +465,7 @@ def test_a_run_directory_in_use_is_refused_not_shared(tmp_path):
 
 
 def test_restart_mode_chooses_mq_911_or_the_restart_before_it(tmp_path):
-    """SPEC §3.6: the user chooses; the legacy restart loads the queues one by one and reads
+    """Restart from MQ 9.1.1 (queues loaded on demand) or before it: the user chooses; the legacy restart loads the queues one by one and reads
     the log a page and a file-system call at a time, so on slow storage it takes longer, and
     recovers the same."""
     out = mqlog("run", "--platform", "distributed", "--workload", "requester-responder",

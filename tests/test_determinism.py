@@ -1,4 +1,4 @@
-"""Determinism (issue 17): the same spec and seed give byte-identical files and metrics, whatever
+"""Determinism: the same spec and seed give byte-identical files and metrics, whatever
 the process's string-hash seed (``PYTHONHASHSEED``) and memory layout (``id()`` values).
 
 Two kinds of test: a focused one on the queue manager (getters on several queues woken by one

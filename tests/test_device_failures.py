@@ -1,4 +1,4 @@
-"""What the queue manager does when its storage fails under it (issue 17): an fsync that
+"""What the queue manager does when its storage fails under it: an fsync that
 returns EIO, a file system that fills. It never acknowledges what is not durable, ends
 abnormally naming the failure (as MQ does), and the next restart loses nothing it was told.
 """

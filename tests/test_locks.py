@@ -1,4 +1,4 @@
-"""A run directory's lock (issue 17.5): a command writing the directory holds it exclusively
+"""A run directory's lock: a command writing the directory holds it exclusively
 for everything it does; a command only reading it holds it shared, and refuses – naming the
 writer's process – while a writer has it.
 

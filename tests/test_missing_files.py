@@ -1,5 +1,5 @@
 """A file the log needs that is missing or short is damage, never the end of the log or a new
-queue manager (issue 17, defect 1).
+queue manager.
 
 Each scenario is one a new user can make with ``rm`` or ``truncate`` on a run directory. Before
 the fix each of them restarted "successfully" (exit 0, AMQ8003I) over lost committed messages,

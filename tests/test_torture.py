@@ -202,7 +202,7 @@ def test_a_bug_while_choosing_a_page_to_damage_is_an_error_not_no_scenario(monke
     assert all("TypeError" in d for _, d in tally.examples["error"])
 
 
-# -- the device-level fault classes (issue 17) --------------------------------------------
+# -- the device-level fault classes -------------------------------------------------------
 
 NEW_CLASSES = ("missing", "lost", "misdirected", "fsync", "enospc")
 

@@ -1,6 +1,6 @@
 """A z/OS queue manager's log configuration: CSQ6LOGP, CSQ6SYSP, CSQ6ARVP and SET LOG.
 
-:class:`ZosLogConfig` holds every log parameter of SPEC §5.0 under its IBM name in lower
+:class:`ZosLogConfig` holds every log parameter of CSQ6LOGP, CSQ6SYSP and SET LOG under its IBM name in lower
 case (``TWOACTV`` → ``twoactv``); :data:`PARAMETERS` gives each one's macro, default, range,
 meaning and whether (and when) a command may change it while the queue manager runs. A value
 out of range fails at construction with a :class:`~mqlog.core.errors.ParameterError` naming
@@ -17,7 +17,7 @@ The parameters come from three places on a real system, plus the model's own:
   RBA, what CSQJUCNV converts to and the default for queue managers created at MQ 9.3 or
   later); STARTRBA (where the log starts, as CSQJU003 sets it after a log reset); and
   ZSTD_IN_ANY, which lets ``COMPLOG(ANY)`` choose zstd as well as RLE. **ZSTD_IN_ANY is
-  not real z/OS**: IBM's ANY picks among IBM's algorithms, today RLE only (SPEC §5.7).
+  not real z/OS**: IBM's ANY picks among IBM's algorithms, today RLE only (IBM MQ for z/OS, "Log compression").
 
 Value notation, wherever text is read (``--set log.NAME=VALUE``, files, :meth:`set_log`):
 names in any case, with or without ``log.``; YES/NO for switches (any case); whole decimal
@@ -246,7 +246,7 @@ _SET = ParameterSet(PARAMETERS, "a log parameter of platform zos")
 
 @attrs.frozen
 class ZosLogConfig:
-    """The log parameters of one z/OS queue manager (SPEC §5.0–§5.3).
+    """The log parameters of one z/OS queue manager (IBM MQ for z/OS, "Using CSQ6LOGP" and "Using CSQ6SYSP").
 
     Attribute names are the IBM (or model) names in lower case; :data:`PARAMETERS` gives each
     one's range and meaning. Construction checks every value, that STARTRBA lies below the

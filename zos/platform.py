@@ -1,6 +1,6 @@
 """The z/OS platform assembled for the core: RBA addresses (6 or 8 bytes), the active-log and
 archive space with its BSDS, LOGLOAD checkpoints that also come at every log switch, COMPLOG
-compression, and the queue manager's console messages in MQ for z/OS's words (SPEC §5)."""
+compression, and the queue manager's console messages in MQ for z/OS's words (IBM MQ for z/OS messages, CSQJ and CSQR)."""
 
 from __future__ import annotations
 

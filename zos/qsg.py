@@ -1,4 +1,4 @@
-"""Queue-sharing groups (SPEC §5.3 LRSN, §5.4 CF backup records): several z/OS queue managers
+"""Queue-sharing groups (LRSN addressing and CF structure backup records): several z/OS queue managers
 share queues held in a coupling-facility (CF) structure, each logging its own work in its
 own log.
 

@@ -24,7 +24,7 @@ __all__ = ["CI_BYTES", "RBA6", "RBA6_END", "RBA6_TERMINATION", "RBA6_WARNING", "
 #: The log is written in VSAM control intervals of 4 KiB; buffers and data sets are whole CIs.
 CI_BYTES = 4096
 
-#: 6-byte RBA: from here the used range is "significant" (CSQI045I/CSQJ032E; SPEC §5.3).
+#: 6-byte RBA: from here the used range is "significant" (CSQI045I/CSQJ032E; IBM MQ for z/OS, "Larger log Relative Byte Address").
 RBA6_WARNING = 0xF000_0000_0000
 #: 6-byte RBA: the queue manager terminates with reason 00D10257 on reaching this.
 RBA6_TERMINATION = 0xFFF8_0000_0000

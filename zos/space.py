@@ -1,5 +1,5 @@
 """The z/OS queue manager's log space: dual active log data sets used cyclically, the bootstrap
-data set (BSDS), and archive offload (SPEC §5.1-§5.3).
+data set (BSDS), and archive offload (IBM MQ for z/OS, "Managing the logs" and "The BSDS").
 
 **Active logs.** ``data_sets`` data sets per copy, each ``cis`` control intervals (CIs) of
 4 KiB: ``LOGCOPY1.DS01`` … and, with dual logging (TWOACTV), ``LOGCOPY2.DS01`` …. A data set
@@ -304,7 +304,7 @@ class ZosLogSpace(SpaceDefaults):
             self._save()
 
     def _check_rba(self, end: int) -> None:
-        """The RBA thresholds of the mode (SPEC §5.3): warnings past the warning RBA, and
+        """The RBA thresholds of the mode (IBM MQ for z/OS, "Larger log Relative Byte Address"): warnings past the warning RBA, and
         the end of the queue manager at the termination RBA (00D10257)."""
         limits = self.limits
         level = limits.threshold(min(end, limits.end))

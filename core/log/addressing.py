@@ -6,8 +6,8 @@ That is what both of MQ's schemes are underneath: the distributed LSN and the z/
 byte positions in the log. What differs is owned by the platform through this protocol:
 where the log starts (a z/OS log reset starts at a new RBA), how wide an address may grow
 (6- or 8-byte RBA), how an address is shown to a user (``<0:0:4:1234>`` vs
-``00000001A2B3``), and whether records carry an extra ordering stamp (the z/OS LRSN of a
-queue-sharing group, derived from a clock rather than the position).
+``00000001A2B3``), and whether records carry an extra ordering stamp (the z/OS LRSN,
+derived from a clock rather than the position, that orders several queue managers' logs).
 """
 
 from __future__ import annotations

@@ -31,7 +31,7 @@ from mqlog.core.errors import LogFormatError, MqlogError
 from mqlog.core.objects.queuefile import IoCost, MessageState
 from mqlog.core.format.records import NO_ADDRESS
 
-#: SPEC §4.7: a media image logs 800 bytes plus the image, in 260 000-byte segments (+300 each)
+#: IBM MQ, "Calculating the size of the log": a media image logs 800 bytes plus the image, in 260 000-byte segments (+300 each)
 IMAGE_SEGMENT_BYTES = 260_000
 IMAGE_MAGIC = b"MQMI"
 IMAGE_VERSION = 1
@@ -130,7 +130,7 @@ def record_image(qm, name: str, segment_record: Callable[..., object] | None = N
 
     ``segment_record(queue, image_id, segment, segments, data)`` builds the platform's
     record for one piece (default: the platform's). The image is forced, and a checkpoint
-    follows (SPEC §4.6) so the new media recovery record is on disk with the queue table –
+    follows so the new media recovery record is on disk with the queue table –
     unless ``checkpoint`` is False (several images, one checkpoint after them). Refused
     with 2102 if the log cannot hold it."""
     media = qm.platform.media

@@ -25,7 +25,7 @@ from mqlog.core.format.records import NO_ADDRESS
 class QueueKeeper(Protocol):
     """What keeps a queue that is not this queue manager's alone: its messages live outside
     the queue manager's memory and files, outlive it, and may be shared with other queue
-    managers (a platform's; z/OS: a queue-sharing group's structure). The queue manager
+    managers (a platform's keeper, e.g. a structure outside every queue manager). The queue manager
     makes no queue file for such a queue and lists it in no checkpoint; at restart the
     keeper is the truth about its messages, and restart only resolves the outcome of this
     queue manager's own units of work there."""
@@ -37,7 +37,7 @@ class QueueKeeper(Protocol):
 
 @attrs.frozen
 class DamagedQueue:
-    """A queue whose file could not be loaded (AMQ7472): applications get 2101 until it is
+    """A queue whose file could not be loaded: applications get 2101 until it is
     re-created from its media image and the log, or deleted."""
 
     name: str

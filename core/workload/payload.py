@@ -1,6 +1,6 @@
 """Message payloads with controlled compressibility, deterministic from a seed.
 
-Log compression (z/OS ``COMPLOG``, SPEC §5.7) only pays off on some data, so every workload
+Log compression (a platform's codec) only pays off on some data, so every workload
 takes a ``payload`` kind saying what its message bodies look like:
 
 ``random``

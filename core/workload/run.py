@@ -3,7 +3,7 @@
 :func:`run_workload` starts a queue manager on a platform over a storage, runs one
 workload spec with one seed in virtual time, optionally crashes it (after a number of
 physical writes, or at a virtual time), and returns the metrics every platform reports in
-the same schema (issue 4's contract; platforms add keys under ``platform_*``) with the
+the same schema (platforms add keys under ``platform_*``) with the
 application journal. :func:`restart_run` restarts a queue manager on what a run left and,
 given the journal, verifies it.
 """
@@ -134,7 +134,7 @@ def run_workload(cfg: RunConfig, storage: Storage, progress: Callable[[float, in
 
 
 def collect_metrics(cfg: RunConfig, qm: QueueManager, ctx: Context, env: simpy.Environment, crashed: bool) -> dict:
-    """The metrics schema shared by every platform (issue 4), plus ``platform_*`` extras."""
+    """The metrics schema shared by every platform, plus ``platform_*`` extras."""
     stats = qm.writer.stats if qm.writer is not None else None
     c = qm.counters
     space = qm.platform.space

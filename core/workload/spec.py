@@ -12,7 +12,7 @@ one of three places, all checked the same way against the workload's :class:`Wor
       pairs = 10
       payload = "padded-records"
       [log]                       # optional: the platform's log parameters, checked by the
-      LogFilePages = 16384        #   platform (qm.ini names, or CSQ6LOGP/CSQ6SYSP names)
+      LogFilePages = 16384        #   platform under its own parameter names
 
 * ``--set workload.KEY=VALUE`` / ``--set log.PARAM=VALUE`` items on the command line
   (:func:`parse_set`), applied over either of the above.
@@ -372,7 +372,7 @@ _PAYLOAD = Param("payload", "random", str,
                  "general codecs, padded-records (fixed-width records) suits RLE",
                  choices=PAYLOAD_KINDS)
 
-#: The built-in workloads (SPEC §6), by name. Every one also takes ``payload``.
+#: The built-in workloads (`mqlog workloads` lists them), by name. Every one also takes ``payload``.
 BUILTINS: dict[str, WorkloadDef] = {d.name: d for d in (
     WorkloadDef("requester-responder",
                 "Requesters put requests round-robin onto request queues; responders get each "
@@ -403,7 +403,7 @@ BUILTINS: dict[str, WorkloadDef] = {d.name: d for d in (
                  _PAYLOAD)),
     WorkloadDef("long-uow",
                 "One unit of work puts early and never commits while background workers keep "
-                "logging, until the logger must act (AMQ7469; shunting, CSQR027I on z/OS).",
+                "logging, until the logger must act on it (a rollback, or shunting).",
                 (Param("background", 4, int, "workers putting and committing while the long "
                        "unit of work stays open", low=0, high=1_000),
                  _message_size(),

@@ -122,7 +122,7 @@ def run_workload(config: PlatformConfig, *, seed: int = 1, apps: int = 4, rounds
                 if exc.reason is Reason.MQRC_BACKED_OUT:
                     journal.ended(key, committed=False)
                 elif exc.reason is Reason.MQRC_RESOURCE_PROBLEM:
-                    # The log is full (SPEC §4.4): the call did nothing; an application backs
+                    # The log is full: the call did nothing; an application backs
                     # its unit of work out (backout never fails for want of log).
                     if conn.uow is not None:
                         journal.backout_asked(key)

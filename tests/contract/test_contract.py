@@ -185,7 +185,7 @@ def sized_for_a_unit_of(platform_config, ops: int):
 
 def test_interrupted_undo_of_a_large_unit_of_work_resumes_where_it_stopped(platform_config):
     """A unit of work whose compensation records span several writes: a restart crashed in
-    the middle of undoing it, then restarted, undoes only what is left (SPEC §3.2, §7.6)."""
+    the middle of undoing it, then restarted, undoes only what is left (compensation records: docs/FORMAT.md)."""
     from .harness import start
 
     # Restart's undo forces only at the unit's Backout record; before that the writer writes

@@ -349,7 +349,7 @@ def test_view_and_durable_image_follow_a_page_cache_model(ops):
     assert inner.read("f", 0, 5000) == bytes(durable)
 
 
-# -- a cache that lies, a misdirected write, fsync EIO, a full file system (issue 17) --------
+# -- a cache that lies, a misdirected write, fsync EIO, a full file system -------------------
 
 def test_a_lost_write_is_read_back_until_the_crash_and_never_durable():
     fs = FaultInjectingStorage(MemoryStorage(), FaultPlan(lose_write=2))

@@ -1,4 +1,4 @@
-"""The queue manager's normal running, checkpoints and the figures restart reports (SPEC §3)."""
+"""The queue manager's normal running, checkpoints and the figures restart reports."""
 
 from __future__ import annotations
 
@@ -56,7 +56,7 @@ def define(rig, *names, **kwargs):
     rig.run(go())
 
 
-# --- SPEC §3.1 / §3.3: what is logged and what is forced -----------------------------------
+# --- what is logged and what is forced ----------------------------------------------------
 
 def test_out_of_syncpoint_persistent_puts_force_once_each():
     rig = Rig()

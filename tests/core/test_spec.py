@@ -26,7 +26,7 @@ from mqlog.core.workload.spec import (
     resolve_workload,
 )
 
-# From issue 4, not from spec.py: each built-in and its documented defaults.
+# Written down from the workloads' documentation, not from spec.py: each built-in and its documented defaults.
 ISSUE_DEFAULTS = {
     "requester-responder": {"requesters": 10, "responders": 10, "queue_pairs": 10,
                             "message_size": 2048, "rate": 0.0, "duration": 1.0,

@@ -74,7 +74,7 @@ def _line_of(text: str, fragment: str) -> int:
     return next(n for n, line in enumerate(text.splitlines(), 1) if fragment in line)
 
 
-# ------------------------------------------------------------------ SPEC §7 item 1
+# ------------------------------------------------------------------ the qm.ini Log stanza's limits
 
 
 def test_defaults_give_2_mib_buffer_16_mib_files_80_mib_active_log_64_mib_usable():

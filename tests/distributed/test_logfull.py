@@ -1,4 +1,4 @@
-"""True log full (SPEC §4.4, MQ's documented behaviour): when the log cannot take more, new work
+"""True log full (MQ's documented behaviour, AMQ7463): when the log cannot take more, new work
 is refused with MQRC_RESOURCE_PROBLEM (2102) and AMQ7463 (AMQ7465 when a long-running unit of
 work holds the tail), while commit and backout still work from the reserve. The log is never
 overrun, and work resumes once the tail moves."""

@@ -1,4 +1,4 @@
-"""Media images and media recovery (SPEC §4.3): rcdmqimg, rcrmqobj, automatic re-creation of a
+"""Media images and media recovery (IBM MQ, "Media recovery"): rcdmqimg, rcrmqobj, automatic re-creation of a
 damaged queue at restart on a linear log, MEDIALOG, LogManagement and SET LOG ARCHIVED."""
 
 from __future__ import annotations

@@ -37,7 +37,7 @@ def test_extent_names_wrap_after_9999999():
 
 
 def test_the_ring_grows_as_in_the_worked_example():
-    """SPEC §4.2 with 3 primaries and 2 secondaries: 0,1,2 -> 0,1,3,2 -> 0,4,1,3,2.
+    """The ring's worked example, 3 primaries and 2 secondaries: 0,1,2 -> 0,1,3,2 -> 0,4,1,3,2.
 
     A secondary goes into the ring at the head – after the extent just filled, before the one
     the ring would reuse next – only when that one still holds data restart needs."""

@@ -1,5 +1,4 @@
-"""Undo walks a unit of work's backward chain to its Begin record or refuses (issue 17,
-defect 2).
+"""Undo walks a unit of work's backward chain to its Begin record or refuses.
 
 Before the fix the walk stopped at a missing record, a record of another unit of work or
 after 10 million steps, wrote compensation records for the operations it had seen, and

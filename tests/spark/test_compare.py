@@ -102,7 +102,7 @@ def test_a_configuration_may_choose_its_restart_mode(tmp_path):
 
 
 def test_each_configuration_restarts_in_its_own_mode():
-    """The same crash, restarted the 9.1.1 way and the way before it (SPEC §3.6): the same
+    """The same crash, restarted the 9.1.1 way and the way before it: the same
     recovery, and on slow storage the legacy restart's serial loads and page-at-a-time reads
     take longer. (run_cell is what each Spark task runs.)"""
     (cell,) = check_matrix([{"name": "d", "platform": "distributed", "log": {}}])

@@ -3,7 +3,7 @@
 Run directories come from the real CLI (``python -m mqlog run --out``, a few tenths of a
 second each). What the data source returns is checked against reads made without it: a
 :class:`~mqlog.core.log.reader.LogReader` walk of the whole distributed log, and ``mqlog print
---json`` for z/OS (issue 7: "counts match mqlog print").
+--json`` for z/OS: the counts match what ``mqlog print`` shows.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""COMPLOG: the z/OS message-data codec (SPEC §5.7), its statistics, and a queue manager that
+"""COMPLOG: the z/OS message-data codec (IBM MQ for z/OS, "Log compression"), its statistics, and a queue manager that
 logs compressed puts and reads them back at restart."""
 
 from __future__ import annotations
@@ -180,7 +180,7 @@ def test_decode_checks_the_message_length_when_given(setting):
         codec.decode(kind, stored, expected_length=len(PADDED) + 1)
 
 
-# --- a queue manager logging compressed puts (SPEC §5.7 with §3) ------------------------------
+# --- a queue manager logging compressed puts ------------------------------------------------
 
 def message(i: int) -> bytes:
     """A persistent message of padded records; every fifth one large enough that even

@@ -24,7 +24,7 @@ from mqlog.zos.config import (
 
 KiB, MiB = 1 << 10, 1 << 20
 
-# ------------------------------------------------------------------ defaults (SPEC §5.0)
+# ------------------------------------------------------------------ defaults (CSQ6LOGP / CSQ6SYSP)
 
 
 def test_defaults_match_spec():

@@ -1,7 +1,7 @@
 """Queue-sharing groups: two z/OS queue managers sharing a queue, each with its own log;
 LRSNs order their records; a member's restart resolves only its own units of work in the
 coupling facility; a failed CF structure is recovered from its backup plus every member's
-log merged by LRSN (SPEC §5.3, §5.4; issue 6)."""
+log merged by LRSN."""
 
 from __future__ import annotations
 

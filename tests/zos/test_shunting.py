@@ -1,4 +1,4 @@
-"""Log shunting (SPEC §5.6, §7 item 7): a unit of work is shunted every third checkpoint,
+"""Log shunting (IBM MQ for z/OS, "Log shunting"): a unit of work is shunted every third checkpoint,
 backout and restart use the shunted records instead of reading far back, a crash in the
 middle of a round or of restart's undo loses nothing, and with archiving off an unshunted
 unit whose records were overwritten cannot be backed out (5C6-00D1032A)."""

@@ -1,4 +1,4 @@
-"""The z/OS log (SPEC §5.1-§5.3, §7 item 7): dual copies survive one damaged copy, a single
+"""The z/OS log: dual copies survive one damaged copy, a single
 copy fails clearly, archives are written, recorded and read, MAXARCH trims the inventory,
 OFFLOAD=NO overwrites, the RBA thresholds warn and terminate in both modes, DEFINE LOG and
 SET LOG work while running, and checkpoints carry page-set control records."""
