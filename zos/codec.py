@@ -1,4 +1,5 @@
-"""Log compression of persistent message data: z/OS ``COMPLOG`` (IBM MQ for z/OS: "Log compression"; docs/guide/02-compression.md).
+"""Log compression of persistent message data: z/OS ``COMPLOG`` (IBM MQ for z/OS:
+"Controlling archiving and logging"; docs/guide/02-compression.md).
 
 :class:`CompLogCodec` is the z/OS platform's :class:`~mqlog.core.platform.DataCodec`. The
 queue manager hands it a message's data before splitting it into put records and stores

@@ -17,7 +17,7 @@ The parameters come from three places on a real system, plus the model's own:
   RBA, what CSQJUCNV converts to and the default for queue managers created at MQ 9.3 or
   later); STARTRBA (where the log starts, as CSQJU003 sets it after a log reset); and
   ZSTD_IN_ANY, which lets ``COMPLOG(ANY)`` choose zstd as well as RLE. **ZSTD_IN_ANY is
-  not real z/OS**: IBM's ANY picks among IBM's algorithms, today RLE only (IBM MQ for z/OS, "Log compression").
+  not real z/OS**: IBM's ANY picks among IBM's algorithms, today RLE only (IBM MQ for z/OS, "SET LOG": COMPLOG).
 
 Value notation, wherever text is read (``--set log.NAME=VALUE``, files, :meth:`set_log`):
 names in any case, with or without ``log.``; YES/NO for switches (any case); whole decimal

@@ -1,5 +1,6 @@
-"""COMPLOG: the z/OS message-data codec (IBM MQ for z/OS, "Log compression"), its statistics, and a queue manager that
-logs compressed puts and reads them back at restart."""
+"""COMPLOG: the z/OS message-data codec (IBM MQ for z/OS, "Controlling archiving and
+logging"), its statistics, and a queue manager that logs compressed puts and reads them back
+at restart."""
 
 from __future__ import annotations
 
