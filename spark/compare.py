@@ -26,7 +26,7 @@ except ModuleNotFoundError:  # Python 3.10
 from pathlib import Path
 
 from mqlog.core.errors import MqlogError
-from mqlog.core.qm.manager import DEFAULT_RESTART_MODE, RESTART_MODES
+from mqlog.core.qm.config import DEFAULT_RESTART_MODE, RESTART_MODES
 
 #: the default matrix: three distributed and three z/OS configurations
 DEFAULT_MATRIX: tuple[dict, ...] = (
@@ -147,7 +147,7 @@ def run_cell(task: dict) -> dict:
     if task.get("crash_at_s") is not None and result.crashed:
         # The same crash for every configuration: restart each, verify it against the
         # applications' journal, and report what restart cost.
-        from mqlog.core.qm.manager import QmConfig
+        from mqlog.core.qm.config import QmConfig
         from mqlog.core.workload.run import restart_run
 
         mode = task.get("restart_mode", DEFAULT_RESTART_MODE)

@@ -487,7 +487,7 @@ def test_the_command_line_offers_exactly_the_restart_modes_the_core_has():
     """The CLI spells the choices out (importing the core at start-up would slow every
     command): they must stay the core's."""
     from mqlog import cli
-    from mqlog.core.qm.manager import RESTART_MODES
+    from mqlog.core.qm.config import RESTART_MODES
 
     for command in (cli.restart_cmd, cli.compare_cmd, cli.torture_cmd):
         (option,) = [p for p in command.params if p.name == "restart_mode"]

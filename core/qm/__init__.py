@@ -1,2 +1,5 @@
-"""The queue manager in normal running: its lifecycle, the MQI calls applications make,
-logging on their behalf, checkpoints and the log-space reserve (:mod:`.manager`)."""
+"""The queue manager in normal running: its lifecycle and the MQI calls applications make
+(:mod:`.manager`, with :mod:`.connection` and :mod:`.config`), units of work and syncpoint
+(:mod:`.units`), the log-space reserve and the log-full episode (:mod:`.logspace`),
+checkpoints (:mod:`.checkpoints`), shunting (:mod:`.shunting`), and the services object it
+hands to platforms (:mod:`.services`)."""

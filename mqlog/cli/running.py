@@ -132,7 +132,7 @@ def restart_cmd(directory: Path, verify: bool, restart_mode: str, as_json: bool)
     """Restart the queue manager a run left in DIRECTORY and report the recovery."""
     from mqlog.core.errors import MqlogError
     from mqlog.core.workload.journal import Journal
-    from mqlog.core.qm.manager import QmConfig
+    from mqlog.core.qm.config import QmConfig
     from mqlog.core.workload.run import restart_run
     from mqlog.core.disk.storage import DirectoryStorage
 

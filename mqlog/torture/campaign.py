@@ -17,7 +17,7 @@ import attrs
 
 from mqlog.core.disk.faults import FaultPlan
 from mqlog.core.disk.storage import MemoryStorage
-from mqlog.core.qm.manager import QmConfig
+from mqlog.core.qm.config import QmConfig
 from mqlog.core.workload.run import RunConfig, restart_run, run_workload
 from mqlog.torture.claims import (DAMAGE, DETECTED, ERROR, EXPECTED, FAULT_CLASSES, NOTHING, SILENT, SURVIVED,
                                   Tally, claims)

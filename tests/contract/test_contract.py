@@ -14,7 +14,7 @@ import math
 import pytest
 from mqlog.core.disk.faults import FaultPlan
 from mqlog.core.format.pages import PAGE_PAYLOAD
-from mqlog.core.qm.manager import RESERVE_PER_OP
+from mqlog.core.qm.logspace import RESERVE_PER_OP
 from mqlog.core.objects.queuefile import MessageState
 from mqlog.core.format.records import HEADER_SIZE, Clr
 from mqlog.core.disk.storage import MemoryStorage

@@ -1,0 +1,172 @@
+"""Checkpoints in normal running, and what follows each one.
+
+When a checkpoint is due (the platform's checkpoint policy: records logged, time, a log
+switch; or log space running short), one is taken at a time: the units of work open at its
+Begin record, the platform's own checkpoint records, the queue files flushed behind the log,
+the queues' media recovery records, then the log's control data moved on and the log behind
+the new tail released. After it come the reports and background work it unlocks: the log
+files restart and media recovery need, automatic media images, units of work reported as
+long-running at a log switch, and a shunting round (:mod:`.shunting`).
+:class:`CheckpointMixin` is part of :class:`mqlog.core.qm.manager.QueueManager`; the state it
+works on (``_checkpointing``, ``_checkpoint_number``, ``_checkpoint_address``,
+``_records_since``, ``_timer``, ``_imaging``, ``_extents_said``) is set up there.
+"""
+
+from __future__ import annotations
+
+from typing import Generator
+
+from mqlog.core.format.records import NO_ADDRESS, CheckpointBegin, CheckpointEnd, QueueEntry, UowEntry
+from mqlog.core.format.records import UowState as RecUowState
+from mqlog.core.objects.uow import MqiError
+from mqlog.core.platform import LogControl
+
+
+class CheckpointMixin:
+    """The queue manager's checkpoints and their aftermath (see the module docstring)."""
+
+    def _checkpoint_timer(self, interval: float) -> Generator:
+        """Ask the policy at the next multiple of ``interval`` after the last checkpoint, so
+        that work followed by quiet still gets its checkpoint on time. Armed by a logged
+        record, at most one at a time, and not re-armed by itself: an idle queue manager
+        schedules nothing (which lets a simulation end)."""
+        since = self.env.now - self._last_checkpoint_us
+        wait = interval - since % interval if since >= 0 else interval
+        yield self.env.timeout(wait)
+        self._timer = None
+        self._maybe_checkpoint("time")
+
+    def _arm_timer(self) -> None:
+        interval = self.platform.checkpoint_policy.interval_us
+        if interval and self._timer is None and not self.stopped:
+            self._timer = self.env.process(self._checkpoint_timer(interval))
+
+    def log_switched(self) -> None:
+        """The platform's log moved on to its next file (a checkpoint may be due)."""
+        self._maybe_checkpoint("log switch", switched=True)
+
+    def _maybe_checkpoint(self, reason: str, switched: bool = False, force: bool = False) -> None:
+        """Start a checkpoint in the background if the policy says one is due (or ``force``)."""
+        if self.stopped or self._checkpointing or self.writer is None:
+            return
+        if self._log_full and self._tail_held_by_uow():
+            return  # it could free nothing, and would eat the reserve commit and backout need
+        if force or self.platform.checkpoint_policy.due(self._records_since, self.env.now - self._last_checkpoint_us,
+                                                        switched):
+            self.env.process(self.checkpoint(reason))
+
+    def checkpoint(self, reason: str = "request", *, wait: bool = False) -> Generator:
+        """Take a checkpoint (one at a time): record the active units of work, flush the queue
+        files (log first), and let the log's tail move. If one is running, return False at
+        once – or, with ``wait`` (shutdown, on request), wait for it and then take one."""
+        while self._checkpointing:
+            if not wait:
+                return False
+            yield self._checkpoint_finished
+        self._checkpointing = True
+        self._checkpoint_finished = self.env.event()
+        try:
+            number = self._checkpoint_number + 1
+            begin = yield from self._log(CheckpointBegin(number, int(self.env.now)), essential=True)
+            # The units of work open at the Begin record, as the log has them there: one whose
+            # Commit/Backout is already appended is over, one whose Prepare is, is in doubt,
+            # whatever its force is still doing.
+            table = [UowEntry(u.id, RecUowState.IN_DOUBT if u.prepare_address != NO_ADDRESS else RecUowState.IN_FLIGHT,
+                              u.first, u.last, int(u.begin_us), len(u.ops), u.xid)
+                     for u in sorted(self.uows.values(), key=lambda u: u.id)
+                     if u.logged and u.end_address == NO_ADDRESS]
+            extra = self.platform.checkpoint_records
+            for record in (extra(self.services, begin) if extra is not None else ()):
+                yield from self._log(record, essential=True)
+            # Write-ahead rule: the log describing the queue data is on disk before the data.
+            yield self.writer.force()
+            durable = self.writer.durable
+            for name in sorted(self.queues):
+                yield from self._charge(self.queues[name].flush(durable, self._outcome))
+            # Each queue's media recovery record is kept by every checkpoint (damaged ones too).
+            # Kept queues live with their keeper, not in this queue manager's files.
+            queues = sorted([QueueEntry(q.name, q.depth, q.media_address) for q in self.queues.values()
+                             if q.keeper is None]
+                            + [QueueEntry(d.name, 0, d.media) for d in self.damaged.values()]
+                            + [QueueEntry(n, 0, a) for n, a in self._defining.items()],
+                            key=lambda e: e.name)
+            yield from self._log(CheckpointEnd(begin, number, int(self.env.now), table, queues), essential=True)
+            yield self.writer.force()
+            space = self.platform.space
+            self._checkpoint_address = begin
+            self._checkpoint_number = number
+            space.save_control(LogControl(begin, self.tail(), number, self.media_address()))
+            yield from self.device.write(512)  # the control data's own write
+            space.release(self.tail())
+            self._log_full = False  # the episode ends when a checkpoint has moved what it can
+            if self._space_freed is not None:
+                freed, self._space_freed = self._space_freed, None
+                freed.succeed()
+            self._report_extents()
+            self._schedule_images()
+            self._records_since = 0
+            self._last_checkpoint_us = self.env.now
+            self.counters.checkpoints += 1
+            for uow in self.uows.values():
+                uow.checkpoints_seen += 1
+            self.say("checkpoint", number=number, reason=reason, address=begin)
+            if self._shunt(number):
+                yield self.writer.force()
+            return True
+        finally:
+            self._checkpointing = False
+            self._checkpoint_finished.succeed()
+
+    def _report_extents(self) -> None:
+        """After a checkpoint, say which log files restart and media recovery need, when
+        that has changed since it was last said."""
+        self._drain_space_events()
+        needed = self.platform.space.recovery_extents()
+        if needed is None:
+            return
+        restart, media = needed
+        if (restart, media) != self._extents_said:
+            self._extents_said = (restart, media)
+            if restart:
+                self.say("restart-extent", extent=restart)
+            if media:
+                self.say("media-extent", extent=media)
+
+    def _schedule_images(self) -> None:
+        """Automatic media images (where the platform schedules them): after a checkpoint,
+        image the queues that are due, one at a time, in the background."""
+        media = self.platform.media
+        schedule = media.schedule if media is not None else None
+        if schedule is None or self._imaging or self.stopped or self.writer is None:
+            return
+        head = self.writer.next_address
+        due = [name for name, q in sorted(self.queues.items())
+               if q.media_address != NO_ADDRESS and schedule.due(self.env.now - q.media_us, head - q.media_address)]
+        if due:
+            self._imaging = True
+            self.env.process(self._auto_images(due))
+
+    def _auto_images(self, names) -> Generator:
+        """Image ``names`` one after the other, then checkpoint so the images count."""
+        from mqlog.core.objects.media import MediaRecoveryError, record_image
+
+        try:
+            for name in names:
+                if name in self.queues and not self.stopped:
+                    try:
+                        yield from record_image(self, name, checkpoint=False)
+                    except (MqiError, MediaRecoveryError):
+                        continue  # log full, queue gone or already being imaged: next time
+            if not self.stopped:
+                yield from self.checkpoint("media images", wait=True)
+        finally:
+            self._imaging = False
+
+    def _report_long_uows(self) -> None:
+        """At a log switch, units of work that have lived through more than three
+        checkpoints are reported as long-running (each time, with how often it was said)."""
+        for uow in self.uows.values():
+            if uow.logged and uow.end_address == NO_ADDRESS and uow.checkpoints_seen > 3:
+                uow.switches_reported += 1
+                self.say("long-uow-at-switch", uow=uow.id, application=uow.application,
+                         checkpoints=uow.checkpoints_seen, first=uow.first, times=uow.switches_reported)

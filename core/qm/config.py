@@ -1,0 +1,79 @@
+"""The queue manager's settings and its counters.
+
+:class:`QmConfig` holds what the core itself reads from a queue manager's configuration
+(unit-of-work and queue limits, how restart runs, the virtual CPU of its paths, its member
+number among those sharing kept queues) – a platform's log parameters live with the
+platform. :class:`QmCounters` holds the queue-manager level figures the metrics report.
+"""
+
+from __future__ import annotations
+
+import attrs
+
+from mqlog.core.errors import ParameterError
+
+#: how restart runs: as MQ 9.1.1 and later (queues loaded in parallel, replay in large
+#: reads), or as before it ("legacy")
+RESTART_MODES = ("9.1.1", "legacy")
+DEFAULT_RESTART_MODE = "9.1.1"
+
+
+def _bounded(name: str, low: int, high: int):
+    def check(instance, attribute, value):
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not low <= value <= high:
+            raise ParameterError(f"qmgr.{name}", value, f"{low} to {high}")
+    return check
+
+
+@attrs.frozen
+class QmConfig:
+    """Queue-manager settings the core uses (platform log parameters live with the platform)."""
+
+    name: str = "QM1"
+    #: MAXUMSGS: operations one unit of work may hold
+    max_uow_messages: int = attrs.field(default=10_000, validator=_bounded("max_uow_messages", 1, 999_999_999))
+    #: MAXDEPTH given to queues defined without one
+    max_depth: int = attrs.field(default=5000, validator=_bounded("max_depth", 0, 999_999_999))
+    #: persistent bytes a queue keeps in memory before spilling to its file (128 KiB, doubled on 64-bit)
+    persistent_buffer_bytes: int = attrs.field(default=256 * 1024,
+                                               validator=_bounded("persistent_buffer_bytes", 0, 1 << 30))
+    #: "9.1.1": queues loaded in parallel, replay reads the log in large chunks;
+    #: "legacy": queues loaded one at a time, replay reads page by page with a file-system call each
+    restart_mode: str = attrs.field(default=DEFAULT_RESTART_MODE, validator=attrs.validators.in_(RESTART_MODES))
+    #: virtual CPU per record replayed, per message reconciled, per message's metadata loaded
+    replay_record_us: float = attrs.field(default=2.0, validator=_bounded("replay_record_us", 0, 1e6))
+    reconcile_message_us: float = attrs.field(default=5.0, validator=_bounded("reconcile_message_us", 0, 1e6))
+    load_message_us: float = attrs.field(default=0.5, validator=_bounded("load_message_us", 0, 1e6))
+    #: virtual CPU of one MQI call's own path (MQPUT/MQGET/MQCMIT…), before any log wait:
+    #: calls are never free, so even work that logs nothing moves the clock
+    mqi_call_us: float = attrs.field(default=5.0, validator=_bounded("mqi_call_us", 0, 1e6))
+    #: this queue manager's number among those sharing kept queues: unit-of-work ids carry
+    #: it, so the units of all of them can meet on a shared queue without clashing
+    member: int = attrs.field(default=0, validator=_bounded("member", 0, 31))
+
+
+@attrs.define
+class QmCounters:
+    """Queue-manager level figures for the metrics schema."""
+
+    messages_put: int = 0
+    messages_got: int = 0
+    commits: int = 0
+    backouts: int = 0
+    checkpoints: int = 0
+    uows_rolled_back: int = 0
+    uows_rolled_forward: int = 0
+    log_full_events: int = 0  # times the log-space policy had to release space
+    log_full_refusals: int = 0  # MQI calls refused with 2102 because the log was full
+    shunted_bytes: int = 0
+    shunts_failed: int = 0  # rounds that could not be written (log or buffer space)
+    media_images: int = 0
+    media_image_bytes: int = 0
+    queues_recreated: int = 0
+    shunts: int = 0
+    compression_in_bytes: int = 0
+    compression_out_bytes: int = 0
+    direct_handoffs: int = 0  # persistent puts passed to a waiting getter without logging
+    spills: int = 0
+    queue_file_bytes_written: int = 0
+    queue_file_bytes_read: int = 0

@@ -1,0 +1,66 @@
+"""An application's connection to the queue manager (an HCONN), and what MQGET hands back.
+
+A :class:`Connection` carries the application's current unit of work and turns each MQI
+call into a generator the application drives (``msg_id = yield from conn.put(...)``): the
+call's own CPU is charged first, the queue manager does the work, and a unit of work the
+queue manager backed out ends for the application when it is told so.
+"""
+
+from __future__ import annotations
+
+import attrs
+
+from mqlog.core.objects.uow import MqiError, Reason, UnitOfWork
+
+
+@attrs.frozen
+class GotMessage:
+    """What MQGET hands the application."""
+
+    msg_id: bytes
+    data: bytes
+    persistent: bool
+
+
+class Connection:
+    """One application's connection (an HCONN): its current unit of work and its MQI calls."""
+
+    def __init__(self, qm, application: str):
+        self.qm = qm  # the QueueManager (not imported: it imports this module)
+        self.application = application
+        self.uow: UnitOfWork | None = None
+        self._in_call: UnitOfWork | None = None  # the unit this call marked busy (no shunting)
+
+    # Every call is a generator: ``result = yield from conn.put(...)``.
+
+    def put(self, queue: str, data: bytes, *, persistent: bool = True, syncpoint: bool = True):
+        return (yield from self._call(self.qm._put(self, queue, data, persistent, syncpoint)))
+
+    def get(self, queue: str, *, syncpoint: bool = True, wait_us: float = 0.0):
+        return (yield from self._call(self.qm._get(self, queue, syncpoint, wait_us)))
+
+    def commit(self):
+        return (yield from self._call(self.qm._commit(self)))
+
+    def backout(self):
+        return (yield from self._call(self.qm._backout(self)))
+
+    def prepare(self, xid: bytes = b""):
+        """Phase one of two-phase commit; afterwards only the coordinator's commit/backout."""
+        return (yield from self._call(self.qm._prepare(self, xid)))
+
+    def _call(self, call):
+        cost = self.qm.config.mqi_call_us
+        if cost:
+            yield self.qm.env.timeout(cost)
+        try:
+            return (yield from call)
+        except MqiError as exc:
+            # MQRC_BACKED_OUT ends the unit of work: the application's next call starts afresh.
+            if exc.reason is Reason.MQRC_BACKED_OUT and self.uow is not None and self.uow.doomed:
+                self.uow = None
+            raise
+        finally:
+            if self._in_call is not None:
+                self._in_call.in_call -= 1
+                self._in_call = None

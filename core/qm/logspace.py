@@ -1,0 +1,242 @@
+"""Log space in normal running: the reserve, claims on it, and the log-full episode.
+
+The log holds back room for what must not fail when it fills – commit, backout,
+compensation, checkpoints – sized from the units of work still open (:data:`RESERVE_PER_UOW`,
+:data:`RESERVE_PER_OP`). Work that is not essential claims its room before it appends; when
+the log cannot take it beside the reserve, the call is refused with MQRC_RESOURCE_PROBLEM
+(or, on a platform whose callers wait for log space, waits for a checkpoint to free some),
+the event is said once per episode, and the platform's space policy is asked which units
+of work to roll back or roll forward to release the tail. :class:`LogSpaceMixin` is part
+of :class:`mqlog.core.qm.manager.QueueManager`; the state it works on (``_claimed``,
+``_log_full``, ``_relieving``, ``_space_freed``, ``_no_room_said``) is set up there.
+"""
+
+from __future__ import annotations
+
+from typing import Generator
+
+import attrs
+
+from mqlog.core.errors import LogWriteError
+from mqlog.core.format.records import HEADER_SIZE, NO_ADDRESS, Clr, Get, Prepare, Put
+from mqlog.core.objects.uow import MqiError, Reason, UnitOfWork, UowState
+from mqlog.core.platform import UowView
+
+#: log space always kept for what must not fail when the log is full (commit, backout,
+#: compensation, checkpoints): a fixed part for page padding of the forces involved …
+RESERVE_FIXED_BYTES = 8 * 4096
+#: … plus, per unit of work still open, what backing it out may log: at restart that is a
+#: compensation record per operation and a Backout record, and the force that ends it may
+#: close a page short (the pad policy wastes at most a quarter page)
+RESERVE_PER_UOW = 1000 + 1024
+RESERVE_PER_OP = 12 + Clr._S.size + HEADER_SIZE + 8
+#: checkpoints a caller waits through for log space (where the platform's callers wait
+#: rather than fail) before the queue manager gives up: none freed enough, so none will
+FUTILE_WAITS_MAX = 1000
+
+
+class LogSpaceMixin:
+    """The queue manager's log-space reserve, claims and log-full handling (see the module
+    docstring)."""
+
+    def _tail_held_by_uow(self) -> bool:
+        """Whether a unit of work older than the last checkpoint holds the tail (a new
+        checkpoint would not move it)."""
+        return (self.platform.uows_pin_log and bool(self._uow_ages)
+                and self._uow_ages[0][0] < self._checkpoint_address)
+
+    def _check_space(self) -> None:
+        """Relieve a log that is getting full, in stages: a checkpoint moves the tail as far
+        as it can; the policy decides which units of work to roll back or forward (those
+        older than the last checkpoint hold the tail: ``UowView.pins_tail``); a checkpoint
+        after them moves the tail past what they freed (:meth:`_relieve`)."""
+        if self._relieving:
+            return
+        policy = self.platform.space_policy
+        usage = self.platform.space.usage(self.writer.next_address, self.tail())
+        if usage >= policy.checkpoint_at and not self._tail_held_by_uow():
+            # Only if it would release space: a unit of work older than the last checkpoint
+            # holds the tail where it is whatever a new checkpoint does.
+            self._maybe_checkpoint("log getting full", force=True)
+        views = [UowView(uid, first, self.uows[uid].state is UowState.PREPARED, self.uows[uid].begin_us,
+                         pins_tail=first < self._checkpoint_address)
+                 for first, uid in self._uow_ages if uid in self.uows]
+        actions = policy.relieve(usage, views)
+        if actions:
+            self.counters.log_full_events += 1
+            self._relieving = True
+            self.env.process(self._relieve(actions))
+
+    def _reserve_bytes(self) -> int:
+        """Log space held back for what must not fail: backing out every open unit of work
+        and the checkpoints that follow, in bytes."""
+        # One pass, no intermediate list: this runs before every record that is not essential.
+        logged = ops = 0
+        for u in self.uows.values():
+            if u.first != NO_ADDRESS:  # u.logged
+                logged += 1
+                ops += len(u.ops)
+        checkpoint = 750 + 200 * logged + 64 * (len(self.queues) + len(self.damaged))
+        return RESERVE_FIXED_BYTES + 2 * checkpoint + self._claimed + RESERVE_PER_UOW * logged + RESERVE_PER_OP * ops
+
+    def log_free_bytes(self) -> int | None:
+        """How many more bytes the log takes before it is full (None: it never fills)."""
+        if self.writer is None:
+            return None
+        return self.platform.space.free_bytes(self.writer.next_address, self.tail())
+
+    def _claim_waiting(self, nbytes: int) -> Generator:
+        """:meth:`_claim`, except that on a platform whose callers wait for log space
+        (``full_log_waits``) a full log makes the caller wait for a checkpoint to free some
+        rather than fail.
+
+        A caller that has waited through :data:`FUTILE_WAITS_MAX` checkpoints without room
+        never will get it (the log is smaller than the space kept to back out the units of
+        work that hold it): the queue manager ends abnormally, as an operator would cancel
+        it once told the log is full, rather than checkpoint for ever."""
+        waits = 0
+        while True:
+            try:
+                self._claim(nbytes)
+                return
+            except MqiError as exc:
+                if exc.reason is not Reason.MQRC_RESOURCE_PROBLEM or not self.platform.full_log_waits:
+                    raise
+            if waits >= FUTILE_WAITS_MAX:
+                raise LogWriteError(
+                    f"the active log stayed full through {waits} checkpoints: nothing can free it (it holds "
+                    f"{self.log_free_bytes()} free bytes, and {self._reserve_bytes()} must be kept to back out "
+                    "the open units of work); give it more or larger data sets")
+            waits += 1
+            if self._space_freed is None:
+                self._space_freed = self.env.event()
+            yield self._space_freed
+
+    def _claim(self, nbytes: int) -> None:
+        """Check there is room for ``nbytes`` more (else 2102) and hold it until the caller
+        gives it back (``self._claimed -= nbytes``) once its records are appended."""
+        self._ensure_room(nbytes)
+        self._claimed += nbytes
+
+    def _ensure_room(self, nbytes: int) -> None:
+        """Refuse new work when the log is full: the call fails with MQRC_RESOURCE_PROBLEM,
+        nothing of it is logged, and the queue manager tries to release space. The log-full
+        event is said once per episode, naming the long-running unit of work that holds the
+        tail if one does. Commit and backout never come here: the reserve is theirs."""
+        free = self.log_free_bytes()
+        if free is None:
+            return
+        if free - nbytes >= self._reserve_bytes():
+            return
+        self.counters.log_full_refusals += 1
+        self._drain_space_events()
+        if not self._log_full:
+            self._log_full = True
+            self.say("log-full")
+            if self._tail_held_by_uow():
+                uow = self.uows.get(self._uow_ages[0][1])
+                self.say("log-full-long-uow", uow=self._uow_ages[0][1],
+                         application=uow.application if uow is not None else "")
+            else:
+                # Nothing holds the tail but the last checkpoint: records arrive faster than
+                # checkpoints free the log behind them.
+                self.say("log-full-housekeeping")
+        if self.platform.space_policy is not None:
+            self._check_space()
+        self._maybe_checkpoint("log full", force=True)
+        raise MqiError(Reason.MQRC_RESOURCE_PROBLEM, "the log is full")
+
+
+    def _drain_space_events(self) -> None:
+        """Say what the log space has queued to report (its own events), in order."""
+        events = self.platform.space.events
+        while events:
+            event, fields = events.pop(0)
+            self.say(event, **fields)
+
+
+    def _relieve(self, actions) -> Generator:
+        """Carry out the space policy's actions (roll back an active unit of work, roll a
+        prepared one forward), then checkpoint if any of them released log."""
+        released = False
+        try:
+            for action in actions:
+                uow = self.uows.get(action.uow)
+                if uow is None or uow.state is UowState.ENDED:
+                    continue
+                if action.action == "rollback" and uow.state is UowState.ACTIVE:
+                    uow.doomed = True  # from now on the application's calls get MQRC_BACKED_OUT
+                    self.say("uow-rolled-back", uow=uow.id, application=uow.application)
+                    yield from self._backout_uow(uow)
+                    self.counters.uows_rolled_back += 1
+                    released = True
+                elif action.action == "rollforward" and uow.state is UowState.PREPARED:
+                    if (yield from self._roll_forward(uow)):
+                        self.say("uow-rolled-forward", uow=uow.id, application=uow.application)
+                        self.counters.uows_rolled_forward += 1
+                        released = True
+            if released:
+                # The last stage: a checkpoint moves the tail past what was freed.
+                yield from self.checkpoint("log space released", wait=True)
+        finally:
+            self._relieving = False
+
+    def _roll_forward(self, uow: UnitOfWork) -> Generator:
+        """Re-log a prepared unit of work's state at the head so the tail can move past it.
+
+        Copies of its records (flagged *relogged*) are chained onto its last record and
+        closed by a flagged Prepare. Only once that is on disk does the unit switch to the
+        copies; until then its original records stay the ones restart uses, so a crash in
+        the middle loses nothing. The coordinator's decision waits for the switch.
+
+        The copies need log space of their own: the room is claimed first (new work is
+        refused sooner meanwhile), and if the log cannot hold them the unit stays where it is
+        (False; the log-full event then names it as the unit holding the tail)."""
+        estimate = 1000 + sum(op.length + 800 if op.kind == "put" else 300 for op in uow.ops if op.persistent)
+        free = self.log_free_bytes()
+        if free is not None and free - estimate < self._reserve_bytes():
+            if uow.id not in self._no_room_said:
+                self._no_room_said.add(uow.id)
+                self.say("rollforward-no-room", uow=uow.id, needed=estimate)
+            return False
+        self._claimed += estimate
+        uow.busy = self.env.event()
+        try:
+            prev = uow.last
+            first = NO_ADDRESS
+            new_ops = []
+            for op in uow.ops:
+                queue = self.queues.get(op.queue)
+                message = queue.messages.get(op.msg_id) if queue is not None else None
+                if not op.persistent or message is None:
+                    new_ops.append(op)
+                    continue
+                if op.kind == "put":
+                    data, cost = queue.read(message)
+                    if cost.reads:
+                        yield from self._charge(cost)
+                    record = Put(queue.name, op.msg_id, data, len(data), uow=uow.id, prev=prev, relogged=True)
+                else:
+                    record = Get(queue.name, op.msg_id, 0, op.length, uow=uow.id, prev=prev, relogged=True)
+                address = yield from self._log(record, essential=True)
+                if first == NO_ADDRESS:
+                    first = address
+                new_ops.append(attrs.evolve(op, address=address, prev=prev))
+                prev = address
+            closing = yield from self._log(Prepare(int(self.env.now), uow.xid, uow=uow.id, prev=prev, relogged=True),
+                                           essential=True)
+            yield self.writer.force()
+            if uow.state is UowState.ENDED:
+                return True  # decided meanwhile: the copies are history, nothing to switch to
+            # The copies are on disk: from now on they are the unit of work.
+            self._uow_ages.discard((uow.first, uow.id))
+            uow.first = first if first != NO_ADDRESS else closing
+            uow.last = uow.prepare_address = closing
+            uow.ops = new_ops
+            self._uow_ages.add((uow.first, uow.id))
+            return True
+        finally:
+            self._claimed -= estimate
+            busy, uow.busy = uow.busy, None
+            busy.succeed()
+

@@ -1,0 +1,196 @@
+"""Units of work in normal running: begun, committed, backed out, prepared and resolved.
+
+A unit of work starts with an application's first call under syncpoint and is logged from
+its first persistent operation. MQCMIT logs a Commit record and forces it, and only then
+are its changes visible to other applications; MQBACK undoes from memory (no log read) and
+logs what it undid. Two-phase commit prepares a unit and leaves it in doubt until the
+external coordinator's decision (:meth:`UnitsOfWorkMixin.resolve`). :meth:`check` holds the
+invariants between queues and units of work that stress and crash tests assert.
+:class:`UnitsOfWorkMixin` is part of :class:`mqlog.core.qm.manager.QueueManager`.
+"""
+
+from __future__ import annotations
+
+from typing import Generator
+
+from mqlog.core.format.records import NO_ADDRESS, Backout, Commit, Prepare, UndoneOp
+from mqlog.core.objects.queuefile import MessageState
+from mqlog.core.objects.queues import Queue
+from mqlog.core.objects.uow import MEMBER_SHIFT, MqiError, Reason, UnitOfWork, UowState
+from mqlog.core.qm.connection import Connection
+
+
+class UnitsOfWorkMixin:
+    """The queue manager's units of work (see the module docstring)."""
+
+    def _uow_for(self, conn: Connection, *, adding: bool = True) -> UnitOfWork:
+        uow = conn.uow
+        if uow is None:
+            uow = UnitOfWork(self._next_uow, conn.application, self.env.now)
+            self._next_uow += 1
+            self.uows[uow.id] = uow
+            conn.uow = uow
+        elif uow.doomed:
+            raise MqiError(Reason.MQRC_BACKED_OUT, "the queue manager backed the unit of work out to free log space")
+        elif uow.state is UowState.PREPARED:
+            raise MqiError(Reason.MQRC_UOW_IN_DOUBT, "the unit of work is prepared")
+        if adding and len(uow.ops) >= self.config.max_uow_messages:
+            raise MqiError(Reason.MQRC_SYNCPOINT_LIMIT_REACHED, f"MAXUMSGS is {self.config.max_uow_messages}")
+        if conn._in_call is None:  # until the call returns, its records may still be on their way
+            uow.in_call += 1
+            conn._in_call = uow
+        return uow
+
+    def _end_uow(self, uow: UnitOfWork) -> None:
+        if uow.logged:
+            self._uow_ages.discard((uow.first, uow.id))
+        uow.state = UowState.ENDED
+        self.uows.pop(uow.id, None)
+
+    def _check_kept_queues(self, uow: UnitOfWork) -> None:
+        """Before a commit or backout: each kept queue the unit touched is usable (its keeper
+        raises MqiError if not, and the unit stays as it is)."""
+        for op in uow.ops:
+            queue = self.queues.get(op.queue)
+            if queue is not None and queue.keeper is not None:
+                queue.keeper.check(op.queue, True)
+
+    def _commit(self, conn: Connection):
+        uow = conn.uow
+        if uow is None:
+            return
+        self._check_kept_queues(uow)
+        if uow.doomed:
+            raise MqiError(Reason.MQRC_BACKED_OUT, "the queue manager backed the unit of work out to free log space")
+        yield from self._commit_uow(uow)
+        conn.uow = None
+
+    def _commit_uow(self, uow: UnitOfWork) -> Generator:
+        uow.in_call += 1
+        try:
+            yield from self._held(self._commit_logged(uow))
+        finally:
+            uow.in_call -= 1
+
+    def _commit_logged(self, uow: UnitOfWork) -> Generator:
+        if uow.logged:
+            address = yield from self._log_uow(uow, lambda prev: Commit(int(self.env.now), uow.persistent_ops,
+                                                                        uow=uow.id, prev=prev), essential=True)
+            uow.end_address, uow.end_commit = address, True
+            yield self.writer.force()
+        # Only now, with the commit record on disk, do the changes become visible.
+        self._apply_outcome(uow, commit=True)
+        self.counters.commits += 1
+
+    def _backout(self, conn: Connection):
+        uow = conn.uow
+        if uow is None:
+            return
+        self._check_kept_queues(uow)
+        if uow.doomed:  # already backed out by the queue manager; the application now knows
+            conn.uow = None
+            return
+        yield from self._backout_uow(uow)
+        conn.uow = None
+
+    def _backout_uow(self, uow: UnitOfWork) -> Generator:
+        """Back a unit of work out from memory (no log read), logging what was undone."""
+        uow.in_call += 1
+        try:
+            yield from self._held(self._backout_logged(uow))
+        finally:
+            uow.in_call -= 1
+
+    def _backout_logged(self, uow: UnitOfWork) -> Generator:
+        if uow.logged:
+            undone = [UndoneOp(op.address, i) for i, op in enumerate(uow.ops) if op.persistent]
+            address = yield from self._log_uow(
+                uow, lambda prev: Backout(int(self.env.now), undone, uow=uow.id, prev=prev), ending=True)
+            uow.end_address, uow.end_commit = address, False
+            yield self.writer.force()
+        self._apply_outcome(uow, commit=False)
+        self.counters.backouts += 1
+
+    def _apply_outcome(self, uow: UnitOfWork, commit: bool) -> None:
+        """Make a unit of work's outcome visible (from memory: no log read) and end it.
+
+        Committing makes its puts available and removes what it got; backing out, newest
+        operation first, removes its puts and makes what it got available again."""
+        # The queues to wake, in the order the operations first reach them: a dict, not a
+        # set, since a set of queues (hashed by identity) iterates in memory-address order
+        # and the getters' wake order decides the order of their records in the log.
+        woken: dict[Queue, None] = {}
+        for op in (uow.ops if commit else reversed(uow.ops)):
+            queue = self.queues.get(op.queue)
+            message = queue.messages.get(op.msg_id) if queue is not None else None
+            if message is None:
+                continue
+            if (op.kind == "put") == commit:
+                queue.make_available(message)
+                woken[queue] = None
+            else:
+                queue.remove(message)
+        self._end_uow(uow)
+        for queue in woken:
+            self._wake_getters(queue)
+
+    def _prepare(self, conn: Connection, xid: bytes):
+        uow = self._uow_for(conn, adding=False)
+        if uow.logged:
+            uow.prepare_address = yield from self._log_uow(
+                uow, lambda prev: Prepare(int(self.env.now), xid, uow=uow.id, prev=prev))
+            yield self.writer.force()
+        uow.state = UowState.PREPARED
+        uow.xid = xid
+        return uow.id
+
+    def resolve(self, uow_id: int, commit: bool) -> Generator:
+        """The external coordinator's decision for a prepared (in-doubt) unit of work."""
+        uow = self.uows.get(uow_id)
+        if uow is None or uow.state is not UowState.PREPARED:
+            raise MqiError(Reason.MQRC_HCONN_ERROR, f"no unit of work {uow_id} in doubt")
+        while uow.busy is not None:  # being rolled forward: decide once that is done
+            yield uow.busy
+        if commit:
+            yield from self._commit_uow(uow)
+        else:
+            yield from self._backout_uow(uow)
+
+    def check(self) -> None:
+        """Invariants of the queues and units of work (sortedcontainers' ``_check()`` style),
+        for stress and crash tests: raises AssertionError naming what is broken."""
+        for queue in self.queues.values():
+            committed = {m.seq: m.msg_id for m in queue.messages.values()
+                         if m.state is MessageState.COMMITTED and not m.busy}
+            assert len({m.seq for m in queue.messages.values()}) == len(queue.messages), \
+                f"{queue.name}: two messages share an arrival number"
+            assert dict(queue.available) == committed, f"{queue.name}: available set differs from committed messages"
+            for m in queue.messages.values():
+                if queue.keeper is not None and m.uow and m.uow >> MEMBER_SHIFT != self.config.member:
+                    continue  # another member's unit of work: that member checks it
+                if m.state is not MessageState.COMMITTED:
+                    uow = self.uows.get(m.uow)
+                    assert uow is not None and uow.state is not UowState.ENDED, \
+                        f"{queue.name}: message {m.msg_id!r} held by unit of work {m.uow}, which is not open"
+                    assert any(op.msg_id == m.msg_id for op in uow.ops), \
+                        f"{queue.name}: unit of work {m.uow} does not list message {m.msg_id!r}"
+                if m.persistent and m.data is None:
+                    assert queue.file is not None and m.msg_id in queue.file.messages, \
+                        f"{queue.name}: message {m.msg_id!r} has no data in memory or in the file"
+            assert len(queue.messages) <= queue.max_depth or not queue.messages, f"{queue.name}: over MAXDEPTH"
+        ages = {uid for _, uid in self._uow_ages}
+        assert ages <= set(self.uows), f"ended units of work {sorted(ages - set(self.uows))} still pin the tail"
+        for uow in self.uows.values():
+            assert (uow.id in ages) == uow.logged, f"unit of work {uow.id}: age index out of step"
+            for op in uow.ops:
+                queue = self.queues.get(op.queue)
+                message = queue.messages.get(op.msg_id) if queue else None
+                if message is not None and uow.state is not UowState.ENDED:
+                    assert message.uow in (uow.id, 0), f"message {op.msg_id!r} of unit {uow.id} held by {message.uow}"
+        if self.writer is not None:
+            assert self.writer.durable <= self.writer.next_address
+            tail = self.tail()
+            assert tail == NO_ADDRESS or tail <= self.writer.next_address, "the tail is ahead of the head"
+
+    def in_doubt(self) -> list[UnitOfWork]:
+        return [u for u in self.uows.values() if u.state is UowState.PREPARED]
