@@ -95,4 +95,3 @@ class Recovery(Redo, Undo):
                 yield from device.file_op()
             yield from device.read(n * PAGE_SIZE)
             self._pages_charged += n
-

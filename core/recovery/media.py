@@ -24,8 +24,8 @@ from mqlog.core.recovery.redo import max_depth_of
 
 
 def recreate_queue(qm, name: str, start: int) -> Generator:
-    """Re-create queue ``name`` from the log (``rcrmqobj``, or restart's automatic media
-    recovery): its media image – or its creation record – at ``start``, then every later
+    """Re-create queue ``name`` from the log (an explicit request, or restart's automatic
+    media recovery): its media image – or its creation record – at ``start``, then every later
     record that touches it, to the end of the log. Units of work still open in ``qm`` keep
     their uncommitted messages; uncommitted state of any other unit of work is put back as
     it was (its records never reached the disk, or restart already backed it out).
@@ -121,8 +121,8 @@ def _queue_from_image(r: Recovery, name: str, attributes: str, messages) -> None
 
 def mend_damaged(r: Recovery) -> Generator:
     """Queues whose files would not load, or which the checkpoint names but whose files are
-    gone: re-created from their media images if the log supports media recovery (MQ does
-    this by itself at startup on a linear log), else marked damaged: applications then get
+    gone: re-created from their media images if the log supports media recovery (the queue
+    manager does this by itself at startup), else marked damaged: applications then get
     MQRC_OBJECT_DAMAGED and their uncommitted messages are lost."""
     qm = r.qm
 

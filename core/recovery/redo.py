@@ -42,7 +42,9 @@ def max_depth_of(attributes: str, default: int) -> int:
 
 
 class Redo:
-    """Loading and redo: the queues and the table of units of work, rebuilt forward."""
+    """Loading and redo: the queues and the table of units of work, rebuilt forward. A
+    segmented message whose first records precede the replay point is completed by reading
+    its chain back (:meth:`segments_before`, through :meth:`~mqlog.core.recovery.undo.Undo.read_at`)."""
 
     # -- 1. load -----------------------------------------------------------------------------
 
@@ -371,4 +373,3 @@ class Redo:
             queue.max_depth = max_depth_of(record.attributes, queue.max_depth)
             if queue.file is not None:
                 queue.file.alter(record.attributes)
-

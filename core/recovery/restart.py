@@ -39,7 +39,6 @@ class Restart(Recovery):
     def phase(self, name: str, started: float) -> None:
         self.report.phases[name] = (self.env.now - started) / 1e6
 
-
     def run(self) -> Generator:
         env, qm, report = self.env, self.qm, self.report
         t0 = env.now

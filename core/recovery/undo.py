@@ -24,7 +24,7 @@ from mqlog.core.objects.uow import UowState as LiveState
 from mqlog.core.recovery.report import BackoutImpossible, RebuiltUow
 
 #: a backward chain longer than this many records loops (a unit of work is bounded by
-#: MAXUMSGS and the log's size long before it)
+#: the limit on its operations and by the log's size long before it)
 MAX_CHAIN = 10_000_000
 
 
@@ -219,5 +219,3 @@ class Undo:
                 self.report.messages_reconciled += 1
                 yield from self.cpu(qm.config.reconcile_message_us)
         yield from self.cpu_flush()
-
-
