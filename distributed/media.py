@@ -1,6 +1,6 @@
 """The distributed media-image record (type 0x40) and the ``rcdmqimg`` / ``rcrmqobj`` operations
 on a running queue manager (SPEC §4.3). The image bytes and the re-creation are the core's
-(:mod:`mqlog.core.objects.media`, :func:`mqlog.core.recovery.restart.recreate_queue`); this module gives them
+(:mod:`mqlog.core.objects.media`, :func:`mqlog.core.recovery.media.recreate_queue`); this module gives them
 their record and their MQ names."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from mqlog.core.objects.media import IMAGE_SEGMENT_BYTES, MediaRecoveryError, re
 from mqlog.core.format.records import (HEADER_SIZE, NO_ADDRESS, QUEUE_NAME_LENGTH, ImagePiece, LogRecord, RecordType,
                                        ResourceManager, name_field, pad_name, unpad_name)
 from mqlog.core.objects.queues import DamagedQueue
-from mqlog.core.recovery.restart import recreate_queue
+from mqlog.core.recovery.media import recreate_queue
 
 
 @attrs.frozen

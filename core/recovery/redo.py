@@ -1,0 +1,375 @@
+"""The forward pass of restart: loading the queue files (their metadata, not their message
+data) and redoing the log from the checkpoint onto the queues ("repeating history"), while
+the table of units of work is rebuilt – the checkpoint's table, plus those that begin later,
+less those whose commit or backout is found. Redo is idempotent per message, because a queue
+file may already be newer than the checkpoint (a later flush whose checkpoint never
+completed). :class:`Redo` is a part of :class:`~mqlog.core.recovery.engine.Recovery`, whose
+state it works on.
+"""
+
+from __future__ import annotations
+
+from typing import Generator
+
+import simpy
+
+from mqlog.core.errors import LogCorruptionError, QueueFileError
+from mqlog.core.format.records import (NO_ADDRESS, Backout, Begin, CheckpointEnd, Clr, ClrAction, Codec, Commit, Get,
+                                       ObjectAction, ObjectChange, Prepare, Put, PutSegment, UowState)
+from mqlog.core.objects.queuefile import MessageState, QueueFile, file_name_for, list_queue_files
+from mqlog.core.objects.queues import Message, Queue
+from mqlog.core.objects.uow import MEMBER_SHIFT
+from mqlog.core.recovery.report import RebuiltUow
+
+#: (redo_put: its caller has not looked the queue up)
+_LOOK_UP = object()
+#: the states as module constants (redo looks at one or two per record: an enum member
+#: looked up on its class costs more than the rest of such a line)
+_COMMITTED, _PUT_UNCOMMITTED, _GOT_UNCOMMITTED = (MessageState.COMMITTED, MessageState.PUT_UNCOMMITTED,
+                                                  MessageState.GOT_UNCOMMITTED)
+
+
+def max_depth_of(attributes: str, default: int) -> int:
+    """The MAXDEPTH a queue's attribute string gives, else ``default``."""
+    start = attributes.find("MAXDEPTH(")
+    if start < 0:
+        return default
+    end = attributes.find(")", start)
+    try:
+        return int(attributes[start + 9:end])
+    except ValueError:
+        return default
+
+
+class Redo:
+    """Loading and redo: the queues and the table of units of work, rebuilt forward. A
+    segmented message whose first records precede the replay point is completed by reading
+    its chain back (:meth:`segments_before`, through :meth:`~mqlog.core.recovery.undo.Undo.read_at`)."""
+
+    # -- 1. load -----------------------------------------------------------------------------
+
+    def load_queues(self) -> Generator:
+        names = list_queue_files(self.qm.storage)
+        if self.legacy:
+            for name in names:
+                yield from self.load_queue(name)
+        else:
+            procs = [self.env.process(self.load_queue(name)) for name in names]
+            if procs:
+                yield simpy.AllOf(self.env, procs)
+        self.report.queues_loaded = len(names) - len(self.damaged)
+        # Kept queues (attached by their keeper before restart): the messages this queue
+        # manager's units of work hold there are resolved like a queue file's.
+        member = self.qm.config.member
+        for queue in self.queues.values():
+            if queue.keeper is not None:
+                for m in queue.messages.values():
+                    if m.uow and m.uow >> MEMBER_SHIFT == member:
+                        self.index(m.uow, queue.name, m.msg_id)
+                    elif m.busy and m.busy_by == member + 1:
+                        # An MQGET of this queue manager's earlier incarnation, cut off by the crash
+                        # before it was logged: the message is there for others again.
+                        queue.make_available(m)
+
+    def load_queue(self, name: str) -> Generator:
+        qm = self.qm
+        yield from qm.device.file_op()
+        try:
+            qfile, cost = QueueFile.open(qm.storage, name)
+        except QueueFileError as exc:
+            # Damaged: restart goes on without it; media recovery may re-create it below.
+            self.damaged[name] = str(exc)
+            return
+        yield from qm._charge(cost)
+        self.report.bytes_read += sum(cost.reads)
+        queue = Queue(name, qfile, max_depth=max_depth_of(qfile.attributes, qm.config.max_depth),
+                      attributes=qfile.attributes)
+        for stored in sorted(qfile.messages.values(), key=lambda m: (m.put_address, m.msg_id)):
+            message = Message(stored.msg_id, stored.put_address, True, stored.length, None, stored.state,
+                              stored.uow, stored.put_address)
+            queue.messages[stored.msg_id] = message
+            if stored.state is MessageState.COMMITTED:
+                queue.available[message.seq] = stored.msg_id
+            else:
+                self.index(stored.uow, name, stored.msg_id)
+            if message.seq > queue._seq:
+                queue._seq = message.seq
+        self.report.messages_loaded += len(qfile.messages)
+        yield self.env.timeout(len(qfile.messages) * qm.config.load_message_us)
+        self.queues[name] = queue
+
+    def index(self, uow: int, queue: str, msg_id: bytes) -> None:
+        members = self.by_uow.get(uow)
+        if members is None:
+            members = self.by_uow[uow] = set()
+        members.add((queue, msg_id))
+        if uow > self.max_uow:
+            self.max_uow = uow
+
+    # -- 2. redo -----------------------------------------------------------------------------
+
+    def track(self, uow: int, address: int) -> RebuiltUow | None:
+        if not uow:
+            return None
+        if uow > self.max_uow:
+            self.max_uow = uow
+        entry = self.table.get(uow)
+        if entry is None:
+            if uow in self.ended:
+                return None
+            entry = self.table[uow] = RebuiltUow(address, address)
+        elif address > entry.last:
+            entry.last = address
+        return entry
+
+    def redo(self, address: int, record) -> Generator:
+        more = self.apply(address, record)
+        if more is not None:
+            yield from more
+
+    def apply(self, address: int, record) -> Generator | None:
+        """Redo ``record`` as far as it can be done at once: None when it is done, else a
+        generator (it must wait for log reads or file operations) that finishes it."""
+        handler = self._redo_by_kind.get(type(record))
+        if handler is None:
+            return self._redo_other(address, record)
+        return handler(address, record)
+
+    def _redo_put_record(self, address: int, record: Put) -> None:
+        queue = self.queues.get(record.queue)
+        if queue is not None and queue.keeper is not None and not self.rebuilding:
+            # A kept queue outlived this queue manager with its keeper: the keeper is the
+            # truth about messages; only the outcome of this queue manager's units of work
+            # is resolved from the log (their uncommitted messages were indexed at load).
+            # (Segments and gets: the same.)
+            self.track(record.uow, address)
+            return None
+        self.track(record.uow, address)
+        if record.segments > 1:
+            self.segments[record.msg_id] = [record, [record.data], address]
+        else:
+            self.redo_put(address, record, record.data, queue)
+        return None
+
+    def _redo_segment(self, address: int, record: PutSegment) -> Generator | None:
+        queue = self.queues.get(record.queue)
+        if queue is not None and queue.keeper is not None and not self.rebuilding:
+            self.track(record.uow, address)
+            return None
+        self.track(record.uow, address)
+        pending = self.segments.get(record.msg_id)
+        if pending is None:
+            return self._redo_segment_after_gap(record)
+        self._add_segment(pending, record)
+        return None
+
+    def _redo_segment_after_gap(self, record: PutSegment) -> Generator:
+        # Replay began between the message's put record and this segment (a checkpoint
+        # fell among its records): fetch the earlier ones by their chain.
+        pending = yield from self.segments_before(record)
+        if pending is not None:
+            self.segments[record.msg_id] = pending
+            self._add_segment(pending, record)
+
+    def _add_segment(self, pending: list, record: PutSegment) -> None:
+        pending[1].append(record.data)
+        if len(pending[1]) == pending[0].segments:
+            del self.segments[record.msg_id]
+            self.redo_put(pending[2], pending[0], b"".join(pending[1]))
+
+    def _redo_get(self, address: int, record: Get) -> None:
+        queue = self.queues.get(record.queue)
+        if queue is not None and queue.keeper is not None and not self.rebuilding:
+            self.track(record.uow, address)
+            return None
+        self.track(record.uow, address)
+        message = queue.messages.get(record.msg_id) if queue else None
+        if message is not None:
+            if not record.uow:
+                queue.remove(message)
+            elif message.state is _COMMITTED:
+                queue.lock(message, record.uow, address)
+                self.index(record.uow, queue.name, message.msg_id)
+        return None
+
+    def _redo_begin(self, address: int, record: Begin) -> None:
+        uow = record.uow
+        if not uow:
+            # Unit of work 0 is the out-of-syncpoint marker: no unit of work begins as it.
+            raise LogCorruptionError("a Begin record for unit of work 0 (no unit of work has that number)",
+                                     address=self.platform.addressing.format(address))
+        self.ended.discard(uow)
+        entry = self.track(uow, address)
+        if entry is not None:
+            entry.begin_us = record.time_us
+        return None
+
+    def _redo_commit(self, address: int, record: Commit) -> None:
+        self.finish(record.uow, commit=True)
+        self.report.uows_committed += 1
+        return None
+
+    def _redo_backout(self, address: int, record: Backout) -> None:
+        self.finish(record.uow, commit=False)
+        return None
+
+    def _redo_prepare(self, address: int, record: Prepare) -> None:
+        entry = self.track(record.uow, address)
+        if entry is not None:
+            entry.prepared = True
+            entry.xid = record.xid
+        return None
+
+    def _redo_clr(self, address: int, record: Clr) -> None:
+        self.track(record.uow, address)
+        self.compensate(record)
+        return None
+
+    def _redo_checkpoint_end(self, address: int, record: CheckpointEnd) -> None:
+        if record.begin == self.control.checkpoint:
+            self.checkpoint_complete = True
+        self.checkpoint_number = max(self.checkpoint_number, record.number)
+        for row in record.queues:
+            self.listed.add(row.name)
+            if row.media != NO_ADDRESS:
+                self.media[row.name] = row.media
+        for row in record.uows:
+            if row.uow in self.ended:
+                continue
+            entry = self.table.get(row.uow)
+            if entry is None:
+                entry = self.table[row.uow] = RebuiltUow(row.first, row.last, begin_us=row.begin_time_us)
+            else:
+                entry.first = min(entry.first, row.first)
+                entry.last = max(entry.last, row.last)
+            if row.state is UowState.IN_DOUBT:
+                entry.prepared = True
+                entry.xid = row.xid
+            self.max_uow = max(self.max_uow, row.uow)
+        return None
+
+    def _redo_other(self, address: int, record) -> None:
+        """A record of no core type that redo handles (platform records, checkpoint begin)."""
+        if record.backout_round() is not None:
+            self.track(record.uow, address)  # a round of shunting: the unit's newest records
+            return None
+        piece = record.image_piece()
+        if piece is not None:
+            # A piece of a media image (a platform record). Only a complete image moves the
+            # queue's media recovery record: a crash part way leaves the older one in force.
+            key = (piece.queue, piece.image_id)
+            seen = self.image_parts.get(key, 0)
+            if piece.segment == seen:
+                self.image_parts[key] = seen + 1
+                if seen + 1 == piece.segments:
+                    del self.image_parts[key]
+                    if piece.queue in self.queues or piece.queue in self.damaged:
+                        self.media[piece.queue] = piece.image_id
+        return None
+
+    def segments_before(self, segment: PutSegment) -> Generator:
+        """The put record and segments that precede ``segment`` on its chain, read from the
+        log (before the checkpoint): [put record, [data of each], put address], or None."""
+        parts = []
+        address = segment.prev
+        while address != NO_ADDRESS:
+            record = yield from self.read_at(address)
+            if isinstance(record, PutSegment) and record.msg_id == segment.msg_id:
+                parts.append(record.data)
+                address = record.prev
+            elif isinstance(record, Put) and record.msg_id == segment.msg_id:
+                return [record, [record.data, *reversed(parts)], address]
+            else:
+                return None
+        return None
+
+    def redo_put(self, address: int, record: Put, stored: bytes, queue=_LOOK_UP) -> None:
+        if queue is _LOOK_UP:
+            queue = self.queues.get(record.queue)
+        if queue is None or record.msg_id in queue.messages:
+            return  # the queue file already has it (it is newer than the checkpoint)
+        data = stored
+        if record.codec is not Codec.NONE:
+            data = self.platform.codec.decode(record.codec, stored)
+            if len(data) != record.message_length:
+                raise LogCorruptionError(f"compressed message data of {record.queue} expands to {len(data)} bytes, "
+                                         f"the put record says {record.message_length}",
+                                         address=self.platform.addressing.format(address))
+        state = _PUT_UNCOMMITTED if record.uow else _COMMITTED
+        # Arrival order: the put's address – but when rebuilding, records come from several
+        # queue managers' logs, whose addresses overlap: there they are numbered in merged order.
+        seq = address
+        if self.rebuilding:
+            self.next_seq += 1
+            seq = self.next_seq
+        message = Message(record.msg_id, seq, True, record.message_length, data, state, record.uow, address)
+        queue.add(message)
+        if record.uow:
+            self.index(record.uow, queue.name, record.msg_id)
+
+    def finish(self, uow: int, commit: bool) -> None:
+        self.table.pop(uow, None)
+        self.ended.add(uow)
+        members = self.by_uow.pop(uow, None)
+        if not members:
+            return
+        queues = self.queues
+        for name, msg_id in members:
+            queue = queues.get(name)
+            message = queue.messages.get(msg_id) if queue else None
+            if message is None or message.uow != uow:
+                continue
+            state = message.state
+            if state is _PUT_UNCOMMITTED:
+                if commit:
+                    queue.make_available(message)
+                else:
+                    queue.remove(message)
+            elif state is _GOT_UNCOMMITTED:
+                if commit:
+                    queue.remove(message)
+                else:
+                    queue.make_available(message)
+
+    def compensate(self, clr: Clr) -> None:
+        queue = self.queues.get(clr.queue)
+        message = queue.messages.get(clr.msg_id) if queue else None
+        if message is None or message.uow != clr.uow:
+            return
+        if clr.action is ClrAction.REMOVE_PUT and message.state is MessageState.PUT_UNCOMMITTED:
+            queue.remove(message)
+        elif clr.action is ClrAction.RESTORE_GET and message.state is MessageState.GOT_UNCOMMITTED:
+            queue.make_available(message)
+
+    def redo_object(self, address: int, record: ObjectChange) -> Generator:
+        qm = self.qm
+        name = record.name
+        if self.only is not None and name != self.only:
+            return
+        if record.action is ObjectAction.CREATE:
+            self.media[name] = address  # the creation record is the queue's first media image
+        if record.action is ObjectAction.CREATE and name not in self.queues and name not in self.damaged:
+            qfile = None
+            if self.only is None:  # media recovery writes its queue's file at the end
+                yield from qm.device.file_op()
+                qfile = QueueFile.create(qm.storage, name, record.attributes)
+            self.queues[name] = Queue(name, qfile, max_depth=max_depth_of(record.attributes, qm.config.max_depth),
+                                      attributes=record.attributes)
+        elif record.action is ObjectAction.DELETE and (name in self.queues or name in self.damaged):
+            yield from qm.device.file_op()
+            self.media.pop(name, None)
+            self.listed.discard(name)
+            if name in self.queues:
+                gone = self.queues.pop(name)
+                if gone.file is not None:
+                    gone.file.delete()
+            else:
+                self.damaged.pop(name)
+                if qm.storage.exists(file_name_for(name)):
+                    qm.storage.delete(file_name_for(name))
+        elif record.action is ObjectAction.ALTER and name in self.queues:
+            queue = self.queues[name]
+            queue.attributes = record.attributes
+            queue.max_depth = max_depth_of(record.attributes, queue.max_depth)
+            if queue.file is not None:
+                queue.file.alter(record.attributes)
