@@ -24,7 +24,7 @@ class Reason(enum.IntEnum):
     MQRC_Q_FULL = 2053
     MQRC_UNKNOWN_OBJECT_NAME = 2085
     MQRC_OBJECT_ALREADY_EXISTS = 2100
-    MQRC_OBJECT_DAMAGED = 2101  # the queue's file is damaged; media recovery (rcrmqobj) rebuilds it
+    MQRC_OBJECT_DAMAGED = 2101  # the queue's file is damaged; media recovery rebuilds it
     MQRC_RESOURCE_PROBLEM = 2102  # the log is full: new work is refused, commit and backout still work
     MQRC_OBJECT_IN_USE = 2042
     MQRC_UOW_IN_DOUBT = 2128  # MQRC_OUTCOME_PENDING in spirit: the UOW awaits its coordinator
