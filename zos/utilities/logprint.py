@@ -53,9 +53,16 @@ def _first_record_from(space: ZosLogSpace, address: int, limit: int) -> int | No
 _TYPE_NAMES, _RM_NAMES = code_names(RECORD_TYPES)
 
 
-def _name(names, value) -> str:
-    name = names.get(int(value))
-    return f"X'{int(value):02X}'" if name is None else name
+def _name(enum_cls, value) -> str:
+    try:
+        return enum_cls(value).name
+    except ValueError:
+        return f"X'{int(value):02X}'"
+
+
+def _code_name(names, value: int) -> str:
+    name = names.get(value)
+    return f"X'{value:02X}'" if name is None else name
 
 
 def _type_code(record) -> int:
@@ -182,8 +189,8 @@ def _scan(space: ZosLogSpace, addressing, codec, *, rba_start=None, rba_end=None
             read["from"] = fmt(address)
         last = address
         uow = record.uow
-        entry = {"rba": address, "rba_hex": fmt(address), "type": _name(_TYPE_NAMES, _type_code(record)),
-                 "rm": _name(_RM_NAMES, _rm_code(record)), "urid": uow, "urid_hex": f"{uow:X}" if uow else None,
+        entry = {"rba": address, "rba_hex": fmt(address), "type": _code_name(_TYPE_NAMES, _type_code(record)),
+                 "rm": _code_name(_RM_NAMES, _rm_code(record)), "urid": uow, "urid_hex": f"{uow:X}" if uow else None,
                  "lrsn": record.stamp, "length": len(record.to_bytes()),
                  "prev": None if record.prev == NO_ADDRESS else fmt(record.prev)}
         entry.update(_describe(record, addressing))
