@@ -5,16 +5,34 @@ their record and their MQ names."""
 
 from __future__ import annotations
 
+import enum
 import struct
 from typing import ClassVar, Generator
 
 import attrs
 
 from mqlog.core.objects.media import IMAGE_SEGMENT_BYTES, MediaRecoveryError, record_image
-from mqlog.core.format.records import (HEADER_SIZE, NO_ADDRESS, QUEUE_NAME_LENGTH, ImagePiece, LogRecord, RecordType,
-                                       ResourceManager, name_field, pad_name, unpad_name)
+from mqlog.core.format.records import (HEADER_SIZE, NO_ADDRESS, QUEUE_NAME_LENGTH, ImagePiece, LogRecord, name_field,
+                                       pad_name, unpad_name)
 from mqlog.core.objects.queues import DamagedQueue
 from mqlog.core.recovery.media import recreate_queue
+
+
+#: the record type codes the distributed platform claims of the core's platform codes
+#: (``PLATFORM_TYPES``; docs/FORMAT.md §3.2)
+RECORD_CODES = range(0x40, 0x60)
+
+
+class DistributedRecordType(enum.IntEnum):
+    """The distributed platform's record type codes (in :data:`RECORD_CODES`)."""
+
+    MEDIA_IMAGE = 0x40
+
+
+class DistributedResourceManager(enum.IntEnum):
+    """The distributed platform's resource managers (above the core's)."""
+
+    MEDIA = 5  # media images
 
 
 @attrs.frozen
@@ -25,8 +43,8 @@ class MediaImage(LogRecord):
     ``image_id`` is the image's replay point: the queue's media recovery record while this
     is its latest image."""
 
-    TYPE: ClassVar = RecordType.MEDIA_IMAGE
-    RM: ClassVar = ResourceManager.MEDIA
+    TYPE: ClassVar = DistributedRecordType.MEDIA_IMAGE
+    RM: ClassVar = DistributedResourceManager.MEDIA
     _S: ClassVar = struct.Struct(f"<{QUEUE_NAME_LENGTH}sQIII")  # queue, image id, segment, segments, length
     FIRST_SIZE: ClassVar = 800
     NEXT_SIZE: ClassVar = 300
@@ -69,6 +87,10 @@ class MediaImage(LogRecord):
             raise ValueError(f"media image data length {n} does not match the record length")
         return cls(unpad_name(queue), image_id, segment, segments, bytes(body[fixed:]), uow=uow, prev=prev,
                    stamp=stamp)
+
+
+#: the distributed platform's record classes (``Platform.record_types``)
+RECORD_TYPES = (MediaImage,)
 
 
 def rcdmqimg(qm, queue: str) -> Generator:

@@ -95,7 +95,7 @@ def distributed_platform(storage: Storage, *, primary: int = 3, secondary: int =
         write_threshold_pages=min(20, buffer_pages),
         pad_policy=pad_policy,
         error_log="AMQERR01.LOG",
-        record_types=(media.MediaImage,),
+        record_types=media.RECORD_TYPES,
         # circular logs reconcile in-flight work but cannot recover a damaged queue
         media=MediaImages(media.MediaImage, ImageSchedule(
             None if image_interval_minutes is None else image_interval_minutes * 60e6,

@@ -17,7 +17,8 @@ import random
 import zlib
 
 from mqlog.core.format.pages import PAGE_SIZE, LogBuffer
-from mqlog.core.format.records import HEADER, HEADER_SIZE, Begin, Commit, Get, Put, _CRC
+from mqlog.core.format.records import HEADER, HEADER_SIZE, Begin, Commit, Get, Put
+from mqlog.core.format.records.header import _CRC
 from mqlog.core.disk.storage import MemoryStorage
 
 TARGET = 0.2

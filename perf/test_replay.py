@@ -17,7 +17,8 @@ import zlib
 import pytest
 
 from mqlog.core.log.reader import LogReader
-from mqlog.core.format.records import HEADER, HEADER_SIZE, _CRC
+from mqlog.core.format.records import HEADER, HEADER_SIZE
+from mqlog.core.format.records.header import _CRC
 from mqlog.core.workload.run import RunConfig, restart_run, run_workload
 from mqlog.core.workload.spec import BUILTINS, build_spec
 from mqlog.core.disk.storage import MemoryStorage

@@ -60,6 +60,7 @@ Everything here is picklable: Spark ships the data source, its reader and the pa
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import stat
 from collections.abc import Iterator
@@ -69,7 +70,7 @@ from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 
 from mqlog.core.errors import LogCorruptionError, LogFormatError, MqlogError, ParameterError
 from mqlog.core.format.pages import NO_FIRST_RECORD, PAGE_HEADER_SIZE, PAGE_SIZE, check_page
-from mqlog.core.format.records import NO_ADDRESS, OpaqueRecord, Put, PutSegment, RecordType, ResourceManager
+from mqlog.core.format.records import NO_ADDRESS, OpaqueRecord, Put, PutSegment, code_names
 
 FORMAT_NAME = "mqlog"
 
@@ -79,7 +80,7 @@ SCHEMA = ", ".join((
     "file STRING",            # the extent / data set / archive the record starts in
     "address BIGINT",         # log address (LSN / RBA) as a number
     "address_text STRING",    # the address as the platform shows it
-    "record_type STRING",     # RecordType name (X'NN' for an unknown platform record)
+    "record_type STRING",     # record type name (X'NN' for an unknown platform record)
     "type_code INT",
     "rm STRING",              # resource manager name (X'NN' if unknown)
     "uow BIGINT",             # unit of work id (0: not part of a unit of work)
@@ -281,11 +282,19 @@ def _long(value: int | None) -> int | None:
     return value if value is not None and 0 <= value <= _LONG_MAX else None
 
 
-def _name(enum_cls, code: int) -> str:
-    try:
-        return enum_cls(code).name
-    except ValueError:
-        return f"X'{code:02X}'"
+@functools.cache
+def _code_names() -> tuple:
+    """The names of record type and resource manager codes: the core's and every platform's
+    (the platforms' codes are disjoint, so a name is the same whichever log shows it)."""
+    from mqlog.distributed import media
+    from mqlog.zos import records
+
+    return code_names(media.RECORD_TYPES + records.RECORD_TYPES)
+
+
+def _name(names, code: int) -> str:
+    name = names.get(code)
+    return f"X'{code:02X}'" if name is None else name
 
 
 def record_row(platform: str, file: str, address: int, record, fmt) -> tuple:
@@ -300,8 +309,9 @@ def record_row(platform: str, file: str, address: int, record, fmt) -> tuple:
         if isinstance(record, Put):
             payload = record.message_length
     prev = None if record.prev == NO_ADDRESS else _long(record.prev)
-    return (platform, file, _long(address), fmt(address), _name(RecordType, code), code,
-            _name(ResourceManager, rm), _long(record.uow), prev, len(record.to_bytes()), payload, stored, codec,
+    type_names, rm_names = _code_names()
+    return (platform, file, _long(address), fmt(address), _name(type_names, code), code,
+            _name(rm_names, rm), _long(record.uow), prev, len(record.to_bytes()), payload, stored, codec,
             _long(record.stamp), False, None)
 
 

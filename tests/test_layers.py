@@ -52,7 +52,7 @@ def test_dependencies_point_inward(tmp_path):
     ("distributed/space.py", "from mqlog.zos.config import rba_limits"),  # one platform into the other
     ("mqlog/torture/campaign.py", "from mqlog.spark.session import run_tasks"),  # the application into Spark
     ("core/recovery/restart.py", "from mqlog.core.qm.manager import QueueManager"),  # recovery into normal running
-    ("core/format/records.py", "from mqlog.core.log.writer import LogWriter"),  # the format knowing the writer
+    ("core/format/records/base.py", "from mqlog.core.log.writer import LogWriter"),  # the format knowing the writer
     ("core/qm/manager.py", "from mqlog.core.workload.journal import Journal"),  # the core naming its workloads
     ("core/log/stats.py", "from mqlog.core.log.writer import LogWriter"),  # a cycle inside one package
 ])

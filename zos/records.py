@@ -15,13 +15,34 @@ files) known then, with the log range each needs for media recovery.
 
 from __future__ import annotations
 
+import enum
 import struct
 from typing import ClassVar
 
 import attrs
 
 from mqlog.core.format.records import (MSG_ID_LENGTH, NO_ADDRESS, QUEUE_NAME_LENGTH, BackoutOp, BackoutRound, LogRecord,
-                                       RecordType, ResourceManager, pad_name, unpad_name)
+                                       ResourceManager, pad_name, unpad_name)
+
+#: the record type codes the z/OS platform claims of the core's platform codes
+#: (``PLATFORM_TYPES``; docs/FORMAT.md §3.2)
+RECORD_CODES = range(0x60, 0x80)
+
+
+class ZosRecordType(enum.IntEnum):
+    """The z/OS platform's record type codes (in :data:`RECORD_CODES`)."""
+
+    SHUNT = 0x60
+    PAGESET_CONTROL = 0x61
+    CF_BACKUP = 0x62
+
+
+class ZosResourceManager(enum.IntEnum):
+    """The z/OS platform's resource managers (above the core's; the log print shows them as
+    the RMID). A shunt record names the core's RECOVERY."""
+
+    PAGESET = 6  # page-set control
+    CF = 7  # coupling-facility structure backups
 
 PUT, GET = 1, 2
 
@@ -59,7 +80,7 @@ SHUNT_OPS_PER_RECORD = 1000
 class Shunt(LogRecord):
     """One record of a round of shunting (see the module docstring)."""
 
-    TYPE: ClassVar = RecordType.SHUNT
+    TYPE: ClassVar = ZosRecordType.SHUNT
     RM: ClassVar = ResourceManager.RECOVERY
     _S: ClassVar = struct.Struct("<IIIx3x")  # index, count, ops in this record
 
@@ -131,8 +152,8 @@ class PagesetEntry:
 class PagesetControl(LogRecord):
     """Page-set control record (0x61), one per checkpoint: the page sets known then."""
 
-    TYPE: ClassVar = RecordType.PAGESET_CONTROL
-    RM: ClassVar = ResourceManager.PAGESET
+    TYPE: ClassVar = ZosRecordType.PAGESET_CONTROL
+    RM: ClassVar = ZosResourceManager.PAGESET
     _N: ClassVar = struct.Struct("<I4x")
 
     checkpoint_number: int = 0
@@ -173,8 +194,8 @@ class CfBackup(LogRecord):
     of the structure's shared queues and, for each member, the RBA its log must be read
     from to bring them up to date (see mqlog.zos.qsg)."""
 
-    TYPE: ClassVar = RecordType.CF_BACKUP
-    RM: ClassVar = ResourceManager.CF
+    TYPE: ClassVar = ZosRecordType.CF_BACKUP
+    RM: ClassVar = ZosResourceManager.CF
     _S: ClassVar = struct.Struct(f"<{QUEUE_NAME_LENGTH}sQIII")  # structure, backup id, segment, segments, length
 
     structure: str

@@ -1,3 +1,3 @@
-"""The record format: what a log record is in bytes (:mod:`.records`, built on the small
-struct framework in :mod:`.construct`) and how records are laid into 4 KiB log pages
+"""The record format: what a log record is in bytes (the :mod:`.records` package; its decoders
+make records quickly through :mod:`.construct`) and how records are laid into 4 KiB log pages
 (:mod:`.pages`). Nothing here knows where pages go or when they are written."""

@@ -16,9 +16,9 @@ slot's descriptor (measured on Commit: 320 ns → 220 ns a build).
 
 The layouts match only when the class adds nothing but its fields' slots: no ``__dict__``
 and no ``__weakref__`` slot (``attrs.frozen(weakref_slot=False)``, and every base slotted,
-as ``mqlog.core.format.records._Codec`` is). :func:`builder` checks that when it is made, at import,
-and refuses any other class with a clear error. No code is generated here (attrs makes the
-twin's ``__init__`` as it makes every attrs class's).
+as the record base :class:`~mqlog.core.format.records.LogRecord` is). :func:`builder` checks
+that when it is made, at import, and refuses any other class with a clear error. No code is
+generated here (attrs makes the twin's ``__init__`` as it makes every attrs class's).
 """
 
 from __future__ import annotations

@@ -96,10 +96,11 @@ MALFORMED = PageProblem("malformed header")
 
 
 #: the last page :func:`check_page` judged: (bytes, expected address, result). The reader
-#: checks the very bytes a platform's ``read_page`` has just checked (z/OS copy 1, a
-#: TripleWrite spare), and the CRC over 4 KiB is most of the cost: the second check is
-#: answered from here. Only immutable ``bytes`` are remembered, by identity; the tuple
-#: keeps them alive, so the identity cannot be reused by other bytes meanwhile.
+#: checks the very bytes a platform's ``read_page`` has just checked (the first of a dual
+#: log's copies, a spare page written to protect a partial one), and the CRC over 4 KiB is
+#: most of the cost: the second check is answered from here. Only immutable ``bytes`` are
+#: remembered, by identity; the tuple keeps them alive, so the identity cannot be reused by
+#: other bytes meanwhile.
 _last_check: tuple = (None, None, None)
 
 
@@ -301,7 +302,7 @@ class LogBuffer:
         return len(self._buf) - self._submitted
 
     def full_pages_pending(self) -> int:
-        """Full pages not yet cut for a write (z/OS starts a write at WRTHRSH of these)."""
+        """Full pages not yet cut for a write (a platform may start a write once there are this many)."""
         return len(self._buf) // PAGE_PAYLOAD - self._submitted // PAGE_PAYLOAD
 
     def cut(self, write_no: int) -> PageRun | None:

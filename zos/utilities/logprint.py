@@ -12,10 +12,10 @@ from mqlog.core.errors import LogFormatError, ParameterError
 from mqlog.core.format.pages import NO_FIRST_RECORD, PAGE_HEADER_SIZE, PAGE_SIZE, check_page, page_of
 from mqlog.core.format.records import (NO_ADDRESS, Backout, Begin, CheckpointBegin, CheckpointEnd, Clr, ClrAction, Codec,
                                        Commit, Get, ObjectAction, ObjectChange, ObjectType, OpaqueRecord, Prepare,
-                                       Put, PutSegment, RecordType, ResourceManager, UowState)
+                                       Put, PutSegment, UowState, code_names)
 from mqlog.core.log.reader import LogReader
 from mqlog.zos.codec import CompLogCodec
-from mqlog.zos.records import RECORD_TYPES
+from mqlog.zos.records import RECORD_TYPES, ZosRecordType
 from mqlog.zos.space import ZosLogSpace
 from mqlog.zos.utilities.layout import HEADER_NOTE
 
@@ -49,11 +49,20 @@ def _first_record_from(space: ZosLogSpace, address: int, limit: int) -> int | No
     return None
 
 
+#: the names of record type and resource manager codes in a z/OS log: the core's and z/OS's
+_TYPE_NAMES, _RM_NAMES = code_names(RECORD_TYPES)
+
+
 def _name(enum_cls, value) -> str:
     try:
         return enum_cls(value).name
     except ValueError:
         return f"X'{int(value):02X}'"
+
+
+def _code_name(names, value: int) -> str:
+    name = names.get(value)
+    return f"X'{value:02X}'" if name is None else name
 
 
 def _type_code(record) -> int:
@@ -64,7 +73,7 @@ def _rm_code(record) -> int:
     return int(record.rm) if isinstance(record, OpaqueRecord) else int(record.RM)
 
 
-def _is(record, code: RecordType) -> bool:
+def _is(record, code: int) -> bool:
     return _type_code(record) == int(code)
 
 
@@ -180,8 +189,8 @@ def _scan(space: ZosLogSpace, addressing, codec, *, rba_start=None, rba_end=None
             read["from"] = fmt(address)
         last = address
         uow = record.uow
-        entry = {"rba": address, "rba_hex": fmt(address), "type": _name(RecordType, _type_code(record)),
-                 "rm": _name(ResourceManager, _rm_code(record)), "urid": uow, "urid_hex": f"{uow:X}" if uow else None,
+        entry = {"rba": address, "rba_hex": fmt(address), "type": _code_name(_TYPE_NAMES, _type_code(record)),
+                 "rm": _code_name(_RM_NAMES, _rm_code(record)), "urid": uow, "urid_hex": f"{uow:X}" if uow else None,
                  "lrsn": record.stamp, "length": len(record.to_bytes()),
                  "prev": None if record.prev == NO_ADDRESS else fmt(record.prev)}
         entry.update(_describe(record, addressing))
@@ -209,7 +218,7 @@ def _scan(space: ZosLogSpace, addressing, codec, *, rba_start=None, rba_end=None
             ur["clrs"] += isinstance(record, Clr)
             ur["puts"] += isinstance(record, Put)
             ur["gets"] += isinstance(record, Get)
-            ur["shunts"] += _is(record, RecordType.SHUNT)
+            ur["shunts"] += _is(record, ZosRecordType.SHUNT)
             ur["queues"] |= _queues_named(record)
             ur["selected"] |= selected
         if selected:
