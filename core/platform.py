@@ -113,6 +113,10 @@ class PlatformLogSpace(LogSpace, Protocol):
         """Whether the record at ``address`` was overwritten for good (z/OS with archiving
         off): a unit of work that needs it cannot be backed out."""
 
+    #: the code the platform's operators know that refusal by ("" for none): it leads the
+    #: error restart raises (z/OS: the abend and reason code of a backout that failed)
+    lost_code: str
+
     def metrics(self) -> dict:
         """The space's own figures for the run's metrics (``platform_*``)."""
 
@@ -130,6 +134,7 @@ class SpaceDefaults:
     #: empty and immutable here: a space that has messages keeps its own list
     events: Sequence[tuple[str, dict]] = ()
     capacity_bytes: int = 0
+    lost_code: str = ""
 
     def free_bytes(self, head: int, tail: int) -> int | None:
         return None

@@ -1,5 +1,5 @@
 """The distributed media-image record (type 0x40) and the ``rcdmqimg`` / ``rcrmqobj`` operations
-on a running queue manager (SPEC §4.3). The image bytes and the re-creation are the core's
+on a running queue manager (IBM MQ, "Media recovery"). The image bytes and the re-creation are the core's
 (:mod:`mqlog.core.objects.media`, :func:`mqlog.core.recovery.media.recreate_queue`); this module gives them
 their record and their MQ names."""
 
@@ -37,7 +37,7 @@ class DistributedResourceManager(enum.IntEnum):
 
 @attrs.frozen
 class MediaImage(LogRecord):
-    """One piece of a queue's media image (SPEC §4.7: 800 bytes plus the image, in
+    """One piece of a queue's media image (IBM MQ, "Calculating the size of the log": 800 bytes plus the image, in
     260 000-byte segments of 300 bytes' overhead each).
 
     ``image_id`` is the image's replay point: the queue's media recovery record while this

@@ -2,7 +2,7 @@
 
 **Shunt (0x60).** When a unit of work has lived through two checkpoints since it began or
 was last shunted, the checkpoint writes *a representation of each of its records, only the
-part needed for backout* further down the log (SPEC §5.6): for each put or get, the queue,
+part needed for backout* further down the log (IBM MQ for z/OS, "Log shunting"): for each put or get, the queue,
 the message id, the original record's address and the message length – never the data.
 A round of shunting is one or more shunt records chained on the unit of work's backward
 chain; the last has ``index == count - 1``. Backout and restart use the newest complete
@@ -127,7 +127,7 @@ def shunt_round(uow: int, prev: int, ops) -> list[Shunt]:
 
 @attrs.frozen
 class EveryThirdCheckpoint:
-    """SPEC §5.6: a unit of work that has been through two prior checkpoints since it
+    """IBM MQ for z/OS, "Log shunting": a unit of work that has been through two prior checkpoints since it
     began or was last shunted is shunted at the next – every third checkpoint."""
 
     every: int = 3

@@ -87,6 +87,10 @@ class ArchiveEntry:
 class ZosLogSpace(SpaceDefaults):
     """Active data sets (one or two copies), archive offload and the BSDS of one queue manager."""
 
+    #: a unit of work whose log was overwritten cannot be backed out: the queue manager ends
+    #: with abend 5C6, reason 00D1032A
+    lost_code = "5C6-00D1032A"
+
     def __init__(self, storage: Storage, *, data_sets: int = 3, cis: int = 4096, dual: bool = True,
                  dual_archive: bool = True, dual_bsds: bool = True, offload: bool = True, max_arch: int = 500,
                  arcpfx1: str = "CSQARC1", arcpfx2: str = "CSQARC2", start: int = 0, rba8: bool = True):

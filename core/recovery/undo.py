@@ -71,8 +71,9 @@ class Undo:
             seen += 1
             if record is None or record.uow != uow_id or seen > MAX_CHAIN:
                 if self.platform.space.lost(address):
+                    code = self.platform.space.lost_code
                     raise BackoutImpossible(
-                        f"5C6-00D1032A: unit of work {uow_id:X} cannot be backed out: the log record at "
+                        f"{code + ': ' if code else ''}unit of work {uow_id:X} cannot be backed out: the log record at "
                         f"{fmt(address)} it needs was overwritten (archiving is "
                         f"off and the unit was not shunted in time)", address=fmt(address))
                 # Anything but the Begin ends undo part-way: the records behind this point

@@ -1,6 +1,6 @@
 """Log records: every type round-trips, sizes follow IBM's sizing guide, damage is always caught.
 
-Expected sizes here come from IBM's published log sizing guide (SPEC §4.7), not from the
+Expected sizes here come from IBM's published log sizing guide ("Calculating the size of the log"), not from the
 code: a persistent put of L bytes logs 750 + L, a get 260, a commit 750, a backout
 1000 + 12 per operation backed out, object create/alter/delete 1500/1024/300, a
 checkpoint 750 + 200 per active UOW (+64 per queue in this model).
