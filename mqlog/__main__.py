@@ -1,3 +1,5 @@
+"""`python -m mqlog`: the command line, as the `mqlog` entry point runs it."""
+
 import sys
 
 from mqlog.cli import main
