@@ -69,6 +69,10 @@ class Undo:
                                          f"(last record read at {fmt(last_at)})", address=fmt(last_at))
             record = yield from self.read_at(address)
             seen += 1
+            if in_round and (record is None or record.uow != uow_id or not record.relogged):
+                # Past the first copy of a complete round: the records it superseded may be
+                # overwritten already (moving the tail past them is what re-logging is for).
+                break
             if record is None or record.uow != uow_id or seen > MAX_CHAIN:
                 if self.platform.space.lost(address):
                     code = self.platform.space.lost_code

@@ -366,6 +366,49 @@ def test_space_policy_rolls_a_prepared_unit_forward_to_the_head():
     assert after.report.uows_indoubt == 1  # still in doubt, from the re-logged records
 
 
+def test_restart_needs_none_of_the_records_a_roll_forward_superseded(monkeypatch):
+    """Re-logging a prepared unit exists so the tail can move past its first records and the
+    log reuse them: once a complete round of copies is on disk, restart must rebuild the
+    unit from the copies without reading what they replaced (it used to follow the first
+    copy's chain pointer into the overwritten originals and refuse the log as broken)."""
+    from mqlog.core.recovery.engine import Recovery
+
+    rig = Rig(space_policy=OldestOut())
+    define(rig, "Q")
+    conn, busy = rig.qm.connect("TM"), rig.qm.connect("BUSY")
+    state = {}
+
+    def prepared_app():
+        yield from conn.put("Q", b"in doubt")
+        state["uow"] = yield from conn.prepare(b"XID")
+        state["originals"] = {op.address for op in rig.qm.uows[state["uow"]].ops} | {rig.qm.uows[state["uow"]].last}
+
+    def busy_app():
+        yield rig.env.timeout(100)
+        for i in range(100):
+            yield from busy.put("Q", b"x", syncpoint=False)
+
+    rig.env.process(prepared_app())
+    rig.run(busy_app())
+    rig.env.run()
+    assert rig.qm.counters.uows_rolled_forward == 1
+    original_read = Recovery.read_at
+
+    def read_at(self, address):  # the log has reused the originals' space
+        record = yield from original_read(self, address)
+        return None if address in state["originals"] else record
+
+    monkeypatch.setattr(Recovery, "read_at", read_at)
+    after = rig.restart()
+    (uow,) = after.qm.in_doubt()
+    assert [op.kind for op in uow.ops] == ["put"]
+    depth = after.qm.queues["Q"].depth
+    after.run(after.qm.resolve(uow.id, commit=True))
+    after.qm.check()
+    assert after.qm.queues["Q"].depth == depth  # committed: the message stays, now available
+    assert len(after.qm.queues["Q"].available) == depth
+
+
 # --- the recovery report's figures come from the mechanics ---------------------------------
 
 def _restart_time(depth=0, uncommitted=0, records=0, device="ssd", mode="9.1.1", queues=1):
