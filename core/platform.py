@@ -305,10 +305,14 @@ class Platform:
     #: whether a persistent MQPUT outside syncpoint may go straight to a getter waiting
     #: outside syncpoint without a log write (distributed yes; z/OS only non-persistent)
     persistent_put_to_waiting_getter: bool = True
-    #: write-threshold (full pages that start an unforced write) and buffer size in pages
-    write_threshold_pages: int = 20
+    #: write-threshold (full pages that start an unforced write; None: only a force or a full
+    #: buffer starts one) and buffer size in pages
+    write_threshold_pages: int | None = 20
     buffer_pages: int = 512
     pad_policy: Callable[[int], bool] | None = None
+    #: the writer leaves a partial last page for the next cycle when the full pages already
+    #: satisfy a waiting force (see :mod:`mqlog.core.log.writer`)
+    hold_partial_tail: bool = False
     #: the file the platform's messages go to beside its files (distributed: AMQERR01.LOG)
     error_log: str = "messages.log"
     #: media images and media recovery; None: the platform takes no images, and a damaged

@@ -19,9 +19,6 @@ from mqlog.distributed.space import MANUAL, DistributedLogSpace, extent_name, fo
 #: About 20% of the active log is held in reserve so checkpoints can always be
 #: written; a unit of work may not hold the log beyond the other 80%.
 HEAD_TO_TAIL_LIMIT = 0.80
-#: the logger pads rather than rewrites a partial page once it is this full: little is
-#: wasted, and the rewrite (two writes under TripleWrite) is avoided
-PAD_WHEN_USED = 3048  # 3/4 of a page's 4064-byte payload
 
 
 @attrs.frozen
@@ -62,10 +59,6 @@ class LongRunningUowPolicy:
         return [SpaceAction(oldest.uow, "rollforward" if oldest.prepared else "rollback")]
 
 
-def pad_policy(used: int) -> bool:
-    return used >= PAD_WHEN_USED
-
-
 def distributed_platform(storage: Storage, *, primary: int = 3, secondary: int = 2, file_pages: int = 4096,
                          buffer_pages: int = 512, linear: bool = False, integrity: str = "TripleWrite",
                          checkpoint_records_max: int = 50_000, checkpoint_records_min: int = 100,
@@ -92,8 +85,12 @@ def distributed_platform(storage: Storage, *, primary: int = 3, secondary: int =
         console=console(qm_name),
         persistent_put_to_waiting_getter=True,
         buffer_pages=buffer_pages,
-        write_threshold_pages=min(20, buffer_pages),
-        pad_policy=pad_policy,
+        # The distributed logger writes when a force comes or the buffer fills (no write
+        # threshold: that is z/OS's WRTHRSH), never pads a partial page (a write that
+        # continues one rewrites it), and avoids partial pages by leaving the last one for
+        # the next cycle while others' forces keep it busy: see LogWriteIntegrity.
+        write_threshold_pages=None,
+        hold_partial_tail=True,
         error_log="AMQERR01.LOG",
         record_types=media.RECORD_TYPES,
         # circular logs reconcile in-flight work but cannot recover a damaged queue

@@ -309,7 +309,7 @@ class DistributedLogSpace(SpaceDefaults):
             self._spare_planned[self.spare_slot] = run.first_address
             self._spare_addresses = None
             writes.append(PhysicalWrite(SPARE_FILE, self.spare_slot * PAGE_SIZE, run.first_address,
-                                        run.pages[:1], purpose="spare"))
+                                        run.pages[:1], purpose="spare", hardens_first_page=True))
         address = run.first_address
         i = 0
         switched = False

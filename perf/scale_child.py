@@ -41,7 +41,7 @@ def main(platform: str, per_pair: int) -> dict:
     storage = result.storage.durable
     held = sum(storage.size(name) for name in storage.list())
     m = result.metrics
-    return {"platform": platform, "records": m["logical_writes"], "wall_s": wall,
+    return {"platform": platform, "records": m["log_records"], "wall_s": wall,
             "peak_rss_bytes": peak_rss(),
             "logical_bytes": m["logical_bytes"], "physical_bytes": m["physical_bytes"],
             "storage_bytes": held}

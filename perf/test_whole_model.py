@@ -33,7 +33,7 @@ def simulate(platform: str, messages_per_pair: int, log: dict | None = None) -> 
 @pytest.mark.parametrize("platform", ["distributed", "zos"])
 def test_whole_model_against_the_raw_record_loop(benchmark, gate, platform):
     per_pair = 5 if gate.smoke(benchmark) else 1000
-    records = simulate(platform, per_pair)["logical_writes"]  # deterministic: the same every run
+    records = simulate(platform, per_pair)["log_records"]  # deterministic: the same every run
     frames = frames_of(make_records(records))
     gate.ratio(benchmark, name=f"whole model, putget-pairs on {platform}", group="4 whole model",
                model=lambda: simulate(platform, per_pair), baseline=lambda: raw_loop(frames), target=TARGET,

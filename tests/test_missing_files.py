@@ -53,7 +53,7 @@ def linear_run(tmp_path_factory):
     done = mqlog("run", "--platform", "distributed", "--workload", "log-fill", "--set", "workload.queues=1",
                  "--set", "workload.messages=400", "--set", "workload.transactions=400",
                  "--set", "workload.message_size=1000", "--set", "log.LogFilePages=64",
-                 "--set", "log.LogType=LINEAR", "--crash-after-writes", "400", "--out", out)
+                 "--set", "log.LogType=LINEAR", "--crash-after-writes", "500", "--out", out)
     assert done.returncode == 0, done.stderr
     control = control_of(out)
     starts = {number: start for number, _, start, *_ in control["extents"]}

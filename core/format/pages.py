@@ -305,11 +305,21 @@ class LogBuffer:
         """Full pages not yet cut for a write (a platform may start a write once there are this many)."""
         return len(self._buf) // PAGE_PAYLOAD - self._submitted // PAGE_PAYLOAD
 
-    def cut(self, write_no: int) -> PageRun | None:
-        """Frame every page holding unwritten bytes for one physical write; None if nothing pending."""
+    def full_pages_end(self) -> int:
+        """The log address just past the last full page buffered: what a write of only full
+        pages makes durable (records that end exactly on a page's end are complete there)."""
+        idx = len(self._buf) // PAGE_PAYLOAD
+        return self._base + idx * PAGE_SIZE + PAGE_HEADER_SIZE
+
+    def cut(self, write_no: int, *, full_pages_only: bool = False) -> PageRun | None:
+        """Frame every page holding unwritten bytes for one physical write; None if nothing
+        pending. With ``full_pages_only`` the partial last page stays behind for a later write
+        (None if there is no full page to write)."""
         buf = self._buf
         total = len(buf)
-        if total == self._submitted:
+        if full_pages_only:
+            total -= total % PAGE_PAYLOAD
+        if total <= self._submitted:
             return None
         first_idx = self._submitted // PAGE_PAYLOAD
         last_idx = (total - 1) // PAGE_PAYLOAD

@@ -40,6 +40,10 @@ class PhysicalWrite:
     #: does not exist yet (a space may create it itself, before its control data names it),
     #: and the formatting is charged to the device as one write
     format_bytes: int = 0
+    #: once this write is on disk, the records that end on its page are recoverable even if
+    #: the rest of the run never gets there (TripleWrite's spare copy: recovery takes the
+    #: newer good copy of a page), so forces waiting for them may be released
+    hardens_first_page: bool = False
 
     @property
     def nbytes(self) -> int:

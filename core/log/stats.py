@@ -63,7 +63,11 @@ class LogStatistics:
     """Counters and averages of one log writer. All times are virtual microseconds."""
 
     logical_bytes: int = 0  # bytes of records appended (what recovery needs)
-    logical_writes: int = 0  # records appended
+    #: log write requests that reached the writer: forces whose records were not yet on
+    #: disk (amqldmpa's staLogicalWrites, read as requests to write recovery data)
+    logical_writes: int = 0
+    log_records: int = 0  # records appended
+    write_cycles: int = 0  # the writer's cycles: one run of pages cut from the buffer each
     physical_bytes: int = 0  # bytes handed to the device: pages, rewrites, spare copies
     physical_writes: int = 0  # I/O requests to the log device(s)
     #: archive copies written by offload (z/OS): real I/O, counted apart from the log's own
@@ -152,6 +156,8 @@ class LogStatistics:
             "worst_write_by_file": {f: {"us": t, "at_us": at} for f, (t, at) in sorted(self.worst_write_by_file.items())},
             "logical_bytes": self.logical_bytes,
             "logical_writes": self.logical_writes,
+            "log_records": self.log_records,
+            "write_cycles": self.write_cycles,
             "physical_bytes": self.physical_bytes,
             "physical_writes": self.physical_writes,
             "archive_bytes": self.archive_bytes,

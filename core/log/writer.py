@@ -3,17 +3,28 @@
 Applications append records to the log buffer without waiting (unless the buffer is
 full) and *force* when the MQI call must not return before its records are on disk
 (MQCMIT, MQBACK, out-of-syncpoint persistent MQPUT/MQGET). One writer process does all
-the I/O, one write at a time:
+the I/O, one write cycle at a time:
 
-1. it sleeps until someone forces, or enough full pages have piled up (``write_threshold_pages``,
-   z/OS's WRTHRSH), or an appender is waiting for buffer space;
-2. it cuts *every* buffered page into one run – records that other units of work appended
+1. it sleeps until someone forces, an appender is waiting for buffer space, or – on a
+   platform that has one (z/OS's WRTHRSH) – enough full pages have piled up;
+2. it cuts the buffered pages into one run – records that other units of work appended
    while the previous write was in flight ride along: that is **group commit**, and it is
-   why useful bytes per physical write rise with concurrency;
+   why useful bytes per physical write rise with concurrency. A platform whose logger
+   "tries very hard not to write partial pages" (distributed, ``hold_partial_tail``)
+   leaves a partial last page behind when it holds records nobody has forced yet (another
+   unit of work is still adding to it) and the full pages already satisfy a waiting force:
+   the forces that end on that page wait one more cycle, by which time it has usually
+   filled. A partial page whose records are all waited for is written at once;
 3. the platform's log space turns the run into physical writes (a spare copy for
    TripleWrite, copy 2 for dual logging, two files at an extent boundary); each is charged
    to the device and then stored and synced;
 4. forces whose target is now on disk are released, and full pages leave the buffer.
+
+The counters follow the distributed logger's (amqldmpa): ``logical_writes`` counts the log
+write requests that reached the writer (a force whose records were not yet on disk),
+``log_records`` the records appended, ``write_cycles`` the writer's cycles and
+``physical_writes`` every I/O (a TripleWrite spare copy, a second copy, a wrap's second
+half are each one).
 
 A write whose pages wrap round the end of the buffer ring goes out as one vectored write
 (``writev``, MQ V8 and later) or, with ``vectored_writes=False``, as two writes as older
@@ -35,13 +46,14 @@ import simpy
 from mqlog.core.log.addressing import Addressing, PlainAddressing
 from mqlog.core.disk.devices import Device
 from mqlog.core.errors import LogWriteError, ParameterError, StorageError
-from mqlog.core.format.pages import PAGE_PAYLOAD, PAGE_SIZE, LogBuffer
+from mqlog.core.format.pages import PAGE_HEADER_SIZE, PAGE_PAYLOAD, PAGE_SIZE, LogBuffer
 from mqlog.core.log.space import LogSpace, PhysicalWrite
 from mqlog.core.log.stats import LogStatistics
 
 #: MQ's default log buffer: 512 pages of 4 KiB (LogBufferPages=0 means 512).
 DEFAULT_BUFFER_PAGES = 512
-#: Full pages that start a write nobody forced (z/OS WRTHRSH defaults to 20).
+#: Full pages that start a write nobody forced (z/OS WRTHRSH defaults to 20); None: only a
+#: force or a full buffer starts a write (the distributed logger has no such threshold).
 DEFAULT_WRITE_THRESHOLD = 20
 #: A page records its index in its write in 16 bits, so one write, and so the buffer, is at
 #: most this many pages (256 MiB; MQ's largest buffers are 16 MiB distributed, 4 MB z/OS).
@@ -53,16 +65,17 @@ class LogWriter:
 
     def __init__(self, env: simpy.Environment, space: LogSpace, device: Device, *,
                  buffer_pages: int = DEFAULT_BUFFER_PAGES,
-                 write_threshold_pages: int = DEFAULT_WRITE_THRESHOLD,
+                 write_threshold_pages: int | None = DEFAULT_WRITE_THRESHOLD,
                  vectored_writes: bool = True,
                  addressing: Addressing | None = None,
                  buffer: LogBuffer | None = None,
                  pad_policy: Callable[[int], bool] | None = None,
                  stats: LogStatistics | None = None,
+                 hold_partial_tail: bool = False,
                  last_write_no: int = 0):
         if not 2 <= buffer_pages <= MAX_BUFFER_PAGES:
             raise ParameterError("buffer_pages", buffer_pages, f"2 to {MAX_BUFFER_PAGES} pages")
-        if not 1 <= write_threshold_pages <= buffer_pages:
+        if write_threshold_pages is not None and not 1 <= write_threshold_pages <= buffer_pages:
             raise ParameterError("write_threshold_pages", write_threshold_pages, f"1 to {buffer_pages} pages")
         self.env = env
         self.space = space
@@ -72,6 +85,7 @@ class LogWriter:
         self.buffer.capacity_pages = buffer_pages
         self.buffer.pad_policy = pad_policy
         self.write_threshold_pages = write_threshold_pages
+        self.hold_partial_tail = hold_partial_tail
         self.vectored_writes = vectored_writes
         self.stats = stats or LogStatistics()
         self.stats.log_buffer_bytes = buffer_pages * PAGE_SIZE
@@ -142,11 +156,12 @@ class LogWriter:
         if padded:
             stats.padded_pages += 1
             stats.padding_bytes += padded
-        stats.logical_writes += 1
+        stats.log_records += 1
         stats.logical_bytes += len(data)
         if after > stats.buffer_high_water_bytes:
             stats.buffer_high_water_bytes = after
-        if self._wakeup is not None and buffer.full_pages_pending() >= self.write_threshold_pages:
+        threshold = self.write_threshold_pages
+        if threshold is not None and self._wakeup is not None and buffer.full_pages_pending() >= threshold:
             self._wake()
         return address
 
@@ -168,6 +183,7 @@ class LogWriter:
         if target <= self.durable:
             event.succeed(self.durable)
             return event
+        self.stats.logical_writes += 1  # a request to write recovery data reached the writer
         heapq.heappush(self._forces, (target, next(self._seq), event))
         self._wake()
         return event
@@ -182,8 +198,35 @@ class LogWriter:
         buffer = self.buffer
         if not buffer.pending_bytes():
             return False
+        threshold = self.write_threshold_pages
         return bool(self._forces or self._room_waiters
-                    or buffer.full_pages_pending() >= self.write_threshold_pages)
+                    or (threshold is not None and buffer.full_pages_pending() >= threshold))
+
+    def _full_pages_suffice(self) -> bool:
+        """Whether this cycle should write only the full pages and leave the partial last
+        page in the buffer (platforms whose logger avoids partial pages: ``hold_partial_tail``).
+
+        It does when writing the partial page now would only mean writing it again soon: the
+        page holds records that no waiting force covers – another unit of work is part way
+        through and will force them – while the full pages already satisfy a waiting force
+        (or free the room a waiting appender needs). The forces that end on the partial page
+        then wait one more cycle, by which time the page has usually filled. A page whose
+        every record is waited for is written at once: nobody is known to be adding to it, so
+        holding it back would only delay them (one application, or strictly alternating ones,
+        are never delayed)."""
+        if not self.hold_partial_tail:
+            return False
+        buffer = self.buffer
+        if not buffer.full_pages_pending() or not buffer.buffered_bytes % PAGE_PAYLOAD:
+            return False  # nothing full to write, or nothing partial to hold back
+        if self._room_waiters:
+            return True
+        forces = self._forces
+        if not forces or forces[0][0] > buffer.full_pages_end():
+            return False  # the full pages would satisfy nobody
+        boundary = buffer.full_pages_end()
+        satisfied = sum(1 for target, _, _ in forces if target <= boundary)
+        return satisfied > len(forces) - satisfied
 
     def _run(self):
         try:
@@ -211,8 +254,9 @@ class LogWriter:
                 self._wakeup = None
                 continue
             self._write_no += 1
-            run = self.buffer.cut(self._write_no)
+            run = self.buffer.cut(self._write_no, full_pages_only=self._full_pages_suffice())
             stats = self.stats
+            stats.write_cycles += 1
             if run.rewrites_partial:
                 stats.partial_page_rewrites += 1
             if run.ends_partial:
@@ -231,6 +275,12 @@ class LogWriter:
                     i += 2
                     continue
                 yield from self._write_parts(pw)
+                if pw.hardens_first_page:
+                    # Records ending on this page are recoverable now, before the run is in
+                    # place: they are durable (a checkpoint may flush queue data behind them).
+                    self.durable = max(self.durable, min(run.end_address,
+                                                         pw.first_address + PAGE_SIZE + PAGE_HEADER_SIZE))
+                    self._release_forces(self.durable)
                 i += 1
             self.buffer.release(run)
             self.durable = run.end_address
@@ -276,11 +326,13 @@ class LogWriter:
         storage.sync(pw.file)
         self.stats.record_write(pw.file, nbytes, len(pw.pages), env.now - started, env.now, pw.purpose)
 
-    def _release_waiters(self) -> None:
-        durable = self.durable
+    def _release_forces(self, upto: int) -> None:
         forces = self._forces
-        while forces and forces[0][0] <= durable:
-            heapq.heappop(forces)[2].succeed(durable)
+        while forces and forces[0][0] <= upto:
+            heapq.heappop(forces)[2].succeed(upto)
+
+    def _release_waiters(self) -> None:
+        self._release_forces(self.durable)
         if self._room_waiters:
             waiters, self._room_waiters = self._room_waiters, []
             for event in waiters:

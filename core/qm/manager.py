@@ -149,7 +149,7 @@ class QueueManager(UnitsOfWorkMixin, LogSpaceMixin, CheckpointMixin, ShuntingMix
     def _new_writer(self, reader=None) -> LogWriter:
         p = self.platform
         kwargs = dict(buffer_pages=p.buffer_pages, write_threshold_pages=p.write_threshold_pages,
-                      addressing=p.addressing, pad_policy=p.pad_policy)
+                      addressing=p.addressing, pad_policy=p.pad_policy, hold_partial_tail=p.hold_partial_tail)
         if reader is not None:
             return LogWriter.resume(self.env, p.space, self.device, reader, **kwargs)
         return LogWriter(self.env, p.space, self.device, **kwargs)

@@ -100,7 +100,7 @@ def run_workload(cfg: RunConfig, storage: Storage, progress: Callable[[float, in
             # Stop at the step's end or as soon as the workload finishes, whichever is first.
             env.run(until=env.any_of([proc, env.timeout(target - env.now)]))
             if progress is not None:
-                progress(env.now / 1e6, qm.writer.stats.logical_writes if qm.writer else 0)
+                progress(env.now / 1e6, qm.writer.stats.log_records if qm.writer else 0)
             if crash_at is not None and env.now >= crash_at and not proc.triggered:
                 fs.crash()
                 crashed = True
@@ -158,6 +158,8 @@ def collect_metrics(cfg: RunConfig, qm: QueueManager, ctx: Context, env: simpy.E
         "logical_bytes": s.get("logical_bytes", 0),
         "physical_bytes": s.get("physical_bytes", 0),
         "logical_writes": s.get("logical_writes", 0),
+        "log_records": s.get("log_records", 0),
+        "write_cycles": s.get("write_cycles", 0),
         "physical_writes": s.get("physical_writes", 0),
         "archive_bytes": s.get("archive_bytes", 0),
         "archive_writes": s.get("archive_writes", 0),

@@ -103,6 +103,7 @@ def _print_metrics(m: dict, out) -> None:
         ("messages put / got", f"{m['messages_put']} / {m['messages_got']}"),
         ("commits / backouts", f"{m['commits']} / {m['backouts']}"),
         ("forces", m["forces"]),
+        ("log records / write cycles", f"{m.get('log_records', 0)} / {m.get('write_cycles', 0)}"),
         ("logical bytes / writes", f"{m['logical_bytes']} / {m['logical_writes']}"),
         ("physical bytes / writes", f"{m['physical_bytes']} / {m['physical_writes']}"),
         ("write size short / long / max", f"{m['write_size_short']:.0f} / {m['write_size_long']:.0f} / "

@@ -60,6 +60,14 @@ def with_larger_log(config: PlatformConfig, factor: int) -> PlatformConfig:
                         make=functools.partial(config.make, log_scale=factor))
 
 
+def with_buffer(config: PlatformConfig, pages: int) -> PlatformConfig:
+    """The same configuration with a log buffer of ``pages`` pages: for a scenario that needs
+    the buffer to fill (a platform with no write threshold writes unforced records only then)."""
+    def make(storage, **kwargs):
+        return attrs.evolve(config.make(storage, **kwargs), buffer_pages=pages)
+    return attrs.evolve(config, name=f"{config.name}-buffer{pages}", make=make)
+
+
 def start(config: PlatformConfig, storage, plan: FaultPlan = FaultPlan(), qm_config: QmConfig = QmConfig(),
           keep_write_log: bool = False):
     fs = FaultInjectingStorage(storage, plan, keep_write_log=keep_write_log)

@@ -20,7 +20,7 @@ from mqlog.core.format.records import HEADER_SIZE, Clr
 from mqlog.core.disk.storage import MemoryStorage
 from mqlog.torture import DAMAGE, in_place_writes
 
-from .harness import clone, restart, run_workload, with_larger_log
+from .harness import clone, restart, run_workload, with_buffer, with_larger_log
 from .registry import configurations
 
 #: every platform's configurations, as their test packages register them (registry.py)
@@ -189,11 +189,16 @@ def test_interrupted_undo_of_a_large_unit_of_work_resumes_where_it_stopped(platf
     from .harness import start
 
     # Restart's undo forces only at the unit's Backout record; before that the writer writes
-    # once write_threshold_pages full pages have piled up. CLRs for a quarter more than that
+    # once write_threshold_pages full pages have piled up, or – a platform with no threshold
+    # (distributed) – once the buffer is full: it is made small here (MQ's smallest,
+    # LogBufferPages=18) so the unit need not be huge. CLRs for a quarter more than that
     # (and for 10 pages at least: on a slow device the writer may still be busy with restart's
     # first write when a small threshold is reached) go out in at least two writes, so some
     # crash point falls between them. The loop below asserts that one did.
     threshold = platform_config.make(MemoryStorage()).write_threshold_pages
+    if threshold is None:
+        platform_config = with_buffer(platform_config, 18)
+        threshold = 18
     ops = math.ceil(max(1.25 * threshold, 10) * PAGE_PAYLOAD / (Clr._S.size + HEADER_SIZE))
     config = sized_for_a_unit_of(platform_config, ops)
     env, fs, qm = start(config, MemoryStorage())

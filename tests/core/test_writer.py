@@ -363,3 +363,89 @@ def test_a_writer_resumed_after_an_incomplete_record_rewrites_the_tail_page_rath
     again = LogReader(space, 0)
     assert [r.msg_id for _, r in again] == [b"A" * 24, b"C" * 24]
     assert again.end.reason == "end", again.end
+
+
+# --- what the counters count, and the partial-page decisions --------------------------------
+
+def test_logical_writes_count_the_forces_that_reach_the_writer_and_log_records_the_records():
+    env, space, writer = make()
+
+    def app():
+        for uow in (1, 2):
+            yield from writer.put(Put("Q", bytes(24), b"m" * 100, uow=uow))
+            yield from writer.put(Commit(0, 1, uow=uow))
+            yield writer.force()
+        yield writer.force()  # everything is on disk already: no write request reaches the writer
+
+    env.process(app())
+    env.run()
+    s = writer.stats
+    assert s.log_records == 4 and s.forces == 3
+    assert s.logical_writes == 2 == s.write_cycles == s.physical_writes
+
+
+def _tail_writer(hold: bool):
+    """A writer with three full pages and a partial one buffered, and forces waiting: ``early``
+    for records on the full pages, ``late`` for one on the partial page. Returns what each
+    force saw (when it fired, the pages the first cycle wrote)."""
+    env, space, writer = make(hold_partial_tail=hold, write_threshold_pages=None)
+    seen = {}
+
+    def app(name, upto):
+        yield writer.force(upto)
+        seen.setdefault(name, env.now)
+
+    # a 3-page record, then a small one on the fourth page
+    ends = [None, None]
+
+    def fill():
+        ends[0] = yield from writer.put(Put("Q", bytes(24), b"a" * (3 * 4064 - 200), uow=1))
+        yield from writer.put(Put("Q", bytes(24), b"b" * 60, uow=2))
+        early_target = writer.buffer.full_pages_end()
+        for i in range(3):
+            env.process(app(f"early{i}", early_target))
+        env.process(app("late", writer.next_address))
+
+    env.process(fill())
+    env.run()
+    return seen, writer.stats
+
+
+def test_a_partial_page_waits_for_the_next_cycle_only_while_more_forces_are_satisfied_without_it():
+    seen, stats = _tail_writer(hold=True)
+    # the full pages went first (the early forces fired), the partial page in a second cycle
+    assert stats.write_cycles == 2
+    assert max(seen[f"early{i}"] for i in range(3)) < seen["late"]
+    seen, stats = _tail_writer(hold=False)
+    assert stats.write_cycles == 1  # a logger that does not avoid partial pages writes it all at once
+    assert len({seen["late"], *(seen[f"early{i}"] for i in range(3))}) == 1
+
+
+def test_one_force_on_a_partial_page_is_never_held_back():
+    env, space, writer = make(hold_partial_tail=True, write_threshold_pages=None)
+
+    def app():
+        yield from writer.put(Put("Q", bytes(24), b"a" * 6000, uow=1))  # a full page and a partial one
+        yield writer.force()
+
+    env.process(app())
+    env.run()
+    assert writer.stats.write_cycles == 1 and writer.stats.partial_page_writes == 1
+
+
+def test_without_a_write_threshold_only_a_force_or_a_full_buffer_starts_a_write():
+    env, space, writer = make(write_threshold_pages=None, buffer_pages=8)
+    written = []
+
+    def app():
+        for i in range(4):  # about five pages' worth, unforced: stays in the 8-page buffer
+            yield from writer.put(Put("Q", bytes(24), b"x" * 4000, uow=1))
+        yield env.timeout(10_000)
+        written.append(writer.stats.physical_writes)
+        for i in range(6):  # now the buffer fills: the writer must make room
+            yield from writer.put(Put("Q", bytes(24), b"x" * 4000, uow=1))
+        written.append(writer.stats.physical_writes)
+
+    env.process(app())
+    env.run()
+    assert written[0] == 0 and written[1] >= 1

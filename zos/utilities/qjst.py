@@ -45,10 +45,14 @@ def log_statistics(space: ZosLogSpace, writer_stats: dict, codec_stats: dict, co
     archive_writes = offloads * archive_copies
 
     s: dict = {}
-    if "force_waits" in w:
-        s["QJSTWRW"] = w["force_waits"]
-    if "logical_writes" in w:
-        s["QJSTWRNW"] = w["logical_writes"]
+    if "write_cycles" in w:
+        # forces that had to wait for the writer (the writer's logical_writes since it
+        # counts write requests; before that, logical_writes counted records)
+        s["QJSTWRW"] = w["logical_writes"]
+    if "log_records" in w:
+        s["QJSTWRNW"] = w["log_records"]
+    elif "logical_writes" in w:
+        s["QJSTWRNW"] = w["logical_writes"]  # a run directory from before log_records: records
     if "forces" in w:
         s["QJSTWRF"] = w["forces"]
     if "buffer_waits" in w:
