@@ -11,10 +11,9 @@ the I/O, one write cycle at a time:
    while the previous write was in flight ride along: that is **group commit**, and it is
    why useful bytes per physical write rise with concurrency. A platform whose logger
    "tries very hard not to write partial pages" (distributed, ``hold_partial_tail``)
-   leaves a partial last page behind when it holds records nobody has forced yet (another
-   unit of work is still adding to it) and the full pages already satisfy a waiting force:
-   the forces that end on that page wait one more cycle, by which time it has usually
-   filled. A partial page whose records are all waited for is written at once;
+   leaves a partial last page for the next cycle when the full pages alone satisfy most of
+   the waiting forces; the few that end on the partial page wait one cycle, by which time
+   it has usually filled (see ``_full_pages_suffice``);
 3. the platform's log space turns the run into physical writes (a spare copy for
    TripleWrite, copy 2 for dual logging, two files at an extent boundary); each is charged
    to the device and then stored and synced;
@@ -206,14 +205,13 @@ class LogWriter:
         """Whether this cycle should write only the full pages and leave the partial last
         page in the buffer (platforms whose logger avoids partial pages: ``hold_partial_tail``).
 
-        It does when writing the partial page now would only mean writing it again soon: the
-        page holds records that no waiting force covers – another unit of work is part way
-        through and will force them – while the full pages already satisfy a waiting force
-        (or free the room a waiting appender needs). The forces that end on the partial page
-        then wait one more cycle, by which time the page has usually filled. A page whose
-        every record is waited for is written at once: nobody is known to be adding to it, so
-        holding it back would only delay them (one application, or strictly alternating ones,
-        are never delayed)."""
+        It does when the full pages alone satisfy more of the waiting forces than end on the
+        partial page: there is concurrency, the minority waits one more cycle – which starts
+        at once, since they are waiting – and by then the others' records have usually
+        filled the page, so it is written once, full, instead of partial now and again later
+        (twice more under TripleWrite). One application, or two that alternate, never have
+        a majority elsewhere, so their forces are never held back. A waiting appender needs
+        only the room full pages free."""
         if not self.hold_partial_tail:
             return False
         buffer = self.buffer
