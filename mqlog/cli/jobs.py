@@ -208,8 +208,6 @@ def calibrate_cmd(only, cases_file, master, device, out, write_docs, as_json):
     """Run the calibration cases (one Spark task each) and compare the model's figures with
     IBM's: prints case, figure, IBM, model, tolerance and ok/MISSED; exits 1 if any figure
     is MISSED."""
-    import sys
-
     from mqlog.calibration import report
     from mqlog.calibration.cases import load_cases
     from mqlog.core.disk.devices import get_profile
@@ -252,4 +250,4 @@ def calibrate_cmd(only, cases_file, master, device, out, write_docs, as_json):
     misses = report.missed(results)
     if misses:
         click.echo(f"{misses} figure{'s' if misses != 1 else ''} MISSED", err=True)
-        sys.exit(1)
+        raise click.exceptions.Exit(1)
