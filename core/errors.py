@@ -123,6 +123,11 @@ class SpecError(MqlogError):
         super().__init__(prefix + reason)
 
 
+class CalibrationCaseError(SpecError):
+    """A calibration case file (``mqlog calibrate --cases``) is malformed: ``source`` names the
+    file and ``field`` the case and key (``D1.figures[2].tolerance``)."""
+
+
 class ConfigFileError(MqlogError):
     """A configuration file (a platform's parameter file) is malformed; ``source`` names the
     file and ``line`` the 1-based line where known."""

@@ -43,7 +43,7 @@ import attrs
 from mqlog.core.log.addressing import Addressing, PlainAddressing
 from mqlog.core.errors import LogFormatError, ParameterError
 from mqlog.core.messages import REFERENCE_CONSOLE
-from mqlog.core.format.records import NO_ADDRESS, Codec
+from mqlog.core.format.records import NO_ADDRESS, Codec, Get, Put
 from mqlog.core.log.space import LogSpace, ReferenceLogSpace
 from mqlog.core.disk.storage import Storage
 
@@ -155,10 +155,14 @@ class SpaceDefaults:
 class CheckpointPolicy(Protocol):
     """When to take a checkpoint. The queue manager asks after each logged record, when the
     platform reports a log switch, and every ``interval_us`` (so an idle queue manager
-    still checkpoints on time)."""
+    still checkpoints on time). ``records_since`` counts the records :meth:`counts` says
+    count towards the next checkpoint."""
 
     #: how often to ask with no record logged (virtual µs); None or 0: only when records are logged
     interval_us: float | None
+
+    def counts(self, record) -> bool:
+        """Whether appending ``record`` counts towards the next checkpoint."""
 
     def due(self, records_since: int, us_since: float, switched: bool = False) -> bool:
         """Whether a checkpoint should start now (``switched``: the log just switched to its
@@ -353,15 +357,37 @@ class ImageSchedule:
             self.log_bytes is not None and bytes_since >= self.log_bytes)
 
 
+#: What a record-count checkpoint policy counts (``RecordCountCheckpoints.basis``):
+#: "records": every record the queue manager logs (IBM's current parameter is
+#: CheckPointLogRecdMax, "log records"; the IBM i checkpoint page and z/OS LOGLOAD count log
+#: records too); "operations": persistent MQPUT and MQGET operations only, the basis of IBM's
+#: V6/V7 checkpoint technote ("10,000 persistent MQGET and/or MQPUT operations"). Under
+#: "operations" a message put and got under syncpoint counts 2 (its Put and Get records),
+#: under "records" it counts every record it took, commits included.
+CHECKPOINT_BASES = ("records", "operations")
+
+
+def _check_basis(instance, attribute, value) -> None:
+    if value not in CHECKPOINT_BASES:
+        raise ParameterError("checkpoint_basis", value, " or ".join(CHECKPOINT_BASES))
+
+
 @attrs.frozen
 class RecordCountCheckpoints:
-    """A checkpoint after every ``records`` logged records, or every ``interval_us`` if at
-    least ``min_records`` were logged (distributed CheckPointLogRecdMax/WaitLen/RecdMin)."""
+    """A checkpoint after every ``records`` counted records, or every ``interval_us`` if at
+    least ``min_records`` were counted (distributed CheckPointLogRecdMax/WaitLen/RecdMin).
+    ``basis`` says which records count (:data:`CHECKPOINT_BASES`)."""
 
     records: int = 10_000
     interval_us: float = 30 * 60 * 1e6
     min_records: int = 100
     on_switch: bool = False  # z/OS takes one at every log switch
+    basis: str = attrs.field(default="records", validator=_check_basis)
+
+    def counts(self, record) -> bool:
+        # A message's first Put record is the operation; its PutSegments are not operations
+        # of their own (a segmented message is one MQPUT).
+        return self.basis == "records" or type(record) in (Put, Get)
 
     def due(self, records_since: int, us_since: float, switched: bool = False) -> bool:
         return (records_since >= self.records or (switched and self.on_switch)

@@ -107,6 +107,11 @@ ARCHIVE = "Archive"
 
 LOG_STANZA = "Log"
 TUNING_STANZA = "TuningParameters"
+#: ``where`` of a setting of the model that no qm.ini key holds (``--set log.NAME`` only):
+#: never read from nor written to qm.ini
+MODEL_SETTING = "model"
+RECORDS = "records"
+OPERATIONS = "operations"
 
 #: Longer digit strings are refused as not being whole numbers at all (no log parameter
 #: comes near 12 digits).
@@ -172,22 +177,32 @@ LOG_MANAGEMENT = Parameter(
     LOG_STANZA, attribute="log_management")
 CHECKPOINT_LOG_RECD_MAX = Parameter(
     "CheckPointLogRecdMax", 50_000, _number(1000, 100_000),
-    "logged operations that trigger a checkpoint",
+    "logged records (as checkpoint_basis counts them) that trigger a checkpoint",
     TUNING_STANZA, attribute="checkpoint_log_recd_max")
 CHECKPOINT_LOG_RECD_MIN = Parameter(
     "CheckPointLogRecdMin", 100, _number(0, 2000),
-    "operations needed since the last checkpoint for a timed one",
+    "records (as checkpoint_basis counts them) needed since the last checkpoint for a timed one",
     TUNING_STANZA, attribute="checkpoint_log_recd_min")
 CHECKPOINT_WAIT_LEN = Parameter(
     "CheckPointWaitLen", 30, _number(5, 60),
     "minutes between timed checkpoints",
     TUNING_STANZA, attribute="checkpoint_wait_len")
+#: What CheckPointLogRecdMax/Min count. IBM's sources disagree: the V6/V7 technote counts
+#: "persistent MQGET and/or MQPUT operations", the parameter's name and the IBM i page say
+#: log records, a later deck "recoverable log operations". The default is log records (the
+#: current parameter's own name); the technote's basis stays available. Not a qm.ini key.
+CHECKPOINT_BASIS = Parameter(
+    "checkpoint_basis", RECORDS, Choice((RECORDS, OPERATIONS)),
+    "what CheckPointLogRecdMax/Min count: every log record (records, the default) or "
+    "persistent MQPUT/MQGET operations only (operations, the V6/V7 technote's basis); "
+    "a setting of the model, not a qm.ini key",
+    MODEL_SETTING, attribute="checkpoint_basis")
 
 #: Every parameter, in the order qm.ini and ``describe()`` list them.
 PARAMETERS: tuple[Parameter, ...] = (
     LOG_PRIMARY_FILES, LOG_SECONDARY_FILES, LOG_FILE_PAGES, LOG_TYPE, LOG_BUFFER_PAGES,
     LOG_PATH, LOG_WRITE_INTEGRITY, LOG_MANAGEMENT,
-    CHECKPOINT_LOG_RECD_MAX, CHECKPOINT_LOG_RECD_MIN, CHECKPOINT_WAIT_LEN,
+    CHECKPOINT_LOG_RECD_MAX, CHECKPOINT_LOG_RECD_MIN, CHECKPOINT_WAIT_LEN, CHECKPOINT_BASIS,
 )
 #: looked up by qm.ini name or alias in any case (``--set``, ``at_creation``) or by attribute
 _SET = ParameterSet(PARAMETERS, "a log parameter of platform distributed")
@@ -247,6 +262,7 @@ class LogConfig:
     checkpoint_log_recd_max: int = field(CHECKPOINT_LOG_RECD_MAX)
     checkpoint_log_recd_min: int = field(CHECKPOINT_LOG_RECD_MIN)
     checkpoint_wait_len: int = field(CHECKPOINT_WAIT_LEN)
+    checkpoint_basis: str = field(CHECKPOINT_BASIS)
 
     def __attrs_post_init__(self) -> None:
         _check_total(self.log_primary_files, self.log_secondary_files, ParameterError)
@@ -526,6 +542,8 @@ def _unknown_key(stanza: str, key: str) -> str | None:
     if stanza == TUNING_STANZA:
         return None  # other components' tuning parameters
     parameter = _SET.get(key)
+    if parameter is not None and parameter.where == MODEL_SETTING:
+        return f"{parameter.name} is a setting of the model, not a qm.ini key: give it as --set log.{parameter.name}"
     if parameter is not None and parameter.where != LOG_STANZA:
         return f"{parameter.name} belongs in the {parameter.where}: stanza, not {LOG_STANZA}:"
     if parameter is LOG_PATH:

@@ -62,7 +62,8 @@ class LongRunningUowPolicy:
 def distributed_platform(storage: Storage, *, primary: int = 3, secondary: int = 2, file_pages: int = 4096,
                          buffer_pages: int = 512, linear: bool = False, integrity: str = "TripleWrite",
                          checkpoint_records_max: int = 50_000, checkpoint_records_min: int = 100,
-                         checkpoint_wait_minutes: int = 30, qm_name: str = "QM1",
+                         checkpoint_wait_minutes: int = 30, checkpoint_basis: str = "records",
+                         qm_name: str = "QM1",
                          management: str = MANUAL, image_interval_minutes: float | None = 60,
                          image_log_mb: float | None = None) -> Platform:
     """The distributed queue manager's log over ``storage`` (the LogConfig's values).
@@ -70,7 +71,9 @@ def distributed_platform(storage: Storage, *, primary: int = 3, secondary: int =
     A linear log takes media images: on request (rcdmqimg), of empty queues at shutdown,
     and – with LogManagement Automatic or Archive, as MQ 9.1 does – by itself, every
     ``image_interval_minutes`` (IMGINTVL, default 60) or ``image_log_mb`` of log (IMGLOGLN,
-    default off) per queue."""
+    default off) per queue. ``checkpoint_basis`` says what ``checkpoint_records_max/min``
+    count: log records, or persistent MQPUT/MQGET operations
+    (:data:`mqlog.core.platform.CHECKPOINT_BASES`)."""
     triple = integrity.lower() in ("triplewrite", "doublewrite")  # DoubleWrite behaves as TripleWrite
     space = DistributedLogSpace(storage, primary=primary, secondary=secondary, file_pages=file_pages,
                                 linear=linear, triple_write=triple, management=management)
@@ -80,7 +83,8 @@ def distributed_platform(storage: Storage, *, primary: int = 3, secondary: int =
         space=space,
         checkpoint_policy=RecordCountCheckpoints(records=checkpoint_records_max,
                                                  interval_us=checkpoint_wait_minutes * 60e6,
-                                                 min_records=checkpoint_records_min),
+                                                 min_records=checkpoint_records_min,
+                                                 basis=checkpoint_basis),
         space_policy=LongRunningUowPolicy(),
         console=console(qm_name),
         persistent_put_to_waiting_getter=True,

@@ -16,6 +16,7 @@ SMALL = {
     "requester-responder": ["workload.requesters=3", "workload.responders=3", "workload.queue_pairs=2",
                             "workload.duration=0.05"],
     "putget-pairs": ["workload.pairs=3", "workload.messages_per_pair=40"],
+    "putget": ["workload.apps=3", "workload.messages=40"],
     "long-uow": ["workload.background=2", "workload.duration=0.05"],
     "log-fill": ["workload.queues=3", "workload.messages=300", "workload.transactions=20"],
     "deep-queue": ["workload.queues=2", "workload.depth=300", "workload.then_messages=20"],

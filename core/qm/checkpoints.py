@@ -21,6 +21,9 @@ from mqlog.core.format.records import UowState as RecUowState
 from mqlog.core.objects.uow import MqiError
 from mqlog.core.platform import LogControl
 
+#: checkpoints whose marks a run keeps (:attr:`QueueManager.checkpoint_marks`)
+CHECKPOINT_MARKS_MAX = 1000
+
 
 class CheckpointMixin:
     """The queue manager's checkpoints and their aftermath (see the module docstring)."""
@@ -67,6 +70,10 @@ class CheckpointMixin:
         self._checkpoint_finished = self.env.event()
         try:
             number = self._checkpoint_number + 1
+            # the work done up to this checkpoint, before its own records
+            mark = {"reason": reason, "at_s": self.env.now / 1e6, "messages_put": self.counters.messages_put,
+                    "messages_got": self.counters.messages_got, "log_records": self._appends,
+                    "counted": self._records_since}
             begin = yield from self._log(CheckpointBegin(number, int(self.env.now)), essential=True)
             # The units of work open at the Begin record, as the log has them there: one whose
             # Commit/Backout is already appended is over, one whose Prepare is, is in doubt,
@@ -107,6 +114,8 @@ class CheckpointMixin:
             self._records_since = 0
             self._last_checkpoint_us = self.env.now
             self.counters.checkpoints += 1
+            if len(self.checkpoint_marks) < CHECKPOINT_MARKS_MAX:
+                self.checkpoint_marks.append(mark)
             for uow in self.uows.values():
                 uow.checkpoints_seen += 1
             self.say("checkpoint", number=number, reason=reason, address=begin)

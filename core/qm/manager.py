@@ -120,6 +120,10 @@ class QueueManager(UnitsOfWorkMixin, LogSpaceMixin, CheckpointMixin, ShuntingMix
         self.log_used_max = 0
         #: (virtual µs, bytes from tail to head) every LOG_SAMPLE_US or so, for the reports
         self.log_used_series: list[tuple[float, int]] = []
+        #: one entry per checkpoint taken (the first ``checkpoints.CHECKPOINT_MARKS_MAX``): why, when, and the
+        #: messages and records so far at its start, so that a report can say how much work
+        #: lay between two checkpoints (the cadence the checkpoint basis sets)
+        self.checkpoint_marks: list[dict] = []
 
     # -- starting and stopping ---------------------------------------------------------------
 
@@ -279,7 +283,8 @@ class QueueManager(UnitsOfWorkMixin, LogSpaceMixin, CheckpointMixin, ShuntingMix
             address = yield from self.writer.put(record)
         finally:
             self._claimed -= claimed
-        self._records_since += 1
+        if self.platform.checkpoint_policy.counts(record):
+            self._records_since += 1
         self._appends += 1
         switches = self.platform.space.switches
         if switches != self._switches_seen:

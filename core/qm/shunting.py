@@ -53,7 +53,7 @@ class ShuntingMixin:
             for record in records:
                 prev = self.writer.append(attrs.evolve(record, prev=prev))
                 first = prev if first == NO_ADDRESS else first
-            self._records_since += len(records)
+            self._records_since += sum(map(self.platform.checkpoint_policy.counts, records))
             self._uow_ages.discard((uow.first, uow.id))
             uow.first, uow.last = first, prev
             if uow.prepare_address != NO_ADDRESS:

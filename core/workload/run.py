@@ -182,6 +182,8 @@ def collect_metrics(cfg: RunConfig, qm: QueueManager, ctx: Context, env: simpy.E
         "partial_page_writes": s.get("partial_page_writes", 0),
         "partial_page_rewrites": s.get("partial_page_rewrites", 0),
         "checkpoints": c.checkpoints,
+        # each checkpoint's reason, time and the messages and log records before it
+        "checkpoint_marks": [dict(m) for m in qm.checkpoint_marks],
         "log_switches": space.switches,
         "active_log_capacity_bytes": space.capacity_bytes,
         "active_log_used_bytes_max": qm.log_used_max,

@@ -367,6 +367,13 @@ def _persistent() -> Param:
                  "persistent messages (logged) or, if false, non-persistent (not logged)")
 
 
+def _think_us(who: str) -> Param:
+    # MQ-CPH's applications do no work of their own between calls (think time 0); a real
+    # application does, and that spaces out its forces: a workload parameter, not the host's.
+    return Param("think_us", 0.0, float, f"virtual µs {who} spends between iterations "
+                 "(its own work; 0, as MQ-CPH, goes straight on)", low=0.0, high=60e6)
+
+
 _PAYLOAD = Param("payload", "random", str,
                  "what message bodies look like: random is incompressible, text suits "
                  "general codecs, padded-records (fixed-width records) suits RLE",
@@ -388,6 +395,7 @@ BUILTINS: dict[str, WorkloadDef] = {d.name: d for d in (
                        "requesters; 0 means as fast as possible", low=0.0, high=1e7),
                  _duration(1.0),
                  _persistent(),
+                 _think_us("each requester"),
                  _PAYLOAD)),
     WorkloadDef("putget-pairs",
                 "Putter/getter pairs, each pair on its own queue: one application puts and "
@@ -400,6 +408,19 @@ BUILTINS: dict[str, WorkloadDef] = {d.name: d for d in (
                  Param("syncpoint", True, bool, "put and get under syncpoint, committing each; "
                        "false puts and gets outside any unit of work"),
                  _persistent(),
+                 _think_us("each putter"),
+                 _PAYLOAD)),
+    WorkloadDef("putget",
+                "MQ-CPH's PutGet: each application puts a message to its own queue and gets it "
+                "back, committing each call (under syncpoint), then thinks before the next.",
+                (Param("apps", 1, int, "applications, each with its own queue", low=1, high=10_000),
+                 _message_size(),
+                 Param("messages", 1000, int, "messages each application puts and gets back",
+                       low=1, high=10**7),
+                 Param("syncpoint", True, bool, "put and get under syncpoint, committing each; "
+                       "false puts and gets outside any unit of work (nothing to commit)"),
+                 _persistent(),
+                 _think_us("each application"),
                  _PAYLOAD)),
     WorkloadDef("long-uow",
                 "One unit of work puts early and never commits while background workers keep "

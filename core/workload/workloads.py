@@ -201,6 +201,7 @@ def requester_responder(ctx: Context) -> Generator:
     rate = p("rate")
     interval = p("requesters") / rate * 1e6 if rate else 0.0  # mean µs between one requester's requests
     served = min(pairs, p("responders"))  # pairs with a responder: requests go round-robin over these
+    think = p("think_us")
 
     def requester(n: int):
         app = ctx.app(f"REQUESTER{n:05d}")
@@ -223,6 +224,8 @@ def requester_responder(ctx: Context) -> Generator:
                 if syncpoint:
                     yield from app.commit()
                 ctx.counters.round_trips += 1
+            if think:
+                yield env.timeout(think)  # the requester's own work before its next request
             if interval:
                 next_at += app.rng.expovariate(1 / interval)
 
@@ -247,6 +250,7 @@ def putget_pairs(ctx: Context) -> Generator:
     p = ctx.spec.get
     pairs, count, size = p("pairs"), p("messages_per_pair"), p("message_size")
     syncpoint, persistent = p("syncpoint"), p("persistent")
+    think = p("think_us")
     queues = [f"PAIR.{i:05d}" for i in range(pairs)]
     yield from _define(ctx, queues)
     env = ctx.env
@@ -257,6 +261,11 @@ def putget_pairs(ctx: Context) -> Generator:
             yield from app.put(queues[i], app.payload(size), persistent=persistent, syncpoint=syncpoint)
             if syncpoint:
                 yield from app.commit()
+            if think:
+                # The putter's own work between messages; the getter takes each as it comes.
+                # (No zero timeout when there is none: it would reorder events, and so change
+                # every figure of a run that asked for no think time.)
+                yield env.timeout(think)
 
     def getter(i: int):
         app = ctx.app(f"GETTER{i:05d}")
@@ -269,6 +278,37 @@ def putget_pairs(ctx: Context) -> Generator:
 
     procs = [env.process(getter(i)) for i in range(pairs)] + [env.process(putter(i)) for i in range(pairs)]
     yield simpy.AllOf(env, procs)
+
+
+def putget(ctx: Context) -> Generator:
+    """MQ-CPH's PutGet: each application puts a message to its own queue and gets it back,
+    committing each call when under syncpoint, ``messages`` times, with ``think_us`` of its
+    own work between iterations. Outside syncpoint there is nothing to commit."""
+    p = ctx.spec.get
+    apps, count, size = p("apps"), p("messages"), p("message_size")
+    syncpoint, persistent, think = p("syncpoint"), p("persistent"), p("think_us")
+    queues = [f"PUTGET.{i:05d}" for i in range(apps)]
+    yield from _define(ctx, queues)
+    env = ctx.env
+
+    def app_loop(i: int):
+        app = ctx.app(f"PUTGET{i:05d}")
+        queue = queues[i]
+        for _ in range(count):
+            yield from app.put(queue, app.payload(size), persistent=persistent, syncpoint=syncpoint)
+            if syncpoint:
+                yield from app.commit()
+            # Its own message is on its own queue (committed, or put outside any unit of
+            # work): the get finds it at once unless the put failed, so it does not wait.
+            got = yield from app.get(queue, syncpoint=syncpoint)
+            if got is not None:
+                if syncpoint:
+                    yield from app.commit()
+                ctx.counters.round_trips += 1
+            if think:
+                yield env.timeout(think)
+
+    yield simpy.AllOf(env, [env.process(app_loop(i)) for i in range(apps)])
 
 
 def long_uow(ctx: Context) -> Generator:
@@ -358,6 +398,7 @@ def deep_queue(ctx: Context) -> Generator:
 RUNNERS: dict[str, Callable[[Context], Generator]] = {
     "requester-responder": requester_responder,
     "putget-pairs": putget_pairs,
+    "putget": putget,
     "long-uow": long_uow,
     "log-fill": log_fill,
     "deep-queue": deep_queue,

@@ -1,6 +1,6 @@
 """The ``mqlog`` command line: one click group (:mod:`mqlog.cli.group`, with :func:`main`, the
 console script's entry point) and its commands by family: running and restarting
-(:mod:`~mqlog.cli.running`), the Spark jobs (:mod:`~mqlog.cli.jobs`), the distributed and the
+(:mod:`~mqlog.cli.running`), the Spark jobs and calibration (:mod:`~mqlog.cli.jobs`), the distributed and the
 z/OS utilities over a run directory (:mod:`~mqlog.cli.distributed`, :mod:`~mqlog.cli.zos`),
 fault campaigns (:mod:`~mqlog.cli.torture`) and the writer's own tools
 (:mod:`~mqlog.cli.tools`). User errors (bad parameters, damaged files, unknown profiles) print
@@ -15,13 +15,13 @@ import sys
 from mqlog.cli import distributed, jobs, running, tools, torture, zos  # noqa: F401
 from mqlog.cli.distributed import dump_cmd, qmstatus_cmd, rcdmqimg_cmd, rcrmqobj_cmd, set_log_archived_cmd
 from mqlog.cli.group import cli, main
-from mqlog.cli.jobs import compare_cmd, report_cmd, sweep_cmd
+from mqlog.cli.jobs import calibrate_cmd, compare_cmd, report_cmd, sweep_cmd
 from mqlog.cli.running import config_cmd, restart_cmd, run_cmd, workloads_cmd
 from mqlog.cli.tools import devices, groupcommit, scan_cmd
 from mqlog.cli.torture import torture_cmd
 from mqlog.cli.zos import bsds_cmd, convert_rba_cmd, print_cmd, stats_cmd
 
-__all__ = ["cli", "main", "run_cmd", "restart_cmd", "workloads_cmd", "config_cmd", "compare_cmd", "sweep_cmd",
+__all__ = ["cli", "main", "run_cmd", "restart_cmd", "workloads_cmd", "config_cmd", "compare_cmd", "sweep_cmd", "calibrate_cmd",
            "report_cmd", "qmstatus_cmd", "dump_cmd", "rcdmqimg_cmd", "rcrmqobj_cmd", "set_log_archived_cmd",
            "print_cmd", "bsds_cmd", "stats_cmd", "convert_rba_cmd", "torture_cmd", "groupcommit", "devices",
            "scan_cmd"]

@@ -1,6 +1,7 @@
 """The Spark jobs' commands: ``compare`` (one workload against a matrix of platform
 configurations, one task each, into results.parquet and report.html), ``sweep`` (a grid of
-runs, skipping cells already done) and ``report`` (the HTML page of either, again).
+runs, skipping cells already done), ``report`` (the HTML page of either, again) and
+``calibrate`` (IBM's published figures against the model's, one task per case).
 """
 
 from __future__ import annotations
@@ -188,3 +189,65 @@ def report_cmd(directory: Path, output):
         except OSError as exc:
             raise MqlogError(f"-o {output}: cannot write the report: {exc.strerror or exc}") from None
     click.echo(f"wrote {output}")
+
+
+@cli.command("calibrate")
+@click.option("--only", default=None, metavar="ID,...", help="Run only these cases (e.g. D1,C1).")
+@click.option("--cases", "cases_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="A TOML file of cases [default: the built-in D1, D2, C1].")
+@click.option("--master", default=None, help="Spark master URL (default local[*]).")
+@click.option("--device", default=None, help="Device profile name or FILE.toml[:NAME] for every run "
+                                             "[default: each run's own, ssd unless it says].")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Also write calibration.md, calibration.png and results.json into this directory.")
+@click.option("--write-docs", is_flag=True,
+              help="Also write docs/calibration.md and docs/img/calibration.png (run from the checkout).")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print {case: {figure: {ibm, model, tolerance, ok, note}}} instead of the table.")
+def calibrate_cmd(only, cases_file, master, device, out, write_docs, as_json):
+    """Run the calibration cases (one Spark task each) and compare the model's figures with
+    IBM's: prints case, figure, IBM, model, tolerance and ok/MISSED; exits 1 if any figure
+    is MISSED."""
+    from mqlog.calibration import report
+    from mqlog.calibration.cases import load_cases
+    from mqlog.core.disk.devices import get_profile
+    from mqlog.spark.calibrate import run_cases
+    from mqlog.spark.session import spark_session
+
+    wanted = [c.strip() for c in only.split(",") if c.strip()] if only is not None else None
+    if wanted is not None and not wanted:
+        raise click.BadParameter("give at least one case id", param_hint="--only")
+    cases = load_cases(cases_file, wanted)
+    if device is not None:
+        get_profile(device)  # an unknown profile is one line now, not a failed task later
+        device = device_for_restart(device)
+    docs = Path("docs")
+    if write_docs and not docs.is_dir():
+        raise MqlogError("--write-docs: no docs/ directory here; run it from the mqlog checkout")
+    spark = spark_session(master, "mqlog calibrate")
+    click.echo(f"calibrating {len(cases)} cases on Spark {spark.sparkContext.master} ...", err=True)
+
+    def progress(result, done, total):
+        misses = sum(not f["ok"] for f in result["figures"].values())
+        click.echo(f"  [{done}/{total}] {result['id']}: {len(result['figures'])} figures, {misses} MISSED", err=True)
+
+    results = run_cases(spark, cases, device=device, progress=progress)
+    command = "mqlog calibrate" + (f" --only {','.join(wanted)}" if wanted else "") + (
+        f" --device {device}" if device else "")
+    if out is not None:
+        report.write(cases, results, out / "calibration.md", out / "calibration.png", command=command,
+                     image="calibration.png", results_json=out / "results.json")
+        click.echo(f"wrote {out / 'calibration.md'}, {out / 'calibration.png'} and {out / 'results.json'}",
+                   err=True)
+    if write_docs:
+        report.write(cases, results, docs / "calibration.md", docs / "img" / "calibration.png", command=command,
+                     image="img/calibration.png")
+        click.echo(f"wrote {docs / 'calibration.md'} and {docs / 'img' / 'calibration.png'}", err=True)
+    if as_json:
+        click.echo(json.dumps(report.as_json(cases, results), indent=2, sort_keys=True))
+    else:
+        click.echo(report.table(cases, results))
+    misses = report.missed(results)
+    if misses:
+        click.echo(f"{misses} figure{'s' if misses != 1 else ''} MISSED", err=True)
+        raise click.exceptions.Exit(1)

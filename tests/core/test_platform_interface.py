@@ -118,6 +118,9 @@ class LedgerSpace:
 class EveryFiftyRecords:
     interval_us: float | None = None
 
+    def counts(self, record) -> bool:
+        return True  # every record logged counts towards the next checkpoint
+
     def due(self, records_since: int, us_since: float, switched: bool = False) -> bool:
         return records_since >= 50 or switched
 

@@ -1,0 +1,379 @@
+"""Calibration cases as data: loading them, running their runs, computing their figures.
+
+A case file is TOML, one table per case (``cases.toml`` beside this module holds the
+built-in ones; ``mqlog calibrate --cases FILE.toml`` reads another)::
+
+    [D1]
+    title = "SingleWrite vs TripleWrite, one putter and one getter"
+    source = "IBM's title: what they measured"
+    assumption = "what IBM did not state, and what the case assumes instead"   # optional
+    [D1.runs.sw]                       # one or more runs, by name
+    platform = "distributed"           # default "distributed"
+    workload = "putget-pairs"          # a built-in workload
+    params = { pairs = 1, messages_per_pair = 2000 }
+    log = { LogWriteIntegrity = "SingleWrite" }
+    device = "ssd"                     # default "ssd" (``--device`` overrides every run's)
+    seed = 0                           # default 0
+    [D1.counters.sw]                   # optional: IBM's own counters, in the model's metric names
+    physical_writes = 184710
+    [[D1.figures]]
+    name = "tw_physical_writes_ratio"
+    compute = "ratio"                  # a computation of :data:`COMPUTATIONS` ...
+    num = "tw.physical_writes"         # ... with its arguments: metrics as RUN.METRIC
+    den = "sw.physical_writes"
+    ibm = "counters"                   # IBM's value: a number, or "counters" (the same
+                                       #   computation over the [counters] tables)
+    tolerance = 0.2                    # ±fraction of IBM's value, or [low, high] for the model
+    note = "why this tolerance; what IBM did not say"
+
+Figures are computed from the runs' metrics by a small named computation chosen from a
+fixed registry (no expression is evaluated). A figure whose input metric a run does not
+report (``log_records`` and ``write_cycles`` before the writer reports them) is MISSED with a
+note saying which metric is missing. Every problem with a case file is a
+:class:`~mqlog.core.errors.CalibrationCaseError` naming the file, the case and the field.
+"""
+
+from __future__ import annotations
+
+import math
+from importlib import resources
+from pathlib import Path
+from typing import Callable
+
+try:  # Python 3.11+
+    import tomllib
+except ModuleNotFoundError:  # pragma: no cover - Python 3.10
+    import tomli as tomllib  # type: ignore[no-redef]
+
+from mqlog.core.errors import CalibrationCaseError, MqlogError
+
+#: the built-in cases' file (package data)
+BUILTIN_CASES = "cases.toml"
+#: bytes in a log page: IBM's counters and the model's are both whole 4 KiB pages
+PAGE_BYTES = 4096
+
+CASE_KEYS = ("title", "source", "assumption", "runs", "counters", "figures")
+RUN_KEYS = ("platform", "workload", "params", "log", "device", "seed")
+FIGURE_KEYS = ("name", "compute", "ibm", "tolerance", "note")
+
+
+class MissingMetric(Exception):
+    """A figure's input metric is not among a run's metrics (not an error of the case)."""
+
+    def __init__(self, run: str, metric: str):
+        super().__init__(f"{run}.{metric}")
+        self.run, self.metric = run, metric
+
+
+def _metric(runs: dict, ref: str) -> float:
+    run, _, metric = ref.partition(".")
+    value = runs.get(run, {}).get(metric, None)
+    if value is None:
+        raise MissingMetric(run, metric)
+    return value
+
+
+def _ratio(a: float, b: float) -> float:
+    return a / b if b else math.nan
+
+
+def ratio(runs: dict, num: str, den: str) -> float:
+    """``num`` / ``den``, each RUN.METRIC."""
+    return _ratio(_metric(runs, num), _metric(runs, den))
+
+
+def pages_per_write(runs: dict, run: str) -> float:
+    """Pages per physical write: physical bytes (whole pages) / 4096 / physical writes."""
+    return _ratio(_metric(runs, f"{run}.physical_bytes") / PAGE_BYTES, _metric(runs, f"{run}.physical_writes"))
+
+
+def utilisation(runs: dict, run: str) -> float:
+    """Logical bytes / physical bytes (amqldmpa's utilisation)."""
+    return _ratio(_metric(runs, f"{run}.logical_bytes"), _metric(runs, f"{run}.physical_bytes"))
+
+
+def per_round_trip(runs: dict, metric: str) -> float:
+    """RUN.METRIC per iteration of the workload (its ``round_trips``)."""
+    run = metric.partition(".")[0]
+    return _ratio(_metric(runs, metric), _metric(runs, f"{run}.round_trips"))
+
+
+def throughput_ratio(runs: dict, num: str, den: str) -> float:
+    """Messages got per virtual second in run ``num`` over the same in run ``den``."""
+    def rate(run: str) -> float:
+        return _ratio(_metric(runs, f"{run}.messages_got"), _metric(runs, f"{run}.virtual_seconds"))
+
+    return _ratio(rate(num), rate(den))
+
+
+#: what a checkpoint interval is measured in: the key of the run's checkpoint marks
+_INTERVAL_MEASURES = {"log_records": "log_records", "messages": "messages_put"}
+
+
+def checkpoint_interval(runs: dict, run: str, measure: str) -> float:
+    """The mean ``measure`` (log_records or messages) between a checkpoint the record count
+    triggered and the checkpoint before it (from the run's ``checkpoint_marks``); NaN when
+    the run had no such checkpoint (too short for the cadence)."""
+    marks = _metric(runs, f"{run}.checkpoint_marks")
+    key = _INTERVAL_MEASURES[measure]
+    gaps = [b[key] - a[key] for a, b in zip(marks, marks[1:]) if b.get("reason") == "records"]
+    return sum(gaps) / len(gaps) if gaps else math.nan
+
+
+#: name -> (function, {argument: "run" | "metric" | one of a tuple of words})
+COMPUTATIONS: dict[str, tuple[Callable[..., float], dict[str, object]]] = {
+    "ratio": (ratio, {"num": "metric", "den": "metric"}),
+    "pages_per_write": (pages_per_write, {"run": "run"}),
+    "utilisation": (utilisation, {"run": "run"}),
+    "per_round_trip": (per_round_trip, {"metric": "metric"}),
+    "throughput_ratio": (throughput_ratio, {"num": "run", "den": "run"}),
+    "checkpoint_interval": (checkpoint_interval, {"run": "run", "measure": tuple(_INTERVAL_MEASURES)}),
+}
+
+
+def compute(figure: dict, runs: dict) -> float:
+    """``figure``'s computation over ``runs`` (run name -> metrics); raises
+    :class:`MissingMetric` when an input is not reported."""
+    function, args = COMPUTATIONS[figure["compute"]]
+    return function(runs, **{name: figure[name] for name in args})
+
+
+# --------------------------------------------------------------------------- tolerance
+
+def bounds(ibm: float, tolerance) -> tuple[float, float]:
+    """The model's allowed range: ±fraction of ``ibm`` for a number, else [low, high]."""
+    if isinstance(tolerance, list):
+        return float(tolerance[0]), float(tolerance[1])
+    return ibm - abs(ibm) * tolerance, ibm + abs(ibm) * tolerance
+
+
+def tolerance_text(tolerance) -> str:
+    """``±20%``, ``2 to 2.4``, ``at least 0.95``."""
+    if not isinstance(tolerance, list):
+        return f"±{tolerance * 100:g}%"
+    low, high = tolerance
+    if math.isinf(high):
+        return f"at least {low:g}"
+    if math.isinf(low):
+        return f"at most {high:g}"
+    return f"{low:g} to {high:g}"
+
+
+def within(model: float | None, ibm: float, tolerance) -> bool:
+    if model is None or math.isnan(model):
+        return False
+    low, high = bounds(ibm, tolerance)
+    return low <= model <= high
+
+
+# --------------------------------------------------------------------------- loading
+
+def _fail(source: str, field: str, reason: str):
+    raise CalibrationCaseError(reason, source=source, field=field)
+
+
+def _text(table: dict, key: str, source: str, where: str, *, required: bool = True) -> str | None:
+    value = table.get(key)
+    if value is None and not required:
+        return None
+    if not isinstance(value, str) or not value.strip():
+        _fail(source, f"{where}.{key}", "missing: expected text" if value is None
+              else f"expected text, got {value!r}")
+    return value
+
+
+def _check_keys(table: dict, allowed: tuple, source: str, where: str) -> None:
+    for key in table:
+        if key not in allowed:
+            _fail(source, f"{where}.{key}", f"unknown key; allowed: {', '.join(allowed)}")
+
+
+def _check_run(name: str, run: object, source: str, where: str) -> dict:
+    from mqlog.core.workload.spec import BUILTINS, build_spec
+    from mqlog.platforms import PLATFORMS, choose
+
+    if not isinstance(run, dict):
+        _fail(source, where, "expected a table (platform, workload, params, log, device, seed)")
+    _check_keys(run, RUN_KEYS, source, where)
+    platform = run.get("platform", "distributed")
+    if platform not in PLATFORMS:
+        _fail(source, f"{where}.platform", f"unknown platform {platform!r}; known: {', '.join(PLATFORMS)}")
+    workload = _text(run, "workload", source, where)
+    if workload not in BUILTINS:
+        _fail(source, f"{where}.workload", f"unknown workload {workload!r}; known: {', '.join(BUILTINS)}")
+    for key in ("params", "log"):
+        if not isinstance(run.get(key, {}), dict):
+            _fail(source, f"{where}.{key}", "expected a table")
+    seed = run.get("seed", 0)
+    if type(seed) is not int or not 0 <= seed < 2**64:
+        _fail(source, f"{where}.seed", f"expected a whole number 0 to 2^64-1, got {seed!r}")
+    device = run.get("device", "ssd")
+    if not isinstance(device, str):
+        _fail(source, f"{where}.device", f"expected a device profile name, got {device!r}")
+    try:
+        spec = build_spec(BUILTINS[workload], run.get("params", {}), origin="", section=f"{where}.params")
+        values = choose(platform).configure({k: str(v) for k, v in run.get("log", {}).items()})
+    except CalibrationCaseError:
+        raise
+    except MqlogError as exc:
+        _fail(source, where, str(exc))
+    return {"platform": platform, "workload": workload, "params": dict(spec.params),
+            "log": {k: str(v) for k, v in run.get("log", {}).items()}, "values": values,
+            "device": device, "seed": seed}
+
+
+def _check_figure(i: int, figure: object, runs: dict, counters: dict, source: str, where: str) -> dict:
+    if not isinstance(figure, dict):
+        _fail(source, where, "expected a table (name, compute, its arguments, ibm, tolerance, note)")
+    name = _text(figure, "name", source, where)
+    where = f"{where[:where.rindex('[')]}.{name}" if name else where
+    computation = _text(figure, "compute", source, where)
+    if computation not in COMPUTATIONS:
+        _fail(source, f"{where}.compute", f"unknown computation {computation!r}; known: {', '.join(COMPUTATIONS)}")
+    _, args = COMPUTATIONS[computation]
+    _check_keys(figure, FIGURE_KEYS + tuple(args), source, where)
+    for arg, kind in args.items():
+        value = figure.get(arg)
+        if not isinstance(value, str):
+            _fail(source, f"{where}.{arg}", f"missing: {computation} needs {', '.join(args)}" if value is None
+                  else f"expected text, got {value!r}")
+        if kind == "run" and value not in runs:
+            _fail(source, f"{where}.{arg}", f"no run {value!r} in this case; its runs: {', '.join(runs)}")
+        if kind == "metric":
+            run, dot, metric = value.partition(".")
+            if not dot or not metric or run not in runs:
+                _fail(source, f"{where}.{arg}", f"expected RUN.METRIC with RUN one of {', '.join(runs)}, "
+                                                f"got {value!r}")
+        if isinstance(kind, tuple) and value not in kind:
+            _fail(source, f"{where}.{arg}", f"expected one of {', '.join(kind)}, got {value!r}")
+    ibm = figure.get("ibm")
+    if ibm == "counters":
+        if not counters:
+            _fail(source, f"{where}.ibm", "'counters' needs the case's [counters] tables of IBM's figures")
+        try:
+            ibm = compute(figure, counters)
+        except MissingMetric as missing:
+            _fail(source, f"{where}.ibm", f"IBM's counters have no {missing}")
+        except KeyError as exc:
+            _fail(source, f"{where}.ibm", f"IBM's counters have no run {exc.args[0]!r}")
+    elif type(ibm) not in (int, float) or not math.isfinite(ibm):
+        _fail(source, f"{where}.ibm", "missing: IBM's value (a number, or \"counters\")" if ibm is None
+              else f"expected a number or \"counters\", got {ibm!r}")
+    tolerance = figure.get("tolerance")
+    if type(tolerance) in (int, float):
+        if not 0 <= tolerance < 10:
+            _fail(source, f"{where}.tolerance", f"a ± fraction of IBM's value must be 0 to 10, got {tolerance!r}")
+    elif (isinstance(tolerance, list) and len(tolerance) == 2
+          and all(type(v) in (int, float) and not math.isnan(v) for v in tolerance)):
+        if tolerance[0] > tolerance[1]:
+            _fail(source, f"{where}.tolerance", f"[low, high] with low above high: {tolerance!r}")
+    else:
+        _fail(source, f"{where}.tolerance",
+              "missing: a ± fraction of IBM's value (0.2) or the model's [low, high]" if tolerance is None
+              else f"expected a ± fraction (0.2) or [low, high], got {tolerance!r}")
+    note = _text(figure, "note", source, where, required=False)
+    return {"name": name, "compute": computation, **{a: figure[a] for a in args}, "ibm": float(ibm),
+            "tolerance": tolerance if not isinstance(tolerance, list) else [float(v) for v in tolerance],
+            "note": note or ""}
+
+
+def parse_cases(doc: dict, source: str) -> dict[str, dict]:
+    """The cases of a parsed case file, checked: id -> case (plain data, ready for a task)."""
+    if not doc:
+        _fail(source, "", "no cases: expected a table per case ([D1], ...)")
+    cases = {}
+    for case_id, case in doc.items():
+        if not isinstance(case, dict):
+            _fail(source, case_id, "expected a table (title, source, runs, figures, ...)")
+        _check_keys(case, CASE_KEYS, source, case_id)
+        title = _text(case, "title", source, case_id)
+        ibm_source = _text(case, "source", source, case_id)
+        assumption = _text(case, "assumption", source, case_id, required=False)
+        raw_runs = case.get("runs")
+        if not isinstance(raw_runs, dict) or not raw_runs:
+            _fail(source, f"{case_id}.runs", "missing: expected one or more [CASE.runs.NAME] tables")
+        runs = {name: _check_run(name, run, source, f"{case_id}.runs.{name}") for name, run in raw_runs.items()}
+        counters = case.get("counters", {})
+        if not isinstance(counters, dict) or not all(isinstance(t, dict) for t in counters.values()):
+            _fail(source, f"{case_id}.counters", "expected [CASE.counters.RUN] tables of IBM's figures")
+        figures = case.get("figures")
+        if not isinstance(figures, list) or not figures:
+            _fail(source, f"{case_id}.figures", "missing: expected one or more [[CASE.figures]] tables")
+        checked = [_check_figure(i, f, runs, counters, source, f"{case_id}.figures[{i}]")
+                   for i, f in enumerate(figures)]
+        names = [f["name"] for f in checked]
+        for name in names:
+            if names.count(name) > 1:
+                _fail(source, f"{case_id}.figures.{name}", "named more than once")
+        cases[case_id] = {"id": case_id, "title": title, "source": ibm_source, "assumption": assumption or "",
+                          "runs": runs, "figures": checked}
+    return cases
+
+
+def load_cases(path: str | Path | None = None, only: list[str] | None = None) -> dict[str, dict]:
+    """The cases of ``path`` (default: the built-in ``cases.toml``), or of them those in ``only``."""
+    if path is None:
+        source = f"built-in {BUILTIN_CASES}"
+        text = resources.files("mqlog.calibration").joinpath(BUILTIN_CASES).read_text(encoding="utf-8")
+    else:
+        source = str(path)
+        try:
+            text = Path(path).read_text(encoding="utf-8")
+        except OSError as exc:
+            raise CalibrationCaseError(f"cannot read the case file ({exc.strerror or exc})", source=source) from None
+        except UnicodeDecodeError as exc:
+            raise CalibrationCaseError(f"not UTF-8 text (byte {exc.start})", source=source) from None
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise CalibrationCaseError(f"not valid TOML ({exc})", source=source) from None
+    cases = parse_cases(doc, source)
+    if only:
+        unknown = [c for c in only if c not in cases]
+        if unknown:
+            raise CalibrationCaseError(f"--only {unknown[0]!r}: no such case; cases: {', '.join(cases)}",
+                                       source=source)
+        cases = {c: cases[c] for c in only}
+    return cases
+
+
+# --------------------------------------------------------------------------- running
+
+def run_case(case: dict, device: str | None = None) -> dict:
+    """Run every run of ``case`` (``device`` overrides each run's) and compute its figures:
+    ``{"id", "runs": {name: metrics}, "figures": {name: {ibm, model, tolerance, ok, note}}}``."""
+    from mqlog.core.disk.storage import MemoryStorage
+    from mqlog.core.workload.run import RunConfig, run_workload
+    from mqlog.core.workload.spec import BUILTINS, build_spec
+    from mqlog.platforms import choose
+
+    metrics = {}
+    for name, run in case["runs"].items():
+        choice = choose(run["platform"])
+        spec = build_spec(BUILTINS[run["workload"]], run["params"], origin=f"{case['id']}.runs.{name}")
+        cfg = RunConfig(run["platform"], choice.maker(run["values"]), run["values"], spec, seed=run["seed"],
+                        device=device or run["device"])
+        metrics[name] = run_workload(cfg, MemoryStorage()).metrics
+    return {"id": case["id"], "runs": metrics, "figures": figures_of(case, metrics)}
+
+
+def figures_of(case: dict, metrics: dict) -> dict:
+    """Each figure of ``case`` over the runs' ``metrics``: IBM's value, the model's, the
+    tolerance (text), whether the model is within it, and a note (a missing metric's)."""
+    out = {}
+    for figure in case["figures"]:
+        note = figure["note"]
+        try:
+            model = compute(figure, metrics)
+        except MissingMetric as missing:
+            model = None
+            note = (f"MISSING METRIC: run {missing.run!r} reports no {missing.metric!r}, so the model "
+                    f"cannot give this figure yet" + (f". {note}" if note else ""))
+        if model is not None and math.isnan(model):
+            model = None
+            note = "NO VALUE: the runs give none (a zero divisor, or no checkpoint the record count triggered)" + (
+                f". {note}" if note else "")
+        out[figure["name"]] = {"ibm": figure["ibm"], "model": model,
+                               "tolerance": tolerance_text(figure["tolerance"]),
+                               "ok": within(model, figure["ibm"], figure["tolerance"]), "note": note}
+    return out
