@@ -6,9 +6,10 @@ of them, by kind (put, get, commit, backout, prepare), with extras for persisten
 (the extra path of a persistent put or get, each record a call logs, the per-byte copy of
 persistent message data, and the wakeup of a call that had to wait for a log force), plus
 the application's own CPU around each call. :class:`Cpu` is those cores in a SimPy
-simulation: a FIFO ``simpy.Resource(capacity=cores)``; every charge requests a core,
-holds it for the charge and releases it, so when more calls want CPU than there are cores
-they queue, and group commit batches only what the CPU lets arrive.
+simulation: a FIFO pool of ``cores`` (:class:`Cores`, a ``simpy.Resource(capacity=cores)``
+without its scheduling overhead); every charge takes a core, holds it for the charge and
+gives it back, so when more calls want CPU than there are cores they queue, and group
+commit batches only what the CPU lets arrive.
 
 What it does not model: hyperthreads (cores are physical), caches, NUMA, the scheduler's
 time slices (a charge holds its core to the end), variance (charges are deterministic),
@@ -24,6 +25,7 @@ one by name or by ``file.toml[:name]``. Nothing in a file is evaluated.
 
 from __future__ import annotations
 
+import collections
 import functools
 import math
 import os
@@ -45,6 +47,7 @@ from mqlog.core.errors import HostProfileError, ParameterError
 __all__ = [
     "HostProfile",
     "Cpu",
+    "Cores",
     "CALL_KINDS",
     "DEFAULT_HOST",
     "HOST_FIELDS",
@@ -301,23 +304,56 @@ def get_host(spec: str | HostProfile) -> HostProfile:
 # --------------------------------------------------------------------------- simulation
 
 
+class Cores:
+    """``capacity`` cores, granted first come, first served: what ``simpy.Resource(env,
+    capacity)`` does for a charge, with the same order of grants, but a free core is taken
+    at once instead of through a scheduled request and release. Every MQI call makes a few
+    charges, so the two events a ``simpy.Resource`` adds to each would slow the whole model
+    by more than half (perf suite 4) for nothing it shows."""
+
+    __slots__ = ("env", "capacity", "busy", "queue")
+
+    def __init__(self, env: Any, capacity: int):
+        self.env = env
+        self.capacity = capacity
+        self.busy = 0  # cores held
+        self.queue: collections.deque[simpy.Event] = collections.deque()  # waiting, oldest first
+
+    def acquire(self) -> simpy.Event | None:
+        """Take a core: None if one was free (it is now held), else an event that fires when
+        a releasing charge hands its core over."""
+        if self.busy < self.capacity:
+            self.busy += 1
+            return None
+        event = self.env.event()
+        self.queue.append(event)
+        return event
+
+    def release(self) -> None:
+        """Give a core back: to the oldest waiter if any (it stays held), else free it."""
+        if self.queue:
+            self.queue.popleft().succeed()
+        else:
+            self.busy -= 1
+
+
 class Cpu:
     """A host's cores in a SimPy simulation; virtual time (``env.now``) is in µs.
 
-    ``yield from cpu.charge(us, "mqi")`` waits for one of ``profile.cores`` slots of
-    :attr:`resource` (a FIFO ``simpy.Resource``), holds it for ``us`` and releases it. The
-    wait counts toward the caller's elapsed time and :attr:`wait_us`, the charge toward
+    ``yield from cpu.charge(us, "mqi")`` waits for one of ``profile.cores`` cores of
+    :attr:`cores` (FIFO, :class:`Cores`), holds it for ``us`` and releases it. The wait
+    counts toward the caller's elapsed time and :attr:`wait_us`, the charge toward
     :attr:`busy_us` and its kind's total in :attr:`by_kind` (``app``: the applications'
     own CPU; ``mqi``: the calls' paths; ``log``: persistent extras, records and copies;
     ``force``: wakeups after a log force).
     """
 
-    __slots__ = ("env", "profile", "resource", "busy_us", "wait_us", "charges", "by_kind")
+    __slots__ = ("env", "profile", "cores", "busy_us", "wait_us", "charges", "by_kind")
 
     def __init__(self, env: Any, profile: HostProfile | str):
         self.env = env
         self.profile = get_host(profile)
-        self.resource = simpy.Resource(env, capacity=self.profile.cores)
+        self.cores = Cores(env, self.profile.cores)
         self.busy_us = self.wait_us = 0.0
         self.charges = 0
         self.by_kind: dict[str, float] = {"app": 0.0, "mqi": 0.0, "log": 0.0, "force": 0.0}
@@ -329,16 +365,16 @@ class Cpu:
         if total <= 0:
             return
         env = self.env
-        resource = self.resource
-        request = resource.request()
-        if not request.triggered:  # every core busy: queue (FIFO) behind the others
+        cores = self.cores
+        waiting = cores.acquire()
+        if waiting is not None:  # every core busy: queue behind the others
             start = env.now
-            yield request
+            yield waiting
             self.wait_us += env.now - start
         try:
             yield env.timeout(total)
         finally:
-            resource.release(request)
+            cores.release()
         self.charges += 1
         self.busy_us += total
         self.by_kind[kind] += us
