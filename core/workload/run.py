@@ -17,7 +17,7 @@ import attrs
 import simpy
 
 from mqlog.core.disk.devices import Device, get_profile
-from mqlog.core.host.profiles import DEFAULT_HOST, get_host
+from mqlog.core.host.profiles import DEFAULT_HOST, HostProfile, get_host
 from mqlog.core.errors import MqlogError, SimulatedCrash, StorageError, StorageFullError
 from mqlog.core.disk.faults import FaultInjectingStorage, FaultPlan
 from mqlog.core.workload.journal import Journal
@@ -51,8 +51,9 @@ class RunConfig:
     fault_plan: FaultPlan | None = None
     #: keep the storage's record of every physical write (``RunResult.storage.write_log``)
     keep_write_log: bool = False
-    #: the host profile (a built-in name or FILE.toml[:NAME]): cores and CPU per MQI call
-    host: str = DEFAULT_HOST
+    #: the host profile (a built-in name, FILE.toml[:NAME] or a HostProfile): cores and CPU
+    #: per MQI call; the metrics name it as given (a profile by its name)
+    host: str | HostProfile = DEFAULT_HOST
 
 
 @attrs.define
@@ -147,7 +148,7 @@ def collect_metrics(cfg: RunConfig, qm: QueueManager, ctx: Context, env: simpy.E
         "workload": cfg.spec.workload,
         "seed": cfg.seed,
         "device": cfg.device,
-        "host": cfg.host,
+        "host": cfg.host if isinstance(cfg.host, str) else cfg.host.name,
         "config": dict(cfg.log_config),
         "params": dict(cfg.spec.params),
         "fingerprint": ctx.fingerprint(),
