@@ -138,7 +138,17 @@ class HostProfile:
     def call_us(self, kind: str) -> float:
         """The CPU of one MQI call of ``kind`` (one of :data:`CALL_KINDS`) before anything
         it logs: what a non-persistent call costs the queue manager."""
-        return getattr(self, f"{kind}_us")
+        if kind == "put":
+            return self.put_us
+        if kind == "get":
+            return self.get_us
+        if kind == "commit":
+            return self.commit_us
+        if kind == "backout":
+            return self.backout_us
+        if kind == "prepare":
+            return self.prepare_us
+        raise ValueError(f"no MQI call {kind!r}; the calls a host prices: {', '.join(CALL_KINDS)}")
 
     def logged_us(self, kind: str, nbytes: int = 0) -> float:
         """The extra CPU of a call of ``kind`` that logs a record: a persistent put's or
