@@ -94,6 +94,10 @@ class DeviceProfileError(MqlogError):
     """A device profile is unknown or malformed."""
 
 
+class HostProfileError(MqlogError):
+    """A host profile (cores and CPU per MQI call) is unknown or malformed."""
+
+
 class QueueFileError(LogFormatError):
     """A queue file's bytes are not what the format says (docs/FORMAT.md, "Queue files").
 

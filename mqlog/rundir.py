@@ -13,6 +13,7 @@ import os
 from pathlib import Path
 
 from mqlog.core.errors import MqlogError
+from mqlog.core.host.profiles import DEFAULT_HOST
 
 RUN_FILE = "run.json"
 METRICS_FILE = "metrics.json"
@@ -147,7 +148,7 @@ def write_json(path: Path, data) -> None:
 
 
 def save_run(out: Path, *, platform: str, log: dict, device: str, workload: str, params: dict, seed: int,
-             result) -> None:
+             result, host: str = DEFAULT_HOST) -> None:
     """Write a finished run (a :class:`~mqlog.core.workload.run.RunResult`) as ``mqlog run --out`` leaves
     it: run.json, metrics.json, journal.json and the platform's message log. The queue manager's
     files are the caller's (``mqlog run`` writes them under ``qm/`` as it goes; see
@@ -156,7 +157,7 @@ def save_run(out: Path, *, platform: str, log: dict, device: str, workload: str,
     write_json(out / METRICS_FILE, result.metrics)
     write_json(out / JOURNAL_FILE, result.journal.to_json())
     write_json(out / RUN_FILE, {"version": 1, "platform": platform, "log": dict(log), "device": device,
-                                "workload": workload, "params": dict(params), "seed": seed,
+                                "host": host, "workload": workload, "params": dict(params), "seed": seed,
                                 "crashed": result.crashed})
     with open(out / result.qm.platform.error_log, "a", encoding="utf-8") as messages:
         for line in result.messages:
@@ -208,6 +209,11 @@ def load_run(directory: Path) -> dict:
     for key, kind in (("platform", str), ("log", dict), ("device", str)):
         if not isinstance(run, dict) or not isinstance(run.get(key), kind):
             raise MqlogError(f"{path}: field {key!r} is missing or of the wrong type")
+    # A run saved before the host model names no host: its queue manager restarts on the
+    # default one (restart's own CPU does not depend on the host).
+    run.setdefault("host", DEFAULT_HOST)
+    if not isinstance(run["host"], str):
+        raise MqlogError(f"{path}: field 'host' is of the wrong type (a host profile name or file)")
     return run
 
 

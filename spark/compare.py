@@ -26,6 +26,7 @@ except ModuleNotFoundError:  # Python 3.10
 from pathlib import Path
 
 from mqlog.core.errors import MqlogError
+from mqlog.core.host.profiles import DEFAULT_HOST
 from mqlog.core.qm.config import DEFAULT_RESTART_MODE, RESTART_MODES
 
 #: the default matrix: three distributed and three z/OS configurations
@@ -126,8 +127,9 @@ def run_cell(task: dict) -> dict:
 
     choice = choose(task["platform"])
     spec = build_spec(BUILTINS[task["workload"]], task["params"], origin="compare")
+    host = task.get("host", DEFAULT_HOST)  # a task made before the host model names none
     cfg = RunConfig(task["platform"], choice.maker(task["values"]), task["values"], spec, seed=task["seed"],
-                    device=task["device"], crash_at_s=task.get("crash_at_s"))
+                    device=task["device"], crash_at_s=task.get("crash_at_s"), host=host)
     result = run_workload(cfg, MemoryStorage())
     metrics = dict(result.metrics)
     metrics["config_name"] = task["name"]
@@ -140,7 +142,7 @@ def run_cell(task: dict) -> dict:
             out.mkdir(parents=True, exist_ok=True)
             with locked(out):  # a writer of the run directory, as mqlog run --out is
                 copy_files(result.storage.durable, out / QM_DIR)
-                save_run(out, platform=task["platform"], log=task["log"], device=task["device"],
+                save_run(out, platform=task["platform"], log=task["log"], device=task["device"], host=host,
                          workload=task["workload"], params=task["params"], seed=task["seed"], result=result)
         except OSError as exc:
             raise MqlogError(f"{out}: cannot write the run's files: {exc.strerror or exc}") from None
@@ -152,7 +154,7 @@ def run_cell(task: dict) -> dict:
 
         mode = task.get("restart_mode", DEFAULT_RESTART_MODE)
         report, verdict, _ = restart_run(choice.maker(task["values"]), result.storage.durable,
-                                         device=task["device"], journal=result.journal,
+                                         device=task["device"], host=host, journal=result.journal,
                                          qm_config=QmConfig(restart_mode=mode))
         restart = report.as_dict()
         metrics["restart_mode"] = mode
@@ -177,7 +179,7 @@ def flatten(metrics: dict) -> dict:
 
 def compare(spark, *, workload: str, params: dict, seed: int, device: str, cells: list[dict],
             crash_at_s: float | None = None, progress=None, runs_dir: str | Path | None = None,
-            restart_mode: str = DEFAULT_RESTART_MODE) -> list[dict]:
+            restart_mode: str = DEFAULT_RESTART_MODE, host: str = DEFAULT_HOST) -> list[dict]:
     """Run every cell as a Spark task; the metrics rows in matrix order. Raises
     FingerprintMismatch if the configurations did not all see the same workload.
 
@@ -188,7 +190,8 @@ def compare(spark, *, workload: str, params: dict, seed: int, device: str, cells
     (``runs_dir/NAME``, as ``mqlog run --out`` would; on a cluster, a path every executor
     and the driver can reach)."""
     runs = str(Path(runs_dir).resolve()) if runs_dir is not None else None
-    tasks = [dict(cell, workload=workload, params=dict(params), seed=seed, device=device, crash_at_s=crash_at_s,
+    tasks = [dict(cell, workload=workload, params=dict(params), seed=seed, device=device, host=host,
+                  crash_at_s=crash_at_s,
                   runs_dir=runs, restart_mode=cell.get("restart_mode") or restart_mode) for cell in cells]
     from mqlog.spark.session import run_tasks
 

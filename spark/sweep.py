@@ -1,11 +1,12 @@
 """``mqlog sweep``: a grid of runs – workload parameters, log parameters of either platform,
-device profiles and seeds – as Spark tasks, results to Parquet partitioned by platform.
+device profiles, host profiles and seeds – as Spark tasks, results to Parquet partitioned by platform.
 
 A sweep is a TOML document::
 
     workload = "long-uow"           # a built-in workload
     seeds = [0, 1]                  # default [0]
     devices = ["ssd"]               # default ["ssd"]
+    hosts = ["v93-xeon"]            # default [the host mqlog sweep --host names, else v93-xeon]
     [params]                        # workload parameters held fixed
     duration = 0.3
     [grid]                          # workload parameters swept (lists)
@@ -156,7 +157,7 @@ def load_sweep(source: str) -> tuple[str, dict]:
 
 
 #: the fields a sweep document, each of its [[config]] tables and its [plot] table may have
-SWEEP_FIELDS = ("workload", "seeds", "devices", "params", "grid", "config", "plot")
+SWEEP_FIELDS = ("workload", "seeds", "devices", "hosts", "params", "grid", "config", "plot")
 CONFIG_FIELDS = ("name", "platform", "log", "sweep")
 PLOT_FIELDS = ("x", "y")
 
@@ -181,9 +182,11 @@ def check_plot(doc: dict, tasks: list[dict], *, origin: str = "sweep") -> None:
                          f"({', '.join(swept) if swept else 'it varies none'})")
 
 
-def cells(doc: dict, *, origin: str = "sweep") -> list[dict]:
+def cells(doc: dict, *, origin: str = "sweep", host: str | None = None) -> list[dict]:
     """The sweep's cells, each a task for :func:`mqlog.spark.compare.run_cell` plus its
-    ``sweep`` values and ``key``; errors name the field."""
+    ``sweep`` values and ``key``; errors name the field. ``host``: the host profile of a
+    document that names no ``hosts`` (naming both is an error: which one would it be?)."""
+    from mqlog.core.host.profiles import DEFAULT_HOST, get_host
     from mqlog.core.workload.spec import BUILTINS, build_spec
 
     def need(key, kind, default=None):
@@ -199,6 +202,16 @@ def cells(doc: dict, *, origin: str = "sweep") -> list[dict]:
     if workload not in BUILTINS:
         raise MqlogError(f"{origin}: field 'workload': unknown workload {workload!r}")
     seeds, devices = need("seeds", list, [0]), need("devices", list, ["ssd"])
+    if host is not None and "hosts" in doc:
+        raise MqlogError(f"{origin}: names its hosts; --host {host} would contradict them (give one or the other)")
+    hosts = need("hosts", list, [host or DEFAULT_HOST])
+    for name in hosts:
+        if not isinstance(name, str):
+            raise MqlogError(f"{origin}: field 'hosts' must be a list of host profile names or files")
+        try:
+            get_host(name)
+        except MqlogError as exc:
+            raise MqlogError(f"{origin}: hosts: {exc}") from None
     params, grid = need("params", dict, {}), need("grid", dict, {})
     configs = need("config", list)
     for key, values in grid.items():
@@ -232,11 +245,11 @@ def cells(doc: dict, *, origin: str = "sweep") -> list[dict]:
                 chosen.update({k: v for (k, _), v in zip(work_axes, work_values)})
                 spec = build_spec(BUILTINS[workload], {k: str(v) for k, v in chosen.items()},
                                   origin=f"{origin} ({config['name']})")
-                for seed, device in itertools.product(seeds, devices):
+                for seed, device, host_name in itertools.product(seeds, devices, hosts):
                     swept = {f"log.{k}": v for (k, _), v in zip(log_axes, log_values)}
                     swept.update({f"workload.{k}": v for (k, _), v in zip(work_axes, work_values)})
                     task = dict(cell, workload=workload, params=dict(spec.params), seed=int(seed),
-                                device=str(device), sweep=swept)
+                                device=str(device), host=host_name, sweep=swept)
                     task["key"] = cell_key(task)
                     out.append(task)
     check_plot(doc, out, origin=origin)
@@ -245,7 +258,7 @@ def cells(doc: dict, *, origin: str = "sweep") -> list[dict]:
 
 def cell_key(task: dict) -> str:
     """What decides a run, hashed: the same key means the same result."""
-    decisive = {k: task[k] for k in ("platform", "values", "workload", "params", "seed", "device")}
+    decisive = {k: task[k] for k in ("platform", "values", "workload", "params", "seed", "device", "host")}
     return hashlib.sha256(json.dumps(decisive, sort_keys=True, default=str).encode()).hexdigest()[:24]
 
 

@@ -97,6 +97,19 @@ def test_device_profile_files(tmp_path, data):
     either_result_or_our_error(lambda: load_profiles(path), "disks.toml")
 
 
+HOSTS = b'[myhost]\nbase = "v93-xeon"\ncores = 4\nlog_record_us = 7.5\n'
+
+
+@FUZZ
+@given(data=inputs(HOSTS))
+def test_host_profile_files(tmp_path, data):
+    from mqlog.core.host.profiles import load_hosts
+
+    path = tmp_path / "hosts.toml"
+    path.write_bytes(data)
+    either_result_or_our_error(lambda: load_hosts(path), "hosts.toml")
+
+
 @FUZZ
 @given(data=inputs(QM_INI))
 def test_qm_ini(data):

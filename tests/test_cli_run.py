@@ -29,7 +29,7 @@ SCHEMA = ("platform workload seed device config virtual_seconds messages_put mes
           "active_log_capacity_bytes active_log_used_bytes_max log_full_events uows_rolled_back "
           "uows_rolled_forward shunts archive_offloads compression_in_bytes compression_out_bytes "
           "log_full_refusals media_images media_image_bytes queues_recreated shunted_bytes shunts_failed "
-          "pages_written partial_page_writes partial_page_rewrites").split()
+          "pages_written partial_page_writes partial_page_rewrites host host_cores cpu_busy_us cpu_wait_us").split()
 RESTART_SCHEMA = ("records_replayed bytes_read uows_backed_out uows_committed uows_indoubt messages_reconciled "
                   "queues_loaded restart_virtual_seconds phases").split()
 VERIFY = ("committed_missing", "uncommitted_present", "duplicates", "indoubt")
@@ -231,6 +231,53 @@ def test_a_user_device_profile_carries_over_to_restart(tmp_path):
     slow_restart = json.loads(mqlog("restart", tmp_path / "run", "--json").stdout)
     fast_restart = json.loads(mqlog("restart", tmp_path / "fast", "--json").stdout)
     assert slow_restart["restart_virtual_seconds"] > 10 * fast_restart["restart_virtual_seconds"]
+
+
+def test_mqlog_hosts_lists_the_profiles_and_refuses_a_bad_file(tmp_path):
+    out = mqlog("hosts")
+    assert out.returncode == 0, out.stderr
+    lines = {line.split()[0]: line for line in out.stdout.splitlines()[1:]}
+    assert "(default)" in lines["v93-xeon"] and "(default)" not in lines["v91-xeon"]
+    assert "30.0 / 162.9" in lines["v93-xeon"]  # the H1 round trip each profile was split from
+    bad = tmp_path / "hosts.toml"
+    bad.write_text('[tiny]\nbase = "v93-xeon"\ncores = 0\n')
+    one_line_error(mqlog("hosts", "--file", bad), "hosts.toml", "[tiny]", "'cores'", "[1, 4096]")
+    one_line_error(mqlog("run", "--platform", "reference", "--workload", "putget-pairs", "--host", "laptop"),
+                   "--host", "unknown host profile 'laptop'", "v93-xeon")
+
+
+def test_the_host_is_in_the_metrics_and_moves_them():
+    runs = {}
+    for host in ("v93-xeon", "v91-xeon"):
+        out = mqlog("run", "--platform", "distributed", "--workload", "requester-responder",
+                    *sets("requester-responder"), "--host", host, "--json")
+        assert out.returncode == 0, out.stderr
+        runs[host] = json.loads(out.stdout)
+    assert runs["v91-xeon"]["host"] == "v91-xeon" and runs["v91-xeon"]["host_cores"] == 24
+    assert runs["v93-xeon"]["host"] == "v93-xeon" and runs["v93-xeon"]["host_cores"] == 32
+    assert runs["v91-xeon"]["round_trips"] < runs["v93-xeon"]["round_trips"]  # slower calls
+
+
+def test_a_user_host_profile_is_kept_in_run_json_for_restart(tmp_path):
+    """run.json names the host (a file by its absolute path), so a restart of the saved run
+    builds the queue manager on that host from any directory; a run.json from before the
+    host model (no host) restarts on the default one."""
+    profile = tmp_path / "mine.toml"
+    profile.write_text('[two]\nbase = "v91-xeon"\ncores = 2\n')
+    out = mqlog("run", "--platform", "reference", "--workload", "putget-pairs", *sets("putget-pairs"),
+                "--host", f"{profile}:two", "--crash-after-writes", "20", "--out", tmp_path / "run")
+    assert out.returncode == 0, out.stderr
+    run = json.loads((tmp_path / "run" / "run.json").read_text())
+    assert run["host"] == f"{profile.resolve()}:two"
+    assert json.loads((tmp_path / "run" / "metrics.json").read_text())["host_cores"] == 2
+    shutil.copytree(tmp_path / "run", tmp_path / "old")
+    assert mqlog("restart", tmp_path / "run", "--verify", "--json").returncode == 0
+    profile.unlink()  # the restart does load the host the run named
+    one_line_error(mqlog("restart", tmp_path / "run"), "mine.toml", "cannot read host profile file")
+    del run["host"]
+    (tmp_path / "old" / "run.json").write_text(json.dumps(run))
+    restarted = mqlog("restart", tmp_path / "old", "--verify", "--json")
+    assert restarted.returncode == 0, restarted.stderr
 
 
 def test_nonpersistent_requester_responder_finishes_and_logs_nothing():

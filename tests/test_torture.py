@@ -276,3 +276,20 @@ def test_the_new_classes_are_reported_in_json():
     assert set(classes) == set(NEW_CLASSES)
     for c in classes.values():
         assert {"tried", "survived", "detected", "expected_loss", "silent_loss", "errors"} <= set(c)
+
+
+def test_a_campaign_runs_on_its_host_and_carries_it_to_spark_executors():
+    """The campaign's runs are configured with its host, what an executor rebuilds has the
+    same host, and a bad --host is a one-line error before anything runs."""
+    from mqlog.spark.torture import describe, rebuild
+
+    choice = choose("distributed")
+    values = choice.configure({})
+    spec = build_spec(BUILTINS["putget-pairs"], SMALL, origin="test")
+    one = Campaign("distributed", values, choice.maker(values), spec, seed=3, budget=2, host="v91-xeon",
+                   faults=("crash",))
+    assert one._config().host == "v91-xeon"
+    assert rebuild(describe(one)).host == "v91-xeon" and one.as_dict()["host"] == "v91-xeon"
+    out = mqlog("torture", "--platform", "reference", "--workload", "putget-pairs", "--set", "workload.pairs=2",
+                "--set", "workload.messages_per_pair=5", "--faults", "crash", "--budget", "2", "--host", "laptop")
+    assert out.returncode == 2 and "unknown host profile 'laptop'" in out.stderr and "Traceback" not in out.stderr

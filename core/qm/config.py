@@ -1,8 +1,9 @@
 """The queue manager's settings and its counters.
 
 :class:`QmConfig` holds what the core itself reads from a queue manager's configuration
-(unit-of-work and queue limits, how restart runs, the virtual CPU of its paths, its member
-number among those sharing kept queues) – a platform's log parameters live with the
+(unit-of-work and queue limits, how restart runs and the virtual CPU of restart's paths, its
+member number among those sharing kept queues; an MQI call's CPU is the host's,
+:mod:`mqlog.core.host`) – a platform's log parameters live with the
 platform. :class:`QmCounters` holds the queue-manager level figures the metrics report.
 """
 
@@ -44,9 +45,6 @@ class QmConfig:
     replay_record_us: float = attrs.field(default=2.0, validator=_bounded("replay_record_us", 0, 1e6))
     reconcile_message_us: float = attrs.field(default=5.0, validator=_bounded("reconcile_message_us", 0, 1e6))
     load_message_us: float = attrs.field(default=0.5, validator=_bounded("load_message_us", 0, 1e6))
-    #: virtual CPU of one MQI call's own path (MQPUT/MQGET/MQCMIT…), before any log wait:
-    #: calls are never free, so even work that logs nothing moves the clock
-    mqi_call_us: float = attrs.field(default=5.0, validator=_bounded("mqi_call_us", 0, 1e6))
     #: this queue manager's number among those sharing kept queues: unit-of-work ids carry
     #: it, so the units of all of them can meet on a shared queue without clashing
     member: int = attrs.field(default=0, validator=_bounded("member", 0, 31))

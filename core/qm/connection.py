@@ -2,8 +2,10 @@
 
 A :class:`Connection` carries the application's current unit of work and turns each MQI
 call into a generator the application drives (``msg_id = yield from conn.put(...)``): the
-call's own CPU is charged first, the queue manager does the work, and a unit of work the
-queue manager backed out ends for the application when it is told so.
+application's own CPU around the call and the call's path are charged first, on one of the
+host's cores (:class:`mqlog.core.host.profiles.Cpu`, priced by the call's kind), the queue
+manager does the work (charging what persistent work adds where it logs and forces), and a
+unit of work the queue manager backed out ends for the application when it is told so.
 """
 
 from __future__ import annotations
@@ -34,25 +36,28 @@ class Connection:
     # Every call is a generator: ``result = yield from conn.put(...)``.
 
     def put(self, queue: str, data: bytes, *, persistent: bool = True, syncpoint: bool = True):
-        return (yield from self._call(self.qm._put(self, queue, data, persistent, syncpoint)))
+        return (yield from self._call("put", self.qm._put(self, queue, data, persistent, syncpoint)))
 
     def get(self, queue: str, *, syncpoint: bool = True, wait_us: float = 0.0):
-        return (yield from self._call(self.qm._get(self, queue, syncpoint, wait_us)))
+        return (yield from self._call("get", self.qm._get(self, queue, syncpoint, wait_us)))
 
     def commit(self):
-        return (yield from self._call(self.qm._commit(self)))
+        return (yield from self._call("commit", self.qm._commit(self)))
 
     def backout(self):
-        return (yield from self._call(self.qm._backout(self)))
+        return (yield from self._call("backout", self.qm._backout(self)))
 
     def prepare(self, xid: bytes = b""):
         """Phase one of two-phase commit; afterwards only the coordinator's commit/backout."""
-        return (yield from self._call(self.qm._prepare(self, xid)))
+        return (yield from self._call("prepare", self.qm._prepare(self, xid)))
 
-    def _call(self, call):
-        cost = self.qm.config.mqi_call_us
-        if cost:
-            yield self.qm.env.timeout(cost)
+    def _call(self, kind: str, call):
+        # The application's side first (its own CPU around the call), then the call's path
+        # as a non-persistent call of its kind: one hold of one core for both. Calls are never
+        # free, so even work that logs nothing moves the clock and competes for the cores.
+        cpu = self.qm.cpu
+        profile = cpu.profile
+        yield from cpu.charge(profile.call_us(kind), "mqi", app_us=profile.app_call_us)
         try:
             return (yield from call)
         except MqiError as exc:

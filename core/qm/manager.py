@@ -14,6 +14,11 @@ when it is forced:
 * committed changes become visible to other applications only once the commit record is on
   disk; backout during normal running undoes from memory and never reads the log.
 
+Every MQI call takes CPU on one of the host's cores (``self.cpu``, :mod:`mqlog.core.host`):
+its path by kind when it starts (:mod:`.connection`); a persistent put or get its extra
+path, its record and the copy of its data just before the record is appended; a call that
+had to wait for a log force the wakeup once its effect is visible (:meth:`_woken`).
+
 This module owns starting and stopping, queue definitions, appending records (:meth:`_log`)
 and MQPUT/MQGET. The rest of normal running is in mixins of :class:`QueueManager`, one
 module each: units of work and syncpoint (:mod:`.units`), the log-space reserve and the
@@ -32,6 +37,7 @@ from sortedcontainers import SortedList
 from mqlog.core.disk.devices import Device
 from mqlog.core.disk.storage import Storage
 from mqlog.core.errors import LogFileMissingError
+from mqlog.core.host.profiles import DEFAULT_HOST, Cpu, HostProfile
 from mqlog.core.format.records import (NO_ADDRESS, Begin, Codec, Get, ObjectAction, ObjectChange, ObjectType, Put,
                                        PutSegment, split_message)
 from mqlog.core.log.writer import LogWriter
@@ -72,12 +78,14 @@ class QueueManager(UnitsOfWorkMixin, LogSpaceMixin, CheckpointMixin, ShuntingMix
     mixins' methods work on it (each mixin's module says which part it owns)."""
 
     def __init__(self, env: simpy.Environment, platform: Platform, storage: Storage, device: Device,
-                 config: QmConfig = QmConfig()):
+                 config: QmConfig = QmConfig(), host: HostProfile | str = DEFAULT_HOST):
         self.env = env
         self.platform = platform
         self.storage = storage
         self.device = device
         self.config = config
+        #: the host's cores: every MQI call's CPU is charged here (restart's is not)
+        self.cpu = Cpu(env, host)
         self.queues: dict[str, Queue] = {}
         self.damaged: dict[str, DamagedQueue] = {}
         self.uows: dict[int, UnitOfWork] = {}
@@ -392,13 +400,31 @@ class QueueManager(UnitsOfWorkMixin, LogSpaceMixin, CheckpointMixin, ShuntingMix
             prev = uow.ops[-1].address if uow.ops else NO_ADDRESS
             uow.ops.append(Op("put", queue.name, msg_id, persistent, message.put_address, prev, message.length))
         else:
-            if persistent:
-                yield self.writer.force()
+            waited = (yield from self._force()) if persistent else False
             queue.add(message)
             self._wake_getters(queue)
+            yield from self._woken(waited)
+
+    def _force(self) -> Generator:
+        """Wait until everything appended so far is on disk; True if that meant waiting."""
+        event = self.writer.force()
+        waited = not event.triggered
+        yield event
+        return waited
+
+    def _woken(self, waited: bool) -> Generator:
+        """An MQI call that waited for a log force pays the host's CPU to be woken (the
+        system call, the sleep and the wakeup) – after its effect is made visible, so that
+        nothing (a checkpoint's queue-file flush, say) sees the log ahead of memory longer
+        than the force itself took."""
+        if waited:
+            yield from self.cpu.charge(self.cpu.profile.force_wait_us, "force")
 
     def _log_put(self, queue: Queue, message: Message, uow: UnitOfWork | None) -> Generator:
         data = message.data
+        # The persistent put's extra CPU: its path, its record (one, however many segments:
+        # see hosts.toml) and the copy of its data, before the record reaches the buffer.
+        yield from self.cpu.charge(self.cpu.profile.logged_us("put", len(data)), "log")
         codec, stored = Codec.NONE, data
         if self.platform.codec is not None and self.platform.codec.active and data:
             codec, stored = self.platform.codec.encode(data)
@@ -492,6 +518,8 @@ class QueueManager(UnitsOfWorkMixin, LogSpaceMixin, CheckpointMixin, ShuntingMix
             block = stored.first_block if stored is not None else 0
             record = Get(queue.name, message.msg_id, block, message.length, uow=uow.id if uow else 0)
             try:
+                # The persistent get's extra CPU: its path, its record and the copy of its data.
+                yield from self.cpu.charge(self.cpu.profile.logged_us("get", message.length), "log")
                 if uow is None:
                     address = yield from self._log(record)
                 else:
@@ -503,9 +531,10 @@ class QueueManager(UnitsOfWorkMixin, LogSpaceMixin, CheckpointMixin, ShuntingMix
         else:
             address = NO_ADDRESS
         if uow is None:
-            if message.persistent:
-                yield self.writer.force()  # still taken (busy): nobody else can get it meanwhile
+            # still taken (busy) while it waits: nobody else can get it meanwhile
+            waited = (yield from self._force()) if message.persistent else False
             queue.remove(message)
+            yield from self._woken(waited)
         else:
             queue.lock(message, uow.id, address)
             prev = uow.ops[-1].address if uow.ops else NO_ADDRESS

@@ -5,7 +5,9 @@ its first persistent operation. MQCMIT logs a Commit record and forces it, and o
 are its changes visible to other applications; MQBACK undoes from memory (no log read) and
 logs what it undid. Two-phase commit prepares a unit and leaves it in doubt until the
 external coordinator's decision (:meth:`UnitsOfWorkMixin.resolve`). :meth:`check` holds the
-invariants between queues and units of work that stress and crash tests assert.
+invariants between queues and units of work that stress and crash tests assert. An
+application's MQCMIT, MQBACK or prepare that logs pays the host's CPU for its record and,
+if it had to wait for the force, for the wakeup (:mod:`mqlog.core.host`).
 :class:`UnitsOfWorkMixin` is part of :class:`mqlog.core.qm.manager.QueueManager`.
 """
 
@@ -62,25 +64,33 @@ class UnitsOfWorkMixin:
         self._check_kept_queues(uow)
         if uow.doomed:
             raise MqiError(Reason.MQRC_BACKED_OUT, "the queue manager backed the unit of work out to free log space")
-        yield from self._commit_uow(uow)
+        yield from self._commit_uow(uow, call=True)
         conn.uow = None
 
-    def _commit_uow(self, uow: UnitOfWork) -> Generator:
+    def _commit_uow(self, uow: UnitOfWork, *, call: bool = False) -> Generator:
+        """Commit ``uow``; ``call``: for an application's MQCMIT, whose record and force
+        wakeup take the host's CPU (the coordinator's decision and log-space relief do not)."""
         uow.in_call += 1
         try:
-            yield from self._held(self._commit_logged(uow))
+            yield from self._held(self._commit_logged(uow, call))
         finally:
             uow.in_call -= 1
 
-    def _commit_logged(self, uow: UnitOfWork) -> Generator:
+    def _commit_logged(self, uow: UnitOfWork, call: bool = False) -> Generator:
         if uow.logged:
+            if call:
+                yield from self.cpu.charge(self.cpu.profile.logged_us("commit"), "log")
             address = yield from self._log_uow(uow, lambda prev: Commit(int(self.env.now), uow.persistent_ops,
                                                                         uow=uow.id, prev=prev), essential=True)
             uow.end_address, uow.end_commit = address, True
-            yield self.writer.force()
+            waited = yield from self._force()
+        else:
+            waited = False
         # Only now, with the commit record on disk, do the changes become visible.
         self._apply_outcome(uow, commit=True)
         self.counters.commits += 1
+        if call:
+            yield from self._woken(waited)
 
     def _backout(self, conn: Connection):
         uow = conn.uow
@@ -90,26 +100,33 @@ class UnitsOfWorkMixin:
         if uow.doomed:  # already backed out by the queue manager; the application now knows
             conn.uow = None
             return
-        yield from self._backout_uow(uow)
+        yield from self._backout_uow(uow, call=True)
         conn.uow = None
 
-    def _backout_uow(self, uow: UnitOfWork) -> Generator:
-        """Back a unit of work out from memory (no log read), logging what was undone."""
+    def _backout_uow(self, uow: UnitOfWork, *, call: bool = False) -> Generator:
+        """Back a unit of work out from memory (no log read), logging what was undone;
+        ``call``: for an application's MQBACK (its record and wakeup take CPU)."""
         uow.in_call += 1
         try:
-            yield from self._held(self._backout_logged(uow))
+            yield from self._held(self._backout_logged(uow, call))
         finally:
             uow.in_call -= 1
 
-    def _backout_logged(self, uow: UnitOfWork) -> Generator:
+    def _backout_logged(self, uow: UnitOfWork, call: bool = False) -> Generator:
         if uow.logged:
+            if call:
+                yield from self.cpu.charge(self.cpu.profile.logged_us("backout"), "log")
             undone = [UndoneOp(op.address, i) for i, op in enumerate(uow.ops) if op.persistent]
             address = yield from self._log_uow(
                 uow, lambda prev: Backout(int(self.env.now), undone, uow=uow.id, prev=prev), ending=True)
             uow.end_address, uow.end_commit = address, False
-            yield self.writer.force()
+            waited = yield from self._force()
+        else:
+            waited = False
         self._apply_outcome(uow, commit=False)
         self.counters.backouts += 1
+        if call:
+            yield from self._woken(waited)
 
     def _apply_outcome(self, uow: UnitOfWork, commit: bool) -> None:
         """Make a unit of work's outcome visible (from memory: no log read) and end it.
@@ -137,11 +154,15 @@ class UnitsOfWorkMixin:
     def _prepare(self, conn: Connection, xid: bytes):
         uow = self._uow_for(conn, adding=False)
         if uow.logged:
+            yield from self.cpu.charge(self.cpu.profile.logged_us("prepare"), "log")
             uow.prepare_address = yield from self._log_uow(
                 uow, lambda prev: Prepare(int(self.env.now), xid, uow=uow.id, prev=prev))
-            yield self.writer.force()
+            waited = yield from self._force()
+        else:
+            waited = False
         uow.state = UowState.PREPARED
         uow.xid = xid
+        yield from self._woken(waited)
         return uow.id
 
     def resolve(self, uow_id: int, commit: bool) -> Generator:

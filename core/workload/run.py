@@ -17,6 +17,7 @@ import attrs
 import simpy
 
 from mqlog.core.disk.devices import Device, get_profile
+from mqlog.core.host.profiles import DEFAULT_HOST, HostProfile, get_host
 from mqlog.core.errors import MqlogError, SimulatedCrash, StorageError, StorageFullError
 from mqlog.core.disk.faults import FaultInjectingStorage, FaultPlan
 from mqlog.core.workload.journal import Journal
@@ -50,6 +51,9 @@ class RunConfig:
     fault_plan: FaultPlan | None = None
     #: keep the storage's record of every physical write (``RunResult.storage.write_log``)
     keep_write_log: bool = False
+    #: the host profile (a built-in name, FILE.toml[:NAME] or a HostProfile): cores and CPU
+    #: per MQI call; the metrics name it as given (a profile by its name)
+    host: str | HostProfile = DEFAULT_HOST
 
 
 @attrs.define
@@ -77,7 +81,7 @@ def run_workload(cfg: RunConfig, storage: Storage, progress: Callable[[float, in
         journal = recorder.journal()
     env = simpy.Environment()
     device = Device(env, get_profile(cfg.device))
-    qm = QueueManager(env, cfg.make_platform(fs), fs, device, cfg.qm_config)
+    qm = QueueManager(env, cfg.make_platform(fs), fs, device, cfg.qm_config, get_host(cfg.host))
     ctx = Context(env, qm, cfg.spec, cfg.seed, journal)
 
     def main():
@@ -144,6 +148,7 @@ def collect_metrics(cfg: RunConfig, qm: QueueManager, ctx: Context, env: simpy.E
         "workload": cfg.spec.workload,
         "seed": cfg.seed,
         "device": cfg.device,
+        "host": cfg.host if isinstance(cfg.host, str) else cfg.host.name,
         "config": dict(cfg.log_config),
         "params": dict(cfg.spec.params),
         "fingerprint": ctx.fingerprint(),
@@ -154,6 +159,15 @@ def collect_metrics(cfg: RunConfig, qm: QueueManager, ctx: Context, env: simpy.E
         "commits": c.commits,
         "backouts": c.backouts,
         "round_trips": ctx.counters.round_trips,
+        # the host's cores: CPU the MQI calls took (applications' own included, by kind)
+        # and the time calls queued for a free core
+        "host_cores": qm.cpu.profile.cores,
+        "cpu_busy_us": qm.cpu.busy_us,
+        "cpu_wait_us": qm.cpu.wait_us,
+        "cpu_app_us": qm.cpu.by_kind["app"],
+        "cpu_mqi_us": qm.cpu.by_kind["mqi"],
+        "cpu_log_us": qm.cpu.by_kind["log"],
+        "cpu_force_us": qm.cpu.by_kind["force"],
         "forces": s.get("forces", 0),
         "logical_bytes": s.get("logical_bytes", 0),
         "physical_bytes": s.get("physical_bytes", 0),
@@ -215,7 +229,7 @@ def collect_metrics(cfg: RunConfig, qm: QueueManager, ctx: Context, env: simpy.E
 
 
 def restart_run(make_platform: Callable[[Storage], Platform], storage: Storage, *, device: str = "ssd",
-                qm_config: QmConfig = QmConfig(), journal: Journal | None = None,
+                host: str = DEFAULT_HOST, qm_config: QmConfig = QmConfig(), journal: Journal | None = None,
                 progress: Callable[[int], None] | None = None):
     """Restart a queue manager on ``storage``; returns (report, verdict or None, qm).
     ``progress`` is called with the count of records replayed so far, page by page.
@@ -226,7 +240,7 @@ def restart_run(make_platform: Callable[[Storage], Platform], storage: Storage, 
 
     env = simpy.Environment()
     platform = make_platform(storage)
-    qm = QueueManager(env, platform, storage, Device(env, get_profile(device)), qm_config)
+    qm = QueueManager(env, platform, storage, Device(env, get_profile(device)), qm_config, get_host(host))
     qm.restart_progress = progress
     if platform.space.load_control() is None:
         refuse_queue_files_without_log(storage)
@@ -241,7 +255,7 @@ def restart_run(make_platform: Callable[[Storage], Platform], storage: Storage, 
 
 
 def administer(make_platform: Callable[[Storage], Platform], storage: Storage, action, *, device: str = "ssd",
-               qm_config: QmConfig = QmConfig(), on_exit: Callable[[QueueManager], None] | None = None):
+               host: str = DEFAULT_HOST, qm_config: QmConfig = QmConfig(), on_exit: Callable[[QueueManager], None] | None = None):
     """Start the queue manager left on ``storage`` (restart recovery first), run
     ``action(qm)`` – an administrative command such as rcdmqimg; a generator if it takes
     virtual time – and end with
@@ -250,7 +264,7 @@ def administer(make_platform: Callable[[Storage], Platform], storage: Storage, a
     included, when what was done before it is already on disk."""
     env = simpy.Environment()
     platform = make_platform(storage)
-    qm = QueueManager(env, platform, storage, Device(env, get_profile(device)), qm_config)
+    qm = QueueManager(env, platform, storage, Device(env, get_profile(device)), qm_config, get_host(host))
     if platform.space.load_control() is None:
         refuse_queue_files_without_log(storage)
         raise MqlogError("the queue manager was never created (no checkpoint on disk): nothing to administer")

@@ -77,6 +77,7 @@ def _administer(directory: Path, action):
         storage = DirectoryStorage(directory / QM_DIR)
         try:
             return administer(choice.maker(values), storage, action, device=device_for_restart(run["device"]),
+                              host=run["host"],
                               on_exit=keep_messages)
         finally:
             storage.close()

@@ -103,12 +103,25 @@ def restart_mode_option(scope: str, default: str | None = "9.1.1"):
 
 
 def device_for_restart(device: str) -> str:
-    """How run.json names the device: a built-in's name, or a profile file's absolute path
-    (so that restart finds it from any working directory)."""
+    """How run.json names the device (or the host): a built-in's name, or a profile file's
+    absolute path (so that restart finds it from any working directory)."""
     path, name = device.rsplit(":", 1) if ".toml:" in device else (device, "")
     if Path(path).is_file():
         return str(Path(path).resolve()) + (f":{name}" if name else "")
     return device
+
+
+#: a host profile is named in run.json, task dicts and metrics as a device profile is
+host_for_restart = device_for_restart
+
+
+def host_option(scope: str = ""):
+    """``--host``: the host profile the queue manager and its applications run on."""
+    from mqlog.core.host.profiles import DEFAULT_HOST
+
+    return click.option("--host", default=DEFAULT_HOST, show_default=True,
+                        help="Host profile name or FILE.toml[:NAME]: cores and CPU per MQI call "
+                             f"(see 'mqlog hosts').{scope}")
 
 
 @contextlib.contextmanager

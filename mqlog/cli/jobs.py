@@ -13,7 +13,7 @@ from pathlib import Path
 
 import click
 
-from mqlog.cli.group import cli, device_for_restart, resolve_spec, restart_mode_option
+from mqlog.cli.group import cli, device_for_restart, host_for_restart, host_option, resolve_spec, restart_mode_option
 from mqlog.core.errors import MqlogError
 from mqlog.rundir import RUN_FILE
 from mqlog.rundir import read_json as _read_json
@@ -26,6 +26,7 @@ from mqlog.rundir import locked, read_locked, write_json
 @click.option("--matrix", default="default", show_default=True,
               help="'default' (3 distributed, 3 z/OS configurations) or a TOML file of [[config]] tables.")
 @click.option("--device", default="ssd", show_default=True, help="Device profile name or FILE.toml[:NAME].")
+@host_option()
 @click.option("--seed", type=click.IntRange(0, 2**64 - 1), default=None, help="Seed (default: the spec's, else 0).")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("out/compare"),
               show_default=True, help="Directory for results.parquet and report.html.")
@@ -39,9 +40,10 @@ from mqlog.rundir import locked, read_locked, write_json
                    "real logs, up to some hundreds of MB each) and report what each log holds, read back "
                    "with the mqlog data source.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result rows as JSON lines.")
-def compare_cmd(workload, sets, matrix, device, seed, out, master, crash_at, restart_mode, keep_logs, as_json):
+def compare_cmd(workload, sets, matrix, device, host, seed, out, master, crash_at, restart_mode, keep_logs, as_json):
     """Run one workload against a matrix of platform configurations, one Spark task each,
     and compare them side by side (results.parquet, report.html)."""
+    from mqlog.core.host.profiles import get_host
     from mqlog.core.workload.spec import parse_set
     from mqlog.spark.compare import check_matrix, compare, format_lines, format_table, load_matrix, results_frame
     from mqlog.spark.contents import CONTENTS_FILE, RUNS_DIR, log_contents
@@ -58,6 +60,8 @@ def compare_cmd(workload, sets, matrix, device, seed, out, master, crash_at, res
         raise click.UsageError("a restart mode (--restart-mode, or restart_mode in the matrix) needs --crash: "
                                "without a crash nothing restarts")
     device = device_for_restart(device)
+    get_host(host)  # a bad profile is reported before Spark starts
+    host = host_for_restart(host)
     spark = spark_session(master, "mqlog compare", arrow=keep_logs)
     click.echo(f"comparing {len(cells)} configurations of {spec.workload} (seed {seed}) on Spark "
                f"{spark.sparkContext.master} ...", err=True)
@@ -82,7 +86,7 @@ def compare_cmd(workload, sets, matrix, device, seed, out, master, crash_at, res
         (out / CONTENTS_FILE).unlink(missing_ok=True)
         rows = compare(spark, workload=spec.workload, params=dict(spec.params), seed=seed, device=device, cells=cells,
                        crash_at_s=crash_at, progress=progress, runs_dir=runs_dir if keep_logs else None,
-                       restart_mode=restart_mode or "9.1.1")
+                       restart_mode=restart_mode or "9.1.1", host=host)
         results_frame(spark, rows).coalesce(1).write.mode("overwrite").parquet(str(out / "results.parquet"))
         contents = None
         if keep_logs:
@@ -90,7 +94,7 @@ def compare_cmd(workload, sets, matrix, device, seed, out, master, crash_at, res
             with task_errors("reading the logs back"):
                 contents = log_contents(spark, {r["config_name"]: runs_dir / r["config_name"] for r in rows})
             write_json(out / CONTENTS_FILE, contents)
-        title = f"mqlog compare: {spec.workload}, seed {seed}, device {device}"
+        title = f"mqlog compare: {spec.workload}, seed {seed}, device {device}, host {host}"
         subtitle = ", ".join(f"{k}={v}" for k, v in sorted(dict(spec.params).items()))
         (out / "report.html").write_text(render(rows, title=title, subtitle=subtitle, contents=contents),
                                          encoding="utf-8")
@@ -114,7 +118,10 @@ def compare_cmd(workload, sets, matrix, device, seed, out, master, crash_at, res
               help="Directory for results/ (Parquet, by platform) and report.html [default: out/sweep-NAME].")
 @click.option("--master", default=None, help="Spark master URL (default local[*]).")
 @click.option("--list", "list_only", is_flag=True, help="List the cells without running them.")
-def sweep_cmd(sweep, out, master, list_only):
+@click.option("--host", default=None,
+              help="Host profile name or FILE.toml[:NAME] for a sweep that names no hosts "
+                   "[default: v93-xeon; see 'mqlog hosts'].")
+def sweep_cmd(sweep, out, master, list_only, host):
     """Run SWEEP (a built-in name, or a TOML file) as Spark tasks; cells already in OUT are
     skipped. Built-ins: log-size-vs-rollbacks, complog-vs-payload, logload-vs-shunting,
     dual-vs-single, write-integrity-vs-concurrency."""
@@ -123,10 +130,10 @@ def sweep_cmd(sweep, out, master, list_only):
     from mqlog.spark.session import spark_session
 
     name, doc = load_sweep(sweep)
-    tasks = cells(doc, origin=sweep)
+    tasks = cells(doc, origin=sweep, host=host_for_restart(host) if host is not None else None)
     if list_only:
         for t in tasks:
-            click.echo(f"{t['key']}  {t['name']:<20} seed {t['seed']} {t['device']:<6} "
+            click.echo(f"{t['key']}  {t['name']:<20} seed {t['seed']} {t['device']:<6} {t['host']:<8} "
                        + " ".join(f"{k}={v}" for k, v in sorted(t["sweep"].items())))
         return
     out = out if out is not None else Path("out") / f"sweep-{name}"

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import click
 
-from mqlog.cli.group import Progress, cli, device_for_restart, resolve_spec, restart_bar, restart_mode_option
+from mqlog.cli.group import (Progress, cli, device_for_restart, host_for_restart, host_option, resolve_spec, restart_bar,
+                             restart_mode_option)
 from mqlog.rundir import JOURNAL_FILE, METRICS_FILE, QM_DIR, RUN_FILE
 from mqlog.rundir import load_run as _load_run
 from mqlog.rundir import read_json as _read_json
@@ -25,6 +26,7 @@ from mqlog.rundir import locked, run_platform, save_run
 @click.option("--set", "sets", multiple=True, metavar="SECTION.KEY=VALUE",
               help="workload.KEY=VALUE or log.PARAM=VALUE (the platform's own parameter names); repeatable.")
 @click.option("--device", default="ssd", show_default=True, help="Device profile name or FILE.toml[:NAME].")
+@host_option()
 @click.option("--seed", type=click.IntRange(0, 2**64 - 1), default=None,
               help="Seed for payloads and timing, 0 to 2^64-1 (default: the spec's, else 0).")
 @click.option("--out", type=click.Path(file_okay=False), default=None,
@@ -33,9 +35,10 @@ from mqlog.rundir import locked, run_platform, save_run
               help="Pull the plug after this many physical writes.")
 @click.option("--crash-at", type=click.FloatRange(min=0), default=None, help="Pull the plug at this virtual time (s).")
 @click.option("--json", "as_json", is_flag=True, help="Print the metrics as one JSON object.")
-def run_cmd(platform_name, workload, sets, device, seed, out, crash_after_writes, crash_at, as_json):
+def run_cmd(platform_name, workload, sets, device, host, seed, out, crash_after_writes, crash_at, as_json):
     """Run a workload on a platform in virtual time and report the log's figures."""
     from mqlog.core.disk.devices import get_profile
+    from mqlog.core.host.profiles import get_host
     from mqlog.core.workload.run import RunConfig, run_workload
 
     from mqlog.core.workload.spec import parse_set
@@ -51,6 +54,8 @@ def run_cmd(platform_name, workload, sets, device, seed, out, crash_after_writes
     choice = choose(platform_name)
     log_config = choice.configure(log_overrides)
     get_profile(device)  # a bad profile is reported before anything runs
+    get_host(host)
+    host = host_for_restart(host)
     seed = seed if seed is not None else (spec_seed if spec_seed is not None else 0)
     if out is not None:
         if not out.strip():
@@ -59,7 +64,7 @@ def run_cmd(platform_name, workload, sets, device, seed, out, crash_after_writes
     with (locked(out, "--out") if out is not None else contextlib.nullcontext()):
         storage = _out_storage(out) if out is not None else MemoryStorage()
         cfg = RunConfig(platform_name, choice.maker(log_config), log_config, spec, seed, device,
-                        crash_after_writes, crash_at)
+                        crash_after_writes, crash_at, host=host)
         progress = Progress(f"{spec.workload} on {platform_name}")
         try:
             result = run_workload(cfg, storage, progress=progress.update)
@@ -67,7 +72,7 @@ def run_cmd(platform_name, workload, sets, device, seed, out, crash_after_writes
             progress.close()
             storage.close()
         if out is not None:
-            save_run(out, platform=platform_name, log=log_config, device=device_for_restart(device),
+            save_run(out, platform=platform_name, log=log_config, device=device_for_restart(device), host=host,
                      workload=spec.workload, params=dict(spec.params), seed=seed, result=result)
     metrics = result.metrics
     if as_json:
@@ -97,11 +102,13 @@ def _print_metrics(m: dict, out) -> None:
     state = "crashed" if m["crashed"] else "ended with a controlled shutdown"
     if m.get("abnormal_end"):
         state = f"ended abnormally ({m['abnormal_end']})"
-    click.echo(f"{m['workload']} on {m['platform']} ({m['device']}), seed {m['seed']}: "
+    click.echo(f"{m['workload']} on {m['platform']} ({m['device']}, host {m['host']}), seed {m['seed']}: "
                f"{m['virtual_seconds']:.6f} virtual seconds, {state}")
     rows = [
         ("messages put / got", f"{m['messages_put']} / {m['messages_got']}"),
         ("commits / backouts", f"{m['commits']} / {m['backouts']}"),
+        ("CPU busy / waiting for a core (µs)", f"{m['cpu_busy_us']:.0f} / {m['cpu_wait_us']:.0f} "
+                                               f"({m['host_cores']} cores)"),
         ("forces", m["forces"]),
         ("log records / write cycles", f"{m.get('log_records', 0)} / {m.get('write_cycles', 0)}"),
         ("logical bytes / writes", f"{m['logical_bytes']} / {m['logical_writes']}"),
@@ -152,7 +159,7 @@ def restart_cmd(directory: Path, verify: bool, restart_mode: str, as_json: bool)
         storage = DirectoryStorage(directory / QM_DIR)
         bar = restart_bar()
         try:
-            report, verdict, qm = restart_run(choice.maker(log_config), storage, device=run["device"],
+            report, verdict, qm = restart_run(choice.maker(log_config), storage, device=run["device"], host=run["host"],
                                               journal=journal, qm_config=QmConfig(restart_mode=restart_mode),
                                               progress=lambda n: bar.update(n - bar.n))
         finally:

@@ -1,6 +1,6 @@
 """The commands over the log writer and its files without a queue manager: ``groupcommit``
-(the group-commit study on the real writer), ``devices`` (the device profiles) and ``scan``
-(read a reference-format log file back and say how it ends).
+(the group-commit study on the real writer), ``devices`` and ``hosts`` (the device and host
+profiles) and ``scan`` (read a reference-format log file back and say how it ends).
 """
 
 from __future__ import annotations
@@ -79,6 +79,24 @@ def devices(path: str | None) -> None:
     for p in profiles.values():
         click.echo(f"{p.name:<8} {p.write_latency_us:>9.0f} {p.read_latency_us:>8.0f} {p.file_op_us:>10.0f} "
                    f"{p.write_bandwidth_mb_s:>10.0f} {p.read_bandwidth_mb_s:>9.0f}  {p.description}")
+
+
+@cli.command("hosts")
+@click.option("--file", "path", type=click.Path(dir_okay=False), help="A TOML file of your own host profiles.")
+def hosts(path: str | None) -> None:
+    """List host profiles: cores, CPU per MQI call, and what a request/reply round trip costs."""
+    from mqlog.core.host.profiles import DEFAULT_HOST, load_hosts
+
+    profiles = load_hosts(path)
+    # The round trip is IBM's MQ-CPH one (4 calls, 4 commits, 2 KB messages): the figure the
+    # profile was split from, so a user's own profile can be checked against its source.
+    click.echo(f"{'name':<10} {'cores':>5} {'put/get µs':>10} {'commit µs':>9} {'record µs':>9} {'force µs':>8} "
+               f"{'app µs':>6} {'2 KB round trip µs: np / persistent':>36}  description")
+    for p in profiles.values():
+        np_, pers = p.round_trip_us(2048, persistent=False), p.round_trip_us(2048, persistent=True)
+        mark = " (default)" if p.name == DEFAULT_HOST and path is None else ""
+        click.echo(f"{p.name:<10} {p.cores:>5} {p.put_us:>4g}/{p.get_us:<5g} {p.commit_us:>9g} {p.log_record_us:>9g} "
+                   f"{p.force_wait_us:>8g} {p.app_call_us:>6g} {np_:>22.1f} / {pers:<11.1f}  {p.description}{mark}")
 
 
 @cli.command("scan")

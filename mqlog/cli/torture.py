@@ -10,7 +10,7 @@ import sys
 
 import click
 
-from mqlog.cli.group import cli, resolve_spec, restart_mode_option
+from mqlog.cli.group import cli, host_for_restart, host_option, resolve_spec, restart_mode_option
 from mqlog.torture import FAULT_CLASSES
 
 
@@ -28,13 +28,14 @@ from mqlog.torture import FAULT_CLASSES
 @click.option("--budget", type=click.IntRange(1, 1_000_000), default=100, show_default=True,
               help="Most scenarios per fault class (a seeded sample when there are more).")
 @click.option("--device", default="ssd", show_default=True, help="Device profile name or FILE.toml[:NAME].")
+@host_option()
 @click.option("--seed", type=click.IntRange(0, 2**64 - 1), default=None,
               help="Seed of the workload and of the campaign's choices (default: the spec's, else 0).")
 @restart_mode_option(" Every restart of the campaign; a matrix configuration's restart_mode wins.")
 @click.option("--master", default=None, help="Run the scenarios as Spark tasks on this master (local[*], "
                                             "spark://HOST:PORT); the figures are those of a run without it.")
 @click.option("--json", "as_json", is_flag=True, help="Print the campaign's figures as JSON.")
-def torture_cmd(platform_name, matrix, workload, sets, faults, budget, device, seed, restart_mode, master, as_json):
+def torture_cmd(platform_name, matrix, workload, sets, faults, budget, device, host, seed, restart_mode, master, as_json):
     """Inject crashes, torn writes, bit flips, single-copy damage and crashes during restart,
     one scenario at a time; restart after each and check the queues against what
     applications were told. Exits 1 if any loss went undetected under a fault the
@@ -42,6 +43,7 @@ def torture_cmd(platform_name, matrix, workload, sets, faults, budget, device, s
     from tqdm import tqdm
 
     from mqlog.core.disk.devices import get_profile
+    from mqlog.core.host.profiles import get_host
     from mqlog.core.workload.spec import parse_set
     from mqlog.platforms import choose
     from mqlog.torture import Campaign
@@ -66,9 +68,11 @@ def torture_cmd(platform_name, matrix, workload, sets, faults, budget, device, s
         cells = [(platform_name, platform_name, log_overrides, choose(platform_name).configure(log_overrides),
                   restart_mode)]
     get_profile(device)
+    get_host(host)
+    host = host_for_restart(host)
     seed = seed if seed is not None else (spec_seed if spec_seed is not None else 0)
     campaigns = [(name, log, Campaign(platform, values, choose(platform).maker(values), spec, seed=seed,
-                                      device=device, budget=budget, faults=chosen, restart_mode=mode))
+                                      device=device, host=host, budget=budget, faults=chosen, restart_mode=mode))
                  for name, platform, log, values, mode in cells]
     bar = tqdm(total=sum(c.planned() for _, _, c in campaigns), desc="torture", unit=" scenarios",
                file=sys.stderr, disable=None, delay=1.0, leave=False)

@@ -17,6 +17,7 @@ import attrs
 
 from mqlog.core.disk.faults import FaultPlan
 from mqlog.core.disk.storage import MemoryStorage
+from mqlog.core.host.profiles import DEFAULT_HOST
 from mqlog.core.qm.config import QmConfig
 from mqlog.core.workload.run import RunConfig, restart_run, run_workload
 from mqlog.torture.claims import (DAMAGE, DETECTED, ERROR, EXPECTED, FAULT_CLASSES, NOTHING, SILENT, SURVIVED,
@@ -36,6 +37,8 @@ class Campaign(FaultClasses):
     seed: int = 0
     device: str = "ssd"
     budget: int = 100
+    #: the host profile (name or FILE.toml[:NAME]) the workload's run charges its CPU to
+    host: str = DEFAULT_HOST
     faults: tuple = FAULT_CLASSES
     #: how every restart of the campaign runs (QmConfig.restart_mode: "9.1.1" or "legacy")
     restart_mode: str = "9.1.1"
@@ -54,11 +57,11 @@ class Campaign(FaultClasses):
 
     def _config(self, plan: FaultPlan | None = None, keep_write_log: bool = False) -> RunConfig:
         return RunConfig(self.platform, self.make_platform, self.values, self.spec, seed=self.seed,
-                         device=self.device, fault_plan=plan, keep_write_log=keep_write_log)
+                         device=self.device, fault_plan=plan, keep_write_log=keep_write_log, host=self.host)
 
     def _restart(self, storage, journal=None):
         """restart_run on ``storage`` as this campaign restarts (its device and restart mode)."""
-        return restart_run(self.make_platform, storage, device=self.device, journal=journal,
+        return restart_run(self.make_platform, storage, device=self.device, host=self.host, journal=journal,
                            qm_config=QmConfig(restart_mode=self.restart_mode))
 
     def _check(self, storage, journal):
@@ -219,7 +222,7 @@ class Campaign(FaultClasses):
 
     def as_dict(self) -> dict:
         return {"platform": self.platform, "log": dict(self.values), "workload": self.spec.workload,
-                "params": dict(self.spec.params), "seed": self.seed, "device": self.device, "budget": self.budget,
+                "params": dict(self.spec.params), "seed": self.seed, "device": self.device, "host": self.host, "budget": self.budget,
                 "physical_writes": self.physical_writes,
                 "classes": [self.tallies[f].as_dict() for f in self.faults if f in self.tallies]}
 

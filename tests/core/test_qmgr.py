@@ -268,7 +268,11 @@ def test_checkpoint_during_a_commit_force_keeps_the_outcome(ending):
             yield from conn.prepare(b"XID")
 
     def checkpointer():
-        yield rig.env.timeout(5)  # after the end record is appended, during its force
+        # after the end record is appended (the host's CPU for three puts, then the ending
+        # call's path and record), during its force (nfs3: milliseconds)
+        host = rig.qm.cpu.profile
+        puts = 3 * (host.app_call_us + host.call_us("put") + host.logged_us("put", len(b"msg-0")))
+        yield rig.env.timeout(puts + host.app_call_us + host.call_us(ending) + host.logged_us(ending) + 1)
         assert rig.qm.writer.durable < rig.qm.writer.next_address
         yield from rig.qm.checkpoint("test")
 

@@ -53,6 +53,21 @@ def test_every_builtin_sweep_is_valid():
         assert tasks and doc["plot"]["y"]
 
 
+def test_hosts_are_an_axis_of_the_grid_and_of_the_key():
+    doc = tomllib.loads('hosts = ["v93-xeon", "v91-xeon"]\n' + SMALL)
+    tasks = cells(doc)
+    assert len(tasks) == 2 * (4 + 8)
+    assert {t["host"] for t in tasks} == {"v93-xeon", "v91-xeon"}
+    assert len({t["key"] for t in tasks}) == len(tasks)  # a cell of each host, not one cell twice
+    # a sweep naming no hosts runs on --host's, else the default
+    assert {t["host"] for t in cells(tomllib.loads(SMALL))} == {"v93-xeon"}
+    assert {t["host"] for t in cells(tomllib.loads(SMALL), host="v91-xeon")} == {"v91-xeon"}
+    with pytest.raises(MqlogError, match="names its hosts; --host v91-xeon would contradict them"):
+        cells(doc, host="v91-xeon")
+    with pytest.raises(MqlogError, match="test.toml: hosts: .*unknown host profile 'laptop'"):
+        cells(tomllib.loads('hosts = ["laptop"]\n' + SMALL), origin="test.toml")
+
+
 @pytest.mark.parametrize("broken, words", [
     ('workload = "nope"\n[[config]]\nname = "a"\nplatform = "zos"\n', "nope"),
     ('workload = "putget-pairs"\n[grid]\npairs = 3\n[[config]]\nname = "a"\nplatform = "zos"\n', "grid.pairs"),

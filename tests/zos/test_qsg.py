@@ -356,7 +356,8 @@ def test_a_get_cut_off_by_its_members_crash_leaves_the_message_for_others():
         yield from a.connect("GETTER").get("SHARED.Q", syncpoint=False)
 
     env.process(getter())
-    env.run(until=env.now + 8)  # the get is logged and waits for its force
+    host = a.cpu.profile  # the get's CPU (its path, its record, the copy): then it is logged and waits for its force
+    env.run(until=env.now + host.app_call_us + host.call_us("get") + host.logged_us("get", len(b"acknowledged")) + 1)
     assert next(iter(shared.messages.values())).busy
     storage = a.platform.space.storage
     storage.crash()

@@ -249,7 +249,8 @@ def test_no_round_of_shunting_is_left_off_its_units_chain_while_the_unit_is_mid_
         for _ in range(4):
             yield from filler.put("LONG", bytes(15_000))  # the buffer fills; the slow device lags
         waiting = env.process(long.put("LONG", bytes(40_000)))  # must wait for buffer space
-        yield env.timeout(qm.config.mqi_call_us + 1)  # past the call's own path: now it waits
+        host = qm.cpu.profile  # past the call's own CPU (path, record, copy): now it waits for buffer space
+        yield env.timeout(host.app_call_us + host.call_us("put") + host.logged_us("put", 40_000) + 1)
         state["mid_call"] = not waiting.triggered
         state["shunted_mid_call"] = qm._shunt(qm._checkpoint_number)  # what a checkpoint ending now does
         yield waiting

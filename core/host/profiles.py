@@ -1,0 +1,399 @@
+"""Host profiles and the simulated CPU that MQI calls are charged to.
+
+What this models: the *host*, not the storage. A :class:`HostProfile` says how many cores
+the queue manager and its applications share and how much CPU each MQI call takes on one
+of them, by kind (put, get, commit, backout, prepare), with extras for persistent work
+(the extra path of a persistent put or get, each record a call logs, the per-byte copy of
+persistent message data, and the wakeup of a call that had to wait for a log force), plus
+the application's own CPU around each call. :class:`Cpu` is those cores in a SimPy
+simulation: a FIFO pool of ``cores`` (:class:`Cores`, a ``simpy.Resource(capacity=cores)``
+without its scheduling overhead); every charge takes a core, holds it for the charge and
+gives it back, so when more calls want CPU than there are cores they queue, and group
+commit batches only what the CPU lets arrive.
+
+What it does not model: hyperthreads (cores are physical), caches, NUMA, the scheduler's
+time slices (a charge holds its core to the end), variance (charges are deterministic),
+and restart's own CPU (:class:`mqlog.core.qm.config.QmConfig`'s ``replay_record_us`` and
+friends stay where they are).
+
+Profiles are data: the built-in table is ``hosts.toml`` in this package (``v93-xeon``, the
+default, and ``v91-xeon``), whose comments show how IBM's published CPU per round trip
+was split between the fields; a user can write their own TOML file of the same shape,
+optionally inheriting from a built-in with ``base = "v93-xeon"``. :func:`get_host` selects
+one by name or by ``file.toml[:name]``. Nothing in a file is evaluated.
+"""
+
+from __future__ import annotations
+
+import collections
+import functools
+import math
+import os
+import types
+from collections.abc import Generator, Mapping
+from importlib import resources
+from typing import Any
+
+import attrs
+import simpy
+
+try:  # Python 3.11+
+    import tomllib
+except ModuleNotFoundError:  # pragma: no cover - Python 3.10
+    import tomli as tomllib  # type: ignore[no-redef]
+
+from mqlog.core.errors import HostProfileError, ParameterError
+
+__all__ = [
+    "HostProfile",
+    "Cpu",
+    "Cores",
+    "CALL_KINDS",
+    "DEFAULT_HOST",
+    "HOST_FIELDS",
+    "MAX_CORES",
+    "MAX_CALL_US",
+    "load_hosts",
+    "get_host",
+]
+
+#: the host a run uses unless told otherwise: IBM's current report, paired with NVMe (``ssd``)
+DEFAULT_HOST = "v93-xeon"
+#: the MQI calls a profile prices
+CALL_KINDS = ("put", "get", "commit", "backout", "prepare")
+#: upper bound on a profile's cores
+MAX_CORES = 4096
+#: upper bound on any one CPU figure: one second, in µs
+MAX_CALL_US = 1_000_000.0
+#: upper bound on the copy cost, ns per byte (1 µs a byte: far slower than any memcpy)
+MAX_COPY_NS = 1000.0
+
+_PACKAGED_FILE = "hosts.toml"
+
+
+def _as_float(value: Any) -> Any:
+    """Turn an exact ``int`` into ``float``; leave anything else for the validator."""
+    return float(value) if type(value) is int else value
+
+
+def _fmt(x: float) -> str:
+    return f"{x:.0f}" if float(x).is_integer() else f"{x:g}"
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _check_range(lo: float, hi: float, unit: str = "", *, integer: bool = False):
+    """An attrs validator raising :class:`ParameterError` named ``host.<field>``."""
+    allowed = f"{'an integer' if integer else 'a number'} in [{_fmt(lo)}, {_fmt(hi)}]{unit}"
+
+    def validate(instance: Any, attribute: attrs.Attribute, value: Any) -> None:
+        if integer:
+            ok = isinstance(value, int) and not isinstance(value, bool)
+        else:
+            ok = _is_number(value) and not math.isnan(value)
+        if not (ok and lo <= value <= hi):
+            raise ParameterError(f"host.{attribute.name}", value, allowed)
+
+    return validate
+
+
+def _check_text(instance: Any, attribute: attrs.Attribute, value: Any) -> None:
+    if not isinstance(value, str) or (attribute.name == "name" and not value.strip()):
+        raise ParameterError(f"host.{attribute.name}", value,
+                             "a non-empty string" if attribute.name == "name" else "a string")
+
+
+_us = _check_range(0.0, MAX_CALL_US, " µs")
+
+
+@attrs.frozen
+class HostProfile:
+    """The CPU model of one host. Times are µs of one core; ``copy_ns_per_byte`` is ns.
+
+    Frozen and validated: out-of-range values raise
+    :class:`~mqlog.core.errors.ParameterError` naming ``host.<field>``. Derive a variant
+    with ``attrs.evolve(profile, name="small", cores=4)``, which validates again.
+    """
+
+    name: str = attrs.field(validator=_check_text)
+    description: str = attrs.field(validator=_check_text)
+    #: where the figures come from and how the round trip's CPU was split
+    source: str = attrs.field(validator=_check_text)
+    cores: int = attrs.field(validator=_check_range(1, MAX_CORES, integer=True))
+    put_us: float = attrs.field(converter=_as_float, validator=_us)
+    get_us: float = attrs.field(converter=_as_float, validator=_us)
+    commit_us: float = attrs.field(converter=_as_float, validator=_us)
+    backout_us: float = attrs.field(converter=_as_float, validator=_us)
+    prepare_us: float = attrs.field(converter=_as_float, validator=_us)
+    persistent_put_us: float = attrs.field(converter=_as_float, validator=_us)
+    persistent_get_us: float = attrs.field(converter=_as_float, validator=_us)
+    log_record_us: float = attrs.field(converter=_as_float, validator=_us)
+    force_wait_us: float = attrs.field(converter=_as_float, validator=_us)
+    copy_ns_per_byte: float = attrs.field(converter=_as_float,
+                                          validator=_check_range(0.0, MAX_COPY_NS, " ns/byte"))
+    app_call_us: float = attrs.field(converter=_as_float, validator=_us)
+
+    def call_us(self, kind: str) -> float:
+        """The CPU of one MQI call of ``kind`` (one of :data:`CALL_KINDS`) before anything
+        it logs: what a non-persistent call costs the queue manager."""
+        if kind == "put":
+            return self.put_us
+        if kind == "get":
+            return self.get_us
+        if kind == "commit":
+            return self.commit_us
+        if kind == "backout":
+            return self.backout_us
+        if kind == "prepare":
+            return self.prepare_us
+        raise ValueError(f"no MQI call {kind!r}; the calls a host prices: {', '.join(CALL_KINDS)}")
+
+    def logged_us(self, kind: str, nbytes: int = 0) -> float:
+        """The extra CPU of a call of ``kind`` that logs a record: a persistent put's or
+        get's extra path and its ``nbytes`` of message data copied, or a commit's, backout's
+        or prepare's record (the force it waits for is :attr:`force_wait_us`, apart)."""
+        extra = self.persistent_put_us if kind == "put" else self.persistent_get_us if kind == "get" else 0.0
+        if kind in ("put", "get"):
+            extra += nbytes * self.copy_ns_per_byte / 1000.0
+        return extra + self.log_record_us
+
+    def round_trip_us(self, message_size: int, *, persistent: bool, commits: int = 4) -> float:
+        """The CPU of one request/reply round trip, applications included: a requester's put
+        and get, a responder's get and put, and ``commits`` MQCMITs among them (4, each call
+        under syncpoint and committed alone, is how IBM's MQ-CPH runs it; 0 is all four out
+        of syncpoint). Persistent, every put and get logs a record and every commit logs one
+        and waits for its force (out of syncpoint, each put and get waits for its own). This
+        is the arithmetic ``hosts.toml`` shows and a run charges call by call."""
+        calls = 4 + commits
+        cpu = 2 * self.put_us + 2 * self.get_us + commits * self.commit_us + calls * self.app_call_us
+        if persistent:
+            cpu += 2 * self.logged_us("put", message_size) + 2 * self.logged_us("get", message_size)
+            if commits:
+                cpu += commits * (self.logged_us("commit") + self.force_wait_us)
+            else:
+                cpu += 4 * self.force_wait_us
+        return cpu
+
+
+#: the fields a profile table in a TOML file may (and, without ``base``, must) set
+HOST_FIELDS: tuple[str, ...] = tuple(a.name for a in attrs.fields(HostProfile) if a.name != "name")
+_TEXT_FIELDS = ("description", "source")
+_ALLOWED_KEYS = ("base",) + HOST_FIELDS
+
+
+# --------------------------------------------------------------------------- loading
+
+
+def _parse_table(data: Mapping[str, Any], source: str,
+                 inherit: Mapping[str, HostProfile]) -> dict[str, HostProfile]:
+    """Profiles from a parsed TOML document; ``inherit`` are the bases besides earlier ones."""
+    if not data:
+        raise HostProfileError(f"{source}: no host profiles (expected tables like [myhost])")
+    out: dict[str, HostProfile] = {}
+    for name, table in data.items():
+        where = f"{source}: host [{name}]"
+        if not isinstance(table, dict):
+            raise HostProfileError(
+                f"{source}: top-level key {name!r} is not a host table; write it as a [{name}] "
+                f"section with the fields {', '.join(HOST_FIELDS)}")
+        unknown = [k for k in table if k not in _ALLOWED_KEYS]
+        if unknown:
+            raise HostProfileError(f"{where}: unknown field {unknown[0]!r}; allowed: {', '.join(_ALLOWED_KEYS)}")
+        for key, value in table.items():
+            if key == "base" or key in _TEXT_FIELDS:
+                ok, want = isinstance(value, str), "a string"
+            elif key == "cores":
+                ok, want = isinstance(value, int) and not isinstance(value, bool), "an integer"
+            else:
+                ok, want = _is_number(value), "a number"
+            if not ok:
+                raise HostProfileError(f"{where}: field {key!r} must be {want}, got {type(value).__name__} {value!r}")
+        if "base" in table:
+            base = out.get(table["base"]) or inherit.get(table["base"])
+            if base is None:
+                known = list(out) + [k for k in inherit if k not in out]
+                raise HostProfileError(f"{where}: base {table['base']!r} is not a host defined before it "
+                                       f"(known: {', '.join(known) or 'none'})")
+            fields = attrs.asdict(base)
+            fields.update({k: v for k, v in table.items() if k != "base"})
+        else:
+            missing = [f for f in HOST_FIELDS if f not in table]
+            if missing:
+                raise HostProfileError(
+                    f"{where}: missing field{'s' if len(missing) > 1 else ''} "
+                    f"{', '.join(repr(m) for m in missing)} (or say base = \"<host>\" to inherit them)")
+            fields = dict(table)
+        fields["name"] = name
+        try:
+            out[name] = HostProfile(**fields)
+        except ParameterError as exc:
+            raise HostProfileError(f"{where}: field {exc.name.removeprefix('host.')!r}: {exc}") from exc
+    return out
+
+
+def _parse_bytes(raw: bytes, source: str) -> dict[str, Any]:
+    try:
+        return tomllib.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise HostProfileError(f"{source}: not UTF-8 text: {exc}") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise HostProfileError(f"{source}: not valid TOML: {exc}") from exc
+
+
+@functools.lru_cache(maxsize=1)
+def _builtin_hosts() -> Mapping[str, HostProfile]:
+    package = __package__ or "mqlog.core.host"
+    try:
+        raw = resources.files(package).joinpath(_PACKAGED_FILE).read_bytes()
+    except (ImportError, OSError, TypeError, ValueError):  # pragma: no cover - not installed
+        with open(os.path.join(os.path.dirname(__file__), _PACKAGED_FILE), "rb") as f:
+            raw = f.read()
+    source = f"{package}/{_PACKAGED_FILE} (built-in)"
+    return types.MappingProxyType(_parse_table(_parse_bytes(raw, source), source, {}))
+
+
+def load_hosts(path: str | os.PathLike[str] | None = None) -> dict[str, HostProfile]:
+    """Load host profiles: the built-in table, or the profiles in a user's TOML file.
+
+    With no ``path``, returns the packaged table. With a path, returns only the profiles
+    that file defines, in file order; each is a table of :data:`HOST_FIELDS` (all of them,
+    or ``base = "<host>"`` and the ones that differ). An unreadable or malformed file, an
+    unknown key, a value of the wrong type or out of range, a missing field or an unknown
+    base raises :class:`~mqlog.core.errors.HostProfileError` naming the file, the host and
+    the field (and the allowed range).
+    """
+    if path is None:
+        return dict(_builtin_hosts())
+    source = os.fspath(path)
+    try:
+        with open(source, "rb") as f:
+            raw = f.read()
+    except OSError as exc:
+        raise HostProfileError(f"{source}: cannot read host profile file: {exc.strerror or exc}") from exc
+    return _parse_table(_parse_bytes(raw, source), source, _builtin_hosts())
+
+
+def get_host(spec: str | HostProfile) -> HostProfile:
+    """Select a host profile by name or file.
+
+    ``spec`` is a built-in name (case-insensitive), ``path/to/file.toml`` (that file's only
+    profile) or ``path/to/file.toml:name``; a :class:`HostProfile` is returned unchanged.
+    Raises :class:`~mqlog.core.errors.HostProfileError` for an unknown name (listing the
+    known ones) or a bad file.
+    """
+    if isinstance(spec, HostProfile):
+        return spec
+    if not isinstance(spec, str) or not spec.strip():
+        raise HostProfileError(f"--host: a host profile is a name or a file.toml[:name], got {spec!r}")
+    builtins = _builtin_hosts()
+    key = spec.strip()
+    for candidate in (key, key.lower()):
+        if candidate in builtins:
+            return builtins[candidate]
+    file, name = key, None
+    if not key.lower().endswith(".toml"):
+        head, sep, tail = key.rpartition(":")
+        if sep and head.lower().endswith(".toml"):
+            file, name = head, tail
+        else:
+            raise HostProfileError(f"--host: unknown host profile {spec!r}; known: {', '.join(builtins)} "
+                                   f"(or give a file: file.toml or file.toml:name)")
+    hosts = load_hosts(file)
+    if name is None:
+        if len(hosts) == 1:
+            return next(iter(hosts.values()))
+        raise HostProfileError(f"{file}: defines {len(hosts)} hosts ({', '.join(hosts)}); "
+                               f"choose one with {file}:<name>")
+    if name not in hosts:
+        raise HostProfileError(f"{file}: no host {name!r}; it defines: {', '.join(hosts)}")
+    return hosts[name]
+
+
+# --------------------------------------------------------------------------- simulation
+
+
+class Cores:
+    """``capacity`` cores, granted first come, first served: what ``simpy.Resource(env,
+    capacity)`` does for a charge, with the same order of grants, but a free core is taken
+    at once instead of through a scheduled request and release. Every MQI call makes a few
+    charges, so the two events a ``simpy.Resource`` adds to each would slow the whole model
+    by more than half (perf suite 4) for nothing it shows."""
+
+    __slots__ = ("env", "capacity", "busy", "queue")
+
+    def __init__(self, env: Any, capacity: int):
+        self.env = env
+        self.capacity = capacity
+        self.busy = 0  # cores held
+        self.queue: collections.deque[simpy.Event] = collections.deque()  # waiting, oldest first
+
+    def acquire(self) -> simpy.Event | None:
+        """Take a core: None if one was free (it is now held), else an event that fires when
+        a releasing charge hands its core over."""
+        if self.busy < self.capacity:
+            self.busy += 1
+            return None
+        event = self.env.event()
+        self.queue.append(event)
+        return event
+
+    def release(self) -> None:
+        """Give a core back: to the oldest waiter if any (it stays held), else free it."""
+        if self.queue:
+            self.queue.popleft().succeed()
+        else:
+            self.busy -= 1
+
+
+class Cpu:
+    """A host's cores in a SimPy simulation; virtual time (``env.now``) is in µs.
+
+    ``yield from cpu.charge(us, "mqi")`` waits for one of ``profile.cores`` cores of
+    :attr:`cores` (FIFO, :class:`Cores`), holds it for ``us`` and releases it. The wait
+    counts toward the caller's elapsed time and :attr:`wait_us`, the charge toward
+    :attr:`busy_us` and its kind's total in :attr:`by_kind` (``app``: the applications'
+    own CPU; ``mqi``: the calls' paths; ``log``: persistent extras, records and copies;
+    ``force``: wakeups after a log force).
+    """
+
+    __slots__ = ("env", "profile", "cores", "busy_us", "wait_us", "charges", "by_kind")
+
+    def __init__(self, env: Any, profile: HostProfile | str):
+        self.env = env
+        self.profile = get_host(profile)
+        self.cores = Cores(env, self.profile.cores)
+        self.busy_us = self.wait_us = 0.0
+        self.charges = 0
+        self.by_kind: dict[str, float] = {"app": 0.0, "mqi": 0.0, "log": 0.0, "force": 0.0}
+
+    def charge(self, us: float, kind: str, *, app_us: float = 0.0) -> Generator[Any, Any, None]:
+        """Run ``us`` µs of CPU of ``kind`` on a core (``yield from``), after ``app_us`` of
+        the application's own in the same hold; nothing when both are 0."""
+        total = us + app_us
+        if total <= 0:
+            return
+        env = self.env
+        cores = self.cores
+        waiting = cores.acquire()
+        if waiting is not None:  # every core busy: queue behind the others
+            start = env.now
+            yield waiting
+            self.wait_us += env.now - start
+        try:
+            yield env.timeout(total)
+        finally:
+            cores.release()
+        self.charges += 1
+        self.busy_us += total
+        self.by_kind[kind] += us
+        self.by_kind["app"] += app_us
+
+    def counters(self) -> dict[str, float]:
+        """A snapshot of the counters (µs) as a plain dict."""
+        return {"busy_us": self.busy_us, "wait_us": self.wait_us, "charges": self.charges,
+                **{f"{k}_us": v for k, v in self.by_kind.items()}}
+
+    def __repr__(self) -> str:
+        return f"Cpu({self.profile.name!r}, cores={self.profile.cores}, busy_us={self.busy_us:g})"
