@@ -57,8 +57,8 @@ def in_process(monkeypatch):
     import mqlog.spark.session as session
 
     monkeypatch.setattr(session, "spark_session", lambda master, name: _NoSpark())
-    monkeypatch.setattr(job, "run_cases", lambda spark, cases, *, device=None, progress=None:
-                        {c: run_case(case, device) for c, case in cases.items()})
+    monkeypatch.setattr(job, "run_cases", lambda spark, cases, *, device=None, host=None, progress=None:
+                        {c: run_case(case, device, host) for c, case in cases.items()})
 
 
 class _NoSpark:
@@ -228,3 +228,29 @@ def test_the_device_override_reaches_every_run():
     fast, slow = run_case(case, "ssd"), run_case(case, "nfs2")
     assert (fast["runs"]["sw"]["device"], slow["runs"]["sw"]["device"]) == ("ssd", "nfs2")
     assert fast["runs"]["sw"]["virtual_seconds"] < slow["runs"]["sw"]["virtual_seconds"]
+
+
+def test_triplewrite_cost_for_a_pair_comes_from_the_host_cpu_against_the_device_write_time():
+    """D1's +25% is not typed in: the released application's next force can share the cycle
+    only if its CPU between forces is shorter than the in-place write. A faster device than
+    the host's CPU (ram), or a slower host on the same device (V9.1 class on ssd), makes the
+    pair alternate strictly and TripleWrite doubles the writes; a slow device brings the
+    V9.1-class host back within IBM's figure."""
+    d1 = load_cases(None, ["D1"])["D1"]
+
+    def ratio(**override):
+        return run_case(d1, **override)["figures"]["tw_physical_writes_ratio"]
+
+    default = ratio()
+    assert default["ok"]
+    assert ratio(device="ram")["model"] == pytest.approx(2.0, abs=0.02)
+    assert ratio(host="v91-xeon")["model"] == pytest.approx(2.0, abs=0.02)
+    assert ratio(host="v91-xeon", device="san")["ok"]
+
+
+def test_the_host_override_reaches_every_run():
+    import tomllib
+
+    (case,) = parse_cases(tomllib.loads(TINY.replace("{second}", "g").replace("{ibm}", "1")), "t").values()
+    result = run_case(case, host="v91-xeon")
+    assert {m["host"] for m in result["runs"].values()} == {"v91-xeon"}

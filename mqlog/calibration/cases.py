@@ -13,6 +13,7 @@ built-in ones; ``mqlog calibrate --cases FILE.toml`` reads another)::
     params = { pairs = 1, messages_per_pair = 2000 }
     log = { LogWriteIntegrity = "SingleWrite" }
     device = "ssd"                     # default "ssd" (``--device`` overrides every run's)
+    host = "v93-xeon"                  # default the built-in default host (``--host`` overrides)
     seed = 0                           # default 0
     [D1.counters.sw]                   # optional: IBM's own counters, in the model's metric names
     physical_writes = 184710
@@ -53,7 +54,7 @@ BUILTIN_CASES = "cases.toml"
 PAGE_BYTES = 4096
 
 CASE_KEYS = ("title", "source", "assumption", "runs", "counters", "figures")
-RUN_KEYS = ("platform", "workload", "params", "log", "device", "seed")
+RUN_KEYS = ("platform", "workload", "params", "log", "device", "host", "seed")
 FIGURE_KEYS = ("name", "compute", "ibm", "tolerance", "note")
 
 
@@ -193,7 +194,7 @@ def _check_run(name: str, run: object, source: str, where: str) -> dict:
     from mqlog.platforms import PLATFORMS, choose
 
     if not isinstance(run, dict):
-        _fail(source, where, "expected a table (platform, workload, params, log, device, seed)")
+        _fail(source, where, "expected a table (platform, workload, params, log, device, host, seed)")
     _check_keys(run, RUN_KEYS, source, where)
     platform = run.get("platform", "distributed")
     if platform not in PLATFORMS:
@@ -210,6 +211,10 @@ def _check_run(name: str, run: object, source: str, where: str) -> dict:
     device = run.get("device", "ssd")
     if not isinstance(device, str):
         _fail(source, f"{where}.device", f"expected a device profile name, got {device!r}")
+    from mqlog.core.host.profiles import DEFAULT_HOST
+    host = run.get("host", DEFAULT_HOST)
+    if not isinstance(host, str):
+        _fail(source, f"{where}.host", f"expected a host profile name, got {host!r}")
     try:
         spec = build_spec(BUILTINS[workload], run.get("params", {}), origin="", section=f"{where}.params")
         values = choose(platform).configure({k: str(v) for k, v in run.get("log", {}).items()})
@@ -219,7 +224,7 @@ def _check_run(name: str, run: object, source: str, where: str) -> dict:
         _fail(source, where, str(exc))
     return {"platform": platform, "workload": workload, "params": dict(spec.params),
             "log": {k: str(v) for k, v in run.get("log", {}).items()}, "values": values,
-            "device": device, "seed": seed}
+            "device": device, "host": host, "seed": seed}
 
 
 def _check_figure(i: int, figure: object, runs: dict, counters: dict, source: str, where: str) -> dict:
@@ -339,8 +344,8 @@ def load_cases(path: str | Path | None = None, only: list[str] | None = None) ->
 
 # --------------------------------------------------------------------------- running
 
-def run_case(case: dict, device: str | None = None) -> dict:
-    """Run every run of ``case`` (``device`` overrides each run's) and compute its figures:
+def run_case(case: dict, device: str | None = None, host: str | None = None) -> dict:
+    """Run every run of ``case`` (``device`` and ``host`` override each run's) and compute its figures:
     ``{"id", "runs": {name: metrics}, "figures": {name: {ibm, model, tolerance, ok, note}}}``."""
     from mqlog.core.disk.storage import MemoryStorage
     from mqlog.core.workload.run import RunConfig, run_workload
@@ -352,7 +357,7 @@ def run_case(case: dict, device: str | None = None) -> dict:
         choice = choose(run["platform"])
         spec = build_spec(BUILTINS[run["workload"]], run["params"], origin=f"{case['id']}.runs.{name}")
         cfg = RunConfig(run["platform"], choice.maker(run["values"]), run["values"], spec, seed=run["seed"],
-                        device=device or run["device"])
+                        device=device or run["device"], host=host or run["host"])
         metrics[name] = run_workload(cfg, MemoryStorage()).metrics
     return {"id": case["id"], "runs": metrics, "figures": figures_of(case, metrics)}
 

@@ -205,13 +205,15 @@ def report_cmd(directory: Path, output):
 @click.option("--master", default=None, help="Spark master URL (default local[*]).")
 @click.option("--device", default=None, help="Device profile name or FILE.toml[:NAME] for every run "
                                              "[default: each run's own, ssd unless it says].")
+@click.option("--host", default=None, help="Host profile name or FILE.toml[:NAME] for every run "
+                                           "[default: each run's own, the default host unless it says].")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Also write calibration.md, calibration.png and results.json into this directory.")
 @click.option("--write-docs", is_flag=True,
               help="Also write docs/calibration.md and docs/img/calibration.png (run from the checkout).")
 @click.option("--json", "as_json", is_flag=True,
               help="Print {case: {figure: {ibm, model, tolerance, ok, note}}} instead of the table.")
-def calibrate_cmd(only, cases_file, master, device, out, write_docs, as_json):
+def calibrate_cmd(only, cases_file, master, device, host, out, write_docs, as_json):
     """Run the calibration cases (one Spark task each) and compare the model's figures with
     IBM's: prints case, figure, IBM, model, tolerance and ok/MISSED; exits 1 if any figure
     is MISSED."""
@@ -228,6 +230,11 @@ def calibrate_cmd(only, cases_file, master, device, out, write_docs, as_json):
     if device is not None:
         get_profile(device)  # an unknown profile is one line now, not a failed task later
         device = device_for_restart(device)
+    if host is not None:
+        from mqlog.core.host.profiles import get_host
+
+        get_host(host)
+        host = host_for_restart(host)
     docs = Path("docs")
     if write_docs and not docs.is_dir():
         raise MqlogError("--write-docs: no docs/ directory here; run it from the mqlog checkout")
@@ -238,9 +245,9 @@ def calibrate_cmd(only, cases_file, master, device, out, write_docs, as_json):
         misses = sum(not f["ok"] for f in result["figures"].values())
         click.echo(f"  [{done}/{total}] {result['id']}: {len(result['figures'])} figures, {misses} MISSED", err=True)
 
-    results = run_cases(spark, cases, device=device, progress=progress)
+    results = run_cases(spark, cases, device=device, host=host, progress=progress)
     command = "mqlog calibrate" + (f" --only {','.join(wanted)}" if wanted else "") + (
-        f" --device {device}" if device else "")
+        f" --device {device}" if device else "") + (f" --host {host}" if host else "")
     if out is not None:
         report.write(cases, results, out / "calibration.md", out / "calibration.png", command=command,
                      image="calibration.png", results_json=out / "results.json")
