@@ -7,6 +7,7 @@ built-in ones; ``mqlog calibrate --cases FILE.toml`` reads another)::
     title = "SingleWrite vs TripleWrite, one putter and one getter"
     source = "IBM's title: what they measured"
     assumption = "what IBM did not state, and what the case assumes instead"   # optional
+    mechanism = "which of the model's mechanisms produce the figures"          # optional
     [D1.runs.sw]                       # one or more runs, by name
     platform = "distributed"           # default "distributed"
     workload = "putget-pairs"          # a built-in workload
@@ -53,7 +54,7 @@ BUILTIN_CASES = "cases.toml"
 #: bytes in a log page: IBM's counters and the model's are both whole 4 KiB pages
 PAGE_BYTES = 4096
 
-CASE_KEYS = ("title", "source", "assumption", "runs", "counters", "figures")
+CASE_KEYS = ("title", "source", "assumption", "mechanism", "runs", "counters", "figures")
 RUN_KEYS = ("platform", "workload", "params", "log", "device", "host", "seed")
 FIGURE_KEYS = ("name", "compute", "ibm", "tolerance", "note")
 
@@ -294,6 +295,7 @@ def parse_cases(doc: dict, source: str) -> dict[str, dict]:
         title = _text(case, "title", source, case_id)
         ibm_source = _text(case, "source", source, case_id)
         assumption = _text(case, "assumption", source, case_id, required=False)
+        mechanism = _text(case, "mechanism", source, case_id, required=False)
         raw_runs = case.get("runs")
         if not isinstance(raw_runs, dict) or not raw_runs:
             _fail(source, f"{case_id}.runs", "missing: expected one or more [CASE.runs.NAME] tables")
@@ -311,7 +313,7 @@ def parse_cases(doc: dict, source: str) -> dict[str, dict]:
             if names.count(name) > 1:
                 _fail(source, f"{case_id}.figures.{name}", "named more than once")
         cases[case_id] = {"id": case_id, "title": title, "source": ibm_source, "assumption": assumption or "",
-                          "runs": runs, "figures": checked}
+                          "mechanism": mechanism or "", "runs": runs, "figures": checked}
     return cases
 
 

@@ -114,6 +114,8 @@ def markdown(cases: dict, results: dict, *, image: str, command: str) -> str:
         out += [f"## {case_id}: {case['title']}", "", f"**IBM's source.** {case['source']}", ""]
         if case["assumption"]:
             out += [f"**Assumed (IBM did not say).** {case['assumption']}", ""]
+        if case.get("mechanism"):
+            out += [f"**What produces the figures.** {case['mechanism']}", ""]
         runs = ", ".join(f"`{name}`: {run['workload']} on {run['platform']} "
                          f"({', '.join(f'{k}={v}' for k, v in sorted(run['log'].items())) or 'default log'})"
                          for name, run in case["runs"].items())
