@@ -29,23 +29,15 @@ their own TOML file in the same shape, optionally inheriting from a built-in wit
 
 from __future__ import annotations
 
-import functools
-import math
 import os
-import types
-from collections.abc import Generator, Mapping
-from importlib import resources
+from collections.abc import Generator
 from typing import Any
 
 import attrs
 import simpy
 
-try:  # Python 3.11+
-    import tomllib
-except ModuleNotFoundError:  # pragma: no cover - Python 3.10
-    import tomli as tomllib  # type: ignore[no-redef]
-
 from mqlog.core.errors import DeviceProfileError, ParameterError
+from mqlog.core.profiles import ProfileCatalogue, as_float, check_range, check_text
 
 __all__ = [
     "DeviceProfile",
@@ -65,55 +57,17 @@ MAX_BANDWIDTH_MB_S = 1_000_000.0
 #: Upper bound on a device's queue depth.
 MAX_QUEUE_DEPTH = 1024
 
-_PACKAGED_FILE = "devices.toml"
 
 
 # --------------------------------------------------------------------------- profiles
 
 
-def _as_float(value: Any) -> Any:
-    """Turn an exact ``int`` into ``float``; leave anything else for the validator."""
-    return float(value) if type(value) is int else value
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
-def _fmt(x: float) -> str:
-    return f"{x:.0f}" if float(x).is_integer() else f"{x:g}"
-
-
-def _check_range(lo: float, hi: float, unit: str = "", *, lo_open: bool = False,
-                 integer: bool = False):
+def _check_range(lo: float, hi: float, unit: str = "", *, lo_open: bool = False, integer: bool = False):
     """An attrs validator raising :class:`ParameterError` named ``device.<field>``."""
-    left = "(" if lo_open else "["
-    kind = "an integer" if integer else "a number"
-    allowed = f"{kind} in {left}{_fmt(lo)}, {_fmt(hi)}]{unit}"
-
-    def validate(instance: Any, attribute: attrs.Attribute, value: Any) -> None:
-        if integer:
-            ok = isinstance(value, int) and not isinstance(value, bool)
-        else:
-            ok = _is_number(value) and not math.isnan(value)
-        if ok:
-            ok = (lo < value if lo_open else lo <= value) and value <= hi
-        if not ok:
-            raise ParameterError(f"device.{attribute.name}", value, allowed)
-
-    return validate
+    return check_range("device.", lo, hi, unit, lo_open=lo_open, integer=integer)
 
 
-def _check_name(instance: Any, attribute: attrs.Attribute, value: Any) -> None:
-    if not isinstance(value, str) or not value.strip():
-        raise ParameterError("device.name", value, "a non-empty string")
-
-
-def _check_str(instance: Any, attribute: attrs.Attribute, value: Any) -> None:
-    if not isinstance(value, str):
-        raise ParameterError(f"device.{attribute.name}", value, "a string")
-
-
+_check_name = _check_str = check_text("device.")
 _latency = _check_range(0.0, MAX_LATENCY_US, " µs (up to 10 s)")
 _bandwidth = _check_range(0.0, MAX_BANDWIDTH_MB_S, " MB/s", lo_open=True)
 
@@ -136,11 +90,11 @@ class DeviceProfile:
 
     name: str = attrs.field(validator=_check_name)
     description: str = attrs.field(validator=_check_str)
-    read_latency_us: float = attrs.field(converter=_as_float, validator=_latency)
-    write_latency_us: float = attrs.field(converter=_as_float, validator=_latency)
-    read_bandwidth_mb_s: float = attrs.field(converter=_as_float, validator=_bandwidth)
-    write_bandwidth_mb_s: float = attrs.field(converter=_as_float, validator=_bandwidth)
-    file_op_us: float = attrs.field(converter=_as_float, validator=_latency)
+    read_latency_us: float = attrs.field(converter=as_float, validator=_latency)
+    write_latency_us: float = attrs.field(converter=as_float, validator=_latency)
+    read_bandwidth_mb_s: float = attrs.field(converter=as_float, validator=_bandwidth)
+    write_bandwidth_mb_s: float = attrs.field(converter=as_float, validator=_bandwidth)
+    file_op_us: float = attrs.field(converter=as_float, validator=_latency)
     queue_depth: int = attrs.field(validator=_check_range(1, MAX_QUEUE_DEPTH, integer=True))
 
     def read_time_us(self, nbytes: int) -> float:
@@ -160,86 +114,12 @@ class DeviceProfile:
 PROFILE_FIELDS: tuple[str, ...] = tuple(
     a.name for a in attrs.fields(DeviceProfile) if a.name != "name"
 )
-_FLOAT_FIELDS = frozenset(PROFILE_FIELDS) - {"description", "queue_depth"}
-_ALLOWED_KEYS = ("base",) + PROFILE_FIELDS
-
-
-# --------------------------------------------------------------------------- loading
-
-
-def _parse_table(data: Mapping[str, Any], source: str,
-                 inherit: Mapping[str, DeviceProfile]) -> dict[str, DeviceProfile]:
-    """Profiles from a parsed TOML document; ``inherit`` are the bases besides earlier ones."""
-    if not data:
-        raise DeviceProfileError(f"{source}: no device profiles (expected tables like [mydisk])")
-    out: dict[str, DeviceProfile] = {}
-    for name, table in data.items():
-        where = f"{source}: profile [{name}]"
-        if not isinstance(table, dict):
-            raise DeviceProfileError(
-                f"{source}: top-level key {name!r} is not a profile table; "
-                f"write it as a [{name}] section with the fields {', '.join(PROFILE_FIELDS)}")
-        unknown = [k for k in table if k not in _ALLOWED_KEYS]
-        if unknown:
-            raise DeviceProfileError(
-                f"{where}: unknown field {unknown[0]!r}; allowed: {', '.join(_ALLOWED_KEYS)}")
-        for key, value in table.items():
-            if key in ("base", "description"):
-                ok, want = isinstance(value, str), "a string"
-            elif key == "queue_depth":
-                ok, want = isinstance(value, int) and not isinstance(value, bool), "an integer"
-            else:
-                ok, want = _is_number(value), "a number"
-            if not ok:
-                raise DeviceProfileError(
-                    f"{where}: field {key!r} must be {want}, got {type(value).__name__} {value!r}")
-
-        fields: dict[str, Any]
-        if "base" in table:
-            base_name = table["base"]
-            base = out.get(base_name) or inherit.get(base_name)
-            if base is None:
-                known = sorted(set(inherit) | set(out))
-                raise DeviceProfileError(
-                    f"{where}: field 'base': unknown profile {base_name!r}; a base must be a "
-                    f"built-in profile or one defined earlier in the file: {', '.join(known)}")
-            fields = attrs.asdict(base)
-            fields.update((k, v) for k, v in table.items() if k != "base")
-        else:
-            missing = [f for f in PROFILE_FIELDS if f not in table]
-            if missing:
-                raise DeviceProfileError(
-                    f"{where}: missing field{'s' if len(missing) > 1 else ''} "
-                    f"{', '.join(repr(m) for m in missing)} (or say base = \"<profile>\" "
-                    f"to inherit them)")
-            fields = dict(table)
-        fields["name"] = name
-        try:
-            out[name] = DeviceProfile(**fields)
-        except ParameterError as exc:
-            raise DeviceProfileError(f"{where}: field {exc.name.removeprefix('device.')!r}: {exc}") from exc
-    return out
-
-
-def _parse_bytes(raw: bytes, source: str) -> dict[str, Any]:
-    try:
-        return tomllib.loads(raw.decode("utf-8"))
-    except UnicodeDecodeError as exc:
-        raise DeviceProfileError(f"{source}: not UTF-8 text: {exc}") from exc
-    except tomllib.TOMLDecodeError as exc:
-        raise DeviceProfileError(f"{source}: not valid TOML: {exc}") from exc
-
-
-@functools.lru_cache(maxsize=1)
-def _builtin_profiles() -> Mapping[str, DeviceProfile]:
-    package = __package__ or "mqlog.core"
-    try:
-        raw = resources.files(package).joinpath(_PACKAGED_FILE).read_bytes()
-    except (ImportError, OSError, TypeError, ValueError):  # pragma: no cover - not installed
-        with open(os.path.join(os.path.dirname(__file__), _PACKAGED_FILE), "rb") as f:
-            raw = f.read()
-    source = f"{package}/{_PACKAGED_FILE} (built-in)"
-    return types.MappingProxyType(_parse_table(_parse_bytes(raw, source), source, {}))
+#: how device profile files are read and one profile chosen (:mod:`mqlog.core.profiles`)
+CATALOGUE = ProfileCatalogue(cls=DeviceProfile, error=DeviceProfileError, noun="profile",
+                             plural="device profiles", example="mydisk", option="",
+                             package=__package__ or "mqlog.core.disk", filename="devices.toml",
+                             here=os.path.dirname(__file__), int_fields=frozenset({"queue_depth"}),
+                             param_prefix="device.")
 
 
 def load_profiles(path: str | os.PathLike[str] | None = None) -> dict[str, DeviceProfile]:
@@ -259,16 +139,7 @@ def load_profiles(path: str | os.PathLike[str] | None = None) -> dict[str, Devic
     an unknown base raises :class:`~mqlog.core.errors.DeviceProfileError` naming the
     file, the profile and the field.
     """
-    if path is None:
-        return dict(_builtin_profiles())
-    source = os.fspath(path)
-    try:
-        with open(source, "rb") as f:
-            raw = f.read()
-    except OSError as exc:
-        raise DeviceProfileError(
-            f"{source}: cannot read device profile file: {exc.strerror or exc}") from exc
-    return _parse_table(_parse_bytes(raw, source), source, _builtin_profiles())
+    return CATALOGUE.load(path)
 
 
 def get_profile(spec: str | DeviceProfile) -> DeviceProfile:
@@ -280,38 +151,7 @@ def get_profile(spec: str | DeviceProfile) -> DeviceProfile:
     Raises :class:`~mqlog.core.errors.DeviceProfileError` for an unknown name (listing
     the known ones) or a bad file.
     """
-    if isinstance(spec, DeviceProfile):
-        return spec
-    if not isinstance(spec, str) or not spec.strip():
-        raise DeviceProfileError(
-            f"device profile must be a name or a file.toml[:name], got {spec!r}")
-    builtins = _builtin_profiles()
-    key = spec.strip()
-    if key in builtins:
-        return builtins[key]
-    if key.lower() in builtins:
-        return builtins[key.lower()]
-
-    file, name = key, None
-    if not key.lower().endswith(".toml"):
-        head, sep, tail = key.rpartition(":")
-        if sep and head.lower().endswith(".toml"):
-            file, name = head, tail
-        else:
-            raise DeviceProfileError(
-                f"unknown device profile {spec!r}; known profiles: {', '.join(builtins)} "
-                f"(or give a file: file.toml or file.toml:name)")
-    profiles = load_profiles(file)
-    if name is None:
-        if len(profiles) == 1:
-            return next(iter(profiles.values()))
-        raise DeviceProfileError(
-            f"{file}: defines {len(profiles)} profiles ({', '.join(profiles)}); "
-            f"choose one with {file}:<name>")
-    if name not in profiles:
-        raise DeviceProfileError(
-            f"{file}: no profile {name!r}; it defines: {', '.join(profiles)}")
-    return profiles[name]
+    return CATALOGUE.get(spec)
 
 
 # --------------------------------------------------------------------------- simulation

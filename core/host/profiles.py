@@ -26,23 +26,15 @@ one by name or by ``file.toml[:name]``. Nothing in a file is evaluated.
 from __future__ import annotations
 
 import collections
-import functools
-import math
 import os
-import types
-from collections.abc import Generator, Mapping
-from importlib import resources
+from collections.abc import Generator
 from typing import Any
 
 import attrs
 import simpy
 
-try:  # Python 3.11+
-    import tomllib
-except ModuleNotFoundError:  # pragma: no cover - Python 3.10
-    import tomli as tomllib  # type: ignore[no-redef]
-
-from mqlog.core.errors import HostProfileError, ParameterError
+from mqlog.core.errors import HostProfileError
+from mqlog.core.profiles import ProfileCatalogue, as_float, check_range, check_text
 
 __all__ = [
     "HostProfile",
@@ -68,43 +60,14 @@ MAX_CALL_US = 1_000_000.0
 #: upper bound on the copy cost, ns per byte (1 µs a byte: far slower than any memcpy)
 MAX_COPY_NS = 1000.0
 
-_PACKAGED_FILE = "hosts.toml"
-
-
-def _as_float(value: Any) -> Any:
-    """Turn an exact ``int`` into ``float``; leave anything else for the validator."""
-    return float(value) if type(value) is int else value
-
-
-def _fmt(x: float) -> str:
-    return f"{x:.0f}" if float(x).is_integer() else f"{x:g}"
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 def _check_range(lo: float, hi: float, unit: str = "", *, integer: bool = False):
     """An attrs validator raising :class:`ParameterError` named ``host.<field>``."""
-    allowed = f"{'an integer' if integer else 'a number'} in [{_fmt(lo)}, {_fmt(hi)}]{unit}"
-
-    def validate(instance: Any, attribute: attrs.Attribute, value: Any) -> None:
-        if integer:
-            ok = isinstance(value, int) and not isinstance(value, bool)
-        else:
-            ok = _is_number(value) and not math.isnan(value)
-        if not (ok and lo <= value <= hi):
-            raise ParameterError(f"host.{attribute.name}", value, allowed)
-
-    return validate
+    return check_range("host.", lo, hi, unit, integer=integer)
 
 
-def _check_text(instance: Any, attribute: attrs.Attribute, value: Any) -> None:
-    if not isinstance(value, str) or (attribute.name == "name" and not value.strip()):
-        raise ParameterError(f"host.{attribute.name}", value,
-                             "a non-empty string" if attribute.name == "name" else "a string")
-
-
+_check_text = check_text("host.")
 _us = _check_range(0.0, MAX_CALL_US, " µs")
 
 
@@ -122,18 +85,18 @@ class HostProfile:
     #: where the figures come from and how the round trip's CPU was split
     source: str = attrs.field(validator=_check_text)
     cores: int = attrs.field(validator=_check_range(1, MAX_CORES, integer=True))
-    put_us: float = attrs.field(converter=_as_float, validator=_us)
-    get_us: float = attrs.field(converter=_as_float, validator=_us)
-    commit_us: float = attrs.field(converter=_as_float, validator=_us)
-    backout_us: float = attrs.field(converter=_as_float, validator=_us)
-    prepare_us: float = attrs.field(converter=_as_float, validator=_us)
-    persistent_put_us: float = attrs.field(converter=_as_float, validator=_us)
-    persistent_get_us: float = attrs.field(converter=_as_float, validator=_us)
-    log_record_us: float = attrs.field(converter=_as_float, validator=_us)
-    force_wait_us: float = attrs.field(converter=_as_float, validator=_us)
-    copy_ns_per_byte: float = attrs.field(converter=_as_float,
+    put_us: float = attrs.field(converter=as_float, validator=_us)
+    get_us: float = attrs.field(converter=as_float, validator=_us)
+    commit_us: float = attrs.field(converter=as_float, validator=_us)
+    backout_us: float = attrs.field(converter=as_float, validator=_us)
+    prepare_us: float = attrs.field(converter=as_float, validator=_us)
+    persistent_put_us: float = attrs.field(converter=as_float, validator=_us)
+    persistent_get_us: float = attrs.field(converter=as_float, validator=_us)
+    log_record_us: float = attrs.field(converter=as_float, validator=_us)
+    force_wait_us: float = attrs.field(converter=as_float, validator=_us)
+    copy_ns_per_byte: float = attrs.field(converter=as_float,
                                           validator=_check_range(0.0, MAX_COPY_NS, " ns/byte"))
-    app_call_us: float = attrs.field(converter=_as_float, validator=_us)
+    app_call_us: float = attrs.field(converter=as_float, validator=_us)
 
     def call_us(self, kind: str) -> float:
         """The CPU of one MQI call of ``kind`` (one of :data:`CALL_KINDS`) before anything
@@ -179,79 +142,12 @@ class HostProfile:
 
 #: the fields a profile table in a TOML file may (and, without ``base``, must) set
 HOST_FIELDS: tuple[str, ...] = tuple(a.name for a in attrs.fields(HostProfile) if a.name != "name")
-_TEXT_FIELDS = ("description", "source")
-_ALLOWED_KEYS = ("base",) + HOST_FIELDS
-
-
-# --------------------------------------------------------------------------- loading
-
-
-def _parse_table(data: Mapping[str, Any], source: str,
-                 inherit: Mapping[str, HostProfile]) -> dict[str, HostProfile]:
-    """Profiles from a parsed TOML document; ``inherit`` are the bases besides earlier ones."""
-    if not data:
-        raise HostProfileError(f"{source}: no host profiles (expected tables like [myhost])")
-    out: dict[str, HostProfile] = {}
-    for name, table in data.items():
-        where = f"{source}: host [{name}]"
-        if not isinstance(table, dict):
-            raise HostProfileError(
-                f"{source}: top-level key {name!r} is not a host table; write it as a [{name}] "
-                f"section with the fields {', '.join(HOST_FIELDS)}")
-        unknown = [k for k in table if k not in _ALLOWED_KEYS]
-        if unknown:
-            raise HostProfileError(f"{where}: unknown field {unknown[0]!r}; allowed: {', '.join(_ALLOWED_KEYS)}")
-        for key, value in table.items():
-            if key == "base" or key in _TEXT_FIELDS:
-                ok, want = isinstance(value, str), "a string"
-            elif key == "cores":
-                ok, want = isinstance(value, int) and not isinstance(value, bool), "an integer"
-            else:
-                ok, want = _is_number(value), "a number"
-            if not ok:
-                raise HostProfileError(f"{where}: field {key!r} must be {want}, got {type(value).__name__} {value!r}")
-        if "base" in table:
-            base = out.get(table["base"]) or inherit.get(table["base"])
-            if base is None:
-                known = list(out) + [k for k in inherit if k not in out]
-                raise HostProfileError(f"{where}: base {table['base']!r} is not a host defined before it "
-                                       f"(known: {', '.join(known) or 'none'})")
-            fields = attrs.asdict(base)
-            fields.update({k: v for k, v in table.items() if k != "base"})
-        else:
-            missing = [f for f in HOST_FIELDS if f not in table]
-            if missing:
-                raise HostProfileError(
-                    f"{where}: missing field{'s' if len(missing) > 1 else ''} "
-                    f"{', '.join(repr(m) for m in missing)} (or say base = \"<host>\" to inherit them)")
-            fields = dict(table)
-        fields["name"] = name
-        try:
-            out[name] = HostProfile(**fields)
-        except ParameterError as exc:
-            raise HostProfileError(f"{where}: field {exc.name.removeprefix('host.')!r}: {exc}") from exc
-    return out
-
-
-def _parse_bytes(raw: bytes, source: str) -> dict[str, Any]:
-    try:
-        return tomllib.loads(raw.decode("utf-8"))
-    except UnicodeDecodeError as exc:
-        raise HostProfileError(f"{source}: not UTF-8 text: {exc}") from exc
-    except tomllib.TOMLDecodeError as exc:
-        raise HostProfileError(f"{source}: not valid TOML: {exc}") from exc
-
-
-@functools.lru_cache(maxsize=1)
-def _builtin_hosts() -> Mapping[str, HostProfile]:
-    package = __package__ or "mqlog.core.host"
-    try:
-        raw = resources.files(package).joinpath(_PACKAGED_FILE).read_bytes()
-    except (ImportError, OSError, TypeError, ValueError):  # pragma: no cover - not installed
-        with open(os.path.join(os.path.dirname(__file__), _PACKAGED_FILE), "rb") as f:
-            raw = f.read()
-    source = f"{package}/{_PACKAGED_FILE} (built-in)"
-    return types.MappingProxyType(_parse_table(_parse_bytes(raw, source), source, {}))
+#: how host profile files are read and one host chosen (:mod:`mqlog.core.profiles`)
+CATALOGUE = ProfileCatalogue(cls=HostProfile, error=HostProfileError, noun="host", plural="host profiles",
+                             example="myhost", option="--host", package=__package__ or "mqlog.core.host",
+                             filename="hosts.toml", here=os.path.dirname(__file__),
+                             int_fields=frozenset({"cores"}), text_fields=frozenset({"description", "source"}),
+                             param_prefix="host.")
 
 
 def load_hosts(path: str | os.PathLike[str] | None = None) -> dict[str, HostProfile]:
@@ -264,15 +160,7 @@ def load_hosts(path: str | os.PathLike[str] | None = None) -> dict[str, HostProf
     base raises :class:`~mqlog.core.errors.HostProfileError` naming the file, the host and
     the field (and the allowed range).
     """
-    if path is None:
-        return dict(_builtin_hosts())
-    source = os.fspath(path)
-    try:
-        with open(source, "rb") as f:
-            raw = f.read()
-    except OSError as exc:
-        raise HostProfileError(f"{source}: cannot read host profile file: {exc.strerror or exc}") from exc
-    return _parse_table(_parse_bytes(raw, source), source, _builtin_hosts())
+    return CATALOGUE.load(path)
 
 
 def get_host(spec: str | HostProfile) -> HostProfile:
@@ -283,32 +171,7 @@ def get_host(spec: str | HostProfile) -> HostProfile:
     Raises :class:`~mqlog.core.errors.HostProfileError` for an unknown name (listing the
     known ones) or a bad file.
     """
-    if isinstance(spec, HostProfile):
-        return spec
-    if not isinstance(spec, str) or not spec.strip():
-        raise HostProfileError(f"--host: a host profile is a name or a file.toml[:name], got {spec!r}")
-    builtins = _builtin_hosts()
-    key = spec.strip()
-    for candidate in (key, key.lower()):
-        if candidate in builtins:
-            return builtins[candidate]
-    file, name = key, None
-    if not key.lower().endswith(".toml"):
-        head, sep, tail = key.rpartition(":")
-        if sep and head.lower().endswith(".toml"):
-            file, name = head, tail
-        else:
-            raise HostProfileError(f"--host: unknown host profile {spec!r}; known: {', '.join(builtins)} "
-                                   f"(or give a file: file.toml or file.toml:name)")
-    hosts = load_hosts(file)
-    if name is None:
-        if len(hosts) == 1:
-            return next(iter(hosts.values()))
-        raise HostProfileError(f"{file}: defines {len(hosts)} hosts ({', '.join(hosts)}); "
-                               f"choose one with {file}:<name>")
-    if name not in hosts:
-        raise HostProfileError(f"{file}: no host {name!r}; it defines: {', '.join(hosts)}")
-    return hosts[name]
+    return CATALOGUE.get(spec)
 
 
 # --------------------------------------------------------------------------- simulation
