@@ -343,7 +343,10 @@ def test_space_policy_rolls_back_the_oldest_unit_and_its_application_gets_2003()
     assert [queue.read(m)[0] for m in queue.messages.values()] == [b"fresh"]
 
 
-def test_space_policy_rolls_a_prepared_unit_forward_to_the_head():
+def _a_prepared_unit_rolled_forward():
+    """A prepared unit (one put) whose log is then filled by other work until the space
+    policy rolls it forward; returns the rig and what the unit was before (its id, its first
+    record, the addresses of its original records)."""
     rig = Rig(space_policy=OldestOut())
     define(rig, "Q")
     conn, busy = rig.qm.connect("TM"), rig.qm.connect("BUSY")
@@ -352,7 +355,9 @@ def test_space_policy_rolls_a_prepared_unit_forward_to_the_head():
     def prepared_app():
         yield from conn.put("Q", b"in doubt")
         state["uow"] = yield from conn.prepare(b"XID")
-        state["first"] = rig.qm.uows[state["uow"]].first
+        uow = rig.qm.uows[state["uow"]]
+        state["first"] = uow.first
+        state["originals"] = {op.address for op in uow.ops} | {uow.last}
 
     def busy_app():
         yield rig.env.timeout(100)
@@ -362,6 +367,11 @@ def test_space_policy_rolls_a_prepared_unit_forward_to_the_head():
     rig.env.process(prepared_app())
     rig.run(busy_app())
     rig.env.run()
+    return rig, state
+
+
+def test_space_policy_rolls_a_prepared_unit_forward_to_the_head():
+    rig, state = _a_prepared_unit_rolled_forward()
     uow = rig.qm.uows[state["uow"]]
     assert rig.qm.counters.uows_rolled_forward == 1
     assert uow.first > state["first"]  # its records now start near the head
@@ -377,24 +387,7 @@ def test_restart_needs_none_of_the_records_a_roll_forward_superseded(monkeypatch
     copy's chain pointer into the overwritten originals and refuse the log as broken)."""
     from mqlog.core.recovery.engine import Recovery
 
-    rig = Rig(space_policy=OldestOut())
-    define(rig, "Q")
-    conn, busy = rig.qm.connect("TM"), rig.qm.connect("BUSY")
-    state = {}
-
-    def prepared_app():
-        yield from conn.put("Q", b"in doubt")
-        state["uow"] = yield from conn.prepare(b"XID")
-        state["originals"] = {op.address for op in rig.qm.uows[state["uow"]].ops} | {rig.qm.uows[state["uow"]].last}
-
-    def busy_app():
-        yield rig.env.timeout(100)
-        for i in range(100):
-            yield from busy.put("Q", b"x", syncpoint=False)
-
-    rig.env.process(prepared_app())
-    rig.run(busy_app())
-    rig.env.run()
+    rig, state = _a_prepared_unit_rolled_forward()
     assert rig.qm.counters.uows_rolled_forward == 1
     original_read = Recovery.read_at
 
