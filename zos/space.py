@@ -3,9 +3,11 @@ data set (BSDS), and archive offload (IBM MQ for z/OS, "Managing the logs" and "
 
 **Active logs.** ``data_sets`` data sets per copy, each ``cis`` control intervals (CIs) of
 4 KiB: ``LOGCOPY1.DS01`` … and, with dual logging (TWOACTV), ``LOGCOPY2.DS01`` …. A data set
-holds one RBA range at a time (start ending in 000, end in FFF). Every write goes to copy 1,
-then to copy 2; a reader takes copy 1's page, or copy 2's when copy 1's is damaged or torn –
-so dual logging survives one damaged copy, and a torn rewrite of a partial CI.
+holds one RBA range at a time (start ending in 000, end in FFF). New CIs go to both copies
+at once; a partial CI being rewritten goes to copy 1 first and to copy 2 only once copy 1
+holds it (:meth:`ZosLogSpace._copy_writes`). A reader takes copy 1's page, or copy 2's when
+copy 1's is damaged or torn – so dual logging survives one damaged copy, and a torn rewrite
+of a partial CI.
 
 **Offload.** When a data set fills, the logger switches to the next one in the ring
 (CSQJ002I, CSQJ001I) and the full one is copied to an archive data set
@@ -126,6 +128,8 @@ class ZosLogSpace(SpaceDefaults):
         self.events: list[tuple[str, dict]] = []
         self._loaded = False
         self._planned: dict[int, bytes] = {}  # pages of the plan being made, by address
+        #: copy 2's rewrite of the plan's first CI, issued once the plan's other writes are done
+        self._serial_rewrites: list[PhysicalWrite] = []
         #: read_page's active data set for an RBA: (first RBA, copy 1 name, copy 2 name),
         #: remembered for its range until a data set takes a new range
         self._files = RangeMemo(self._hold_for)
@@ -214,17 +218,49 @@ class ZosLogSpace(SpaceDefaults):
             chunk = run.pages[i:i + room]
             for k, page in enumerate(chunk):
                 self._planned[address + k * PAGE_SIZE] = page
-            for copy in range(1, self.copies + 1):
-                writes.append(PhysicalWrite(data_set_name(copy, ds.number), address - ds.start, address,
-                                            tuple(chunk), purpose="log" if copy == 1 else "copy2"))
+            writes += self._copy_writes(ds, address, tuple(chunk), rewrite=run.rewrites_partial and i == 0,
+                                        first=not writes)
             i += len(chunk)
             address += len(chunk) * PAGE_SIZE
+        writes += self._serial_rewrites
+        self._serial_rewrites = []
         self._check_rba(address)
         self.high_written = max(self.high_written, run.end_address)
         self._warn_if_filling(run.end_address)
         if switched:
             self._save()
         return writes + archive_writes
+
+    def _copy_writes(self, ds: ActiveDataSet, address: int, pages: tuple, *, rewrite: bool,
+                     first: bool) -> list[PhysicalWrite]:
+        """The writes of one data set's share of a run, one per copy.
+
+        New CIs go to both copies at once. A CI that is being rewritten (the partial CI a
+        write starts with) must never be in flight on both copies together: a crash could
+        tear both, losing records already committed on it. So copy 1 is written whole while
+        copy 2 takes the new CIs beside it, and copy 2's first CI is rewritten only after
+        copy 1 is on disk (collected in ``_serial_rewrites``, issued after every other write
+        of the plan): one copy of that CI is intact at every moment. IBM describes the
+        same for DB2 for z/OS, whose log manager MQ's resembles (the first CI serially to
+        both copies when it is being rewritten, the rest in parallel; MQ's SMF 115 counts
+        these writes as QJSTSERW), and notes that MQ writes both copies in parallel on
+        write-cached DASD ("IBM MQ logging configuration for z/OS", InfoSphere Replication
+        Server tuning). With one copy there is nothing to keep intact but the CI itself,
+        which single logging leaves unprotected, as IBM says of it."""
+        name1 = data_set_name(1, ds.number)
+        writes = [PhysicalWrite(name1, address - ds.start, address, pages, alongside=not first)]
+        if self.copies == 1:
+            return writes
+        name2 = data_set_name(2, ds.number)
+        if not rewrite:
+            return writes + [PhysicalWrite(name2, address - ds.start, address, pages, purpose="copy2",
+                                           alongside=True)]
+        if len(pages) > 1:
+            writes.append(PhysicalWrite(name2, address - ds.start + PAGE_SIZE, address + PAGE_SIZE, pages[1:],
+                                        purpose="copy2", alongside=True))
+        self._serial_rewrites.append(PhysicalWrite(name2, address - ds.start, address, pages[:1],
+                                                   purpose="copy2"))
+        return writes
 
     def _switch(self, address: int) -> list[PhysicalWrite]:
         """The current data set is full: archive it, move to the next in the ring."""

@@ -44,6 +44,10 @@ class PhysicalWrite:
     #: the rest of the run never gets there (TripleWrite's spare copy: recovery takes the
     #: newer good copy of a page), so forces waiting for them may be released
     hardens_first_page: bool = False
+    #: start this write together with the one before it in the plan rather than after it has
+    #: finished: they are in flight at once (and share the device). A write without it waits
+    #: for every earlier write of the plan – the order that protects a rewritten page.
+    alongside: bool = False
 
     @property
     def nbytes(self) -> int:
@@ -56,7 +60,8 @@ class LogSpace(Protocol):
     storage: Storage
 
     def plan_write(self, run: PageRun) -> Sequence[PhysicalWrite]:
-        """The physical writes, in order, that put ``run`` on disk."""
+        """The physical writes, in order, that put ``run`` on disk: each starts once the
+        writes before it have finished, unless it is ``alongside`` the one before it."""
 
     def read_page(self, address: int) -> tuple[bytes, str, int]:
         """The stored page at ``address`` (b"" if none), its file name and offset."""

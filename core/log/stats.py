@@ -70,6 +70,11 @@ class LogStatistics:
     write_cycles: int = 0  # the writer's cycles: one run of pages cut from the buffer each
     physical_bytes: int = 0  # bytes handed to the device: pages, rewrites, spare copies
     physical_writes: int = 0  # I/O requests to the log device(s)
+    #: of those, I/Os issued beside another of the same cycle (both in flight at once) …
+    concurrent_writes: int = 0
+    #: … and I/Os held until the earlier I/Os of their cycle had finished (a rewritten page's
+    #: second copy after its first, an in-place rewrite after its spare copy, a later extent)
+    ordered_writes: int = 0
     #: archive copies written by offload (z/OS): real I/O, counted apart from the log's own
     archive_bytes: int = 0
     archive_writes: int = 0
@@ -160,6 +165,8 @@ class LogStatistics:
             "write_cycles": self.write_cycles,
             "physical_bytes": self.physical_bytes,
             "physical_writes": self.physical_writes,
+            "concurrent_writes": self.concurrent_writes,
+            "ordered_writes": self.ordered_writes,
             "archive_bytes": self.archive_bytes,
             "archive_writes": self.archive_writes,
             "forces": self.forces,

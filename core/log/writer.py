@@ -15,15 +15,19 @@ the I/O, one write cycle at a time:
    the waiting forces; the few that end on the partial page wait one cycle, by which time
    it has usually filled (see ``_full_pages_suffice``);
 3. the platform's log space turns the run into physical writes (a spare copy for
-   TripleWrite, copy 2 for dual logging, two files at an extent boundary); each is charged
-   to the device and then stored and synced;
+   TripleWrite, copy 2 for dual logging, two files at an extent boundary), in order: each
+   starts when the ones before it have finished – the order that keeps a rewritten page
+   recoverable – unless the space marks it ``alongside`` the one before (dual logging's
+   copies of new pages), and then the two are in flight at once. Each is charged to the
+   device and then stored and synced;
 4. forces whose target is now on disk are released, and full pages leave the buffer.
 
 The counters follow the distributed logger's (amqldmpa): ``logical_writes`` counts the log
 write requests that reached the writer (a force whose records were not yet on disk),
 ``log_records`` the records appended, ``write_cycles`` the writer's cycles and
 ``physical_writes`` every I/O (a TripleWrite spare copy, a second copy, a wrap's second
-half are each one).
+half are each one), ``concurrent_writes`` the I/Os issued beside another of their cycle and
+``ordered_writes`` those held until earlier I/Os of their cycle had finished.
 
 A write whose pages wrap round the end of the buffer ring goes out as one vectored write
 (``writev``, MQ V8 and later) or, with ``vectored_writes=False``, as two writes as older
@@ -259,27 +263,24 @@ class LogWriter:
                 stats.partial_page_rewrites += 1
             if run.ends_partial:
                 stats.partial_page_writes += 1
-            writes = list(self.space.plan_write(run))
-            i = 0
-            while i < len(writes):
-                pw = writes[i]
-                pair = i + 1 < len(writes) and writes[i + 1].purpose == "copy2" and pw.purpose == "log"
-                if pair and not run.rewrites_partial:
-                    # Dual logging: both copies of new pages are written at once; only the
-                    # rewrite of a partial page goes copy after copy, so that one copy is
-                    # always intact (z/OS does the same).
-                    yield self.env.all_of([self.env.process(self._write_parts(pw)),
-                                           self.env.process(self._write_parts(writes[i + 1]))])
-                    i += 2
-                    continue
-                yield from self._write_parts(pw)
-                if pw.hardens_first_page:
-                    # Records ending on this page are recoverable now, before the run is in
-                    # place: they are durable (a checkpoint may flush queue data behind them).
-                    self.durable = max(self.durable, min(run.end_address,
-                                                         pw.first_address + PAGE_SIZE + PAGE_HEADER_SIZE))
-                    self._release_forces(self.durable)
-                i += 1
+            for k, group in enumerate(_in_flight_together(self.space.plan_write(run))):
+                if k:
+                    stats.ordered_writes += len(group)  # held until the writes before them finished
+                if len(group) == 1:
+                    yield from self._write_parts(group[0])
+                else:
+                    # Writes in flight at once (a second copy of new pages): the cycle waits
+                    # for the slowest; they share the device.
+                    stats.concurrent_writes += len(group) - 1
+                    yield self.env.all_of([self.env.process(self._write_parts(pw)) for pw in group])
+                for pw in group:
+                    if pw.hardens_first_page:
+                        # Records ending on this page are recoverable now, before the run is
+                        # in place: they are durable (a checkpoint may flush queue data
+                        # behind them).
+                        self.durable = max(self.durable, min(run.end_address,
+                                                             pw.first_address + PAGE_SIZE + PAGE_HEADER_SIZE))
+                        self._release_forces(self.durable)
             self.buffer.release(run)
             self.durable = run.end_address
             self._release_waiters()
@@ -335,3 +336,16 @@ class LogWriter:
             waiters, self._room_waiters = self._room_waiters, []
             for event in waiters:
                 event.succeed()
+
+
+def _in_flight_together(writes) -> list[list[PhysicalWrite]]:
+    """A plan's writes in the groups the writer issues them in: each write joins the group of
+    the write before it when it is ``alongside`` it, and otherwise starts a new group, which
+    begins once every write of the groups before it has finished."""
+    groups: list[list[PhysicalWrite]] = []
+    for pw in writes:
+        if pw.alongside and groups:
+            groups[-1].append(pw)
+        else:
+            groups.append([pw])
+    return groups

@@ -175,6 +175,11 @@ def collect_metrics(cfg: RunConfig, qm: QueueManager, ctx: Context, env: simpy.E
         "log_records": s.get("log_records", 0),
         "write_cycles": s.get("write_cycles", 0),
         "physical_writes": s.get("physical_writes", 0),
+        # of those, I/Os in flight beside another of their cycle (dual logging's copies of
+        # new CIs) and I/Os held until the earlier ones of their cycle finished (a rewritten
+        # CI's second copy, TripleWrite's in-place write after its spare copy)
+        "concurrent_writes": s.get("concurrent_writes", 0),
+        "ordered_writes": s.get("ordered_writes", 0),
         "archive_bytes": s.get("archive_bytes", 0),
         "archive_writes": s.get("archive_writes", 0),
         "write_size_short": s.get("write_size_short", 0.0),
