@@ -241,11 +241,16 @@ class ZosLogSpace(SpaceDefaults):
         copy 2 takes the new CIs beside it, and copy 2's first CI is rewritten only after
         copy 1 is on disk (collected in ``_serial_rewrites``, issued after every other write
         of the plan): one copy of that CI is intact at every moment. IBM describes the
-        same for DB2 for z/OS, whose log manager MQ's resembles (the first CI serially to
-        both copies when it is being rewritten, the rest in parallel; MQ's SMF 115 counts
-        these writes as QJSTSERW), and notes that MQ writes both copies in parallel on
-        write-cached DASD ("IBM MQ logging configuration for z/OS", InfoSphere Replication
-        Server tuning). With one copy there is nothing to keep intact but the CI itself,
+        same for DB2 for z/OS, whose log manager MQ's resembles: "The first time a log control
+        interval is written to disk, the write I/Os to the log data sets are done in
+        parallel. However, if the same 4 KB log control interval is again written to disk,
+        then the write I/Os to the log data sets must be done serially", and "I/O overlap in
+        dual logging occurs whenever multiple log control intervals have to be written"
+        (Redbook "Storage Management with DB2 for OS/390", 10.4.3); MQ's SMF 115 counts such
+        writes (QJSTSERW). IBM also notes that some MQ versions write both copies in parallel
+        on write-cached DASD ("IBM MQ logging configuration for z/OS", Q Replication tuning);
+        the model keeps the serial rewrite, which its fault model (a crash can tear a write)
+        needs. With one copy there is nothing to keep intact but the CI itself,
         which single logging leaves unprotected, as IBM says of it."""
         name1 = data_set_name(1, ds.number)
         writes = [PhysicalWrite(name1, address - ds.start, address, pages, alongside=not first)]
