@@ -207,14 +207,18 @@ class DataCodec(Protocol):
 
     @property
     def active(self) -> bool:
-        """Whether data is offered to :meth:`encode` at all (False: COMPLOG(NONE), but
+        """Whether data is offered to :meth:`compress` at all (False: COMPLOG(NONE), but
         records compressed earlier are still decoded)."""
 
     def stats(self) -> dict:
         """The codec's counters for the run's metrics (``platform_*``; {} for none)."""
 
-    def encode(self, data: bytes) -> tuple[Codec, bytes]:
-        """The codec chosen and the stored bytes (Codec.NONE and ``data`` to leave it)."""
+    def compress(self, data: bytes, *, kept: bool = False) -> tuple[Codec, bytes, tuple[str, ...]]:
+        """The codec chosen, the stored bytes (Codec.NONE and ``data`` to leave it) and the
+        algorithms that scanned the data (names a host profile prices: "rle", "zstd"; the
+        queue manager charges their CPU per byte to the putting call). ``kept``: the queue is
+        kept outside the queue manager (a z/OS shared queue), which a platform may refuse to
+        compress."""
 
     def decode(self, codec: Codec, stored: bytes) -> bytes:
         """The original data; raise LogFormatError for bytes the codec cannot expand."""

@@ -168,6 +168,10 @@ def collect_metrics(cfg: RunConfig, qm: QueueManager, ctx: Context, env: simpy.E
         "cpu_mqi_us": qm.cpu.by_kind["mqi"],
         "cpu_log_us": qm.cpu.by_kind["log"],
         "cpu_force_us": qm.cpu.by_kind["force"],
+        # a codec's CPU: compressing on the putting calls' paths; expanding at a restart
+        # or a rebuild (RECOVER CFSTRUCT), in that one's own time
+        "cpu_compress_us": qm.cpu.by_kind["compress"],
+        "cpu_expand_us": qm.cpu.by_kind["expand"],
         "forces": s.get("forces", 0),
         "logical_bytes": s.get("logical_bytes", 0),
         "physical_bytes": s.get("physical_bytes", 0),
