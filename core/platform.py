@@ -338,6 +338,10 @@ class Platform:
     #: ``checkpoint_records(services, begin) -> records`` the platform adds to every checkpoint,
     #: between its Begin and End (z/OS page-set control records)
     checkpoint_records: Callable | None = None
+    #: ``attach(queue_manager)``, called by a run once the queue manager is built and before
+    #: it starts: what the platform sets up around it (queues it keeps outside the queue
+    #: manager, each with its keeper, say); None: nothing
+    attach: Callable | None = None
 
     def message(self, event: str, **fields) -> str | None:
         if self.console is None:

@@ -429,8 +429,8 @@ class QueueManager(UnitsOfWorkMixin, LogSpaceMixin, CheckpointMixin, ShuntingMix
         yield from self.cpu.charge(self.cpu.profile.logged_us("put", len(data)), "log")
         codec, stored = Codec.NONE, data
         if self.platform.codec is not None and self.platform.codec.active and data:
-            # A kept queue (z/OS: a shared queue, whose keeper is its CF structure) is the
-            # platform's to refuse: IBM's COMPLOG never compresses shared-queue puts.
+            # A kept queue (one whose keeper is outside this queue manager) is the
+            # platform's to refuse (z/OS COMPLOG never compresses such puts).
             codec, stored, tried = self.platform.codec.compress(data, kept=queue.keeper is not None)
             self.counters.compression_in_bytes += len(data)
             self.counters.compression_out_bytes += len(stored)

@@ -82,6 +82,8 @@ def run_workload(cfg: RunConfig, storage: Storage, progress: Callable[[float, in
     env = simpy.Environment()
     device = Device(env, get_profile(cfg.device))
     qm = QueueManager(env, cfg.make_platform(fs), fs, device, cfg.qm_config, get_host(cfg.host))
+    if qm.platform.attach is not None:
+        qm.platform.attach(qm)  # the platform's own setup around it (kept queues, say)
     ctx = Context(env, qm, cfg.spec, cfg.seed, journal)
 
     def main():
