@@ -428,3 +428,24 @@ def test_a_qsg_run_under_complog_is_deterministic():
         return files, a.cpu.counters(), a.platform.codec.stats(), env.now
 
     assert once() == once()
+
+
+def test_a_run_holds_the_queues_shared_queues_names_shared_and_never_compresses_them():
+    """log.SHARED_QUEUES: the run's queue manager joins a queue-sharing group of its own, the
+    named queues are its CF structure's, and COMPLOG skips exactly the puts to them."""
+    from mqlog.core.workload.run import RunConfig, run_workload
+    from mqlog.core.workload.spec import BUILTINS, build_spec
+    from mqlog.platforms import choose
+
+    choice = choose("zos")
+    values = choice.configure({"COMPLOG": "RLE", "SHARED_QUEUES": "PAIR.00001"})
+    spec = build_spec(BUILTINS["putget-pairs"], {"pairs": "3", "messages_per_pair": "20",
+                                                 "payload": "padded-records"}, origin="test")
+    result = run_workload(RunConfig("zos", choice.maker(values), values, spec), MemoryStorage())
+    m = result.metrics
+    assert m["messages_got"] == 60
+    assert result.qm.queues["PAIR.00001"].keeper is not None  # the CF structure's
+    assert result.qm.queues["PAIR.00000"].keeper is None
+    assert m["platform_mqlog_cmp_shared_skipped"] == 20 and m["platform_QJSTCMPREQ"] == 40
+    assert m["cpu_compress_us"] == pytest.approx(
+        m["platform_QJSTCMPUNCMP"] * result.qm.cpu.profile.rle_compress_ns_per_byte / 1000)
