@@ -207,14 +207,18 @@ class DataCodec(Protocol):
 
     @property
     def active(self) -> bool:
-        """Whether data is offered to :meth:`encode` at all (False: COMPLOG(NONE), but
+        """Whether data is offered to :meth:`compress` at all (False: COMPLOG(NONE), but
         records compressed earlier are still decoded)."""
 
     def stats(self) -> dict:
         """The codec's counters for the run's metrics (``platform_*``; {} for none)."""
 
-    def encode(self, data: bytes) -> tuple[Codec, bytes]:
-        """The codec chosen and the stored bytes (Codec.NONE and ``data`` to leave it)."""
+    def compress(self, data: bytes, *, kept: bool = False) -> tuple[Codec, bytes, tuple[str, ...]]:
+        """The codec chosen, the stored bytes (Codec.NONE and ``data`` to leave it) and the
+        algorithms that scanned the data (names a host profile prices: "rle", "zstd"; the
+        queue manager charges their CPU per byte to the putting call). ``kept``: the queue is
+        kept outside the queue manager (a z/OS shared queue), which a platform may refuse to
+        compress."""
 
     def decode(self, codec: Codec, stored: bytes) -> bytes:
         """The original data; raise LogFormatError for bytes the codec cannot expand."""
@@ -334,6 +338,10 @@ class Platform:
     #: ``checkpoint_records(services, begin) -> records`` the platform adds to every checkpoint,
     #: between its Begin and End (z/OS page-set control records)
     checkpoint_records: Callable | None = None
+    #: ``attach(queue_manager)``, called by a run once the queue manager is built and before
+    #: it starts: what the platform sets up around it (queues it keeps outside the queue
+    #: manager, each with its keeper, say); None: nothing
+    attach: Callable | None = None
 
     def message(self, event: str, **fields) -> str | None:
         if self.console is None:

@@ -146,7 +146,13 @@ def _zos(storage: Storage, values: dict) -> Platform:
     from mqlog.zos.config import ZosLogConfig
     from mqlog.zos.platform import zos_platform_from_config
 
-    return zos_platform_from_config(storage, ZosLogConfig.from_settings({k: str(v) for k, v in values.items()}))
+    config = ZosLogConfig.from_settings({k: str(v) for k, v in values.items()})
+    platform = zos_platform_from_config(storage, config)
+    if config.shared_queue_names:  # SHARED_QUEUES: the run joins a queue-sharing group of its own
+        from mqlog.zos.qsg import attach_shared_queues
+
+        platform = attrs.evolve(platform, attach=attach_shared_queues(config.shared_queue_names))
+    return platform
 
 
 PLATFORMS: dict[str, PlatformChoice] = {

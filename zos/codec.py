@@ -16,6 +16,23 @@ the stored bytes back with that number to expand them.
 * ``ZSTD``: beyond IBM, always zstd (level :data:`ZSTD_LEVEL`, no dictionary, so the same
   data always gives the same bytes), for architects to see what a stronger codec would buy.
 
+**Shared queues are never compressed.** IBM: COMPLOG compresses persistent messages put to
+private queues only; "messages put to shared queues are not compressed" (CALIBRATION.md Z2,
+from IBM MQ for z/OS's log compression topic; COMPLOG itself is a CSQ6LOGP parameter,
+https://www.ibm.com/support/knowledgecenter/SSFKSJ_8.0.0/com.ibm.mq.con.doc/q019310_.htm:
+"COMPLOG | Controls whether log compression is enabled"). The queue manager says whether the
+queue is kept outside it (``kept``: a shared queue's keeper is its CF structure,
+:mod:`mqlog.zos.qsg`); such data is logged as it is whatever COMPLOG says, offered to no
+compressor (so it costs no compression CPU and is no QJST request), and counted apart
+(``mqlog_cmp_shared_skipped``).
+
+**Compression costs CPU.** IBM: compression "increases the processor utilization" and is
+worth it only when throughput is constrained by log I/O bandwidth. :meth:`CompLogCodec.compress`
+says which algorithms scanned the data (``Compressed.tried``); the queue manager charges
+the host's per-byte cost of each (``mqlog.core.host``: ``rle_compress_ns_per_byte``,
+``zstd_compress_ns_per_byte``) on the putting call's path, through the host's cores.
+Expanding is charged where restart expands (``*_expand_ns_per_byte``).
+
 If the chosen result is not smaller than the data, the data is stored as it is
 (``Codec.NONE``) and the attempt counted as a compression failure. Data shorter than
 ``min_length`` (:data:`MIN_COMPRESS_LENGTH`, 16 bytes) is not offered to a compressor: the
@@ -32,10 +49,13 @@ with what RLE did – ``QJSTCMPUNCMP`` the bytes offered, ``QJSTCMPCOMP`` the by
 log (the input length where it failed) – even when ``ANY`` went on to pick zstd. So the
 ``QJST*`` figures are what z/OS would report for the same work. zstd's attempts are reported
 the same way under ``mqlog_zstd_*``. ``mqlog_chosen_none`` / ``_rle`` / ``_zstd`` count, of the
-data offered while ``COMPLOG`` was not ``NONE`` (short data included), how it was logged.
+data logged while ``COMPLOG`` was not ``NONE`` (short data and shared-queue data included),
+how it was logged.
 """
 
 from __future__ import annotations
+
+from typing import NamedTuple
 
 import attrs
 import zstandard
@@ -50,6 +70,14 @@ COMPLOG_VALUES = ("NONE", "RLE", "ANY", "ZSTD")
 ZSTD_LEVEL = 3
 #: data shorter than this is stored as it is without trying (see the module docstring)
 MIN_COMPRESS_LENGTH = 16
+
+
+class Compressed(NamedTuple):
+    """What :meth:`CompLogCodec.compress` did with one message's data."""
+
+    codec: Codec  # the codec of the stored bytes (Codec.NONE: stored as they were)
+    stored: bytes  # the bytes to log
+    tried: tuple[str, ...]  # the algorithms that scanned the whole data ("rle", "zstd"): its CPU
 
 
 def _complog(value: object) -> str:
@@ -100,6 +128,7 @@ class CompLogCodec:
     rle: CodecCounters = attrs.field(factory=CodecCounters, init=False)
     zstd: CodecCounters = attrs.field(factory=CodecCounters, init=False)
     skipped: int = attrs.field(default=0, init=False)
+    shared_skipped: int = attrs.field(default=0, init=False)  # put to a shared queue: never compressed
     chosen: dict[Codec, int] = attrs.field(factory=lambda: dict.fromkeys(Codec, 0), init=False)
     _compressor: zstandard.ZstdCompressor = attrs.field(init=False, repr=False, factory=lambda: zstandard.ZstdCompressor(
         level=ZSTD_LEVEL, write_checksum=False, write_content_size=True, write_dict_id=False))
@@ -116,28 +145,41 @@ class CompLogCodec:
         """Whether data is offered to compression at all (COMPLOG is not NONE)."""
         return self.complog != "NONE"
 
-    def encode(self, data: bytes) -> tuple[Codec, bytes]:
+    def encode(self, data: bytes, *, kept: bool = False) -> tuple[Codec, bytes]:
         """The codec chosen and the bytes to log (``Codec.NONE`` and ``data`` itself when
-        compression is off, the data is short, or nothing came out smaller)."""
+        compression is off, the data is short or put to a shared queue (``kept``), or
+        nothing came out smaller)."""
+        result = self.compress(data, kept=kept)
+        return result.codec, result.stored
+
+    def compress(self, data: bytes, *, kept: bool = False) -> Compressed:
+        """:meth:`encode`, saying also which algorithms scanned the data (what its CPU is)."""
         data = bytes(data)
         setting = self.complog
         if setting == "NONE":
-            return Codec.NONE, data
+            return Compressed(Codec.NONE, data, ())
+        if kept:
+            # IBM: messages put to shared queues are not compressed, whatever COMPLOG says.
+            self.shared_skipped += 1
+            self.chosen[Codec.NONE] += 1
+            return Compressed(Codec.NONE, data, ())
         if len(data) < self.min_length:
             self.skipped += 1
             self.chosen[Codec.NONE] += 1
-            return Codec.NONE, data
-        best, stored = Codec.NONE, data
+            return Compressed(Codec.NONE, data, ())
+        best, stored, tried = Codec.NONE, data, ()
         if setting in ("RLE", "ANY"):
             rle = rle_encode(data)
+            tried += ("rle",)
             if self.rle.compressed(len(data), len(rle)):
                 best, stored = Codec.RLE, rle
         if setting == "ZSTD" or (setting == "ANY" and self.allow_zstd):
             packed = self._compressor.compress(data)
+            tried += ("zstd",)
             if self.zstd.compressed(len(data), len(packed)) and len(packed) < len(stored):
                 best, stored = Codec.ZSTD, packed
         self.chosen[best] += 1
-        return best, stored
+        return Compressed(best, stored, tried)
 
     def decode(self, codec: Codec | int, stored: bytes, *, expected_length: int | None = None) -> bytes:
         """The data ``stored`` under ``codec`` came from, whatever the current setting.
@@ -180,5 +222,6 @@ class CompLogCodec:
         out = self.rle.fields("QJST", upper=True)
         out.update(self.zstd.fields("mqlog_zstd_", upper=False))
         out["mqlog_cmp_skipped"] = self.skipped
+        out["mqlog_cmp_shared_skipped"] = self.shared_skipped
         out.update({f"mqlog_chosen_{codec.name.lower()}": n for codec, n in self.chosen.items()})
         return out

@@ -18,6 +18,10 @@ The parameters come from three places on a real system, plus the model's own:
   later); STARTRBA (where the log starts, as CSQJU003 sets it after a log reset); and
   ZSTD_IN_ANY, which lets ``COMPLOG(ANY)`` choose zstd as well as RLE. **ZSTD_IN_ANY is
   not real z/OS**: IBM's ANY picks among IBM's algorithms, today RLE only (IBM MQ for z/OS, "SET LOG": COMPLOG).
+  SHARED_QUEUES names queues that a run defines QSGDISP(SHARED) in a queue-sharing group of
+  this one queue manager (a CF structure keeps them; records carry LRSNs): what DEFINE
+  QLOCAL ... QSGDISP(SHARED) does on a real system (mqlog.zos.qsg.attach_shared_queues), for a run to put to shared and private
+  queues side by side (COMPLOG never compresses the shared ones).
 
 Value notation, wherever text is read (``--set log.NAME=VALUE``, files, :meth:`set_log`):
 names in any case, with or without ``log.``; YES/NO for switches (any case); whole decimal
@@ -175,6 +179,26 @@ class DataSetPrefix(Kind):
                 and _PREFIX.fullmatch(value) is not None)
 
 
+#: an MQ queue name: 1-48 of A-Z a-z 0-9 . / _ %
+_QUEUE_NAME = re.compile(r"[A-Za-z0-9./_%]{1,48}")
+
+
+@attrs.frozen
+class QueueNames(Kind):
+    """NONE, or MQ queue names separated by commas (SHARED_QUEUES)."""
+
+    def allowed(self) -> str:
+        return "NONE, or queue names separated by commas (1-48 characters each of A-Z a-z 0-9 . / _ %)"
+
+    def from_text(self, text: str) -> str:
+        text = text.strip()
+        return NONE if text.upper() == NONE else ",".join(name.strip() for name in text.split(","))
+
+    def ok(self, value: Any) -> bool:
+        return isinstance(value, str) and (value == NONE or all(
+            _QUEUE_NAME.fullmatch(name) for name in value.split(",")))
+
+
 def _number(low: int, high: int, **more: Any) -> Number:
     # z/OS says only the range for text that is no number ("a whole number" is implied)
     return Number(low, high, not_a_number="{allowed}", **more)
@@ -214,6 +238,10 @@ COMPLOG = _parameter("COMPLOG", NONE, "compression of persistent message data on
 ZSTD_IN_ANY = _parameter("ZSTD_IN_ANY", False,
                          "model only, not real z/OS: COMPLOG(ANY) may also choose zstd",
                          MODEL, Switch())
+SHARED_QUEUES = _parameter("SHARED_QUEUES", NONE,
+                           "model only: queues defined QSGDISP(SHARED) in a queue-sharing group of "
+                           "this queue manager alone (kept in a CF structure, never compressed)",
+                           MODEL, QueueNames())
 LOGLOAD = _parameter("LOGLOAD", 500_000, "log records between checkpoints", CSQ6SYSP,
                      _number(200, 16_000_000), command=SET_SYSTEM,
                      takes_effect="from the next checkpoint")
@@ -236,6 +264,7 @@ PARAMETERS: tuple[Parameter, ...] = (
     TWOACTV, TWOARCH, TWOBSDS, OFFLOAD, MAXARCH, OUTBUFF, INBUFF, WRTHRSH, MAXRTU, DEALLCT,
     COMPLOG, ZSTD_IN_ANY, LOGLOAD, ARCPFX1, ARCPFX2, ACTIVE_LOGS, ACTIVE_LOG_CIS, RBA8_PARAM,
     STARTRBA,
+    SHARED_QUEUES,
 )
 #: looked up by name in any case, with or without ``log.``
 _SET = ParameterSet(PARAMETERS, "a log parameter of platform zos")
@@ -272,6 +301,7 @@ class ZosLogConfig:
     active_log_cis: int = field(ACTIVE_LOG_CIS)
     rba8: bool = field(RBA8_PARAM)
     startrba: int = field(STARTRBA)
+    shared_queues: str = field(SHARED_QUEUES)
 
     def __attrs_post_init__(self) -> None:
         limits = self.rba_limits
@@ -287,6 +317,11 @@ class ZosLogConfig:
                                  f"a prefix other than ARCPFX1 ({self.arcpfx1}) with TWOARCH=YES")
 
     # ------------------------------------------------------------- derived values
+
+    @property
+    def shared_queue_names(self) -> tuple[str, ...]:
+        """The queues SHARED_QUEUES names (none for NONE)."""
+        return () if self.shared_queues == NONE else tuple(self.shared_queues.split(","))
 
     @property
     def copies(self) -> int:

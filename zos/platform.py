@@ -103,7 +103,10 @@ def zos_platform_from_config(storage: Storage, config, *, qm_name: str = "CSQ1")
                         dual_archive=config.twoarch, dual_bsds=config.twobsds, offload=config.offload,
                         max_arch=config.maxarch, outbuff_kb=config.outbuff, wrthrsh=config.wrthrsh,
                         logload=config.logload, rba8=config.rba8, start_rba=config.startrba,
-                        codec=CompLogCodec(config.complog, allow_zstd=config.zstd_in_any), qm_name=qm_name)
+                        codec=CompLogCodec(config.complog, allow_zstd=config.zstd_in_any), qm_name=qm_name,
+                        # SHARED_QUEUES: a queue-sharing group member, whose records carry LRSNs
+                        # (the run joins it: mqlog.zos.qsg.attach_shared_queues)
+                        lrsn=bool(config.shared_queue_names))
 
 
 __all__ = ["zos_platform", "zos_platform_from_config", "RbaAddressing", "rba_addressing"]

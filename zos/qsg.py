@@ -321,4 +321,25 @@ class QueueSharingGroup:
         return starts, images
 
 
-__all__ = ["QueueSharingGroup", "CfStructure", "QsgError", "BackupEntry"]
+#: the CF structure a run's shared queues are defined in (SHARED_QUEUES)
+SHARED_STRUCTURE = "APPL1"
+
+
+def attach_shared_queues(names: tuple[str, ...], structure: str = SHARED_STRUCTURE):
+    """A platform's ``attach`` for a run whose queues ``names`` are shared (SHARED_QUEUES):
+    the queue manager joins a queue-sharing group of its own, whose CF structure keeps them
+    (DEFINE QLOCAL(name) QSGDISP(SHARED) CFSTRUCT(structure)). The workload then finds them
+    defined and uses them beside its private queues. The structure lives as long as the run:
+    a restart of the files the run left does not find the shared queues' messages."""
+    names = tuple(names)
+
+    def attach(qm) -> None:
+        qsg = QueueSharingGroup()
+        qsg.join(qm)
+        for name in names:
+            qsg.define_shared_queue(name, structure)
+
+    return attach
+
+
+__all__ = ["QueueSharingGroup", "CfStructure", "QsgError", "BackupEntry", "attach_shared_queues"]

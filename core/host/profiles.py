@@ -5,7 +5,9 @@ the queue manager and its applications share and how much CPU each MQI call take
 of them, by kind (put, get, commit, backout, prepare), with extras for persistent work
 (the extra path of a persistent put or get, each record a call logs, the per-byte copy of
 persistent message data, and the wakeup of a call that had to wait for a log force), plus
-the application's own CPU around each call. :class:`Cpu` is those cores in a SimPy
+the application's own CPU around each call, and the CPU of compressing and expanding
+persistent message data where a platform's codec does (z/OS ``COMPLOG``: per byte, per
+algorithm). :class:`Cpu` is those cores in a SimPy
 simulation: a FIFO pool of ``cores`` (:class:`Cores`, a ``simpy.Resource(capacity=cores)``
 without its scheduling overhead); every charge takes a core, holds it for the charge and
 gives it back, so when more calls want CPU than there are cores they queue, and group
@@ -41,6 +43,7 @@ __all__ = [
     "Cpu",
     "Cores",
     "CALL_KINDS",
+    "CODEC_ALGORITHMS",
     "DEFAULT_HOST",
     "HOST_FIELDS",
     "MAX_CORES",
@@ -59,6 +62,8 @@ MAX_CORES = 4096
 MAX_CALL_US = 1_000_000.0
 #: upper bound on the copy cost, ns per byte (1 µs a byte: far slower than any memcpy)
 MAX_COPY_NS = 1000.0
+#: the compression algorithms a profile prices (a codec's name, lower case: ``Codec.RLE.name``)
+CODEC_ALGORITHMS = ("rle", "zstd")
 
 
 
@@ -97,6 +102,16 @@ class HostProfile:
     copy_ns_per_byte: float = attrs.field(converter=as_float,
                                           validator=_check_range(0.0, MAX_COPY_NS, " ns/byte"))
     app_call_us: float = attrs.field(converter=as_float, validator=_us)
+    #: CPU per byte offered to a compressor, and per byte it expands back to, by algorithm
+    #: (ns; see hosts.toml for where each figure comes from)
+    rle_compress_ns_per_byte: float = attrs.field(converter=as_float,
+                                                  validator=_check_range(0.0, MAX_COPY_NS, " ns/byte"))
+    rle_expand_ns_per_byte: float = attrs.field(converter=as_float,
+                                                validator=_check_range(0.0, MAX_COPY_NS, " ns/byte"))
+    zstd_compress_ns_per_byte: float = attrs.field(converter=as_float,
+                                                   validator=_check_range(0.0, MAX_COPY_NS, " ns/byte"))
+    zstd_expand_ns_per_byte: float = attrs.field(converter=as_float,
+                                                 validator=_check_range(0.0, MAX_COPY_NS, " ns/byte"))
 
     def call_us(self, kind: str) -> float:
         """The CPU of one MQI call of ``kind`` (one of :data:`CALL_KINDS`) before anything
@@ -121,6 +136,27 @@ class HostProfile:
         if kind in ("put", "get"):
             extra += nbytes * self.copy_ns_per_byte / 1000.0
         return extra + self.log_record_us
+
+    def compress_us(self, algorithms, nbytes: int) -> float:
+        """The CPU of offering ``nbytes`` of message data to each of ``algorithms`` (names
+        of :data:`CODEC_ALGORITHMS`): every algorithm tried scans the whole data, whether or
+        not its result is kept (COMPLOG(ANY) with zstd allowed runs both)."""
+        ns = 0.0
+        for algorithm in algorithms:
+            ns += self._codec_ns(algorithm, "compress")
+        return nbytes * ns / 1000.0
+
+    def expand_us(self, algorithm: str, nbytes: int) -> float:
+        """The CPU of expanding stored data of ``algorithm`` back to ``nbytes``."""
+        return nbytes * self._codec_ns(algorithm, "expand") / 1000.0
+
+    def _codec_ns(self, algorithm: str, what: str) -> float:
+        if algorithm == "rle":
+            return self.rle_compress_ns_per_byte if what == "compress" else self.rle_expand_ns_per_byte
+        if algorithm == "zstd":
+            return self.zstd_compress_ns_per_byte if what == "compress" else self.zstd_expand_ns_per_byte
+        raise ValueError(f"no compression algorithm {algorithm!r}; the ones a host prices: "
+                         f"{', '.join(CODEC_ALGORITHMS)}")
 
     def round_trip_us(self, message_size: int, *, persistent: bool, commits: int = 4) -> float:
         """The CPU of one request/reply round trip, applications included: a requester's put
@@ -218,7 +254,9 @@ class Cpu:
     counts toward the caller's elapsed time and :attr:`wait_us`, the charge toward
     :attr:`busy_us` and its kind's total in :attr:`by_kind` (``app``: the applications'
     own CPU; ``mqi``: the calls' paths; ``log``: persistent extras, records and copies;
-    ``force``: wakeups after a log force).
+    ``force``: wakeups after a log force; ``compress``: a codec compressing message data on
+    the putting call's path; ``expand``: restart expanding it, which restart charges to its
+    own time, not to these cores – see :meth:`count`).
     """
 
     __slots__ = ("env", "profile", "cores", "busy_us", "wait_us", "charges", "by_kind")
@@ -229,7 +267,8 @@ class Cpu:
         self.cores = Cores(env, self.profile.cores)
         self.busy_us = self.wait_us = 0.0
         self.charges = 0
-        self.by_kind: dict[str, float] = {"app": 0.0, "mqi": 0.0, "log": 0.0, "force": 0.0}
+        self.by_kind: dict[str, float] = {"app": 0.0, "mqi": 0.0, "log": 0.0, "force": 0.0,
+                                          "compress": 0.0, "expand": 0.0}
 
     def charge(self, us: float, kind: str, *, app_us: float = 0.0) -> Generator[Any, Any, None]:
         """Run ``us`` µs of CPU of ``kind`` on a core (``yield from``), after ``app_us`` of
@@ -252,6 +291,12 @@ class Cpu:
         self.busy_us += total
         self.by_kind[kind] += us
         self.by_kind["app"] += app_us
+
+    def count(self, us: float, kind: str) -> None:
+        """Count ``us`` of CPU of ``kind`` spent outside these cores' queue: restart's
+        expansion, which restart charges to its own virtual time (it runs alone, before any
+        application connects), so that a run's ``cpu_expand_us`` still shows it."""
+        self.by_kind[kind] += us
 
     def counters(self) -> dict[str, float]:
         """A snapshot of the counters (µs) as a plain dict."""

@@ -16,7 +16,9 @@ when it is forced:
 
 Every MQI call takes CPU on one of the host's cores (``self.cpu``, :mod:`mqlog.core.host`):
 its path by kind when it starts (:mod:`.connection`); a persistent put or get its extra
-path, its record and the copy of its data just before the record is appended; a call that
+path, its record and the copy of its data just before the record is appended, then the
+compression of its data where the platform's codec compresses it (per byte, per algorithm
+tried); a call that
 had to wait for a log force the wakeup once its effect is visible (:meth:`_woken`).
 
 This module owns starting and stopping, queue definitions, appending records (:meth:`_log`)
@@ -427,9 +429,15 @@ class QueueManager(UnitsOfWorkMixin, LogSpaceMixin, CheckpointMixin, ShuntingMix
         yield from self.cpu.charge(self.cpu.profile.logged_us("put", len(data)), "log")
         codec, stored = Codec.NONE, data
         if self.platform.codec is not None and self.platform.codec.active and data:
-            codec, stored = self.platform.codec.encode(data)
+            # A kept queue (one whose keeper is outside this queue manager) is the
+            # platform's to refuse (z/OS COMPLOG never compresses such puts).
+            codec, stored, tried = self.platform.codec.compress(data, kept=queue.keeper is not None)
             self.counters.compression_in_bytes += len(data)
             self.counters.compression_out_bytes += len(stored)
+            if tried:
+                # Every compressor that scanned the data costs the putting call its CPU per
+                # byte, on the host's cores: the put takes longer and competes with the rest.
+                yield from self.cpu.charge(self.cpu.profile.compress_us(tried, len(data)), "compress")
         segments = split_message(stored)
         # Room for the whole message is checked once, before its first record: a message is
         # never left half logged because the log filled between its segments.

@@ -147,9 +147,9 @@ class Redo:
         self.track(record.uow, address)
         if record.segments > 1:
             self.segments[record.msg_id] = [record, [record.data], address]
-        else:
-            self.redo_put(address, record, record.data, queue)
-        return None
+            return None
+        expand_us = self.redo_put(address, record, record.data, queue)
+        return self.cpu(expand_us) if expand_us else None
 
     def _redo_segment(self, address: int, record: PutSegment) -> Generator | None:
         queue = self.queues.get(record.queue)
@@ -160,8 +160,8 @@ class Redo:
         pending = self.segments.get(record.msg_id)
         if pending is None:
             return self._redo_segment_after_gap(record)
-        self._add_segment(pending, record)
-        return None
+        expand_us = self._add_segment(pending, record)
+        return self.cpu(expand_us) if expand_us else None
 
     def _redo_segment_after_gap(self, record: PutSegment) -> Generator:
         # Replay began between the message's put record and this segment (a checkpoint
@@ -169,13 +169,17 @@ class Redo:
         pending = yield from self.segments_before(record)
         if pending is not None:
             self.segments[record.msg_id] = pending
-            self._add_segment(pending, record)
+            expand_us = self._add_segment(pending, record)
+            if expand_us:
+                yield from self.cpu(expand_us)
 
-    def _add_segment(self, pending: list, record: PutSegment) -> None:
+    def _add_segment(self, pending: list, record: PutSegment) -> float:
+        """Add a segment's data; with the last one, redo the put (the CPU of expanding it)."""
         pending[1].append(record.data)
         if len(pending[1]) == pending[0].segments:
             del self.segments[record.msg_id]
-            self.redo_put(pending[2], pending[0], b"".join(pending[1]))
+            return self.redo_put(pending[2], pending[0], b"".join(pending[1]))
+        return 0.0
 
     def _redo_get(self, address: int, record: Get) -> None:
         queue = self.queues.get(record.queue)
@@ -283,18 +287,28 @@ class Redo:
                 return None
         return None
 
-    def redo_put(self, address: int, record: Put, stored: bytes, queue=_LOOK_UP) -> None:
+    def redo_put(self, address: int, record: Put, stored: bytes, queue=_LOOK_UP) -> float:
+        """Put the message back on its queue; returns the CPU (µs) of expanding its data
+        (0.0 when it was stored as it was), for the caller to charge to restart's time."""
         if queue is _LOOK_UP:
             queue = self.queues.get(record.queue)
         if queue is None or record.msg_id in queue.messages:
-            return  # the queue file already has it (it is newer than the checkpoint)
+            return 0.0  # the queue file already has it (it is newer than the checkpoint)
         data = stored
+        expand_us = 0.0
         if record.codec is not Codec.NONE:
             data = self.platform.codec.decode(record.codec, stored)
             if len(data) != record.message_length:
                 raise LogCorruptionError(f"compressed message data of {record.queue} expands to {len(data)} bytes, "
                                          f"the put record says {record.message_length}",
                                          address=self.platform.addressing.format(address))
+            # Expanding costs the host's CPU per byte expanded to, by algorithm. Restart's
+            # CPU is its own virtual time (QmConfig's replay costs, not the cores' queue: no
+            # application runs yet), so it is charged there and only counted on the cores.
+            cpu = self.qm.cpu
+            expand_us = cpu.profile.expand_us(Codec(record.codec).name.lower(), len(data))
+            cpu.count(expand_us, "expand")
+            self.report.cpu_expand_us += expand_us
         state = _PUT_UNCOMMITTED if record.uow else _COMMITTED
         # Arrival order: the put's address – but when rebuilding, records come from several
         # queue managers' logs, whose addresses overlap: there they are numbered in merged order.
@@ -306,6 +320,7 @@ class Redo:
         queue.add(message)
         if record.uow:
             self.index(record.uow, queue.name, record.msg_id)
+        return expand_us
 
     def finish(self, uow: int, commit: bool) -> None:
         self.table.pop(uow, None)

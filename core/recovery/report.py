@@ -34,6 +34,8 @@ class RecoveryReport:
     queues_damaged: list = attrs.field(factory=list)  # left damaged: their files would not load
     checkpoint: int = NO_ADDRESS
     restart_virtual_seconds: float = 0.0
+    #: restart's CPU expanding compressed message data (µs, within its virtual time)
+    cpu_expand_us: float = 0.0
     phases: dict = attrs.field(factory=dict)  # phase name -> virtual seconds
     messages: list = attrs.field(factory=list)
     end_of_log: EndOfLog | None = None
@@ -53,6 +55,7 @@ class RecoveryReport:
             "queues_recreated": self.queues_recreated,
             "queues_damaged": list(self.queues_damaged),
             "restart_virtual_seconds": self.restart_virtual_seconds,
+            "cpu_expand_us": self.cpu_expand_us,
             "phases": dict(self.phases),
             "messages": list(self.messages),
             "end_of_log": None if end is None else {"reason": end.reason, "address": end.address,

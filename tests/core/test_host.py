@@ -139,7 +139,8 @@ def test_a_request_reply_runs_cpu_per_round_trip_is_the_profiles_arithmetic(pers
     slack = 8 * per_trip  # at most one round trip's calls per application left unfinished
     assert m["round_trips"] > 100
     assert abs(m["cpu_busy_us"] - m["round_trips"] * per_trip) <= slack
-    assert m["cpu_busy_us"] == pytest.approx(m["cpu_app_us"] + m["cpu_mqi_us"] + m["cpu_log_us"] + m["cpu_force_us"])
+    assert m["cpu_busy_us"] == pytest.approx(m["cpu_app_us"] + m["cpu_mqi_us"] + m["cpu_log_us"] + m["cpu_force_us"]
+                                                 + m["cpu_compress_us"])
     assert (m["cpu_log_us"] > 0) == persistent
 
 

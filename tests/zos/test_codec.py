@@ -267,3 +267,185 @@ def test_compression_shrinks_the_log_by_what_the_statistics_say_it_saved():
     assert compressed < 0.7 * plain  # a fifth of the messages are mostly random bytes
     saved = codec.stats()["QJSTCMPUNCMP"] - codec.stats()["QJSTCMPCOMP"]
     assert plain - compressed >= saved - 4096  # give or take the last page
+
+
+# --- COMPLOG as IBM describes it: private queues only, and compression costs CPU -----------
+
+def qsg_members(env, complog="RLE", host="v93-xeon"):
+    """Two queue-sharing group members under COMPLOG(complog), a shared queue and, on the
+    first, a private one."""
+    from mqlog.zos.platform import zos_platform
+    from mqlog.zos.qsg import QueueSharingGroup
+
+    qsg = QueueSharingGroup()
+    members = []
+    for name, number in (("QMA", 1), ("QMB", 2)):
+        storage = FaultInjectingStorage(MemoryStorage())
+        platform = zos_platform(storage, data_sets=4, cis=64, lrsn=True, qm_name=name, codec=CompLogCodec(complog))
+        qm = QueueManager(env, platform, storage, Device(env, get_profile("ssd")), QmConfig(name=name, member=number),
+                          host=host)
+        qsg.join(qm)
+        members.append(qm)
+    qsg.define_shared_queue("SHARED.Q", "APPL1")
+    return qsg, members
+
+
+def put_to_both(env, qm, data, n=3):
+    def go():
+        yield from qm.start()
+        yield from qm.define_queue("PRIVATE.Q")
+        conn = qm.connect("APP")
+        for _ in range(n):
+            yield from conn.put("SHARED.Q", data)
+            yield from conn.put("PRIVATE.Q", data)
+        yield from conn.commit()
+
+    run(env, go())
+
+
+def test_shared_queue_puts_are_logged_uncompressed_and_private_ones_compressed():
+    from mqlog.zos.utilities.logprint import log_records
+
+    env = simpy.Environment()
+    _, (a, _) = qsg_members(env)
+    put_to_both(env, a, PADDED)
+    puts = [r for r in log_records(a.platform.space, a.platform.addressing) if r.get("queue") and "codec" in r
+            and "message_length" in r]
+    codecs = {(r["queue"], r["codec"]) for r in puts}
+    assert codecs == {("SHARED.Q", "NONE"), ("PRIVATE.Q", "RLE")}  # read back from the log's bytes
+    assert all(r["stored_length"] == len(PADDED) for r in puts if r["queue"] == "SHARED.Q")
+    assert all(r["stored_length"] < len(PADDED) / 4 for r in puts if r["queue"] == "PRIVATE.Q")
+    stats = a.platform.codec.stats()
+    assert stats["QJSTCMPREQ"] == 3  # the private puts only: a shared put is no request
+    assert stats["mqlog_cmp_shared_skipped"] == 3
+    # and costs no compression CPU: only the private puts' bytes were scanned
+    assert a.cpu.by_kind["compress"] == pytest.approx(3 * len(PADDED) * a.cpu.profile.rle_compress_ns_per_byte / 1000)
+
+
+def put_time(complog: str, data: bytes, *, allow_zstd=False, host="v93-xeon") -> float:
+    """The virtual time one persistent put under syncpoint takes (no force: only CPU)."""
+    from mqlog.zos.platform import zos_platform
+
+    storage = FaultInjectingStorage(MemoryStorage())
+    env = simpy.Environment()
+    platform = zos_platform(storage, data_sets=4, cis=256, codec=CompLogCodec(complog, allow_zstd=allow_zstd))
+    qm = QueueManager(env, platform, storage, Device(env, get_profile("ssd")), QmConfig(), host=host)
+    run(env, qm.start())
+    run(env, qm.define_queue("Q"))
+    conn = qm.connect("APP")
+    started = env.now
+    run(env, conn.put("Q", data))
+    return env.now - started
+
+
+@pytest.mark.parametrize("complog, allow_zstd, algorithms", [
+    ("RLE", False, ("rle",)), ("ZSTD", False, ("zstd",)), ("ANY", True, ("rle", "zstd"))])
+def test_a_put_takes_longer_by_its_compression_cpu(complog, allow_zstd, algorithms):
+    from mqlog.core.host.profiles import get_host
+
+    host = get_host("v93-xeon")
+    data = PADDED + TEXT
+    extra = put_time(complog, data, allow_zstd=allow_zstd) - put_time("NONE", data)
+    per_byte = sum(getattr(host, f"{a}_compress_ns_per_byte") for a in algorithms)
+    assert per_byte > 0
+    assert extra == pytest.approx(len(data) * per_byte / 1000)  # every algorithm that scanned it
+
+
+def test_compression_cpu_competes_for_the_hosts_cores():
+    """On one core, an application whose put is being compressed holds the core: another's
+    call waits behind it, so the two finish later than without compression."""
+    import attrs
+
+    from mqlog.core.host.profiles import get_host
+    from mqlog.zos.platform import zos_platform
+
+    one_core = attrs.evolve(get_host("v93-xeon"), name="one-core", cores=1)
+
+    def two_putters(complog):
+        storage = FaultInjectingStorage(MemoryStorage())
+        env = simpy.Environment()
+        platform = zos_platform(storage, data_sets=4, cis=256, codec=CompLogCodec(complog))
+        qm = QueueManager(env, platform, storage, Device(env, get_profile("ssd")), QmConfig(), host=one_core)
+        run(env, qm.start())
+        run(env, qm.define_queue("Q"))
+        ends = []
+
+        def putter(name):
+            conn = qm.connect(name)
+            yield from conn.put("Q", PADDED)
+            ends.append(env.now)
+
+        started = env.now
+        env.run(until=simpy.AllOf(env, [env.process(putter("A")), env.process(putter("B"))]))
+        return [t - started for t in ends], qm.cpu.wait_us
+
+    (a_none, b_none), wait_none = two_putters("NONE")
+    (a_rle, b_rle), wait_rle = two_putters("RLE")
+    compress_us = len(PADDED) * one_core.rle_compress_ns_per_byte / 1000
+    assert b_rle - b_none == pytest.approx(2 * compress_us)  # its own compression and the other's
+    assert wait_rle > wait_none
+
+
+def test_restart_charges_the_expansion_of_compressed_data_to_its_time():
+    import attrs
+
+    from mqlog.core.host.profiles import get_host
+
+    writer = CompLogCodec("RLE")
+    durable = crashed_after_puts(writer)
+    host = get_host("v93-xeon")
+    free = attrs.evolve(host, name="free-expansion", rle_expand_ns_per_byte=0.0)
+
+    def restart(profile):
+        image = MemoryStorage()  # a copy each: a restart writes (its CLRs, its checkpoint)
+        for name in durable.list():
+            image.replace(name, durable.read(name, 0, durable.size(name)))
+        storage = FaultInjectingStorage(image)
+        env = simpy.Environment()
+        qm = QueueManager(env, reference_platform(storage, codec=CompLogCodec("NONE")), storage,
+                          Device(env, get_profile("ssd")), QmConfig(), host=profile)
+        report = run(env, qm.start())
+        return report, qm
+
+    report, qm = restart(host)
+    free_report, _ = restart(free)
+    expanded = qm.platform.codec.stats()["QJSTDECUNCMP"]  # bytes restart expanded to
+    assert expanded > 0
+    assert report.cpu_expand_us == pytest.approx(expanded * host.rle_expand_ns_per_byte / 1000)
+    assert qm.cpu.by_kind["expand"] == report.cpu_expand_us
+    assert free_report.cpu_expand_us == 0
+    slower = report.restart_virtual_seconds - free_report.restart_virtual_seconds
+    assert slower * 1e6 == pytest.approx(report.cpu_expand_us)
+
+
+def test_a_qsg_run_under_complog_is_deterministic():
+    def once():
+        env = simpy.Environment()
+        _, (a, _) = qsg_members(env)
+        put_to_both(env, a, PADDED + RANDOM, n=5)
+        env.run(until=a.writer.force())
+        files = {name: bytes(a.storage.read(name, 0, a.storage.size(name))) for name in sorted(a.storage.list())}
+        return files, a.cpu.counters(), a.platform.codec.stats(), env.now
+
+    assert once() == once()
+
+
+def test_a_run_holds_the_queues_shared_queues_names_shared_and_never_compresses_them():
+    """log.SHARED_QUEUES: the run's queue manager joins a queue-sharing group of its own, the
+    named queues are its CF structure's, and COMPLOG skips exactly the puts to them."""
+    from mqlog.core.workload.run import RunConfig, run_workload
+    from mqlog.core.workload.spec import BUILTINS, build_spec
+    from mqlog.platforms import choose
+
+    choice = choose("zos")
+    values = choice.configure({"COMPLOG": "RLE", "SHARED_QUEUES": "PAIR.00001"})
+    spec = build_spec(BUILTINS["putget-pairs"], {"pairs": "3", "messages_per_pair": "20",
+                                                 "payload": "padded-records"}, origin="test")
+    result = run_workload(RunConfig("zos", choice.maker(values), values, spec), MemoryStorage())
+    m = result.metrics
+    assert m["messages_got"] == 60
+    assert result.qm.queues["PAIR.00001"].keeper is not None  # the CF structure's
+    assert result.qm.queues["PAIR.00000"].keeper is None
+    assert m["platform_mqlog_cmp_shared_skipped"] == 20 and m["platform_QJSTCMPREQ"] == 40
+    assert m["cpu_compress_us"] == pytest.approx(
+        m["platform_QJSTCMPUNCMP"] * result.qm.cpu.profile.rle_compress_ns_per_byte / 1000)

@@ -34,7 +34,7 @@ def test_defaults_match_spec():
         "MAXARCH": 500, "OUTBUFF": 4000, "INBUFF": 60, "WRTHRSH": 20, "MAXRTU": 2,
         "DEALLCT": 0, "COMPLOG": "NONE", "ZSTD_IN_ANY": "NO", "LOGLOAD": 500_000,
         "ARCPFX1": "CSQARC1", "ARCPFX2": "CSQARC2", "ACTIVE_LOGS": 3, "ACTIVE_LOG_CIS": 4096,
-        "RBA8": "YES", "STARTRBA": "0x0000000000000000",
+        "RBA8": "YES", "STARTRBA": "0x0000000000000000", "SHARED_QUEUES": "NONE",
     }
 
 
