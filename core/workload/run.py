@@ -168,6 +168,10 @@ def collect_metrics(cfg: RunConfig, qm: QueueManager, ctx: Context, env: simpy.E
         "cpu_mqi_us": qm.cpu.by_kind["mqi"],
         "cpu_log_us": qm.cpu.by_kind["log"],
         "cpu_force_us": qm.cpu.by_kind["force"],
+        # the storage device (mqlog.core.disk.devices): its I/Os, their service (latency +
+        # transfer), the time they queued for a slot, and how much longer transfers took
+        # because they shared the device's channel
+        **{f"device_{k}": v for k, v in qm.device.counters().items()},
         "forces": s.get("forces", 0),
         "logical_bytes": s.get("logical_bytes", 0),
         "physical_bytes": s.get("physical_bytes", 0),
