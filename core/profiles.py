@@ -5,7 +5,7 @@ A :class:`ProfileCatalogue` knows one kind of profile: its attrs class, its fiel
 whole numbers, which text, the rest numbers), the exception to raise and the packaged file. A
 file has one table per profile; a table may say ``base = "<profile>"`` (a built-in, or one
 defined earlier in the same file) and give only the fields that differ, otherwise every field
-is required. Nothing in a file is evaluated: it is TOML data, and every problem – unreadable,
+is required but the catalogue's optional ones. Nothing in a file is evaluated: it is TOML data, and every problem – unreadable,
 not UTF-8, not TOML, an unknown key, a value of the wrong type or out of range, a missing
 field, an unknown base, an unknown name – is one line naming the file, the profile and the
 field.
@@ -95,6 +95,8 @@ class ProfileCatalogue:
     here: str
     int_fields: frozenset = frozenset()
     text_fields: frozenset = frozenset({"description"})
+    #: fields a table without ``base`` may leave out (the class gives their default)
+    optional_fields: frozenset = frozenset()
     #: the prefix of the attrs validators' ParameterError names ("device.", "host.")
     param_prefix: str = ""
 
@@ -137,7 +139,7 @@ class ProfileCatalogue:
                 values = attrs.asdict(base)
                 values.update({k: v for k, v in table.items() if k != "base"})
             else:
-                missing = [f for f in fields if f not in table]
+                missing = [f for f in fields if f not in table and f not in self.optional_fields]
                 if missing:
                     raise error(f"{where}: missing field{'s' if len(missing) > 1 else ''} "
                                 f"{', '.join(repr(m) for m in missing)} (or say base = \"<{self.noun}>\" to "

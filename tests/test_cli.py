@@ -86,3 +86,26 @@ def test_public_api_names_all_resolve():
         assert getattr(mqlog, name) is not None, name
     with pytest.raises(AttributeError):
         mqlog.no_such_thing  # noqa: B018
+
+
+def test_devices_lists_each_profiles_channel(tmp_path):
+    out = mqlog("devices")
+    assert out.returncode == 0, out.stderr
+    header, *rows = out.stdout.splitlines()
+    assert "channel MB/s" in header
+    dasd = next(r for r in rows if r.startswith("dasd "))
+    assert "5120" in dasd.split()
+    # a profile of the user's without channel_mb_s: its larger bandwidth, marked as not stated
+    path = tmp_path / "disks.toml"
+    path.write_text('[wide]\nbase = "san"\nchannel_mb_s = 4800\n[plain]\ndescription = "d"\nread_latency_us = 1\n'
+                    'write_latency_us = 1\nread_bandwidth_mb_s = 300\nwrite_bandwidth_mb_s = 700\nfile_op_us = 1\n'
+                    'queue_depth = 2\n', encoding="utf-8")
+    out = mqlog("devices", "--file", path)
+    assert out.returncode == 0, out.stderr
+    rows = {line.split()[0]: line.split() for line in out.stdout.splitlines()[1:]}
+    assert "4800" in rows["wide"] and "700*" in rows["plain"]
+    bad = tmp_path / "bad.toml"
+    bad.write_text('[d]\nbase = "san"\nchannel_mb_s = 0\n', encoding="utf-8")
+    out = mqlog("devices", "--file", bad)
+    assert out.returncode != 0 and "Traceback" not in out.stderr
+    assert "channel_mb_s" in out.stderr and str(bad) in out.stderr

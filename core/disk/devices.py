@@ -1,9 +1,9 @@
 """Storage device profiles and the simulated device the log's I/O is charged to.
 
 What this models: the *storage device*, not the host. Every I/O costs a fixed latency
-plus its size over the device's bandwidth, taken from a :class:`DeviceProfile`::
+plus its size over the rate it transfers at, taken from a :class:`DeviceProfile`::
 
-    service_us = latency_us + nbytes / bandwidth_mb_s
+    service_us = latency_us + nbytes / rate        (rate = bandwidth_mb_s when alone)
 
 (bandwidth is in MB/s with MB = 10**6 bytes, which is numerically bytes per
 microsecond). Reads and writes are both charged, each with its own latency and
@@ -12,19 +12,34 @@ bandwidth; file-system metadata calls (open, create, rename, stat) cost
 the rest wait in a FIFO queue, and that wait counts toward the caller's elapsed time
 but not toward the device's service (busy) time.
 
+The path to the device is shared. An I/O holds its slot for its latency (per I/O,
+never shared: seek, controller and protocol round trip) and then for its transfer.
+The transfers in progress share the device's channel, ``channel_mb_s``, by processor
+sharing with water-filling: each gets an equal part, except that none goes faster
+than its own ``read_bandwidth_mb_s``/``write_bandwidth_mb_s``, and what such a
+transfer leaves unused is divided among the others. Rates change exactly when a
+transfer starts or ends (event-driven, no polling), so two log copies, an archive
+offload beside the log, or a checkpoint's queue-file writes beside a log write slow
+one another down once together they want more than the channel carries. A transfer
+alone costs exactly ``latency + nbytes / bandwidth`` (when the channel is at least
+that bandwidth, which a profile without ``channel_mb_s`` guarantees: its channel is
+the larger of its two bandwidths).
+
 What it does not model: any cache (page cache, read-ahead, write-back -- every read is
 cold, as in IBM's restart measurements, which drop the file-system cache first, and
 every write is synchronous and durable), host CPU time, system-call overhead,
-alignment or I/O-size effects beyond the linear size term, contention between
-devices, and variance (service times are deterministic).
+alignment or I/O-size effects beyond the linear size term, full-duplex links (reads
+and writes share one channel), contention between different devices (each
+:class:`Device` has its own channel), and variance (service times are deterministic).
 
 Time is virtual and in **microseconds** everywhere, like the SimPy environment's
 ``now`` throughout mqlog.
 
 Profiles are data: the built-in table is ``devices.toml`` in this package (``ssd``,
-``san``, ``nfs1``, ``nfs2``, ``nfs3`` and an idealised ``ram``), and a user can write
-their own TOML file in the same shape, optionally inheriting from a built-in with
-``base = "san"``. :func:`get_profile` selects one by name or by ``file.toml[:name]``.
+``san``, ``nfs1``, ``nfs2``, ``nfs3``, z/OS's ``dasd`` and an idealised ``ram``), and a
+user can write their own TOML file in the same shape, optionally inheriting from a
+built-in with ``base = "san"``. :func:`get_profile` selects one by name or by
+``file.toml[:name]``.
 """
 
 from __future__ import annotations
@@ -72,6 +87,12 @@ _latency = _check_range(0.0, MAX_LATENCY_US, " µs (up to 10 s)")
 _bandwidth = _check_range(0.0, MAX_BANDWIDTH_MB_S, " MB/s", lo_open=True)
 
 
+def _channel(instance: Any, attribute: attrs.Attribute, value: Any) -> None:
+    """``channel_mb_s``: absent (None: the larger bandwidth) or a bandwidth like the others."""
+    if value is not None:
+        _bandwidth(instance, attribute, value)
+
+
 @attrs.frozen
 class DeviceProfile:
     """The cost model of one storage device. All times are in microseconds (µs).
@@ -80,7 +101,10 @@ class DeviceProfile:
     device service time, a write likewise with the write figures, and a file-system
     metadata call (open/create/rename/stat) ``file_op_us``. Bandwidths are in MB/s with
     MB = 10**6 bytes, i.e. bytes per µs. ``queue_depth`` is how many I/Os the device
-    serves at once.
+    serves at once. ``channel_mb_s`` is the path those I/Os' transfers share (see
+    :class:`Device`); left out (None), it is the larger of the two bandwidths, which
+    :attr:`channel` gives either way -- None rather than a number filled in, so that a
+    profile derived with another bandwidth (``base =``, ``attrs.evolve``) follows it.
 
     Frozen and validated: out-of-range values raise
     :class:`~mqlog.core.errors.ParameterError` naming ``device.<field>``. Derive a
@@ -96,21 +120,32 @@ class DeviceProfile:
     write_bandwidth_mb_s: float = attrs.field(converter=as_float, validator=_bandwidth)
     file_op_us: float = attrs.field(converter=as_float, validator=_latency)
     queue_depth: int = attrs.field(validator=_check_range(1, MAX_QUEUE_DEPTH, integer=True))
+    channel_mb_s: float | None = attrs.field(default=None, converter=as_float, validator=_channel)
+
+    @property
+    def channel(self) -> float:
+        """The channel the transfers share, MB/s: ``channel_mb_s``, or the larger bandwidth."""
+        if self.channel_mb_s is not None:
+            return self.channel_mb_s
+        return max(self.read_bandwidth_mb_s, self.write_bandwidth_mb_s)
 
     def read_time_us(self, nbytes: int) -> float:
-        """Device service time, in µs, of one read of ``nbytes`` bytes (no queueing)."""
+        """Device service time, in µs, of one read of ``nbytes`` bytes alone on the device
+        (no queueing, no other transfer sharing the channel)."""
         if nbytes < 0:
             raise ParameterError("nbytes", nbytes, "a byte count >= 0")
-        return self.read_latency_us + nbytes / self.read_bandwidth_mb_s
+        return self.read_latency_us + nbytes / min(self.read_bandwidth_mb_s, self.channel)
 
     def write_time_us(self, nbytes: int) -> float:
-        """Device service time, in µs, of one durable write of ``nbytes`` bytes (no queueing)."""
+        """Device service time, in µs, of one durable write of ``nbytes`` bytes alone on the
+        device (no queueing, no other transfer sharing the channel)."""
         if nbytes < 0:
             raise ParameterError("nbytes", nbytes, "a byte count >= 0")
-        return self.write_latency_us + nbytes / self.write_bandwidth_mb_s
+        return self.write_latency_us + nbytes / min(self.write_bandwidth_mb_s, self.channel)
 
 
-#: The fields a profile table in a TOML file may (and, without ``base``, must) set.
+#: The fields a profile table in a TOML file may (and, without ``base``, must -- all but
+#: ``channel_mb_s``) set.
 PROFILE_FIELDS: tuple[str, ...] = tuple(
     a.name for a in attrs.fields(DeviceProfile) if a.name != "name"
 )
@@ -119,21 +154,22 @@ CATALOGUE = ProfileCatalogue(cls=DeviceProfile, error=DeviceProfileError, noun="
                              plural="device profiles", example="mydisk", option="",
                              package=__package__ or "mqlog.core.disk", filename="devices.toml",
                              here=os.path.dirname(__file__), int_fields=frozenset({"queue_depth"}),
-                             param_prefix="device.")
+                             optional_fields=frozenset({"channel_mb_s"}), param_prefix="device.")
 
 
 def load_profiles(path: str | os.PathLike[str] | None = None) -> dict[str, DeviceProfile]:
     """Load device profiles: the built-in table, or the profiles in a user's TOML file.
 
     With no ``path``, returns the packaged table (``ssd``, ``san``, ``nfs1``, ``nfs2``,
-    ``nfs3``, ``ram``). With a path, returns only the profiles that file defines, in
+    ``nfs3``, ``dasd``, ``ram``). With a path, returns only the profiles that file defines, in
     file order. The file has one table per profile::
 
         [mydisk]
         base = "san"              # optional: built-in or earlier profile to start from
         write_latency_us = 120    # override some fields
 
-    Without ``base`` every field in :data:`PROFILE_FIELDS` is required. The file is
+    Without ``base`` every field in :data:`PROFILE_FIELDS` but ``channel_mb_s`` is
+    required. The file is
     parsed as TOML data only; nothing in it is evaluated. An unreadable or malformed
     file, an unknown key, a value of the wrong type or out of range, a missing field or
     an unknown base raises :class:`~mqlog.core.errors.DeviceProfileError` naming the
@@ -145,7 +181,7 @@ def load_profiles(path: str | os.PathLike[str] | None = None) -> dict[str, Devic
 def get_profile(spec: str | DeviceProfile) -> DeviceProfile:
     """Select a device profile by name or file.
 
-    ``spec`` is a built-in name (``ssd``, ``san``, ``nfs1``, ``nfs2``, ``nfs3``, ``ram``;
+    ``spec`` is a built-in name (``ssd``, ``san``, ``nfs1``, ``nfs2``, ``nfs3``, ``dasd``, ``ram``;
     case-insensitive), ``path/to/file.toml`` (that file's only profile) or
     ``path/to/file.toml:name``. A :class:`DeviceProfile` is returned unchanged.
     Raises :class:`~mqlog.core.errors.DeviceProfileError` for an unknown name (listing
@@ -155,6 +191,23 @@ def get_profile(spec: str | DeviceProfile) -> DeviceProfile:
 
 
 # --------------------------------------------------------------------------- simulation
+
+
+class _Transfer:
+    """One I/O's transfer on a :class:`Device`: registered when the I/O takes its slot,
+    moving bytes from ``begin`` (the slot's start plus the I/O's latency) at ``rate``."""
+
+    __slots__ = ("nbytes", "cap", "begin", "left", "rate", "wake", "done", "end")
+
+    def __init__(self, nbytes: int, cap: float, begin: float):
+        self.nbytes = nbytes
+        self.cap = cap          # its own bandwidth: the most it may take of the channel
+        self.begin = begin      # when its latency ends and bytes start to move
+        self.left = float(nbytes)  # bytes still to move as of the device's _stamp
+        self.rate = 0.0         # bytes/µs now (0 before begin)
+        self.wake: Any = None   # what its I/O waits on: the lone timeout, or an event
+        self.done = False
+        self.end = 0.0          # when it finished (or, alone, when it will)
 
 
 class Device:
@@ -167,9 +220,23 @@ class Device:
         svc_us = yield from device.file_op()
 
     Each call waits for one of ``profile.queue_depth`` slots of :attr:`resource` (a
-    FIFO ``simpy.Resource``), holds it for the profile's service time, releases it and
-    returns that service time in µs. The caller's elapsed time is queueing wait plus
+    FIFO ``simpy.Resource``) and holds it for its service: the I/O's latency, then its
+    transfer, which shares the profile's :attr:`~DeviceProfile.channel` with the other
+    transfers in progress (water-filling: an equal part each, none above its own
+    bandwidth, what one cannot use going to the others). It releases the slot and
+    returns the service time in µs. The caller's elapsed time is queueing wait plus
     service; only service counts toward :attr:`busy_us`.
+
+    How the sharing is computed: a transfer that starts on an otherwise idle device
+    is *alone* and simply waits ``latency + nbytes / rate`` -- one timeout, the cost
+    of a device without a channel. The moment a second I/O takes a slot, the device
+    brings every transfer's remaining bytes up to date, divides the channel among
+    those moving, and schedules one tick at the next instant anything changes (a
+    transfer's latency ending, or its last byte); each tick does the same again.
+    Which transfers a tick finishes or starts is decided when it is scheduled, so
+    floating-point rounding of the clock can neither lose nor repeat one, and the
+    arithmetic is the same in every run (deterministic). An I/O interrupted while
+    queued or in service leaves the channel to the others at once.
 
     Counters, updated when an operation completes (an operation interrupted while
     queued or in service is not counted):
@@ -179,18 +246,22 @@ class Device:
     ``bytes_read``, ``bytes_written``
         bytes transferred;
     ``read_us``, ``write_us``, ``file_op_total_us``
-        service time of each kind, µs;
+        service time of each kind (latency + the transfer's actual time), µs;
     ``busy_us``
         their sum, µs (with ``queue_depth`` > 1 it can exceed elapsed time);
     ``wait_us``
-        time callers spent queued for a slot, µs.
+        time callers spent queued for a slot, µs;
+    ``shared_us``
+        of the service time, how much longer transfers took than they would have
+        alone on the device, because they shared its channel, µs.
     """
 
     __slots__ = (
         "env", "profile", "resource",
-        "_r_lat", "_r_bw", "_w_lat", "_w_bw", "_f_us",
+        "_r_lat", "_r_bw", "_w_lat", "_w_bw", "_f_us", "_channel",
+        "_xfers", "_stamp", "_lone", "_tick", "_due_end", "_due_begin",
         "reads", "writes", "file_ops", "bytes_read", "bytes_written",
-        "read_us", "write_us", "file_op_total_us", "busy_us", "wait_us",
+        "read_us", "write_us", "file_op_total_us", "busy_us", "wait_us", "shared_us",
     )
 
     def __init__(self, env: Any, profile: DeviceProfile | str):
@@ -198,11 +269,18 @@ class Device:
         self.env = env
         self.profile = profile
         self.resource = simpy.Resource(env, capacity=profile.queue_depth)
+        self._channel = profile.channel
         self._r_lat = profile.read_latency_us
-        self._r_bw = profile.read_bandwidth_mb_s
+        self._r_bw = min(profile.read_bandwidth_mb_s, self._channel)
         self._w_lat = profile.write_latency_us
-        self._w_bw = profile.write_bandwidth_mb_s
+        self._w_bw = min(profile.write_bandwidth_mb_s, self._channel)
         self._f_us = profile.file_op_us
+        self._xfers: list[_Transfer] = []   # registered transfers, in registration order
+        self._stamp = 0.0                   # when every transfer's ``left`` was brought up to date
+        self._lone: _Transfer | None = None  # the only transfer, waiting on its own timeout
+        self._tick: Any = None              # the scheduled tick (older ones are stale)
+        self._due_end: list[_Transfer] = []    # what that tick finishes ...
+        self._due_begin: list[_Transfer] = []  # ... and starts moving
         self.reset_counters()
 
     def reset_counters(self) -> None:
@@ -210,23 +288,47 @@ class Device:
         self.reads = self.writes = self.file_ops = 0
         self.bytes_read = self.bytes_written = 0
         self.read_us = self.write_us = self.file_op_total_us = 0.0
-        self.busy_us = self.wait_us = 0.0
+        self.busy_us = self.wait_us = self.shared_us = 0.0
 
-    def _serve(self, service: float) -> Generator[Any, Any, None]:
-        """Queue for a free slot, then take ``service`` µs; the queueing counts as wait."""
+    # ------------------------------------------------------------------ one I/O
+
+    def _serve(self, latency: float, nbytes: int, cap: float) -> Generator[Any, Any, float]:
+        """Queue for a free slot, then take ``latency`` and the transfer of ``nbytes`` at up
+        to ``cap`` bytes/µs; the queueing counts as wait. Returns the service time, µs."""
         env = self.env
         start = env.now
         with self.resource.request() as req:
             yield req
-            self.wait_us += env.now - start
-            yield env.timeout(service)
+            t0 = env.now
+            self.wait_us += t0 - start
+            if nbytes == 0:
+                yield env.timeout(latency)
+                return latency
+            tr = self._register(t0, latency, nbytes, cap)
+            try:
+                while True:
+                    yield tr.wake
+                    if tr.done:
+                        break
+                    if self._lone is tr:
+                        # Alone from its first byte to its last: the lone timeout was right.
+                        self._lone = None
+                        self._xfers.clear()
+                        return latency + nbytes / cap
+                    # else a stale lone timeout (others joined since): wait for the real end
+            except BaseException:
+                self._withdraw(tr)
+                raise
+        service = tr.end - t0
+        # what it would have cost alone (the same expression as the lone path's)
+        self.shared_us += max(0.0, service - (latency + nbytes / cap))
+        return service
 
     def write(self, nbytes: int) -> Generator[Any, Any, float]:
         """Write ``nbytes`` durably; ``yield from`` it. Returns the service time in µs."""
         if nbytes < 0:
             raise ParameterError("nbytes", nbytes, "a byte count >= 0")
-        service = self._w_lat + nbytes / self._w_bw
-        yield from self._serve(service)
+        service = yield from self._serve(self._w_lat, nbytes, self._w_bw)
         self.writes += 1
         self.bytes_written += nbytes
         self.write_us += service
@@ -237,8 +339,7 @@ class Device:
         """Read ``nbytes`` (cold: no cache); ``yield from`` it. Returns the service time in µs."""
         if nbytes < 0:
             raise ParameterError("nbytes", nbytes, "a byte count >= 0")
-        service = self._r_lat + nbytes / self._r_bw
-        yield from self._serve(service)
+        service = yield from self._serve(self._r_lat, nbytes, self._r_bw)
         self.reads += 1
         self.bytes_read += nbytes
         self.read_us += service
@@ -248,6 +349,7 @@ class Device:
     def file_op(self) -> Generator[Any, Any, float]:
         """One file-system metadata call (open/create/rename/stat); ``yield from`` it.
 
+        It holds a slot for ``file_op_us`` and moves no bytes over the channel.
         Returns the service time in µs.
         """
         service = self._f_us
@@ -262,6 +364,113 @@ class Device:
         self.busy_us += service
         return service
 
+    # ------------------------------------------------------------------ the shared channel
+
+    def _register(self, now: float, latency: float, nbytes: int, cap: float) -> _Transfer:
+        """A transfer whose I/O took its slot at ``now``; bytes move after ``latency``."""
+        tr = _Transfer(nbytes, cap, now + latency)
+        if not self._xfers:
+            # Alone: one timeout to its end, as a device without a channel would take. If
+            # another I/O comes before it ends, _share takes over and this timeout goes stale.
+            tr.rate = cap
+            tr.wake = self.env.timeout(latency + nbytes / cap)
+            tr.end = now + (latency + nbytes / cap)
+            self._stamp = now
+            self._lone = tr
+            self._xfers.append(tr)
+            return tr
+        self._advance(now)
+        lone = self._lone
+        if lone is not None:
+            self._lone = None
+            if lone.end <= now:
+                # Its timeout fires at this very instant: it is done, and never shared.
+                lone.done = True
+                self._xfers.remove(lone)
+            else:
+                lone.wake = self.env.event()
+        tr.wake = self.env.event()
+        self._xfers.append(tr)
+        self._share(now)
+        return tr
+
+    def _withdraw(self, tr: _Transfer) -> None:
+        """An interrupted I/O's transfer leaves the channel (if it has not finished)."""
+        if tr.done or tr not in self._xfers:
+            return
+        if self._lone is tr:
+            self._lone = None
+            self._xfers.clear()
+            return
+        now = self.env.now
+        self._advance(now)
+        self._xfers.remove(tr)
+        self._share(now)
+
+    def _advance(self, now: float) -> None:
+        """Bring every transfer's remaining bytes up to ``now`` at the rates since _stamp."""
+        stamp = self._stamp
+        for x in self._xfers:
+            since = x.begin if x.begin > stamp else stamp
+            if now > since:
+                x.left -= x.rate * (now - since)
+        self._stamp = now
+
+    def _on_tick(self, event: Any) -> None:
+        if event is not self._tick:
+            return  # superseded: something started or ended since it was scheduled
+        now = self.env.now
+        self._advance(now)
+        for x in self._due_end:
+            x.left = 0.0
+        for x in self._due_begin:
+            x.begin = now
+        self._share(now)
+
+    def _share(self, now: float) -> None:
+        """Finish what has no bytes left, divide the channel among the transfers moving
+        (water-filling) and schedule the next tick."""
+        xfers = self._xfers
+        moving: list[_Transfer] = []
+        for x in list(xfers):
+            if x.begin <= now and x.left <= 0.0:
+                xfers.remove(x)
+                x.done = True
+                x.end = now
+                x.wake.succeed()
+            elif x.begin <= now:
+                moving.append(x)
+            else:
+                x.rate = 0.0
+        self._tick = None
+        if not xfers:
+            return
+        # Water-filling: the slowest caps first; each takes its cap if that is no more than
+        # an equal part of what is left, otherwise every one still unserved gets that part.
+        remaining = self._channel
+        moving.sort(key=lambda x: x.cap)  # stable: equal caps keep registration order
+        for i, x in enumerate(moving):
+            part = remaining / (len(moving) - i)
+            if x.cap <= part:
+                x.rate = x.cap
+                remaining -= x.cap
+            else:
+                for y in moving[i:]:
+                    y.rate = part
+                break
+        # The next instant anything changes, and what changes then.
+        soonest = float("inf")
+        for x in moving:
+            soonest = min(soonest, x.left / x.rate)
+        for x in xfers:
+            if x.begin > now:
+                soonest = min(soonest, x.begin - now)
+        self._due_end = [x for x in moving if x.left / x.rate <= soonest]
+        self._due_begin = [x for x in xfers if x.begin > now and x.begin - now <= soonest]
+        tick = self.env.timeout(soonest)
+        tick.callbacks.append(self._on_tick)
+        self._tick = tick
+
     def counters(self) -> dict[str, float]:
         """A snapshot of the counters as a plain dict (times in µs)."""
         return {
@@ -269,7 +478,7 @@ class Device:
             "bytes_read": self.bytes_read, "bytes_written": self.bytes_written,
             "read_us": self.read_us, "write_us": self.write_us,
             "file_op_total_us": self.file_op_total_us,
-            "busy_us": self.busy_us, "wait_us": self.wait_us,
+            "busy_us": self.busy_us, "wait_us": self.wait_us, "shared_us": self.shared_us,
         }
 
     def __repr__(self) -> str:

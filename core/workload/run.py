@@ -174,6 +174,10 @@ def collect_metrics(cfg: RunConfig, qm: QueueManager, ctx: Context, env: simpy.E
         # or a rebuild (RECOVER CFSTRUCT), in that one's own time
         "cpu_compress_us": qm.cpu.by_kind["compress"],
         "cpu_expand_us": qm.cpu.by_kind["expand"],
+        # the storage device (mqlog.core.disk.devices): its I/Os, their service (latency +
+        # transfer), the time they queued for a slot, and how much longer transfers took
+        # because they shared the device's channel
+        **{f"device_{k}": v for k, v in qm.device.counters().items()},
         "forces": s.get("forces", 0),
         "logical_bytes": s.get("logical_bytes", 0),
         "physical_bytes": s.get("physical_bytes", 0),

@@ -109,6 +109,8 @@ def _print_metrics(m: dict, out) -> None:
         ("commits / backouts", f"{m['commits']} / {m['backouts']}"),
         ("CPU busy / waiting for a core (µs)", f"{m['cpu_busy_us']:.0f} / {m['cpu_wait_us']:.0f} "
                                                f"({m['host_cores']} cores)"),
+        ("device busy / queued / shared (µs)", f"{m['device_busy_us']:.0f} / {m['device_wait_us']:.0f} / "
+                                               f"{m['device_shared_us']:.0f}"),
         ("forces", m["forces"]),
         ("log records / write cycles", f"{m.get('log_records', 0)} / {m.get('write_cycles', 0)}"),
         ("logical bytes / writes", f"{m['logical_bytes']} / {m['logical_writes']}"),

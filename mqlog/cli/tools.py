@@ -70,15 +70,21 @@ def groupcommit(committers: str, commits: int, message_size: int, device: str, t
 @cli.command("devices")
 @click.option("--file", "path", type=click.Path(dir_okay=False), help="A TOML file of your own profiles.")
 def devices(path: str | None) -> None:
-    """List device profiles: latency per I/O and bandwidth."""
+    """List device profiles: latency per I/O, bandwidth, and the channel transfers share."""
     from mqlog.core.disk.devices import load_profiles
 
     profiles = load_profiles(path)
+    # The channel is the one concurrent transfers divide; a profile that leaves it out
+    # gets its larger bandwidth, marked "*" so the reader knows it was not stated.
     click.echo(f"{'name':<8} {'write µs':>9} {'read µs':>8} {'file op µs':>10} {'write MB/s':>10} "
-               f"{'read MB/s':>9}  description")
+               f"{'read MB/s':>9} {'channel MB/s':>12} {'queue':>5}  description")
     for p in profiles.values():
+        channel = f"{p.channel:.0f}" + (" " if p.channel_mb_s is not None else "*")
         click.echo(f"{p.name:<8} {p.write_latency_us:>9.0f} {p.read_latency_us:>8.0f} {p.file_op_us:>10.0f} "
-                   f"{p.write_bandwidth_mb_s:>10.0f} {p.read_bandwidth_mb_s:>9.0f}  {p.description}")
+                   f"{p.write_bandwidth_mb_s:>10.0f} {p.read_bandwidth_mb_s:>9.0f} {channel:>12} "
+                   f"{p.queue_depth:>5}  {p.description}")
+    if any(p.channel_mb_s is None for p in profiles.values()):
+        click.echo("* channel_mb_s not given: the larger of the two bandwidths")
 
 
 @cli.command("hosts")
