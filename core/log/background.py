@@ -29,6 +29,7 @@ at restart from what its control data says.
 
 from __future__ import annotations
 
+from collections import deque
 from typing import Callable, Generator, Sequence
 
 import attrs
@@ -36,6 +37,10 @@ import simpy
 
 from mqlog.core.errors import StorageError
 from mqlog.core.format.pages import PAGE_SIZE
+
+
+#: finished copies remembered in :attr:`BackgroundCopies.history`
+HISTORY = 256
 
 
 @attrs.frozen
@@ -73,6 +78,9 @@ class BackgroundCopies:
         self.stats = stats
         self.on_failure = on_failure
         self.running = 0
+        #: (source, started, finished) of the last :data:`HISTORY` copies finished, virtual µs:
+        #: what a report or a test sets beside the log's own events
+        self.history: deque[tuple[str, float, float]] = deque(maxlen=HISTORY)
         self._progress: simpy.Event | None = None
         self._idle: simpy.Event | None = None
 
@@ -119,6 +127,7 @@ class BackgroundCopies:
             job.finish()
             stats.offloads += 1
             stats.offload_us += env.now - started
+            self.history.append((job.source, started, env.now))
         except StorageError as exc:
             self.running -= 1
             self.on_failure(exc)
@@ -128,9 +137,10 @@ class BackgroundCopies:
             self.running -= 1  # a crash: nothing more happens on this storage
             raise
         self.running -= 1
-        self._fire()
-        # A space that bounds how many copies run at once hands out the next now.
+        # A space that bounds how many copies run at once hands out the next now (before
+        # anyone waiting for the copies to be idle is told they are).
         self.start_pending()
+        self._fire()
 
     def _write(self, name: str, pages: Sequence[bytes]) -> Generator:
         env, storage = self.env, self.space.storage

@@ -145,7 +145,11 @@ class LogSpaceMixin:
                 self.say("log-full-housekeeping")
         if self.platform.space_policy is not None:
             self._check_space()
-        self._maybe_checkpoint("log full", force=True)
+        if not self.writer.copies.running:
+            # (A background copy in progress – an archive offload – frees the log when it
+            # ends, and callers wait for that; a checkpoint now would only spend the reserve,
+            # and one a refusal at a time would fill the log with checkpoints.)
+            self._maybe_checkpoint("log full", force=True)
         raise MqiError(Reason.MQRC_RESOURCE_PROBLEM, "the log is full")
 
 
