@@ -44,7 +44,7 @@ from mqlog.core.log.addressing import Addressing, PlainAddressing
 from mqlog.core.errors import LogFormatError, ParameterError
 from mqlog.core.messages import REFERENCE_CONSOLE
 from mqlog.core.format.records import NO_ADDRESS, Codec, Get, Put
-from mqlog.core.log.space import LogSpace, ReferenceLogSpace
+from mqlog.core.log.space import LogSpace, NoBackgroundCopies, ReferenceLogSpace
 from mqlog.core.disk.storage import Storage
 
 
@@ -124,10 +124,10 @@ class PlatformLogSpace(LogSpace, Protocol):
         """Resource-monitor figures (``platform_*``) with the head at ``head``."""
 
 
-class SpaceDefaults:
+class SpaceDefaults(NoBackgroundCopies):
     """The neutral answers of a :class:`PlatformLogSpace`'s optional capabilities: never
-    switches, never fills, loses nothing, has nothing to say or to report. A platform's
-    space subclasses this and overrides what it has."""
+    switches, never fills, loses nothing, has nothing to say or to report, copies nothing in
+    the background. A platform's space subclasses this and overrides what it has."""
 
     switches: int = 0
     archive_offloads: int = 0

@@ -8,7 +8,7 @@ the parameter, the value and what is allowed.
 
 The parameters come from three places on a real system, plus the model's own:
 
-* CSQ6LOGP (logging): TWOACTV, TWOARCH, TWOBSDS, OFFLOAD, MAXARCH, OUTBUFF, INBUFF,
+* CSQ6LOGP (logging): TWOACTV, TWOARCH, TWOBSDS, OFFLOAD, MAXARCH, MAXCNOFF, OUTBUFF, INBUFF,
   WRTHRSH, MAXRTU, DEALLCT, COMPLOG;
 * CSQ6SYSP (system): LOGLOAD;
 * CSQ6ARVP (archiving): ARCPFX1, ARCPFX2;
@@ -33,7 +33,7 @@ Files (:meth:`ZosLogConfig.from_file`) hold either
 * **assembler macro text** as in a CSQ4ZPRM job (read by :mod:`mqlog.zos.parmlib`) –
   recognised by its first statement being CSQ6LOGP, CSQ6SYSP or CSQ6ARVP
   (:meth:`ZosLogConfig.from_macros`). CSQ6LOGP's keywords must all be known (the model's, or
-  MAXCNOFF/ZHYWRITE/ZHYLINK, accepted and ignored); CSQ6SYSP and CSQ6ARVP carry many keywords
+  ZHYWRITE/ZHYLINK, accepted and ignored); CSQ6SYSP and CSQ6ARVP carry many keywords
   of other components, so only LOGLOAD and ARCPFX1/ARCPFX2 are read from them and the rest
   ignored, as are other statements (CSQ6USGP, END, ...). The model's own parameters keep
   their defaults (or ``base``'s); or
@@ -220,9 +220,15 @@ OFFLOAD = _parameter("OFFLOAD", True,
                      CSQ6LOGP, Switch())
 MAXARCH = _parameter("MAXARCH", 500, "archive data sets recorded in the BSDS", CSQ6LOGP,
                      _number(10, 1000), command=SET_LOG, takes_effect="at the next offload")
+# IBM ("Using CSQ6LOGP", https://www.ibm.com/support/knowledgecenter/SSFKSJ_8.0.0/com.ibm.mq.con.doc/q019310_.htm):
+# "Maximum number of CSQJOFF7 offload tasks that can be run in parallel", default 31. The range
+# is not in what was found of IBM's pages: the model takes 1 to the default (an assumption).
+MAXCNOFF = _parameter("MAXCNOFF", 31, "offload tasks that may run at once (the rest wait their turn)",
+                      CSQ6LOGP, _number(1, 31))
 OUTBUFF = _parameter("OUTBUFF", 4000, "output buffer, used in whole 4 KiB CIs", CSQ6LOGP,
                      _number(40, 4000, unit="KB"))
-INBUFF = _parameter("INBUFF", 60, "input buffer for reading active and archive logs",
+INBUFF = _parameter("INBUFF", 60, "input buffer for reading active and archive logs (an offload "
+                    "reads its data set in requests of this size, in whole CIs)",
                     CSQ6LOGP, _number(28, 60, unit="KB"))
 WRTHRSH = _parameter("WRTHRSH", 20, "full output buffer CIs that start a write nobody forced",
                      CSQ6LOGP, _number(1, 256), command=SET_LOG, takes_effect="immediately")
@@ -261,7 +267,7 @@ STARTRBA = _parameter("STARTRBA", 0, "RBA of the first log byte (CSQJU003 after 
 
 #: Every parameter, in the order ``describe()`` and ``to_settings()`` list them.
 PARAMETERS: tuple[Parameter, ...] = (
-    TWOACTV, TWOARCH, TWOBSDS, OFFLOAD, MAXARCH, OUTBUFF, INBUFF, WRTHRSH, MAXRTU, DEALLCT,
+    TWOACTV, TWOARCH, TWOBSDS, OFFLOAD, MAXARCH, MAXCNOFF, OUTBUFF, INBUFF, WRTHRSH, MAXRTU, DEALLCT,
     COMPLOG, ZSTD_IN_ANY, LOGLOAD, ARCPFX1, ARCPFX2, ACTIVE_LOGS, ACTIVE_LOG_CIS, RBA8_PARAM,
     STARTRBA,
     SHARED_QUEUES,
@@ -287,6 +293,7 @@ class ZosLogConfig:
     twobsds: bool = field(TWOBSDS)
     offload: bool = field(OFFLOAD)
     maxarch: int = field(MAXARCH)
+    maxcnoff: int = field(MAXCNOFF)
     outbuff: int = field(OUTBUFF)
     inbuff: int = field(INBUFF)
     wrthrsh: int = field(WRTHRSH)
@@ -618,4 +625,4 @@ def _written(parameter: Parameter, value: Any, rba8: bool) -> Any:
 
 
 #: CSQ6LOGP keywords IBM has that the model accepts in macro text and ignores.
-_CSQ6LOGP_IGNORED = frozenset({"MAXCNOFF", "ZHYWRITE", "ZHYLINK"})
+_CSQ6LOGP_IGNORED = frozenset({"ZHYWRITE", "ZHYLINK"})

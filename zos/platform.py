@@ -12,7 +12,7 @@ from mqlog.core.disk.storage import Storage
 from mqlog.zos.codec import CompLogCodec
 from mqlog.zos.messages import console
 from mqlog.zos.records import RECORD_TYPES, EveryThirdCheckpoint, pageset_records, shunt_round
-from mqlog.zos.space import ZosLogSpace
+from mqlog.zos.space import DEFAULT_MAX_OFFLOADS, ZosLogSpace
 
 #: z/OS writes a buffer when this many CIs are filled (WRTHRSH default)
 DEFAULT_WRTHRSH = 20
@@ -65,7 +65,7 @@ def zos_platform(storage: Storage, *, data_sets: int = 3, cis: int = 4096, dual:
                  dual_archive: bool = True, dual_bsds: bool = True, offload: bool = True, max_arch: int = 500,
                  outbuff_kb: int = 4000, wrthrsh: int = DEFAULT_WRTHRSH, logload: int = 500_000,
                  rba8: bool = True, start_rba: int = 0, codec=None, qm_name: str = "CSQ1",
-                 lrsn: bool = False) -> Platform:
+                 lrsn: bool = False, maxcnoff: int = DEFAULT_MAX_OFFLOADS, inbuff_kb: int = 60) -> Platform:
     """The z/OS queue manager's log over ``storage`` (the ZosLogConfig's values); ``lrsn``:
     a queue-sharing group member, whose records carry LRSNs."""
     addressing = rba_addressing(rba8, start_rba, lrsn)
@@ -74,7 +74,8 @@ def zos_platform(storage: Storage, *, data_sets: int = 3, cis: int = 4096, dual:
         # stay readable, and SET LOG COMPLOG switches it while running.
         codec = CompLogCodec("NONE")
     space = ZosLogSpace(storage, data_sets=data_sets, cis=cis, dual=dual, dual_archive=dual_archive,
-                        dual_bsds=dual_bsds, offload=offload, max_arch=max_arch, start=start_rba, rba8=rba8)
+                        dual_bsds=dual_bsds, offload=offload, max_arch=max_arch, start=start_rba, rba8=rba8,
+                        max_offloads=maxcnoff, offload_read_bytes=inbuff_kb * 1024)
     buffer_pages = max(18, outbuff_kb // 4)
     return Platform(
         name="zos",
@@ -103,6 +104,7 @@ def zos_platform_from_config(storage: Storage, config, *, qm_name: str = "CSQ1")
                         dual_archive=config.twoarch, dual_bsds=config.twobsds, offload=config.offload,
                         max_arch=config.maxarch, outbuff_kb=config.outbuff, wrthrsh=config.wrthrsh,
                         logload=config.logload, rba8=config.rba8, start_rba=config.startrba,
+                        maxcnoff=config.maxcnoff, inbuff_kb=config.inbuff,
                         codec=CompLogCodec(config.complog, allow_zstd=config.zstd_in_any), qm_name=qm_name,
                         # SHARED_QUEUES: a queue-sharing group member, whose records carry LRSNs
                         # (the run joins it: mqlog.zos.qsg.attach_shared_queues)

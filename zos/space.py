@@ -19,6 +19,28 @@ stay). With OFFLOAD=NO (test systems) nothing is archived: a data set is reused 
 restart no longer needs it from the last checkpoint, even if a long unit of work still does –
 its records are then gone.
 
+The offload is a task of its own, not part of any log write (IBM MQ for z/OS, "When the
+archive log is written", https://www.ibm.com/docs/en/ibm-mq/9.2?topic=written-when-mq-zos-archive-log-is:
+"If all the active logs become full, IBM MQ stops processing, until offloading occurs";
+"Archiving logs with the ARCHIVE LOG command": "runs an asynchronous offload process, and
+updates the BSDS"). The space hands each offload to the core's writer as a background copy
+job (:mod:`mqlog.core.log.background`) once the data set's last CI is on disk: the job reads
+the data set from the device, writes each archive copy once ("each log control interval
+retrieved from the active log is written to two archive log data sets", "Planning your log
+archive storage"), puts the BSDS copy beside it, records it in the BSDS and frees the data set
+for reuse at that moment. Its I/O competes with the log's for the device. The writer waits
+for an offload only when the next data set in the ring is still being offloaded (CSQJ111A,
+said once until an offload finishes), and resumes the moment it finishes. At most MAXCNOFF
+offloads run at once ("Using CSQ6LOGP": "Maximum number of CSQJOFF7 offload tasks that can
+be run in parallel", default 31); the rest wait their turn, oldest first. A request to stop
+the queue manager "does not take effect until offload processing has finished" (the core's
+clean shutdown waits for the copies). An offload a crash cut short is redone at restart,
+under the same archive number, without restart waiting for it.
+
+How an offload reads the active data set IBM does not publish. The model reads it in
+requests of INBUFF ("Size of input buffer storage for active and archive log data sets",
+default 60 KB) in whole CIs: 15 CIs a request by default – an assumption, stated here.
+
 **BSDS.** ``BSDS01`` and, with TWOBSDS, ``BSDS02``: the active and archive inventory with RBA
 ranges and status, the checkpoint queue, the highest RBA written and offloaded. Each copy is
 replaced atomically; a reader takes the valid copy with the higher sequence number.
@@ -38,6 +60,7 @@ from mqlog.core.errors import LogFileMissingError, LogFormatError, StorageError
 from mqlog.core.format.pages import PAGE_SIZE, PageRun, check_page
 from mqlog.core.platform import LogControl, SpaceDefaults
 from mqlog.core.format.records import NO_ADDRESS
+from mqlog.core.log.background import CopyJob
 from mqlog.core.log.space import PhysicalWrite, RangeMemo
 from mqlog.core.disk.storage import Storage
 from mqlog.zos.bsds import BSDS_FILES, decode_bsds, encode_bsds
@@ -51,6 +74,12 @@ MAX_DATA_SETS = 310
 
 #: the checkpoint queue in the BSDS wraps after this many entries
 CHECKPOINT_QUEUE = 100
+
+#: MAXCNOFF's default: offload tasks that may run at once (IBM MQ for z/OS, "Using CSQ6LOGP")
+DEFAULT_MAX_OFFLOADS = 31
+#: INBUFF's default in bytes: the offload reads the active data set in requests of this
+#: much, in whole CIs (an assumption: IBM does not publish how the offload reads)
+DEFAULT_OFFLOAD_READ_BYTES = 60 * 1024
 
 
 def data_set_name(copy: int, number: int) -> str:
@@ -95,7 +124,8 @@ class ZosLogSpace(SpaceDefaults):
 
     def __init__(self, storage: Storage, *, data_sets: int = 3, cis: int = 4096, dual: bool = True,
                  dual_archive: bool = True, dual_bsds: bool = True, offload: bool = True, max_arch: int = 500,
-                 arcpfx1: str = "CSQARC1", arcpfx2: str = "CSQARC2", start: int = 0, rba8: bool = True):
+                 arcpfx1: str = "CSQARC1", arcpfx2: str = "CSQARC2", start: int = 0, rba8: bool = True,
+                 max_offloads: int = DEFAULT_MAX_OFFLOADS, offload_read_bytes: int = DEFAULT_OFFLOAD_READ_BYTES):
         if start % PAGE_SIZE:
             raise ValueError(f"the log must start on a CI boundary (an RBA ending in 000), not {start:X}")
         self.storage = storage
@@ -127,13 +157,20 @@ class ZosLogSpace(SpaceDefaults):
         self.bsds_accesses = 0
         self.events: list[tuple[str, dict]] = []
         self._loaded = False
-        self._planned: dict[int, bytes] = {}  # pages of the plan being made, by address
         #: copy 2's rewrite of the plan's first CI, issued once the plan's other writes are done
         self._serial_rewrites: list[PhysicalWrite] = []
         #: read_page's active data set for an RBA: (first RBA, copy 1 name, copy 2 name),
         #: remembered for its range until a data set takes a new range
         self._files = RangeMemo(self._hold_for)
         self._full_warned = 0  # CSQJ110E: the last 5% step reported for the last data set
+        #: offload tasks: at most this many at once (MAXCNOFF), each reading the data set in
+        #: requests of ``offload_read_cis`` CIs
+        self.max_offloads = max_offloads
+        self.offload_read_cis = max(1, offload_read_bytes // PAGE_SIZE)
+        #: offloads waiting for a task (data set, archive entry), oldest first
+        self._offload_queue: list[tuple[ActiveDataSet, ArchiveEntry]] = []
+        self.offloads_running = 0
+        self._out_of_space_said = False  # CSQJ111A for the writer's wait, until an offload ends
 
     # -- capacity -----------------------------------------------------------------------------
 
@@ -197,27 +234,18 @@ class ZosLogSpace(SpaceDefaults):
             # Until the first checkpoint the queue manager is being created: a crash between
             # its BSDS copies and its data sets left them to make now (nothing is logged yet).
             self._create_data_sets()
-        self._complete_offloads()
-        self._planned = {}
         writes: list[PhysicalWrite] = []
-        archive_writes: list[PhysicalWrite] = []
-        if self.offload:
-            for ds in self.active:
-                if ds.full and ds.archive == 0:  # a crash cut its offload short: again
-                    archive_writes += self._offload(ds)
         address = run.first_address
         i = 0
         switched = False
         while i < len(run.pages):
             ds = self._holder(address)
             if ds is None:
-                archive_writes += self._switch(address)
+                self._switch(address)
                 ds = self.active[self.current]
                 switched = True
             room = (ds.start + self.ds_bytes - address) // PAGE_SIZE
             chunk = run.pages[i:i + room]
-            for k, page in enumerate(chunk):
-                self._planned[address + k * PAGE_SIZE] = page
             writes += self._copy_writes(ds, address, tuple(chunk), rewrite=run.rewrites_partial and i == 0,
                                         first=not writes)
             i += len(chunk)
@@ -229,7 +257,7 @@ class ZosLogSpace(SpaceDefaults):
         self._warn_if_filling(run.end_address)
         if switched:
             self._save()
-        return writes + archive_writes
+        return writes
 
     def _copy_writes(self, ds: ActiveDataSet, address: int, pages: tuple, *, rewrite: bool,
                      first: bool) -> list[PhysicalWrite]:
@@ -267,16 +295,16 @@ class ZosLogSpace(SpaceDefaults):
                                                    purpose="copy2"))
         return writes
 
-    def _switch(self, address: int) -> list[PhysicalWrite]:
-        """The current data set is full: archive it, move to the next in the ring."""
-        writes: list[PhysicalWrite] = []
+    def _switch(self, address: int) -> None:
+        """The current data set is full: queue its offload (a task of its own, started once
+        this write is on disk), move to the next in the ring."""
         old = self.active[self.current]
         if old.start != NO_ADDRESS and address >= old.start + self.ds_bytes:
             old.full = True
             self.events.append(("CSQJ002I", {"dsname": data_set_name(1, old.number), "start": old.start,
                                              "end": old.start + self.ds_bytes - 1}))
             if self.offload:
-                writes += self._offload(old)
+                self._queue_offload(old)
         nxt = self.active[(self.current + 1) % self.data_sets]
         if not self._reusable(nxt):
             self.events.append(("CSQJ111A", {}))
@@ -290,63 +318,95 @@ class ZosLogSpace(SpaceDefaults):
         for copy in range(1, self.copies + 1):
             self.events.append(("CSQJ001I", {"copy": copy, "dsname": data_set_name(copy, nxt.number),
                                              "start": address, "end": address + self.ds_bytes - 1}))
-        return writes
 
-    def _offload(self, ds: ActiveDataSet) -> list[PhysicalWrite]:
-        """Copy a full data set to the archive (written after the log pages of this plan);
-        the BSDS marks it complete at the next write, once it is on disk."""
-        seq = self.next_archive
-        self.next_archive += 1
-        pages = tuple(self._page_bytes(ds.start + k * PAGE_SIZE) for k in range(self.cis))
+    # -- offload: a task of its own ---------------------------------------------------------------
+
+    def _queue_offload(self, ds: ActiveDataSet, entry: ArchiveEntry | None = None) -> None:
+        """A full data set is to be archived: its archive number is taken now (the BSDS saved
+        with the switch records it as being offloaded) and it waits for an offload task."""
+        if entry is None:
+            seq = self.next_archive
+            self.next_archive += 1
+            files = tuple(archive_name(prefix, seq) for prefix in self.prefixes)
+            entry = ArchiveEntry(seq, ds.start, ds.start + self.ds_bytes - 1, files)
+            self.archives.append(entry)
+        ds.archive = -entry.seq  # offloading: reusable once complete
+        self._offload_queue.append((ds, entry))
+
+    def copy_jobs(self) -> Sequence[CopyJob]:
+        """The offloads to start now: the oldest waiting, as many as MAXCNOFF lets run (the
+        writer asks once the data set's last CI is on disk, and again as each one ends)."""
+        jobs = []
+        while self._offload_queue and self.offloads_running < self.max_offloads:
+            ds, entry = self._offload_queue.pop(0)
+            self.offloads_running += 1
+            jobs.append(CopyJob(data_set_name(1, ds.number), self.ds_bytes, self.offload_read_cis * PAGE_SIZE,
+                                entry.files, lambda ds=ds: self._offload_pages(ds),
+                                lambda ds=ds, entry=entry: self._offload_done(ds, entry)))
+        return jobs
+
+    def _offload_pages(self, ds: ActiveDataSet) -> tuple[bytes, ...]:
+        """The data set's CIs as the offload read them: copy 1's, or copy 2's where copy 1's
+        is bad. A CI bad in both copies leaves a gap in the archive (CSQJ124E)."""
+        pages = []
+        for k in range(self.cis):
+            raw, _, _ = self._read_active(ds.start + k * PAGE_SIZE)
+            pages.append(raw if len(raw) == PAGE_SIZE else bytes(PAGE_SIZE))
         bad = [ds.start + k * PAGE_SIZE for k, page in enumerate(pages)
                if ds.start + k * PAGE_SIZE < self.high_written and check_page(page, ds.start + k * PAGE_SIZE)[1]
                is not None and page.strip(b"\0")]
         if bad:
             # Neither copy holds a good version of these CIs: the archive has a gap (CSQJ124E).
             self.events.append(("CSQJ124E", {"start": bad[0], "end": bad[-1] + PAGE_SIZE - 1}))
-        files = tuple(archive_name(prefix, seq) for prefix in self.prefixes)
-        entry = ArchiveEntry(seq, ds.start, ds.start + self.ds_bytes - 1, files)
-        self.archives.append(entry)
-        ds.archive = -seq  # offloading: reusable once complete
-        writes = [PhysicalWrite(name, 0, NO_ADDRESS, pages, purpose="archive", format_bytes=self.ds_bytes)
-                  for name in files]
+        return tuple(pages)
+
+    def _offload_done(self, ds: ActiveDataSet, entry: ArchiveEntry) -> None:
+        """The archive copies are on disk: put a copy of the BSDS beside each, record them
+        (CSQJ003I) and let the active data set be reused – now, not at the next write."""
+        self.offloads_running -= 1
+        self._out_of_space_said = False
+        # The BSDS copies go beside the archives before the BSDS says they are complete:
+        # a crash in between redoes the offload (and its copy) under the same number.
+        for name in entry.files:
+            bsds_copy = name.rsplit(".", 1)[0] + ".B" + name.rsplit(".", 1)[1][1:]
+            self.storage.replace(bsds_copy, self._bsds_bytes())
+        entry.complete = True
+        if ds.archive == -entry.seq:
+            ds.archive = entry.seq
         self.archive_offloads += 1
-        return writes
+        for copy, name in enumerate(entry.files, 1):
+            self.events.append(("CSQJ003I", {"dsname": name, "start": entry.start, "end": entry.end, "copy": copy}))
+        while len([e for e in self.archives if e.complete]) > self.max_arch:
+            dropped = next(e for e in self.archives if e.complete)
+            self.archives.remove(dropped)
+            self.events.append(("archive-dropped", {"dsname": dropped.files[0]}))
+        self._save()
 
-    def _page_bytes(self, address: int) -> bytes:
-        page = self._planned.get(address)
-        if page is not None:
-            return page
-        raw, _, _ = self._read_active(address)
-        return raw if len(raw) == PAGE_SIZE else bytes(PAGE_SIZE)
-
-    def _complete_offloads(self) -> None:
-        """Archives planned by the last write are on disk now: record them (CSQJ003I), put a
-        copy of the BSDS beside each, and let their active data sets be reused."""
-        completed = []
-        for entry in self.archives:
-            if entry.complete:
-                continue
-            entry.complete = True
-            completed.append(entry)
-            for ds in self.active:
-                if ds.archive == -entry.seq:
-                    ds.archive = entry.seq
-            for copy, name in enumerate(entry.files, 1):
-                self.events.append(("CSQJ003I", {"dsname": name, "start": entry.start, "end": entry.end,
-                                                 "copy": copy}))
-        if completed:
-            while len([e for e in self.archives if e.complete]) > self.max_arch:
-                dropped = next(e for e in self.archives if e.complete)
-                self.archives.remove(dropped)
-                self.events.append(("archive-dropped", {"dsname": dropped.files[0]}))
-            # The BSDS copies go beside the archives before the BSDS says they are complete:
-            # a crash in between redoes the offload (and its copy) under the same number.
-            for entry in completed:
-                for name in entry.files:
-                    bsds_copy = name.rsplit(".", 1)[0] + ".B" + name.rsplit(".", 1)[1][1:]
-                    self.storage.replace(bsds_copy, self._bsds_bytes())
-            self._save()
+    def waits_for_copies(self, run: PageRun) -> bool:
+        """Whether ``run`` reaches a data set that is full and not yet archived, whose
+        offload is running or waiting for a task: logging stops until it ends (CSQJ111A,
+        said once until an offload ends). False if it can be placed now, or if a data set it
+        needs can never be freed by an offload (plan_write then refuses it)."""
+        if not self._loaded or not self.offload or not self.active:
+            return False
+        cur = self.active[self.current]
+        if cur.start == NO_ADDRESS:
+            return False
+        need = run.first_address + len(run.pages) * PAGE_SIZE
+        edge = cur.start + self.ds_bytes
+        step = 1
+        while edge < need and step < self.data_sets:
+            nxt = self.active[(self.current + step) % self.data_sets]
+            if not self._reusable(nxt):
+                if nxt.archive >= 0:
+                    return False
+                if not self._out_of_space_said:
+                    self._out_of_space_said = True
+                    self.events.append(("CSQJ111A", {}))
+                return True
+            edge += self.ds_bytes
+            step += 1
+        return False
 
     def _check_rba(self, end: int) -> None:
         """The RBA thresholds of the mode (IBM MQ for z/OS, "Larger log Relative Byte Address"): warnings past the warning RBA, and
@@ -621,13 +681,15 @@ class ZosLogSpace(SpaceDefaults):
         except (KeyError, TypeError, ValueError) as exc:
             raise LogFormatError(f"malformed BSDS ({exc})", source=name, offset=8) from None
         self.data_sets = len(self.active)  # DEFINE LOG may have added some
-        for ds in self.active:
-            if ds.archive < 0:  # the offload was cut short by the crash: do it again, same number
-                entry = next((e for e in self.archives if e.seq == -ds.archive), None)
-                if entry is not None:
-                    self.archives.remove(entry)
-                    self.next_archive = min(self.next_archive, entry.seq)
-                ds.archive = 0
+        self._offload_queue = []
+        self.offloads_running = 0
+        for ds in sorted((d for d in self.active if self.offload and d.full and d.archive <= 0
+                          and d.start != NO_ADDRESS), key=lambda d: d.start):
+            # The offload was cut short by the crash: it is done again, under the same number
+            # (a number taken for a data set is never given to another one, so offloads that
+            # ended out of order leave no gap and no duplicate). Restart does not wait for it.
+            entry = next((e for e in self.archives if e.seq == -ds.archive and not e.complete), None)
+            self._queue_offload(ds, entry)
         return True
 
     # -- what utilities show --------------------------------------------------------------------

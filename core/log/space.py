@@ -9,6 +9,11 @@ A platform's log space answers two questions for the writer and the reader:
 * :meth:`LogSpace.read_page` – which bytes are stored for a page address (a
   :class:`~mqlog.core.log.reader.PageSource`), choosing the good copy where there are several.
 
+and, for a space that copies log it holds to other files in the background (z/OS archive
+offload), two more (:mod:`~mqlog.core.log.background`): :meth:`LogSpace.copy_jobs` – the copies
+to start now – and :meth:`LogSpace.waits_for_copies` – whether a run can be placed only once
+a copy in progress has finished. :class:`NoBackgroundCopies` gives their neutral answers.
+
 :class:`ReferenceLogSpace` is the core's own: one file that grows without limit, every
 page at ``address - start``. It serves the core's tests the way ZODB's MappingStorage
 serves ZODB's. :class:`RangeMemo` is what a space over many files uses to map a read's
@@ -23,6 +28,7 @@ import attrs
 
 from mqlog.core.format.pages import PAGE_SIZE, PageRun
 from mqlog.core.disk.storage import Storage
+from mqlog.core.log.background import CopyJob
 
 
 @attrs.frozen
@@ -66,8 +72,27 @@ class LogSpace(Protocol):
     def read_page(self, address: int) -> tuple[bytes, str, int]:
         """The stored page at ``address`` (b"" if none), its file name and offset."""
 
+    def copy_jobs(self) -> Sequence[CopyJob]:
+        """Background copies to start now, each handed out once (the writer asks at the start
+        and end of each write cycle and whenever a copy finishes)."""
 
-class ReferenceLogSpace:
+    def waits_for_copies(self, run: PageRun) -> bool:
+        """Whether ``run`` can be placed only once a background copy handed out (or about to
+        be) has finished: the writer then waits for one to finish and asks again. False when
+        it can be placed now – or never (plan_write then says why)."""
+
+
+class NoBackgroundCopies:
+    """The neutral answers of a space that copies nothing in the background."""
+
+    def copy_jobs(self) -> Sequence[CopyJob]:
+        return ()
+
+    def waits_for_copies(self, run: PageRun) -> bool:
+        return False
+
+
+class ReferenceLogSpace(NoBackgroundCopies):
     """One log file that grows forever; page ``a`` lives at offset ``a - start``."""
 
     def __init__(self, storage: Storage, *, file: str = "reference.log", start: int = 0):

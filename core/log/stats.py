@@ -78,6 +78,16 @@ class LogStatistics:
     #: archive copies written by offload (z/OS): real I/O, counted apart from the log's own
     archive_bytes: int = 0
     archive_writes: int = 0
+    #: background copies (z/OS archive offload, :mod:`~mqlog.core.log.background`) finished,
+    #: their read requests and bytes, the virtual time they took from start to finish (their
+    #: reads, then their writes, counted above) summed, and how often and how long the writer
+    #: waited for one because the space could not place a run before it finished
+    offloads: int = 0
+    offload_reads: int = 0
+    offload_read_bytes: int = 0
+    offload_us: float = 0.0
+    offload_waits: int = 0
+    offload_wait_us: float = 0.0
     forces: int = 0  # synchronous write requests (commit, backout, out-of-syncpoint ops)
     pages_written: int = 0
     partial_page_writes: int = 0  # writes ending in a partial page
@@ -169,6 +179,12 @@ class LogStatistics:
             "ordered_writes": self.ordered_writes,
             "archive_bytes": self.archive_bytes,
             "archive_writes": self.archive_writes,
+            "offloads": self.offloads,
+            "offload_reads": self.offload_reads,
+            "offload_read_bytes": self.offload_read_bytes,
+            "offload_us": self.offload_us,
+            "offload_waits": self.offload_waits,
+            "offload_wait_us": self.offload_wait_us,
             "forces": self.forces,
             "pages_written": self.pages_written,
             "partial_page_writes": self.partial_page_writes,

@@ -22,6 +22,12 @@ the I/O, one write cycle at a time:
    device and then stored and synced;
 4. forces whose target is now on disk are released, and full pages leave the buffer.
 
+Beside it run the space's background copies (z/OS archive offload,
+:mod:`~mqlog.core.log.background`): the writer starts those the space hands out at the start
+and the end of each cycle, never waits for one – except when the space cannot place a run
+until one has finished (every file it could go to is still being copied); it then waits for
+copies to finish, one at a time, and goes on the moment the space can place it.
+
 The counters follow the distributed logger's (amqldmpa): ``logical_writes`` counts the log
 write requests that reached the writer (a force whose records were not yet on disk),
 ``log_records`` the records appended, ``write_cycles`` the writer's cycles and
@@ -47,6 +53,7 @@ import attrs
 import simpy
 
 from mqlog.core.log.addressing import Addressing, PlainAddressing
+from mqlog.core.log.background import BackgroundCopies
 from mqlog.core.disk.devices import Device
 from mqlog.core.errors import LogWriteError, ParameterError, StorageError
 from mqlog.core.format.pages import PAGE_HEADER_SIZE, PAGE_PAYLOAD, PAGE_SIZE, LogBuffer
@@ -104,6 +111,8 @@ class LogWriter:
         #: the error that made the log unusable, once a physical write failed
         self.failed: LogWriteError | None = None
         self._stamps = self.addressing.stamps
+        #: the space's background copies, run beside the writer
+        self.copies = BackgroundCopies(env, space, device, self.stats, self._fail)
         self.process = env.process(self._run())
 
     @classmethod
@@ -263,6 +272,13 @@ class LogWriter:
                 stats.partial_page_rewrites += 1
             if run.ends_partial:
                 stats.partial_page_writes += 1
+            # A copy a restart must redo starts with the first cycle; a run that needs a file
+            # still being copied waits for the copy (the only wait for one).
+            self.copies.start_pending()
+            if self.space.waits_for_copies(run):
+                yield from self._wait_for_copies(run)
+                if self.failed is not None:
+                    return
             for k, group in enumerate(_in_flight_together(self.space.plan_write(run))):
                 if k:
                     stats.ordered_writes += len(group)  # held until the writes before them finished
@@ -284,6 +300,21 @@ class LogWriter:
             self.buffer.release(run)
             self.durable = run.end_address
             self._release_waiters()
+            # What this cycle filled is on disk now: the space may copy it.
+            self.copies.start_pending()
+
+    def _wait_for_copies(self, run):
+        """The space can place ``run`` only once a background copy has finished: wait for
+        copies to finish, one at a time, until it can (or nothing is left to finish:
+        plan_write then says why the run cannot be placed)."""
+        self.stats.offload_waits += 1
+        started = self.env.now
+        while self.space.waits_for_copies(run) and self.failed is None:
+            self.copies.start_pending()
+            if not self.copies.running:
+                break
+            yield self.copies.progress()
+        self.stats.offload_wait_us += self.env.now - started
 
     def _write_parts(self, pw: PhysicalWrite):
         for part in self._split_at_wrap(pw):

@@ -87,8 +87,8 @@ class LogSpaceMixin:
 
     def _claim_waiting(self, nbytes: int) -> Generator:
         """:meth:`_claim`, except that on a platform whose callers wait for log space
-        (``full_log_waits``) a full log makes the caller wait for a checkpoint to free some
-        rather than fail.
+        (``full_log_waits``) a full log makes the caller wait for a checkpoint, or a
+        background copy of the space's, to free some rather than fail.
 
         A caller that has waited through :data:`FUTILE_WAITS_MAX` checkpoints without room
         never will get it (the log is smaller than the space kept to back out the units of
@@ -110,7 +110,9 @@ class LogSpaceMixin:
             waits += 1
             if self._space_freed is None:
                 self._space_freed = self.env.event()
-            yield self._space_freed
+            # A checkpoint moving the tail frees space, and so does a background copy the
+            # space was waiting for (an archive offload finishing): whichever comes first.
+            yield self._space_freed | self.writer.copies.progress()
 
     def _claim(self, nbytes: int) -> None:
         """Check there is room for ``nbytes`` more (else 2102) and hold it until the caller
@@ -143,7 +145,11 @@ class LogSpaceMixin:
                 self.say("log-full-housekeeping")
         if self.platform.space_policy is not None:
             self._check_space()
-        self._maybe_checkpoint("log full", force=True)
+        if not self.writer.copies.running:
+            # (A background copy in progress – an archive offload – frees the log when it
+            # ends, and callers wait for that; a checkpoint now would only spend the reserve,
+            # and one a refusal at a time would fill the log with checkpoints.)
+            self._maybe_checkpoint("log full", force=True)
         raise MqiError(Reason.MQRC_RESOURCE_PROBLEM, "the log is full")
 
 

@@ -171,7 +171,9 @@ class QueueManager(UnitsOfWorkMixin, LogSpaceMixin, CheckpointMixin, ShuntingMix
     def shutdown(self) -> Generator:
         """A controlled shutdown: a final checkpoint, then nothing more is accepted.
         Where the platform takes media images, empty queues are imaged first (as MQ does at
-        every shutdown): cheap, and their media recovery records move up to now."""
+        every shutdown): cheap, and their media recovery records move up to now. The space's
+        background copies in progress (z/OS archive offloads) finish before it ends, so a
+        clean shutdown leaves none half done (the writer fails the shutdown if one failed)."""
         if self.platform.media is not None:
             from mqlog.core.objects.media import MediaRecoveryError, record_image
 
@@ -183,6 +185,9 @@ class QueueManager(UnitsOfWorkMixin, LogSpaceMixin, CheckpointMixin, ShuntingMix
                     except (MqiError, MediaRecoveryError):
                         break  # the log is full (or an image is being taken): they can wait
         yield from self.checkpoint("shutdown", wait=True)
+        yield self.writer.copies.idle()
+        if self.writer.failed is not None:
+            raise self.writer.failed
         self.stopped = True
 
     def connect(self, application: str) -> Connection:

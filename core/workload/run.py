@@ -192,6 +192,13 @@ def collect_metrics(cfg: RunConfig, qm: QueueManager, ctx: Context, env: simpy.E
         "ordered_writes": s.get("ordered_writes", 0),
         "archive_bytes": s.get("archive_bytes", 0),
         "archive_writes": s.get("archive_writes", 0),
+        # background copies (z/OS archive offload): their reads, the virtual time they ran
+        # (reads and writes, summed over copies) and the writer's waits for one
+        "offload_reads": s.get("offload_reads", 0),
+        "offload_read_bytes": s.get("offload_read_bytes", 0),
+        "offload_us": s.get("offload_us", 0.0),
+        "offload_waits": s.get("offload_waits", 0),
+        "offload_wait_us": s.get("offload_wait_us", 0.0),
         "write_size_short": s.get("write_size_short", 0.0),
         "write_size_long": s.get("write_size_long", 0.0),
         "write_size_max": s.get("write_size_max", 0),

@@ -31,7 +31,7 @@ def test_defaults_match_spec():
     c = ZosLogConfig()
     assert c.to_settings() == {
         "TWOACTV": "YES", "TWOARCH": "YES", "TWOBSDS": "YES", "OFFLOAD": "YES",
-        "MAXARCH": 500, "OUTBUFF": 4000, "INBUFF": 60, "WRTHRSH": 20, "MAXRTU": 2,
+        "MAXARCH": 500, "MAXCNOFF": 31, "OUTBUFF": 4000, "INBUFF": 60, "WRTHRSH": 20, "MAXRTU": 2,
         "DEALLCT": 0, "COMPLOG": "NONE", "ZSTD_IN_ANY": "NO", "LOGLOAD": 500_000,
         "ARCPFX1": "CSQARC1", "ARCPFX2": "CSQARC2", "ACTIVE_LOGS": 3, "ACTIVE_LOG_CIS": 4096,
         "RBA8": "YES", "STARTRBA": "0x0000000000000000", "SHARED_QUEUES": "NONE",
