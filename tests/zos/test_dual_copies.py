@@ -88,3 +88,37 @@ def test_single_logging_writes_each_cycle_once_with_nothing_in_flight_beside_it(
     assert stats.physical_writes == stats.write_cycles
     ordered = sorted(writes, key=lambda w: w[3])
     assert all(not _overlap(a, b) for a, b in zip(ordered, ordered[1:]))
+
+
+# -- the cost of the second copy follows the device -----------------------------------------
+
+def _commits(dual: bool, device) -> int:
+    from mqlog.core.workload.run import RunConfig, run_workload
+    from mqlog.core.workload.spec import BUILTINS, build_spec
+    from mqlog.platforms import choose
+
+    choice = choose("zos")
+    values = choice.configure({"TWOACTV": "YES" if dual else "NO"})
+    spec = build_spec(BUILTINS["requester-responder"],
+                      {"requesters": 32, "responders": 32, "duration": 0.05}, origin="test")
+    cfg = RunConfig("zos", choice.maker(values), values, spec, device=device)
+    return run_workload(cfg, MemoryStorage()).metrics["commits"]
+
+
+def _dual_cost(device) -> float:
+    """The fraction of single logging's commits that dual logging loses, same workload."""
+    return 1 - _commits(True, device) / _commits(False, device)
+
+
+def test_dual_loggings_cost_moves_with_the_devices_latency_and_shared_channel():
+    import attrs
+
+    dasd = get_profile("dasd")
+    base = _dual_cost(dasd)
+    # the serial rewrite of a CI costs one more I/O latency a cycle: with less latency
+    # against the same transfer rate, the second copy costs less ...
+    quick = _dual_cost(attrs.evolve(dasd, name="quick", write_latency_us=dasd.write_latency_us / 5))
+    # ... and with a channel no wider than one transfer, the two copies' new CIs share it
+    # (each goes at half speed), so it costs more
+    narrow = _dual_cost(attrs.evolve(dasd, name="narrow", channel_mb_s=dasd.write_bandwidth_mb_s))
+    assert 0 < quick < base < narrow < 1, (quick, base, narrow)
