@@ -118,12 +118,12 @@ def test_unreadable_and_non_toml_case_files_and_unknown_ids_are_one_line_errors(
 
 SYNTHETIC = {
     "sw": {"physical_writes": 100, "logical_writes": 80, "physical_bytes": 100 * 4096 + 50 * 4096,
-           "logical_bytes": 61_440, "round_trips": 50, "messages_got": 500, "virtual_seconds": 2.0,
+           "logical_bytes": 61_440, "round_trips": 50, "messages_got": 500, "virtual_seconds": 2.1, "workload_seconds": 2.0,
            "checkpoint_marks": [{"reason": "start", "messages_put": 0, "log_records": 0},
                                 {"reason": "records", "messages_put": 100, "log_records": 400},
                                 {"reason": "records", "messages_put": 300, "log_records": 1200},
                                 {"reason": "shutdown", "messages_put": 310, "log_records": 1240}]},
-    "tw": {"physical_writes": 125, "messages_got": 500, "virtual_seconds": 2.5},
+    "tw": {"physical_writes": 125, "messages_got": 500, "virtual_seconds": 2.9, "workload_seconds": 2.5},
 }
 
 

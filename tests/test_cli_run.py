@@ -23,7 +23,7 @@ SMALL = {
 }
 AVAILABLE_PLATFORMS = ["reference", "distributed", "zos"]
 
-SCHEMA = ("platform workload seed device config virtual_seconds messages_put messages_got commits backouts "
+SCHEMA = ("platform workload seed device config virtual_seconds workload_seconds messages_put messages_got commits backouts "
           "forces logical_bytes physical_bytes logical_writes log_records write_cycles physical_writes write_size_short write_size_long "
           "write_size_max write_time_short_us write_time_long_us write_time_max_us checkpoints log_switches "
           "active_log_capacity_bytes active_log_used_bytes_max log_full_events uows_rolled_back "

@@ -101,9 +101,10 @@ def per_round_trip(runs: dict, metric: str) -> float:
 
 
 def throughput_ratio(runs: dict, num: str, den: str) -> float:
-    """Messages got per virtual second in run ``num`` over the same in run ``den``."""
+    """Messages got per virtual second of the workload (``workload_seconds``: to its last
+    call, not through the shutdown after it) in run ``num`` over the same in run ``den``."""
     def rate(run: str) -> float:
-        return _ratio(_metric(runs, f"{run}.messages_got"), _metric(runs, f"{run}.virtual_seconds"))
+        return _ratio(_metric(runs, f"{run}.messages_got"), _metric(runs, f"{run}.workload_seconds"))
 
     return _ratio(rate(num), rate(den))
 

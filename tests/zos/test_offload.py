@@ -192,3 +192,19 @@ def test_a_crash_inside_an_offload_is_redone_at_restart_which_does_not_wait_and_
         # and a restart of what that left finds everything again
         qm2, _, crashed2 = restart(ZOS_DUAL, clone(qm.storage.durable))
         assert not crashed2 and out.journal.verify(qm2).ok, k
+
+
+def test_a_runs_throughput_is_measured_to_its_last_call_not_through_the_offload_its_shutdown_waits_for():
+    from mqlog.core.workload.run import RunConfig, run_workload as run_spec
+    from mqlog.core.workload.spec import BUILTINS, build_spec
+    from mqlog.platforms import choose
+
+    choice = choose("zos")
+    values = choice.configure({"ACTIVE_LOG_CIS": "256"})  # 1 MiB data sets: offloads all along
+    spec = build_spec(BUILTINS["requester-responder"], {"requesters": 16, "responders": 16, "duration": 0.1},
+                      origin="test")
+    m = run_spec(RunConfig("zos", choice.maker(values), values, spec, device="dasd"), MemoryStorage()).metrics
+    assert m["archive_offloads"] >= 2 and m["platform_archives_recorded"] == m["archive_offloads"]
+    # the workload stopped at its duration; the shutdown went on until the last offload was on disk
+    assert m["workload_seconds"] == pytest.approx(0.1, rel=0.02)
+    assert m["virtual_seconds"] > m["workload_seconds"]
