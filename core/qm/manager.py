@@ -318,7 +318,11 @@ class QueueManager(UnitsOfWorkMixin, LogSpaceMixin, CheckpointMixin, ShuntingMix
 
     def _log_uow(self, uow: UnitOfWork, record_for, *, ending: bool = False, essential: bool = False,
                  need: int = 0) -> Generator:
-        """Append a record of ``uow``, chained to its previous one; a Begin first if needed."""
+        """Append a record of ``uow``, chained to its previous one; a Begin first if needed.
+        While the queue manager re-logs the unit (a round of shunting, :mod:`.shunting`) the
+        record waits for it, so that it is chained after the round, not into it."""
+        while uow.busy is not None:
+            yield uow.busy
         if uow.doomed and not ending:
             raise MqiError(Reason.MQRC_BACKED_OUT, "the queue manager backed the unit of work out to free log space")
         if not uow.logged:
