@@ -132,6 +132,9 @@ class QueueManager(UnitsOfWorkMixin, LogSpaceMixin, CheckpointMixin, ShuntingMix
         #: messages and records so far at its start, so that a report can say how much work
         #: lay between two checkpoints (the cadence the checkpoint basis sets)
         self.checkpoint_marks: list[dict] = []
+        #: one entry per round of shunting written (the first ``checkpoints.CHECKPOINT_MARKS_MAX``): the
+        #: unit, the checkpoint after which it started, its operations and bytes (``mqlog calibrate``'s Z3)
+        self.shunt_rounds: list[dict] = []
 
     # -- starting and stopping ---------------------------------------------------------------
 

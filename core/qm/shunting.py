@@ -30,6 +30,7 @@ import attrs
 from mqlog.core.format.records import NO_ADDRESS
 from mqlog.core.objects.uow import MqiError, UnitOfWork, UowState
 from mqlog.core.platform import UowView
+from mqlog.core.qm.checkpoints import CHECKPOINT_MARKS_MAX
 
 
 class ShuntingMixin:
@@ -75,15 +76,16 @@ class ShuntingMixin:
             # roll forward's is): other work is refused sooner meanwhile, never the round.
             self._claimed += sum(sizes)
             uow.busy = self.env.event()
-            self.env.process(self._shunt_round(uow, records, sizes, uow.checkpoints_seen))
+            self.env.process(self._shunt_round(uow, records, sizes, uow.checkpoints_seen, number))
             started = True
         return started
 
-    def _shunt_round(self, uow: UnitOfWork, records: list, sizes: list[int], mark: int) -> Generator:
+    def _shunt_round(self, uow: UnitOfWork, records: list, sizes: list[int], mark: int,
+                     number: int = 0) -> Generator:
         """Write one round of ``uow`` (``records``, ``sizes`` bytes each, made when checkpoint
-        ``mark`` ended), a record at a time through the writer's waiting append, so that
-        other units' records come between them and a round larger than the log buffer waits
-        for buffer space as the writer empties it.
+        ``number`` ended; ``mark``: the unit's checkpoints then) a record at a time through the
+        writer's waiting append, so that other units' records come between them and a round
+        larger than the log buffer waits for buffer space as the writer empties it.
 
         The unit is ``busy`` meanwhile: its own next call that logs waits for the round
         (``_log_uow``), as do its coordinator's decision and a roll forward. The model
@@ -109,6 +111,9 @@ class ShuntingMixin:
                 first = prev if first == NO_ADDRESS else first
             # Switched before the unit is released: its next call chains on the round.
             self._switch_to_round(uow, first, prev, mark, sum(sizes))
+            if len(self.shunt_rounds) < CHECKPOINT_MARKS_MAX:
+                self.shunt_rounds.append({"uow": uow.id, "checkpoint": number, "bytes": sum(sizes),
+                                          "operations": sum(len(r.backout_round().ops) for r in records)})
         except MqiError:
             # The queue manager is stopping: the round is left incomplete at the end of the
             # unit's chain, where restart passes over it; the unit keeps its records.
