@@ -46,8 +46,8 @@ class ShuntingMixin:
         because the log buffer (OUTBUFF) is smaller than the round: the round goes through
         the buffer a record at a time, waiting for space like any other logger. IBM's
         CSQR027I is said when "logs may switch too quickly for log shunting to keep up"
-        (APAR PI76882, https://www.ibm.com/support/pages/apar/PI76882); the model's reading
-        of "keep up" is this room check, made when the round starts."""
+        (APAR PI76882, http://www-01.ibm.com/support/docview.wss?uid=swg1PI76882); the
+        model's reading of "keep up" is this room check, made when the round starts."""
         shunting = self.platform.shunting
         if shunting is None or self.writer is None or self.stopped:
             return False
@@ -97,8 +97,8 @@ class ShuntingMixin:
 
         The unit's first and last records switch to the round only when its last record is
         appended. Before that, a crash leaves an incomplete round at the end of the unit's
-        chain, which restart passes over to the original records (still in the log: the
-        tail is held by the unit's original first record until the switch). After it, the
+        chain, which restart passes over to the original records (still in the log, active
+        or archived: until the switch they are the unit's first records). After it, the
         round is on disk before any log it frees could be reused: the tail moves only at a
         checkpoint, and a checkpoint forces the log first."""
         prev, first = uow.last, NO_ADDRESS
