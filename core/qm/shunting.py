@@ -7,18 +7,12 @@ and the log behind it need not be kept for that unit. :class:`ShuntingMixin` is 
 :class:`mqlog.core.qm.manager.QueueManager`; a checkpoint ends by asking it for rounds, and
 each round is then written by a process of its own while logging goes on.
 
-IBM MQ for z/OS, "The impact of log shunting" (System Administration Guide, V6; a mirror:
-http://setgetweb.com/p/WAS60/MQ/com.ibm.mq.csqsaw.doc/csq84c081.htm): "An internal task
-reads unit of work log information for these old units of work and rewrites it in a more
-succinct form to the current position in the log. Message CSQR026 indicates when this has
-happened." And ("Log shunting", Concepts and Planning Guide, V6,
-http://setgetweb.com/p/WAS60/MQ/com.ibm.mq.csqsat.doc/csqsat0337.htm): "When the whole of
-the unit of work has been processed, the unit of work is in a shunted state. Any backout or
-restart activity relating to the shunted unit of work can use the shunted log records
-instead of using the original unit of work log records." So a round is written as a task
-beside the others' logging, and the unit switches to it only once the whole round is written.
-IBM says nothing of how that task waits for log buffers or for the unit's own calls; the
-model's choices are said where they are made.
+As IBM describes it for MQ for z/OS (quoted with the platform's records, zos/records.py), a
+round is written by an internal task to the current position in the log while logging goes
+on, and the unit of work is shunted once the whole of it has been processed: here, a round is
+written beside the other units' records and the unit switches to it only once the whole
+round is in. IBM says nothing of how that task waits for log buffers or for the unit's own
+calls; the model's choices are said where they are made.
 """
 
 from __future__ import annotations
@@ -41,13 +35,12 @@ class ShuntingMixin:
         a round of backout-only copies of its records is started (:meth:`_shunt_round`).
         Returns whether any round was started.
 
-        A round is refused (CSQR027I; the next checkpoint tries again) only when the active
-        log cannot hold it beside the reserve kept for commit, backout and checkpoints – not
-        because the log buffer (OUTBUFF) is smaller than the round: the round goes through
-        the buffer a record at a time, waiting for space like any other logger. IBM's
-        CSQR027I is said when "logs may switch too quickly for log shunting to keep up"
-        (APAR PI76882, http://www-01.ibm.com/support/docview.wss?uid=swg1PI76882); the
-        model's reading of "keep up" is this room check, made when the round starts."""
+        A round is refused (the platform's console says so; the next checkpoint tries
+        again) only when the active log cannot hold it beside the reserve kept for commit,
+        backout and checkpoints – not because the log buffer is smaller than the round: the
+        round goes through the buffer a record at a time, waiting for space like any other
+        logger. (IBM's reason for refusing is quoted in zos/records.py: the model reads it as
+        this room check, made when the round starts.)"""
         shunting = self.platform.shunting
         if shunting is None or self.writer is None or self.stopped:
             return False
