@@ -70,7 +70,7 @@ class _NoSpark:
 
 def test_the_built_in_cases_load_with_ibm_values_from_ibm_counters():
     cases = load_cases()
-    assert list(cases) == ["D1", "D2", "C1", "Z2"]
+    assert list(cases) == ["D1", "D2", "C1", "Z1", "Z2", "Z3"]
     d1 = {f["name"]: f for f in cases["D1"]["figures"]}
     # computed from IBM's amqldmpa counters by the figure's own computation
     assert d1["tw_physical_writes_ratio"]["ibm"] == pytest.approx(231_340 / 184_710)
@@ -91,6 +91,11 @@ def test_the_built_in_cases_load_with_ibm_values_from_ibm_counters():
     (lambda t: t.replace('LogWriteIntegrity = "SingleWrite"', 'LogWriteIntegrity = "Sometimes"'),
      "LogWriteIntegrity"),
     (lambda t: t.replace('title = "a tiny case"', 'titel = "a tiny case"'), "T1.titel"),
+    (lambda t: t.replace('log = { LogWriteIntegrity = "SingleWrite" }',
+                         'log = { LogWriteIntegrity = "SingleWrite" }\nqmgr = { max_uow = 5 }'), "T1.runs.sw.qmgr.max_uow"),
+    (lambda t: t.replace('log = { LogWriteIntegrity = "SingleWrite" }',
+                         'log = { LogWriteIntegrity = "SingleWrite" }\nqmgr = { max_uow_messages = 0 }'),
+     "max_uow_messages"),
     (lambda t: t.replace('name = "got_per_put"', 'name = "writes_per_iteration"'),
      "T1.figures.writes_per_iteration"),
 ])
@@ -122,7 +127,13 @@ SYNTHETIC = {
            "checkpoint_marks": [{"reason": "start", "messages_put": 0, "log_records": 0},
                                 {"reason": "records", "messages_put": 100, "log_records": 400},
                                 {"reason": "records", "messages_put": 300, "log_records": 1200},
-                                {"reason": "shutdown", "messages_put": 310, "log_records": 1240}]},
+                                {"reason": "shutdown", "messages_put": 310, "log_records": 1240}],
+           # unit 1 shunted at checkpoints 4, 7 and 10 (the last two whole), unit 2 at 5 and 9
+           "params": {"long_messages": 100},
+           "shunt_rounds": [{"uow": 1, "checkpoint": 4, "operations": 50}, {"uow": 2, "checkpoint": 5, "operations": 60},
+                            {"uow": 1, "checkpoint": 7, "operations": 100},
+                            {"uow": 2, "checkpoint": 9, "operations": 60},
+                            {"uow": 1, "checkpoint": 10, "operations": 100}]},
     "tw": {"physical_writes": 125, "messages_got": 500, "virtual_seconds": 2.9, "workload_seconds": 2.5},
 }
 
@@ -139,6 +150,8 @@ def figure(compute, ibm=1.0, tolerance=0.2, **args):
     (figure("throughput_ratio", num="tw", den="sw"), 0.8),
     (figure("checkpoint_interval", run="sw", measure="log_records"), 600.0),
     (figure("checkpoint_interval", run="sw", measure="messages"), 150.0),
+    (figure("shunt_cadence", run="sw"), 10 / 3),
+    (figure("units_shunted_whole", run="sw"), 1.0),
 ])
 def test_each_computation_over_synthetic_metrics(fig, expected):
     assert fig["compute"] in COMPUTATIONS

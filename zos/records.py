@@ -9,6 +9,20 @@ chain; the last has ``index == count - 1``. Backout and restart use the newest c
 round instead of reading back to the unit's first record, so the log behind it can be
 archived or reused. A round cut short by a crash (its last record missing) is ignored.
 
+A round is written progressively (core/qm/shunting.py): a record at a time through the output
+buffer while other work logs, so that a round larger than OUTBUFF – 100,000 operations make
+about 8.8 MB – is written, not refused. IBM, "The impact of log shunting" (System
+Administration Guide, V6; mirror http://setgetweb.com/p/WAS60/MQ/com.ibm.mq.csqsaw.doc/csq84c081.htm):
+"An internal task reads unit of work log information for these old units of work and
+rewrites it in a more succinct form to the current position in the log. Message CSQR026
+indicates when this has happened." And "Log shunting" (Concepts and Planning Guide, V6;
+mirror http://setgetweb.com/p/WAS60/MQ/com.ibm.mq.csqsat.doc/csqsat0337.htm): "When the whole
+of the unit of work has been processed, the unit of work is in a shunted state." A round is
+refused (CSQR027I) only when the active log cannot hold it beside the reserve: IBM's APAR
+PI76882 (http://www-01.ibm.com/support/docview.wss?uid=swg1PI76882) gives CSQR027I when "logs
+may switch too quickly for log shunting to keep up". IBM publishes neither the shunt record's
+layout nor a limit on a round's size: the 88 bytes an operation below are the model's.
+
 **Page-set control (0x61).** Written at every checkpoint: the page sets (here, the queues'
 files) known then, with the log range each needs for media recovery.
 """

@@ -119,8 +119,7 @@ class CheckpointMixin:
             for uow in self.uows.values():
                 uow.checkpoints_seen += 1
             self.say("checkpoint", number=number, reason=reason, address=begin)
-            if self._shunt(number):
-                yield self.writer.force()
+            self._shunt(number)  # its rounds are written by processes of their own
             return True
         finally:
             self._checkpointing = False

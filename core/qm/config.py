@@ -64,7 +64,7 @@ class QmCounters:
     log_full_events: int = 0  # times the log-space policy had to release space
     log_full_refusals: int = 0  # MQI calls refused with 2102 because the log was full
     shunted_bytes: int = 0
-    shunts_failed: int = 0  # rounds that could not be written (log or buffer space)
+    shunts_failed: int = 0  # rounds refused: the active log could not hold them beside the reserve
     media_images: int = 0
     media_image_bytes: int = 0
     queues_recreated: int = 0

@@ -198,6 +198,10 @@ class LogSpaceMixin:
         The copies need log space of their own: the room is claimed first (new work is
         refused sooner meanwhile), and if the log cannot hold them the unit stays where it is
         (False; the log-full event then names it as the unit holding the tail)."""
+        while uow.busy is not None:  # a round of shunting is being written: copy after it
+            yield uow.busy
+        if uow.state is not UowState.PREPARED:
+            return False  # decided while it waited: nothing to roll forward
         estimate = 1000 + sum(op.length + 800 if op.kind == "put" else 300 for op in uow.ops if op.persistent)
         free = self.log_free_bytes()
         if free is not None and free - estimate < self._reserve_bytes():

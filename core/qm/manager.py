@@ -134,6 +134,9 @@ class QueueManager(UnitsOfWorkMixin, LogSpaceMixin, CheckpointMixin, ShuntingMix
         #: messages and records so far at its start, so that a report can say how much work
         #: lay between two checkpoints (the cadence the checkpoint basis sets)
         self.checkpoint_marks: list[dict] = []
+        #: one entry per round of shunting written (the first ``checkpoints.CHECKPOINT_MARKS_MAX``): the
+        #: unit, the checkpoint after which it started, its operations and bytes (``mqlog calibrate``'s Z3)
+        self.shunt_rounds: list[dict] = []
 
     # -- starting and stopping ---------------------------------------------------------------
 
@@ -325,7 +328,11 @@ class QueueManager(UnitsOfWorkMixin, LogSpaceMixin, CheckpointMixin, ShuntingMix
 
     def _log_uow(self, uow: UnitOfWork, record_for, *, ending: bool = False, essential: bool = False,
                  need: int = 0) -> Generator:
-        """Append a record of ``uow``, chained to its previous one; a Begin first if needed."""
+        """Append a record of ``uow``, chained to its previous one; a Begin first if needed.
+        While the queue manager re-logs the unit (a round of shunting, :mod:`.shunting`) the
+        record waits for it, so that it is chained after the round, not into it."""
+        while uow.busy is not None:
+            yield uow.busy
         if uow.doomed and not ending:
             raise MqiError(Reason.MQRC_BACKED_OUT, "the queue manager backed the unit of work out to free log space")
         if not uow.logged:

@@ -239,6 +239,8 @@ def collect_metrics(cfg: RunConfig, qm: QueueManager, ctx: Context, env: simpy.E
         "queues_recreated": c.queues_recreated,
         "shunts": c.shunts,
         "shunted_bytes": c.shunted_bytes,
+        # each round of shunting written: its unit, the checkpoint it followed, operations, bytes
+        "shunt_rounds": [dict(r) for r in qm.shunt_rounds],
         "shunts_failed": c.shunts_failed,
         "archive_offloads": space.archive_offloads,
         "compression_in_bytes": c.compression_in_bytes,

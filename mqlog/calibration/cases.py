@@ -16,6 +16,7 @@ built-in ones; ``mqlog calibrate --cases FILE.toml`` reads another)::
     device = "ssd"                     # default "ssd" (``--device`` overrides every run's)
     host = "v93-xeon"                  # default the built-in default host (``--host`` overrides)
     seed = 0                           # default 0
+    qmgr = { max_uow_messages = 100010 }  # optional: queue-manager settings (QmConfig fields)
     [D1.counters.sw]                   # optional: IBM's own counters, in the model's metric names
     physical_writes = 184710
     [[D1.figures]]
@@ -42,6 +43,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Callable
 
+import attrs
+
 try:  # Python 3.11+
     import tomllib
 except ModuleNotFoundError:  # pragma: no cover - Python 3.10
@@ -55,7 +58,7 @@ BUILTIN_CASES = "cases.toml"
 PAGE_BYTES = 4096
 
 CASE_KEYS = ("title", "source", "assumption", "mechanism", "runs", "counters", "figures")
-RUN_KEYS = ("platform", "workload", "params", "log", "device", "host", "seed")
+RUN_KEYS = ("platform", "workload", "params", "log", "device", "host", "seed", "qmgr")
 FIGURE_KEYS = ("name", "compute", "ibm", "tolerance", "note")
 
 
@@ -123,6 +126,23 @@ def checkpoint_interval(runs: dict, run: str, measure: str) -> float:
     return sum(gaps) / len(gaps) if gaps else math.nan
 
 
+def shunt_cadence(runs: dict, run: str) -> float:
+    """The mean number of checkpoints between two successive rounds of shunting of one unit
+    of work (from the run's ``shunt_rounds``); NaN when no unit was shunted twice."""
+    by_uow: dict = {}
+    for r in _metric(runs, f"{run}.shunt_rounds"):
+        by_uow.setdefault(r["uow"], []).append(r["checkpoint"])
+    gaps = [b - a for marks in by_uow.values() for a, b in zip(marks, marks[1:])]
+    return sum(gaps) / len(gaps) if gaps else math.nan
+
+
+def units_shunted_whole(runs: dict, run: str) -> float:
+    """Units of work with a round of shunting written that covers at least the workload's
+    ``long_messages`` operations (the long-uow workload's long unit, all of it)."""
+    whole = _metric(runs, f"{run}.params")["long_messages"]
+    return float(len({r["uow"] for r in _metric(runs, f"{run}.shunt_rounds") if r["operations"] >= whole}))
+
+
 #: name -> (function, {argument: "run" | "metric" | one of a tuple of words})
 COMPUTATIONS: dict[str, tuple[Callable[..., float], dict[str, object]]] = {
     "ratio": (ratio, {"num": "metric", "den": "metric"}),
@@ -131,6 +151,8 @@ COMPUTATIONS: dict[str, tuple[Callable[..., float], dict[str, object]]] = {
     "per_round_trip": (per_round_trip, {"metric": "metric"}),
     "throughput_ratio": (throughput_ratio, {"num": "run", "den": "run"}),
     "checkpoint_interval": (checkpoint_interval, {"run": "run", "measure": tuple(_INTERVAL_MEASURES)}),
+    "shunt_cadence": (shunt_cadence, {"run": "run"}),
+    "units_shunted_whole": (units_shunted_whole, {"run": "run"}),
 }
 
 
@@ -204,7 +226,7 @@ def _check_run(name: str, run: object, source: str, where: str) -> dict:
     workload = _text(run, "workload", source, where)
     if workload not in BUILTINS:
         _fail(source, f"{where}.workload", f"unknown workload {workload!r}; known: {', '.join(BUILTINS)}")
-    for key in ("params", "log"):
+    for key in ("params", "log", "qmgr"):
         if not isinstance(run.get(key, {}), dict):
             _fail(source, f"{where}.{key}", "expected a table")
     seed = run.get("seed", 0)
@@ -217,7 +239,14 @@ def _check_run(name: str, run: object, source: str, where: str) -> dict:
     host = run.get("host", DEFAULT_HOST)
     if not isinstance(host, str):
         _fail(source, f"{where}.host", f"expected a host profile name, got {host!r}")
+    from mqlog.core.qm.config import QmConfig
+    qmgr = run.get("qmgr", {})
+    for key in qmgr:
+        if key not in attrs.fields_dict(QmConfig):
+            _fail(source, f"{where}.qmgr.{key}", f"unknown queue-manager setting; known: "
+                                                 f"{', '.join(attrs.fields_dict(QmConfig))}")
     try:
+        QmConfig(**qmgr)
         spec = build_spec(BUILTINS[workload], run.get("params", {}), origin="", section=f"{where}.params")
         values = choose(platform).configure({k: str(v) for k, v in run.get("log", {}).items()})
     except CalibrationCaseError:
@@ -226,7 +255,7 @@ def _check_run(name: str, run: object, source: str, where: str) -> dict:
         _fail(source, where, str(exc))
     return {"platform": platform, "workload": workload, "params": dict(spec.params),
             "log": {k: str(v) for k, v in run.get("log", {}).items()}, "values": values,
-            "device": device, "host": host, "seed": seed}
+            "device": device, "host": host, "seed": seed, "qmgr": dict(qmgr)}
 
 
 def _check_figure(i: int, figure: object, runs: dict, counters: dict, source: str, where: str) -> dict:
@@ -351,6 +380,7 @@ def run_case(case: dict, device: str | None = None, host: str | None = None) -> 
     """Run every run of ``case`` (``device`` and ``host`` override each run's) and compute its figures:
     ``{"id", "runs": {name: metrics}, "figures": {name: {ibm, model, tolerance, ok, note}}}``."""
     from mqlog.core.disk.storage import MemoryStorage
+    from mqlog.core.qm.config import QmConfig
     from mqlog.core.workload.run import RunConfig, run_workload
     from mqlog.core.workload.spec import BUILTINS, build_spec
     from mqlog.platforms import choose
@@ -360,7 +390,8 @@ def run_case(case: dict, device: str | None = None, host: str | None = None) -> 
         choice = choose(run["platform"])
         spec = build_spec(BUILTINS[run["workload"]], run["params"], origin=f"{case['id']}.runs.{name}")
         cfg = RunConfig(run["platform"], choice.maker(run["values"]), run["values"], spec, seed=run["seed"],
-                        device=device or run["device"], host=host or run["host"])
+                        device=device or run["device"], host=host or run["host"],
+                        qm_config=QmConfig(**run.get("qmgr", {})))
         metrics[name] = run_workload(cfg, MemoryStorage()).metrics
     return {"id": case["id"], "runs": metrics, "figures": figures_of(case, metrics)}
 
