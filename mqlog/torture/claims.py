@@ -70,7 +70,7 @@ def claims(platform: str, values: dict) -> dict[str, Claim]:
                                          "a partial page")
     elif platform == "zos":
         if str(values.get("TWOACTV", "YES")) == "YES":
-            out["torn"] = Claim(SURVIVE, "TWOACTV=YES rewrites a partial CI one copy after the other")
+            out["torn"] = Claim(SURVIVE, "TWOACTV=YES rewrites a partial CI on copy 2 only once copy 1 holds it")
             out["copy"] = Claim(SURVIVE, "TWOACTV=YES (and TWOBSDS=YES): reads fall back to the other copy")
             dual = ("a device that acknowledges a write it never makes: TWOACTV=YES keeps the log's other copy, "
                     "but a reader takes copy 2 only where copy 1's page is bad, as MQ does; where copy 1 still holds "
