@@ -160,7 +160,7 @@ def run_cell(task: dict) -> dict:
         metrics["restart_mode"] = mode
         metrics.update({f"restart_{k}": restart[k] for k in (
             "records_replayed", "bytes_read", "uows_backed_out", "uows_indoubt", "clrs_written",
-            "restart_virtual_seconds")})
+            "restart_virtual_seconds", "cpu_expand_us")})
         metrics["restart_phases"] = dict(restart["phases"])
         metrics["restart_verified"] = bool(verdict.ok) if verdict is not None else None
     return metrics
