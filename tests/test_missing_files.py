@@ -130,7 +130,7 @@ def zos_run(tmp_path_factory):
     done = mqlog("run", "--platform", "zos", "--workload", "log-fill", "--set", "workload.queues=1",
                  "--set", "workload.messages=800", "--set", "workload.transactions=800",
                  "--set", "workload.message_size=1000", "--set", "log.ACTIVE_LOG_CIS=64",
-                 "--crash-after-writes", "700", "--out", out)
+                 "--crash-after-writes", "900", "--out", out)
     assert done.returncode == 0, done.stderr
     assert json.loads((out / "run.json").read_text())["crashed"]
     bsds = json.loads((out / "qm" / "BSDS01").read_bytes()[8:])
