@@ -93,7 +93,13 @@ def zos_platform(storage: Storage, *, data_sets: int = 3, cis: int = 4096, dual:
         persistent_put_to_waiting_getter=False,  # z/OS hands only non-persistent messages across
         buffer_pages=buffer_pages,
         write_threshold_pages=min(wrthrsh, buffer_pages),
-        pad_policy=None,  # a partial CI is rewritten in place; dual copies protect it
+        # A partial CI is rewritten in place, never abandoned, however busy the log: RBAs are
+        # byte addresses with no gaps (a record's RBA is where it sits), IBM counts CI rewrites
+        # as routine (QJSTSERW: a CI written again goes serially to the two copies, as DB2's
+        # log manager does), and nothing IBM publishes for z/OS speaks of padding or of holding
+        # a partial CI back, as the distributed logger does ("tries very hard not to write
+        # partial pages"). Dual copies protect the rewrite (zos/space.py _copy_writes).
+        pad_policy=None,
         error_log="CSQMSTR.JESMSGLG",
     )
 
