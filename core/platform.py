@@ -342,6 +342,10 @@ class Platform:
     #: it starts: what the platform sets up around it (queues it keeps outside the queue
     #: manager, each with its keeper, say); None: nothing
     attach: Callable | None = None
+    #: why the files a run of this platform leaves cannot be restarted (what ``attach`` set up
+    #: lives only in the run), or None: restart refuses with this as its message rather than
+    #: report the work kept outside the queue manager as lost
+    restart_refusal: str | None = None
 
     def message(self, event: str, **fields) -> str | None:
         if self.console is None:

@@ -151,7 +151,11 @@ def _zos(storage: Storage, values: dict) -> Platform:
     if config.shared_queue_names:  # SHARED_QUEUES: the run joins a queue-sharing group of its own
         from mqlog.zos.qsg import attach_shared_queues
 
-        platform = attrs.evolve(platform, attach=attach_shared_queues(config.shared_queue_names))
+        platform = attrs.evolve(platform, attach=attach_shared_queues(config.shared_queue_names),
+                                restart_refusal=(
+            f"cannot restart a run with SHARED_QUEUES ({', '.join(config.shared_queue_names)}): its shared "
+            f"queues lived in a coupling-facility structure of the run's own queue-sharing group, which the "
+            f"run directory does not keep, so a restart would find none of their messages"))
     return platform
 
 

@@ -216,3 +216,15 @@ def test_zos_reading_from_an_archive_whose_copies_are_gone_is_refused():
     storage.create("CSQARC2.A0000001", 16 * PAGE_SIZE)  # one copy is enough to read (here: zeros)
     raw, name, _ = space.read_page(1 << 20)
     assert name == "CSQARC2.A0000001" and raw == bytes(PAGE_SIZE)
+
+
+def test_a_run_whose_queues_were_shared_is_refused_by_restart_not_reported_as_loss(tmp_path):
+    """SHARED_QUEUES: the shared queues' messages lived in the run's own CF structure, which
+    the run directory does not keep; a restart would miss them all, so it is refused."""
+    out = tmp_path / "run"
+    done = mqlog("run", "--platform", "zos", "--workload", "log-fill", "--set", "workload.queues=2",
+                 "--set", "workload.messages=200", "--set", "log.SHARED_QUEUES=FILL.0000",
+                 "--crash-after-writes", "100", "--out", out)
+    assert done.returncode == 0, done.stderr
+    restarted = mqlog("restart", out, "--verify")
+    refused(restarted, "SHARED_QUEUES", "FILL.0000", "coupling-facility structure")

@@ -270,6 +270,8 @@ def restart_run(make_platform: Callable[[Storage], Platform], storage: Storage, 
 
     env = simpy.Environment()
     platform = make_platform(storage)
+    if platform.restart_refusal is not None:
+        raise MqlogError(platform.restart_refusal)
     qm = QueueManager(env, platform, storage, Device(env, get_profile(device)), qm_config, get_host(host))
     qm.restart_progress = progress
     if platform.space.load_control() is None:
