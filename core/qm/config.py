@@ -92,7 +92,8 @@ def with_qmgr(config: QmConfig, qmgr: Mapping[str, object]) -> QmConfig:
 
 def qmgr_of(config: QmConfig) -> dict[str, int]:
     """The attributes of :data:`QMGR_PARAMETERS` as ``config`` has them, by MQ's names."""
-    return {p.name: getattr(config, p.attribute) for p in QMGR_PARAMETERS}
+    fields = attrs.asdict(config)
+    return {p.name: fields[p.attribute] for p in QMGR_PARAMETERS}
 
 
 @attrs.define
