@@ -5,13 +5,21 @@
 member number among those sharing kept queues; an MQI call's CPU is the host's,
 :mod:`mqlog.core.host`) – a platform's log parameters live with the
 platform. :class:`QmCounters` holds the queue-manager level figures the metrics report.
+
+:data:`QMGR_PARAMETERS` are the queue manager attributes a user sets by MQ's names (a spec's
+``[qmgr]`` table, ``--set qmgr.MAXUMSGS=N``): :func:`qmgr_settings` checks them,
+:func:`with_qmgr` puts them into a :class:`QmConfig` and :func:`qmgr_of` reads them back out
+(for a run's metrics and run.json).
 """
 
 from __future__ import annotations
 
 import attrs
 
+from collections.abc import Mapping
+
 from mqlog.core.errors import ParameterError
+from mqlog.core.params import Number, Parameter, ParameterSet
 
 #: how restart runs: as MQ 9.1.1 and later (queues loaded in parallel, replay in large
 #: reads), or as before it ("legacy")
@@ -48,6 +56,44 @@ class QmConfig:
     #: this queue manager's number among those sharing kept queues: unit-of-work ids carry
     #: it, so the units of all of them can meet on a shared queue without clashing
     member: int = attrs.field(default=0, validator=_bounded("member", 0, 31))
+
+
+_QMGR_DEFAULTS = attrs.fields_dict(QmConfig)
+
+#: The queue manager attributes a run may set, by MQ's names (ALTER QMGR MAXUMSGS, and the
+#: MAXDEPTH a queue defined without one gets – MQ takes that from the default local queue,
+#: SYSTEM.DEFAULT.LOCAL.QUEUE; the model keeps it with the queue manager). ``attribute`` is
+#: the :class:`QmConfig` field each one sets.
+QMGR_PARAMETERS = ParameterSet((
+    Parameter("MAXUMSGS", _QMGR_DEFAULTS["max_uow_messages"].default, Number(1, 999_999_999),
+              "operations one unit of work may hold (MQRC 2024 beyond)", where="ALTER QMGR",
+              attribute="max_uow_messages"),
+    Parameter("MAXDEPTH", _QMGR_DEFAULTS["max_depth"].default, Number(0, 999_999_999),
+              "MAXDEPTH of a queue defined without one (the built-in workloads define theirs "
+              "with 999999999)", where="DEFINE QLOCAL default", attribute="max_depth"),
+), "a queue manager attribute")
+
+
+def qmgr_settings(values: Mapping[str, object], *, defaults: bool = True) -> dict[str, int]:
+    """``values`` (MQ attribute names in any case → text or int) checked, by MQ's name
+    (``{"MAXUMSGS": 10000, "MAXDEPTH": 5000}``); with ``defaults``, every attribute not
+    given has its default. Errors are :class:`ParameterError` naming ``qmgr.NAME`` and what
+    is allowed, or the known names for an unknown one."""
+    chosen = QMGR_PARAMETERS.choose(values, prefix="qmgr.")
+    return {p.name: chosen[p.attribute] if p.attribute in chosen else p.default
+            for p in QMGR_PARAMETERS if defaults or p.attribute in chosen}
+
+
+def with_qmgr(config: QmConfig, qmgr: Mapping[str, object]) -> QmConfig:
+    """``config`` with the queue manager attributes ``qmgr`` (by MQ's names) set."""
+    return attrs.evolve(config, **{QMGR_PARAMETERS.lookup(name, value, "qmgr.").attribute: value
+                                   for name, value in qmgr_settings(qmgr, defaults=False).items()})
+
+
+def qmgr_of(config: QmConfig) -> dict[str, int]:
+    """The attributes of :data:`QMGR_PARAMETERS` as ``config`` has them, by MQ's names."""
+    fields = attrs.asdict(config)
+    return {p.name: fields[p.attribute] for p in QMGR_PARAMETERS}
 
 
 @attrs.define

@@ -267,3 +267,41 @@ def test_task_errors_convert_only_a_final_mqlog_error():
     with pytest.raises(PythonException):
         with task_errors("reading"):
             raise PythonException(chained)
+
+
+def test_a_configuration_may_set_queue_manager_attributes(tmp_path):
+    path = tmp_path / "m.toml"
+    path.write_text('[[config]]\nname = "big"\nplatform = "zos"\n[config.qmgr]\nmaxumsgs = 500000\n')
+    assert load_matrix(path) == [{"name": "big", "platform": "zos", "log": {}, "qmgr": {"MAXUMSGS": 500_000}}]
+    path.write_text('[[config]]\nname = "big"\nplatform = "zos"\n[config.qmgr]\nMAXUMSGS = 0\n')
+    with pytest.raises(MqlogError, match=r"config\[0\]: qmgr\.MAXUMSGS=0 is not valid: allowed 1 to 999999999"):
+        load_matrix(path)
+    path.write_text('[[config]]\nname = "big"\nplatform = "zos"\n[config.qmgr]\nMAXMSGL = 5\n')
+    with pytest.raises(MqlogError, match=r"qmgr\.MAXMSGL.*MAXUMSGS, MAXDEPTH"):
+        load_matrix(path)
+
+
+def test_compare_crash_end_with_every_unit_in_flight_from_the_command_line(spark, tmp_path):
+    """IBM's kill -9 of a settled queue manager on each platform: log-fill's units left open
+    (commit=never) are in flight at the crash and every restart backs them out; the queue
+    manager attributes come from --set qmgr.X for every configuration, a cell's own [config.qmgr] winning."""
+    from click.testing import CliRunner
+
+    from mqlog.cli import cli
+
+    matrix = tmp_path / "m.toml"
+    matrix.write_text('[[config]]\nname = "dist"\nplatform = "distributed"\n[config.qmgr]\nMAXUMSGS = 20000\n'
+                      '[[config]]\nname = "zos"\nplatform = "zos"\n')
+    out = CliRunner().invoke(cli, [
+        "compare", "--workload", "log-fill", "--set", "workload.queues=2", "--set", "workload.transactions=3",
+        "--set", "workload.messages=3000", "--set", "workload.message_size=64", "--set", "workload.commit=never",
+        "--set", "qmgr.MAXDEPTH=42", "--matrix", str(matrix), "--crash", "end", "--out", str(tmp_path / "o"),
+        "--master", "local[2]", "--json"])
+    assert out.exit_code == 0, out.output
+    rows = {r["config_name"]: r for r in map(json.loads, out.stdout.splitlines())}
+    assert rows["dist"]["config"]["qmgr"] == {"MAXUMSGS": 20_000, "MAXDEPTH": 42}
+    assert rows["zos"]["config"]["qmgr"] == {"MAXUMSGS": 10_000, "MAXDEPTH": 42}
+    for row in rows.values():
+        assert row["crashed"] is True and row["virtual_seconds"] == row["workload_seconds"]
+        assert row["restart_uows_backed_out"] == 3 + 2 and row["restart_verified"] is True
+        assert row["restart_records_replayed"] > 0
