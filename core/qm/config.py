@@ -1,8 +1,8 @@
 """The queue manager's settings and its counters.
 
 :class:`QmConfig` holds what the core itself reads from a queue manager's configuration
-(unit-of-work and queue limits, how restart runs and the virtual CPU of restart's paths, its
-member number among those sharing kept queues; an MQI call's CPU is the host's,
+(unit-of-work and queue limits, how restart runs, its member number among those sharing
+kept queues; the CPU of an MQI call and of restart's paths is the host's,
 :mod:`mqlog.core.host`) – a platform's log parameters live with the
 platform. :class:`QmCounters` holds the queue-manager level figures the metrics report.
 
@@ -49,10 +49,6 @@ class QmConfig:
     #: "9.1.1": queues loaded in parallel, replay reads the log in large chunks;
     #: "legacy": queues loaded one at a time, replay reads page by page with a file-system call each
     restart_mode: str = attrs.field(default=DEFAULT_RESTART_MODE, validator=attrs.validators.in_(RESTART_MODES))
-    #: virtual CPU per record replayed, per message reconciled, per message's metadata loaded
-    replay_record_us: float = attrs.field(default=2.0, validator=_bounded("replay_record_us", 0, 1e6))
-    reconcile_message_us: float = attrs.field(default=5.0, validator=_bounded("reconcile_message_us", 0, 1e6))
-    load_message_us: float = attrs.field(default=0.5, validator=_bounded("load_message_us", 0, 1e6))
     #: this queue manager's number among those sharing kept queues: unit-of-work ids carry
     #: it, so the units of all of them can meet on a shared queue without clashing
     member: int = attrs.field(default=0, validator=_bounded("member", 0, 31))
@@ -114,6 +110,7 @@ class QmCounters:
     media_images: int = 0
     media_image_bytes: int = 0
     queues_recreated: int = 0
+    queues_loaded_on_use: int = 0  # queues restart left unloaded, loaded by their first MQPUT/MQGET
     shunts: int = 0
     compression_in_bytes: int = 0
     compression_out_bytes: int = 0

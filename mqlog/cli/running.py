@@ -183,10 +183,16 @@ def restart_cmd(directory: Path, verify: bool, restart_mode: str, as_json: bool)
         click.echo(f"records replayed {report.records_replayed}, bytes read {report.bytes_read}, "
                    f"units of work committed {report.uows_committed} / backed out {report.uows_backed_out} / "
                    f"in doubt {report.uows_indoubt}, messages reconciled {report.messages_reconciled}, "
-                   f"queues loaded {report.queues_loaded}"
+                   f"queues loaded {report.queues_loaded} / left to first use {report.queues_deferred}"
                    + (f", re-created from media images {report.queues_recreated}" if report.queues_recreated else "")
                    + (f", DAMAGED {' '.join(report.queues_damaged)}" if report.queues_damaged else ""))
-        click.echo("phases (virtual s): " + ", ".join(f"{k} {v:.6f}" for k, v in report.phases.items()))
+        p = report.restart_phases
+        if p:
+            click.echo(f"restart {p['total_s']:.6f} virtual s = replay {p['replay_s']:.6f} (log reads "
+                       f"{p['replay_log_read_s']:.6f}, queue files {p['replay_queue_files_s']:.6f}, CPU "
+                       f"{p['replay_cpu_s']:.6f}) + recovery {p['recovery_s']:.6f} (queue loading "
+                       f"{p['recovery_queue_load_s']:.6f}, backout {p['recovery_backout_s']:.6f}) + media recovery "
+                       f"{p['media_recovery_s']:.6f} + checkpoint {p['checkpoint_s']:.6f}")
         if verdict is not None:
             click.echo("verify: " + ", ".join(f"{k} {v}" for k, v in verdict.as_dict().items())
                        + ("  OK" if verdict.ok else "  FAILED"))
