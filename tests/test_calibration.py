@@ -463,3 +463,37 @@ def test_a_before_workloads_messages_are_verified_after_the_runs_restart(monkeyp
     monkeypatch.setattr(Journal, "verify", deep_queue_lost)
     with pytest.raises(CalibrationRunError, match="before workload's journal"):
         run_case(case)
+
+
+def test_a_scaled_case_runs_shorter_with_the_same_shape_settings():
+    from mqlog.calibration.cases import scaled
+
+    case = r1_like(lambda t: t.replace(
+        "crash_at = 0.2\n[T2.runs.slow]",
+        "crash_at = 0.2\nbefore = { workload = \"deep-queue\", params = { depth = 300 } }\n"
+        "log = { CheckPointLogRecdMax = 20000 }\n[T2.runs.slow]"))
+    small = scaled(case, 0.1)
+    busy, slow = small["runs"]["busy"], small["runs"]["slow"]
+    assert busy["params"]["duration"] == pytest.approx(0.04) and busy["crash_at"] == pytest.approx(0.02)
+    assert busy["params"]["rate"] == 2000 and busy["params"]["requesters"] == 4  # rates and apps stay
+    assert busy["before"]["params"]["depth"] == 30
+    # the checkpoint interval and the log files scale with the work, the given one and the default
+    assert (busy["values"]["CheckPointLogRecdMax"], slow["values"]["CheckPointLogRecdMax"]) == (2000, 5000)
+    assert slow["values"]["LogFilePages"] == 410
+    assert slow["restart"] == {"mode": "legacy", "device": "nfs3"} and small["figures"] == case["figures"]
+    assert scaled(case, 1.0) is case
+    with pytest.raises(CalibrationCaseError, match="--scale"):
+        scaled(case, 0)
+
+
+def test_calibrate_scale_reaches_every_run(tmp_path, capsys, in_process, monkeypatch):
+    import mqlog.spark.calibrate as job
+
+    ran = {}
+    monkeypatch.setattr(job, "run_cases", lambda spark, cases, *, device=None, host=None, progress=None: {
+        c: run_case(ran.setdefault(c, case), device, host) for c, case in cases.items()})
+    code, _, err = mqlog(capsys, "calibrate", "--cases", tiny(tmp_path), "--scale", "0.5", "--json")
+    assert code == 0, err
+    assert ran["T1"]["runs"]["sw"]["params"]["messages"] == 10  # of 20
+    code, _, err = mqlog(capsys, "calibrate", "--cases", tiny(tmp_path), "--scale", "0")
+    assert code == 2 and "--scale" in err and "Traceback" not in err

@@ -535,6 +535,57 @@ def load_cases(path: str | Path | None = None, only: list[str] | None = None) ->
     return cases
 
 
+# --------------------------------------------------------------------------- scale
+
+#: the workload parameters ``--scale`` multiplies (counts of messages and virtual seconds);
+#: rates, sizes, units of work and apps stay, so a scaled run is IBM's run for a shorter time
+SCALED_PARAMS = ("messages", "messages_per_pair", "depth", "then_messages", "duration")
+#: the log settings that scale with the work, by platform: (name, default, minimum). The
+#: checkpoint cadence scales with the records a run writes, so a crash at a scaled time falls
+#: at the same point of its checkpoint interval; the log files scale with the bytes, so the
+#: log is as full (and a scaled run does not allocate IBM's 2 GiB of extents).
+SCALED_LOG = {"distributed": (("CheckPointLogRecdMax", 50_000, 1000), ("LogFilePages", 4096, 64)),
+              "zos": (("LOGLOAD", 500_000, 200),)}
+
+
+def scaled(case: dict, factor: float) -> dict:
+    """``case`` at ``factor`` of its scale (0 < factor <= 1; ``mqlog calibrate --scale``, CI's
+    reduced R1): the :data:`SCALED_PARAMS` of every run and ``before`` workload, each run's
+    ``crash_at`` seconds and the :data:`SCALED_LOG` settings multiplied by ``factor`` (kept at
+    their minimums and at least 1; a 0 stays 0). The figures and their tolerances are the
+    case's: a reduced run must show the same shapes, because they come from mechanisms, not
+    sizes."""
+    if not (type(factor) in (int, float) and 0 < factor <= 1):
+        raise CalibrationCaseError(f"expected a fraction above 0 and at most 1, got {factor!r}", field="--scale")
+    if factor == 1:
+        return case
+    source = f"{case['id']} at scale {factor:g}"
+
+    def params(values: dict) -> dict:
+        out = dict(values)
+        for key in SCALED_PARAMS:
+            if key in out and out[key]:
+                out[key] = out[key] * factor if isinstance(out[key], float) else max(1, round(out[key] * factor))
+        return out
+
+    runs = {}
+    for name, run in case["runs"].items():
+        log = dict(run["log"])
+        for key, default, low in SCALED_LOG.get(run["platform"], ()):
+            given = next((v for k, v in log.items() if k.lower() == key.lower()), None)
+            log = {k: v for k, v in log.items() if k.lower() != key.lower()}
+            log[key] = str(max(low, round(int(given if given is not None else default) * factor)))
+        raw = {"platform": run["platform"], "workload": run["workload"], "params": params(run["params"]),
+               "log": log, "device": run["device"], "host": run["host"], "seed": run["seed"], "qmgr": run["qmgr"]}
+        if run.get("crash_at") is not None:
+            raw["crash_at"] = run["crash_at"] if run["crash_at"] == "end" else run["crash_at"] * factor
+            raw["restart"] = {k: v for k, v in run["restart"].items() if v is not None}
+        if run.get("before"):
+            raw["before"] = {"workload": run["before"]["workload"], "params": params(run["before"]["params"])}
+        runs[name] = _check_run(name, raw, source, f"{case['id']}.runs.{name}")
+    return {**case, "runs": runs}
+
+
 # --------------------------------------------------------------------------- running
 
 def run_case(case: dict, device: str | None = None, host: str | None = None) -> dict:
