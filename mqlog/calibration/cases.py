@@ -537,9 +537,12 @@ def load_cases(path: str | Path | None = None, only: list[str] | None = None) ->
 
 # --------------------------------------------------------------------------- scale
 
-#: the workload parameters ``--scale`` multiplies (counts of messages and virtual seconds);
-#: rates, sizes, units of work and apps stay, so a scaled run is IBM's run for a shorter time
-SCALED_PARAMS = ("messages", "messages_per_pair", "depth", "then_messages", "duration")
+#: the workload parameters ``--scale`` multiplies (counts of messages, units of work and
+#: virtual seconds); rates, sizes and applications stay, so a scaled run is IBM's run for a
+#: shorter time, with as many messages in a unit of work (a unit's own cost, its backout's
+#: force, keeps its weight against its messages': R1's 3,200 units of 125 messages stay 125
+#: each, in 160 units at 1/20)
+SCALED_PARAMS = ("messages", "messages_per_pair", "depth", "then_messages", "transactions", "duration")
 #: the log settings that scale with the work, by platform: (name, default, minimum). The
 #: checkpoint cadence scales with the records a run writes, so a crash at a scaled time falls
 #: at the same point of its checkpoint interval; the log files scale with the bytes, so the

@@ -212,8 +212,9 @@ def report_cmd(directory: Path, output):
 @click.option("--write-docs", is_flag=True,
               help="Also write docs/calibration.md and docs/img/calibration.png (run from the checkout).")
 @click.option("--scale", type=click.FloatRange(0.0, 1.0, min_open=True), default=1.0, show_default=True,
-              help="Run every case at this fraction of its scale (its messages, seconds, crash times, "
-                   "checkpoint interval and log files), with the same figures: R1's shapes in minutes.")
+              help="Run every case at this fraction of its scale (its messages, units of work, seconds, "
+                   "crash times, checkpoint interval and log files), with the same figures: for shapes "
+                   "(R1's, in a minute); a count such as C1's 50,000 records scales with it and misses.")
 @click.option("--json", "as_json", is_flag=True,
               help="Print {case: {figure: {ibm, model, tolerance, ok, note}}} instead of the table.")
 def calibrate_cmd(only, cases_file, master, device, host, out, write_docs, scale, as_json):
