@@ -70,7 +70,7 @@ class _NoSpark:
 
 def test_the_built_in_cases_load_with_ibm_values_from_ibm_counters():
     cases = load_cases()
-    assert list(cases) == ["D1", "D2", "C1", "Z1", "Z2", "Z3"]
+    assert list(cases) == ["D1", "D2", "C1", "Z1", "Z2", "Z3", "R1"]
     d1 = {f["name"]: f for f in cases["D1"]["figures"]}
     # computed from IBM's amqldmpa counters by the figure's own computation
     assert d1["tw_physical_writes_ratio"]["ibm"] == pytest.approx(231_340 / 184_710)
@@ -476,7 +476,7 @@ def test_a_scaled_case_runs_shorter_with_the_same_shape_settings():
     busy, slow = small["runs"]["busy"], small["runs"]["slow"]
     assert busy["params"]["duration"] == pytest.approx(0.04) and busy["crash_at"] == pytest.approx(0.02)
     assert busy["params"]["rate"] == 2000 and busy["params"]["requesters"] == 4  # rates and apps stay
-    assert busy["before"]["params"]["depth"] == 30
+    assert busy["before"]["params"]["depth"] == 30 and busy["before"]["params"]["queues"] == 4
     # the checkpoint interval and the log files scale with the work, the given one and the default
     assert (busy["values"]["CheckPointLogRecdMax"], slow["values"]["CheckPointLogRecdMax"]) == (2000, 5000)
     assert slow["values"]["LogFilePages"] == 410
