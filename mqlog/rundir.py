@@ -14,6 +14,7 @@ from pathlib import Path
 
 from mqlog.core.errors import MqlogError
 from mqlog.core.host.profiles import DEFAULT_HOST
+from mqlog.core.qm.config import qmgr_settings
 
 RUN_FILE = "run.json"
 METRICS_FILE = "metrics.json"
@@ -148,9 +149,11 @@ def write_json(path: Path, data) -> None:
 
 
 def save_run(out: Path, *, platform: str, log: dict, device: str, workload: str, params: dict, seed: int,
-             result, host: str = DEFAULT_HOST) -> None:
+             result, host: str = DEFAULT_HOST, qmgr: dict | None = None) -> None:
     """Write a finished run (a :class:`~mqlog.core.workload.run.RunResult`) as ``mqlog run --out`` leaves
-    it: run.json, metrics.json, journal.json and the platform's message log. The queue manager's
+    it: run.json, metrics.json, journal.json and the platform's message log. run.json keeps the
+    queue manager attributes (``qmgr``, by MQ's names: the defaults unless given), so that every
+    later command starts the queue manager with the run's settings. The queue manager's
     files are the caller's (``mqlog run`` writes them under ``qm/`` as it goes; see
     :func:`copy_files` for a run held in memory)."""
     out = Path(out)
@@ -158,7 +161,7 @@ def save_run(out: Path, *, platform: str, log: dict, device: str, workload: str,
     write_json(out / JOURNAL_FILE, result.journal.to_json())
     write_json(out / RUN_FILE, {"version": 1, "platform": platform, "log": dict(log), "device": device,
                                 "host": host, "workload": workload, "params": dict(params), "seed": seed,
-                                "crashed": result.crashed})
+                                "qmgr": qmgr_settings(qmgr or {}), "crashed": result.crashed})
     with open(out / result.qm.platform.error_log, "a", encoding="utf-8") as messages:
         for line in result.messages:
             messages.write(line + "\n")
@@ -214,7 +217,23 @@ def load_run(directory: Path) -> dict:
     run.setdefault("host", DEFAULT_HOST)
     if not isinstance(run["host"], str):
         raise MqlogError(f"{path}: field 'host' is of the wrong type (a host profile name or file)")
+    # A run saved before the [qmgr] section names no attributes: it ran with the defaults.
+    run.setdefault("qmgr", {})
+    if not isinstance(run["qmgr"], dict):
+        raise MqlogError(f"{path}: field 'qmgr' is of the wrong type (a table of queue manager attributes)")
+    try:
+        run["qmgr"] = qmgr_settings(run["qmgr"])
+    except MqlogError as exc:
+        raise MqlogError(f"{path}: {exc}") from None
     return run
+
+
+def run_qm_config(run: dict, **settings):
+    """The :class:`~mqlog.core.qm.config.QmConfig` the run ``run`` (run.json) ran with (its
+    ``qmgr`` attributes, from :func:`load_run`), with ``settings`` (``restart_mode``, say)."""
+    from mqlog.core.qm.config import QmConfig, with_qmgr
+
+    return with_qmgr(QmConfig(**settings), run.get("qmgr", {}))
 
 
 def load_metrics(directory: Path) -> dict:

@@ -9,10 +9,13 @@ memory (virtual time, the same code as ``mqlog run``) and returns the metrics sc
 the rows into a DataFrame, writes ``results.parquet`` and the HTML report.
 
 The matrix is data: :data:`DEFAULT_MATRIX`, or a TOML file of ``[[config]]`` tables (``name``,
-``platform``, a ``[config.log]`` table of that platform's log parameters and, for ``--crash``,
+``platform``, a ``[config.log]`` table of that platform's log parameters, an optional
+``[config.qmgr]`` table of queue manager attributes by MQ's names – MAXUMSGS, MAXDEPTH – over
+those ``--set qmgr.X`` gives every configuration and, for ``--crash``,
 an optional ``restart_mode``: ``"9.1.1"``, the default, or ``"legacy"``, restart as before
 MQ 9.1.1 – queues loaded one after another, one page per replay read; docs/guide/05-restart-time.md). Cells are
 plain dicts, so they pickle to executors and the same job runs on ``local[*]`` or a cluster.
+``--crash end`` crashes each configuration the moment the workload's last call returns.
 """
 
 from __future__ import annotations
@@ -27,7 +30,10 @@ from pathlib import Path
 
 from mqlog.core.errors import MqlogError
 from mqlog.core.host.profiles import DEFAULT_HOST
-from mqlog.core.qm.config import DEFAULT_RESTART_MODE, RESTART_MODES
+from mqlog.core.qm.config import DEFAULT_RESTART_MODE, RESTART_MODES, qmgr_settings
+
+#: ``crash_at_s`` of a comparison that crashes each run the moment its workload ends
+CRASH_AT_END = "end"
 
 #: the default matrix: three distributed and three z/OS configurations
 DEFAULT_MATRIX: tuple[dict, ...] = (
@@ -84,9 +90,11 @@ def load_matrix(path: str | Path | None) -> list[dict]:
         log = cell.get("log", {})
         if not isinstance(log, dict):
             raise MqlogError(f"{where}: field 'log' must be a table")
-        unknown = set(cell) - {"name", "platform", "log", "restart_mode"}
+        unknown = set(cell) - {"name", "platform", "log", "qmgr", "restart_mode"}
         if unknown:
-            raise MqlogError(f"{where}: unknown field {sorted(unknown)[0]!r} (name, platform, log, restart_mode)")
+            raise MqlogError(f"{where}: unknown field {sorted(unknown)[0]!r} (name, platform, log, qmgr, "
+                             "restart_mode)")
+        qmgr = cell_qmgr(cell, where)
         mode = cell.get("restart_mode")
         if mode is not None and mode not in RESTART_MODES:
             raise MqlogError(f"{where}: field 'restart_mode' must be one of "
@@ -98,9 +106,23 @@ def load_matrix(path: str | Path | None) -> list[dict]:
             raise MqlogError(f"{where}: the name {cell['name']!r} is used twice")
         names.add(cell["name"])
         out.append({"name": cell["name"], "platform": cell["platform"], "log": {k: str(v) for k, v in log.items()}})
+        if qmgr:
+            out[-1]["qmgr"] = qmgr
         if mode is not None:
             out[-1]["restart_mode"] = mode
     return out
+
+
+def cell_qmgr(cell: dict, where: str) -> dict[str, int]:
+    """A matrix or sweep configuration's ``qmgr`` table, checked: the attributes it gives, by
+    MQ's names; errors name ``where`` and the attribute."""
+    qmgr = cell.get("qmgr", {})
+    if not isinstance(qmgr, dict):
+        raise MqlogError(f"{where}: field 'qmgr' must be a table of queue manager attributes (MAXUMSGS, MAXDEPTH)")
+    try:
+        return qmgr_settings(qmgr, defaults=False)
+    except MqlogError as exc:
+        raise MqlogError(f"{where}: {exc}") from None
 
 
 def check_matrix(cells: list[dict]) -> list[dict]:
@@ -125,11 +147,16 @@ def run_cell(task: dict) -> dict:
     from mqlog.core.disk.storage import MemoryStorage
     from mqlog.platforms import choose
 
+    from mqlog.core.qm.config import QmConfig, with_qmgr
+
     choice = choose(task["platform"])
     spec = build_spec(BUILTINS[task["workload"]], task["params"], origin="compare")
     host = task.get("host", DEFAULT_HOST)  # a task made before the host model names none
+    crash_at = task.get("crash_at_s")
+    qm_config = with_qmgr(QmConfig(), task.get("qmgr", {}))
     cfg = RunConfig(task["platform"], choice.maker(task["values"]), task["values"], spec, seed=task["seed"],
-                    device=task["device"], crash_at_s=task.get("crash_at_s"), host=host)
+                    device=task["device"], crash_at_s=None if crash_at == CRASH_AT_END else crash_at,
+                    crash_at_end=crash_at == CRASH_AT_END, qm_config=qm_config, host=host)
     result = run_workload(cfg, MemoryStorage())
     metrics = dict(result.metrics)
     metrics["config_name"] = task["name"]
@@ -143,25 +170,32 @@ def run_cell(task: dict) -> dict:
             with locked(out):  # a writer of the run directory, as mqlog run --out is
                 copy_files(result.storage.durable, out / QM_DIR)
                 save_run(out, platform=task["platform"], log=task["log"], device=task["device"], host=host,
-                         workload=task["workload"], params=task["params"], seed=task["seed"], result=result)
+                         workload=task["workload"], params=task["params"], seed=task["seed"], result=result,
+                         qmgr=task.get("qmgr", {}))
         except OSError as exc:
             raise MqlogError(f"{out}: cannot write the run's files: {exc.strerror or exc}") from None
     if task.get("crash_at_s") is not None and result.crashed:
         # The same crash for every configuration: restart each, verify it against the
         # applications' journal, and report what restart cost.
-        from mqlog.core.qm.config import QmConfig
+        import attrs
+
         from mqlog.core.workload.run import restart_run
 
         mode = task.get("restart_mode", DEFAULT_RESTART_MODE)
         report, verdict, _ = restart_run(choice.maker(task["values"]), result.storage.durable,
                                          device=task["device"], host=host, journal=result.journal,
-                                         qm_config=QmConfig(restart_mode=mode))
+                                         qm_config=attrs.evolve(qm_config, restart_mode=mode))
         restart = report.as_dict()
         metrics["restart_mode"] = mode
         metrics.update({f"restart_{k}": restart[k] for k in (
             "records_replayed", "bytes_read", "uows_backed_out", "uows_indoubt", "clrs_written",
-            "restart_virtual_seconds", "cpu_expand_us")})
-        metrics["restart_phases"] = dict(restart["phases"])
+            "restart_virtual_seconds", "cpu_expand_us", "cpu_us", "messages_backed_out", "queues_loaded",
+            "queues_deferred")})
+        # IBM's phases and their sub-steps (the contract the R1 calibration reads), as one
+        # JSON column and as a column each (restart_replay_s, restart_recovery_s, ...)
+        metrics["restart_phases"] = dict(restart["restart_phases"])
+        metrics.update({f"restart_{k}": v for k, v in restart["restart_phases"].items()})
+        metrics["restart_steps"] = dict(restart["phases"])  # the older breakdown (load, replay, indoubt, ...)
         metrics["restart_verified"] = bool(verdict.ok) if verdict is not None else None
     return metrics
 
@@ -178,20 +212,23 @@ def flatten(metrics: dict) -> dict:
 
 
 def compare(spark, *, workload: str, params: dict, seed: int, device: str, cells: list[dict],
-            crash_at_s: float | None = None, progress=None, runs_dir: str | Path | None = None,
-            restart_mode: str = DEFAULT_RESTART_MODE, host: str = DEFAULT_HOST) -> list[dict]:
+            crash_at_s: float | str | None = None, progress=None, runs_dir: str | Path | None = None,
+            restart_mode: str = DEFAULT_RESTART_MODE, host: str = DEFAULT_HOST,
+            qmgr: dict | None = None) -> list[dict]:
     """Run every cell as a Spark task; the metrics rows in matrix order. Raises
     FingerprintMismatch if the configurations did not all see the same workload.
 
-    With ``crash_at_s``, each configuration restarts after the crash as its cell's
-    ``restart_mode`` says, else as ``restart_mode`` says.
+    With ``crash_at_s`` (virtual seconds, or :data:`CRASH_AT_END`), each configuration
+    restarts after the crash as its cell's ``restart_mode`` says, else as ``restart_mode``
+    says. ``qmgr``: queue manager attributes (MQ's names) for every cell; a cell's own
+    ``qmgr`` table wins, attribute by attribute.
 
     With ``runs_dir``, each task also leaves its configuration's run directory there
     (``runs_dir/NAME``, as ``mqlog run --out`` would; on a cluster, a path every executor
     and the driver can reach)."""
     runs = str(Path(runs_dir).resolve()) if runs_dir is not None else None
     tasks = [dict(cell, workload=workload, params=dict(params), seed=seed, device=device, host=host,
-                  crash_at_s=crash_at_s,
+                  crash_at_s=crash_at_s, qmgr={**(qmgr or {}), **cell.get("qmgr", {})},
                   runs_dir=runs, restart_mode=cell.get("restart_mode") or restart_mode) for cell in cells]
     from mqlog.spark.session import run_tasks
 
@@ -263,6 +300,8 @@ TABLE_ROWS = (
     ("restart: bytes read", "restart_bytes_read"),
     ("restart: units backed out", "restart_uows_backed_out"),
     ("restart: virtual seconds", "restart_restart_virtual_seconds"),
+    ("restart: replay / recovery (s)", ("restart_replay_s", "restart_recovery_s")),
+    ("restart: queues loaded / deferred", ("restart_queues_loaded", "restart_queues_deferred")),
     ("restart: verified", "restart_verified"),
 )
 

@@ -18,6 +18,8 @@ A sweep is a TOML document::
     LogFilePages = 64
     [config.sweep]                  # this configuration's log parameters swept (lists)
     LogPrimaryFiles = [2, 3, 4]
+    [config.qmgr]                   # optional: queue manager attributes (MAXUMSGS, MAXDEPTH)
+    MAXUMSGS = 100000
     [plot]                          # optional: what the report draws
     x = "log.LogPrimaryFiles"       # a swept parameter ("log.X" or "workload.X")
     y = "uows_rolled_back"          # a metric
@@ -39,7 +41,7 @@ except ModuleNotFoundError:  # Python 3.10
 from pathlib import Path
 
 from mqlog.core.errors import MqlogError
-from mqlog.spark.compare import check_matrix, read_toml, run_cell
+from mqlog.spark.compare import cell_qmgr, check_matrix, read_toml, run_cell
 
 BUILTIN_SWEEPS: dict[str, str] = {
     "log-size-vs-rollbacks": """
@@ -158,7 +160,7 @@ def load_sweep(source: str) -> tuple[str, dict]:
 
 #: the fields a sweep document, each of its [[config]] tables and its [plot] table may have
 SWEEP_FIELDS = ("workload", "seeds", "devices", "hosts", "params", "grid", "config", "plot")
-CONFIG_FIELDS = ("name", "platform", "log", "sweep")
+CONFIG_FIELDS = ("name", "platform", "log", "qmgr", "sweep")
 PLOT_FIELDS = ("x", "y")
 
 
@@ -230,6 +232,7 @@ def cells(doc: dict, *, origin: str = "sweep", host: str | None = None) -> list[
         sweep = config.get("sweep", {})
         if not isinstance(sweep, dict) or not all(isinstance(v, list) and v for v in sweep.values()):
             raise MqlogError(f"{origin}: config {config['name']!r}: sweep values must be non-empty lists")
+        qmgr = cell_qmgr(config, f"{origin}: config {config['name']!r}")
         log_axes = sorted(sweep.items())
         work_axes = sorted(grid.items())
         for log_values in itertools.product(*[v for _, v in log_axes]):
@@ -249,7 +252,7 @@ def cells(doc: dict, *, origin: str = "sweep", host: str | None = None) -> list[
                     swept = {f"log.{k}": v for (k, _), v in zip(log_axes, log_values)}
                     swept.update({f"workload.{k}": v for (k, _), v in zip(work_axes, work_values)})
                     task = dict(cell, workload=workload, params=dict(spec.params), seed=int(seed),
-                                device=str(device), host=host_name, sweep=swept)
+                                device=str(device), host=host_name, sweep=swept, qmgr=qmgr)
                     task["key"] = cell_key(task)
                     out.append(task)
     check_plot(doc, out, origin=origin)
@@ -259,6 +262,8 @@ def cells(doc: dict, *, origin: str = "sweep", host: str | None = None) -> list[
 def cell_key(task: dict) -> str:
     """What decides a run, hashed: the same key means the same result."""
     decisive = {k: task[k] for k in ("platform", "values", "workload", "params", "seed", "device", "host")}
+    if task.get("qmgr"):  # only when set: the cells of a sweep without any keep the keys they had
+        decisive["qmgr"] = task["qmgr"]
     return hashlib.sha256(json.dumps(decisive, sort_keys=True, default=str).encode()).hexdigest()[:24]
 
 

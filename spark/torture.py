@@ -22,7 +22,8 @@ def describe(campaign) -> dict:
     """What an executor needs to rebuild ``campaign`` (plain data)."""
     return {"platform": campaign.platform, "values": dict(campaign.values), "workload": campaign.spec.workload,
             "params": dict(campaign.spec.params), "seed": campaign.seed, "device": campaign.device,
-            "host": campaign.host, "budget": campaign.budget, "faults": list(campaign.faults), "restart_mode": campaign.restart_mode}
+            "host": campaign.host, "budget": campaign.budget, "faults": list(campaign.faults), "restart_mode": campaign.restart_mode,
+            "qmgr": dict(campaign.qmgr)}
 
 
 def rebuild(data: dict):
@@ -34,7 +35,7 @@ def rebuild(data: dict):
     spec = build_spec(BUILTINS[data["workload"]], data["params"], origin="torture")
     return Campaign(data["platform"], data["values"], choose(data["platform"]).maker(data["values"]), spec,
                     seed=data["seed"], device=data["device"], host=data["host"], budget=data["budget"], faults=tuple(data["faults"]),
-                    restart_mode=data["restart_mode"])
+                    restart_mode=data["restart_mode"], qmgr=data.get("qmgr", {}))
 
 
 def run_batch(task: dict) -> dict:

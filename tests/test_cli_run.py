@@ -514,9 +514,10 @@ def test_a_run_directory_in_use_is_refused_not_shared(tmp_path):
 
 
 def test_restart_mode_chooses_mq_911_or_the_restart_before_it(tmp_path):
-    """Restart from MQ 9.1.1 (queues loaded on demand) or before it: the user chooses; the legacy restart loads the queues one by one and reads
-    the log a page and a file-system call at a time, so on slow storage it takes longer, and
-    recovers the same."""
+    """Restart from MQ 9.1.1 or before it: the user chooses; the legacy restart loads the
+    queues recovery needs one by one, pays a file-system call for each replayed record that
+    changes a queue and reads the log a page and a file-system call at a time, so on slow
+    storage it takes longer, and recovers the same."""
     out = mqlog("run", "--platform", "distributed", "--workload", "requester-responder",
                 "--set", "workload.duration=0.2", "--device", "nfs3", "--crash-at", "0.15", "--out", tmp_path / "a")
     assert out.returncode == 0, out.stderr
@@ -526,9 +527,11 @@ def test_restart_mode_chooses_mq_911_or_the_restart_before_it(tmp_path):
     assert modern.returncode == 0 and legacy.returncode == 0, modern.stderr + legacy.stderr
     modern, legacy = json.loads(modern.stdout), json.loads(legacy.stdout)
     assert legacy["records_replayed"] == modern["records_replayed"] > 0
-    assert legacy["queues_loaded"] == modern["queues_loaded"] > 1
-    assert legacy["phases"]["load"] > 2 * modern["phases"]["load"]
-    assert legacy["phases"]["replay"] > 2 * modern["phases"]["replay"]
+    assert legacy["queues_loaded"] == modern["queues_loaded"]
+    assert legacy["queues_loaded"] + legacy["queues_deferred"] > 1
+    # (a short log over 20 queues: 9.1.1's one call per queue per 64 KiB read saves little here)
+    assert legacy["restart_phases"]["replay_queue_files_s"] > modern["restart_phases"]["replay_queue_files_s"]
+    assert legacy["restart_phases"]["replay_s"] > 2 * modern["restart_phases"]["replay_s"]
     one_line_error(mqlog("restart", tmp_path / "a", "--restart-mode", "9.2"), "--restart-mode")
 
 

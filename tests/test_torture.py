@@ -293,3 +293,22 @@ def test_a_campaign_runs_on_its_host_and_carries_it_to_spark_executors():
     out = mqlog("torture", "--platform", "reference", "--workload", "putget-pairs", "--set", "workload.pairs=2",
                 "--set", "workload.messages_per_pair=5", "--faults", "crash", "--budget", "2", "--host", "laptop")
     assert out.returncode == 2 and "unknown host profile 'laptop'" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_the_campaign_runs_and_restarts_with_the_queue_manager_attributes_set():
+    """--set qmgr.MAXUMSGS reaches the recorded run (a unit of work refused beyond 5 puts logs
+    far less) and the executors' copy of the campaign (mqlog.spark.torture's plain dict)."""
+    from mqlog.spark.torture import describe, rebuild
+
+    fill = ["--workload", "log-fill", "--set", "workload.queues=1", "--set", "workload.transactions=1",
+            "--set", "workload.messages=2000", "--faults", "crash", "--budget", "2", "--json"]
+    default = mqlog("torture", "--platform", "reference", *fill)
+    small = mqlog("torture", "--platform", "reference", *fill, "--set", "qmgr.MAXUMSGS=5")
+    assert default.returncode == small.returncode == 0, small.stderr
+    writes = json.loads(default.stdout)["physical_writes"], json.loads(small.stdout)["physical_writes"]
+    assert writes[1] < writes[0] / 4, writes
+    choice = choose("zos")
+    values = choice.configure({})
+    spec = build_spec(BUILTINS["log-fill"], {}, origin="test")
+    c = Campaign("zos", values, choice.maker(values), spec, qmgr={"MAXUMSGS": 5, "MAXDEPTH": 9})
+    assert rebuild(describe(c)).qmgr == {"MAXUMSGS": 5, "MAXDEPTH": 9}

@@ -262,7 +262,7 @@ class QueueSharingGroup:
             queue_name = getattr(record, "queue", None)
             if queue_name is not None and queue_name not in queues:
                 continue  # another structure's or a private queue
-            yield from r.cpu(qm.config.replay_record_us)
+            yield from r.cpu(r.replay_record_us)
             yield from r.redo(address, record)
         # Units of work no member still has ended without a record of their outcome here.
         r.table = {u: None for u in r.by_uow if u in live}

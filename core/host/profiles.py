@@ -7,16 +7,17 @@ of them, by kind (put, get, commit, backout, prepare), with extras for persisten
 persistent message data, and the wakeup of a call that had to wait for a log force), plus
 the application's own CPU around each call, and the CPU of compressing and expanding
 persistent message data where a platform's codec does (z/OS ``COMPLOG``: per byte, per
-algorithm). :class:`Cpu` is those cores in a SimPy
+algorithm), and restart's own CPU (per log record replayed, per message's index entry loaded
+from a queue file, per uncommitted message reconciled with its queue). :class:`Cpu` is those cores in a SimPy
 simulation: a FIFO pool of ``cores`` (:class:`Cores`, a ``simpy.Resource(capacity=cores)``
 without its scheduling overhead); every charge takes a core, holds it for the charge and
 gives it back, so when more calls want CPU than there are cores they queue, and group
 commit batches only what the CPU lets arrive.
 
 What it does not model: hyperthreads (cores are physical), caches, NUMA, the scheduler's
-time slices (a charge holds its core to the end), variance (charges are deterministic),
-and restart's own CPU (:class:`mqlog.core.qm.config.QmConfig`'s ``replay_record_us`` and
-friends stay where they are).
+time slices (a charge holds its core to the end) and variance (charges are deterministic).
+Restart runs one thread (:mod:`mqlog.core.recovery`): it charges its CPU to these cores
+serially, as kind ``restart``, so a restarted queue manager's ``cpu`` counters show it.
 
 Profiles are data: the built-in table is ``hosts.toml`` in this package (``v93-xeon``, the
 default, and ``v91-xeon``), whose comments show how IBM's published CPU per round trip
@@ -112,6 +113,13 @@ class HostProfile:
                                                    validator=_check_range(0.0, MAX_COPY_NS, " ns/byte"))
     zstd_expand_ns_per_byte: float = attrs.field(converter=as_float,
                                                  validator=_check_range(0.0, MAX_COPY_NS, " ns/byte"))
+    #: restart's CPU (see hosts.toml for how each is derived from the figures above): per log
+    #: record replayed (decoded and redone in memory; the bytes read are copied at
+    #: ``copy_ns_per_byte`` besides), per message's index entry loaded from a queue file, and
+    #: per uncommitted message reconciled with its queue (backed out: removed or restored)
+    replay_record_us: float = attrs.field(converter=as_float, validator=_us)
+    load_message_us: float = attrs.field(converter=as_float, validator=_us)
+    reconcile_message_us: float = attrs.field(converter=as_float, validator=_us)
 
     def call_us(self, kind: str) -> float:
         """The CPU of one MQI call of ``kind`` (one of :data:`CALL_KINDS`) before anything
@@ -255,8 +263,9 @@ class Cpu:
     :attr:`busy_us` and its kind's total in :attr:`by_kind` (``app``: the applications'
     own CPU; ``mqi``: the calls' paths; ``log``: persistent extras, records and copies;
     ``force``: wakeups after a log force; ``compress``: a codec compressing message data on
-    the putting call's path; ``expand``: restart expanding it, which restart charges to its
-    own time, not to these cores – see :meth:`count`).
+    the putting call's path; ``expand``: restart (or RECOVER CFSTRUCT) expanding it;
+    ``restart``: restart's own CPU – replaying records, loading queues' index entries,
+    walking and backing out units of work – charged serially, one thread).
     """
 
     __slots__ = ("env", "profile", "cores", "busy_us", "wait_us", "charges", "by_kind")
@@ -268,7 +277,7 @@ class Cpu:
         self.busy_us = self.wait_us = 0.0
         self.charges = 0
         self.by_kind: dict[str, float] = {"app": 0.0, "mqi": 0.0, "log": 0.0, "force": 0.0,
-                                          "compress": 0.0, "expand": 0.0}
+                                          "compress": 0.0, "expand": 0.0, "restart": 0.0}
 
     def charge(self, us: float, kind: str, *, app_us: float = 0.0) -> Generator[Any, Any, None]:
         """Run ``us`` µs of CPU of ``kind`` on a core (``yield from``), after ``app_us`` of
@@ -291,12 +300,6 @@ class Cpu:
         self.busy_us += total
         self.by_kind[kind] += us
         self.by_kind["app"] += app_us
-
-    def count(self, us: float, kind: str) -> None:
-        """Count ``us`` of CPU of ``kind`` spent outside these cores' queue: restart's
-        expansion, which restart charges to its own virtual time (it runs alone, before any
-        application connects), so that a run's ``cpu_expand_us`` still shows it."""
-        self.by_kind[kind] += us
 
     def counters(self) -> dict[str, float]:
         """A snapshot of the counters (µs) as a plain dict."""

@@ -176,6 +176,11 @@ class Queue:
         #: object then serves every queue manager sharing it; no queue file); None: in this
         #: queue manager's memory and queue file
         self.keeper: QueueKeeper | None = None
+        #: a load restart left to the queue's first use: (IoCost of its metadata reads,
+        #: messages whose index entries it builds) – or, while that first use pays it, the
+        #: event other callers wait on; None: loaded (the queue manager charges it,
+        #: ``QueueManager._load_unloaded``)
+        self.unloaded = None
         self._seq = 0
 
     @property

@@ -1,17 +1,25 @@
 """The queue manager's settings and its counters.
 
 :class:`QmConfig` holds what the core itself reads from a queue manager's configuration
-(unit-of-work and queue limits, how restart runs and the virtual CPU of restart's paths, its
-member number among those sharing kept queues; an MQI call's CPU is the host's,
+(unit-of-work and queue limits, how restart runs, its member number among those sharing
+kept queues; the CPU of an MQI call and of restart's paths is the host's,
 :mod:`mqlog.core.host`) – a platform's log parameters live with the
 platform. :class:`QmCounters` holds the queue-manager level figures the metrics report.
+
+:data:`QMGR_PARAMETERS` are the queue manager attributes a user sets by MQ's names (a spec's
+``[qmgr]`` table, ``--set qmgr.MAXUMSGS=N``): :func:`qmgr_settings` checks them,
+:func:`with_qmgr` puts them into a :class:`QmConfig` and :func:`qmgr_of` reads them back out
+(for a run's metrics and run.json).
 """
 
 from __future__ import annotations
 
 import attrs
 
+from collections.abc import Mapping
+
 from mqlog.core.errors import ParameterError
+from mqlog.core.params import Number, Parameter, ParameterSet
 
 #: how restart runs: as MQ 9.1.1 and later (queues loaded in parallel, replay in large
 #: reads), or as before it ("legacy")
@@ -41,13 +49,47 @@ class QmConfig:
     #: "9.1.1": queues loaded in parallel, replay reads the log in large chunks;
     #: "legacy": queues loaded one at a time, replay reads page by page with a file-system call each
     restart_mode: str = attrs.field(default=DEFAULT_RESTART_MODE, validator=attrs.validators.in_(RESTART_MODES))
-    #: virtual CPU per record replayed, per message reconciled, per message's metadata loaded
-    replay_record_us: float = attrs.field(default=2.0, validator=_bounded("replay_record_us", 0, 1e6))
-    reconcile_message_us: float = attrs.field(default=5.0, validator=_bounded("reconcile_message_us", 0, 1e6))
-    load_message_us: float = attrs.field(default=0.5, validator=_bounded("load_message_us", 0, 1e6))
     #: this queue manager's number among those sharing kept queues: unit-of-work ids carry
     #: it, so the units of all of them can meet on a shared queue without clashing
     member: int = attrs.field(default=0, validator=_bounded("member", 0, 31))
+
+
+_QMGR_DEFAULTS = attrs.fields_dict(QmConfig)
+
+#: The queue manager attributes a run may set, by MQ's names (ALTER QMGR MAXUMSGS, and the
+#: MAXDEPTH a queue defined without one gets – MQ takes that from the default local queue,
+#: SYSTEM.DEFAULT.LOCAL.QUEUE; the model keeps it with the queue manager). ``attribute`` is
+#: the :class:`QmConfig` field each one sets.
+QMGR_PARAMETERS = ParameterSet((
+    Parameter("MAXUMSGS", _QMGR_DEFAULTS["max_uow_messages"].default, Number(1, 999_999_999),
+              "operations one unit of work may hold (MQRC 2024 beyond)", where="ALTER QMGR",
+              attribute="max_uow_messages"),
+    Parameter("MAXDEPTH", _QMGR_DEFAULTS["max_depth"].default, Number(0, 999_999_999),
+              "MAXDEPTH of a queue defined without one (the built-in workloads define theirs "
+              "with 999999999)", where="DEFINE QLOCAL default", attribute="max_depth"),
+), "a queue manager attribute")
+
+
+def qmgr_settings(values: Mapping[str, object], *, defaults: bool = True) -> dict[str, int]:
+    """``values`` (MQ attribute names in any case → text or int) checked, by MQ's name
+    (``{"MAXUMSGS": 10000, "MAXDEPTH": 5000}``); with ``defaults``, every attribute not
+    given has its default. Errors are :class:`ParameterError` naming ``qmgr.NAME`` and what
+    is allowed, or the known names for an unknown one."""
+    chosen = QMGR_PARAMETERS.choose(values, prefix="qmgr.")
+    return {p.name: chosen[p.attribute] if p.attribute in chosen else p.default
+            for p in QMGR_PARAMETERS if defaults or p.attribute in chosen}
+
+
+def with_qmgr(config: QmConfig, qmgr: Mapping[str, object]) -> QmConfig:
+    """``config`` with the queue manager attributes ``qmgr`` (by MQ's names) set."""
+    return attrs.evolve(config, **{QMGR_PARAMETERS.lookup(name, value, "qmgr.").attribute: value
+                                   for name, value in qmgr_settings(qmgr, defaults=False).items()})
+
+
+def qmgr_of(config: QmConfig) -> dict[str, int]:
+    """The attributes of :data:`QMGR_PARAMETERS` as ``config`` has them, by MQ's names."""
+    fields = attrs.asdict(config)
+    return {p.name: fields[p.attribute] for p in QMGR_PARAMETERS}
 
 
 @attrs.define
@@ -68,6 +110,7 @@ class QmCounters:
     media_images: int = 0
     media_image_bytes: int = 0
     queues_recreated: int = 0
+    queues_loaded_on_use: int = 0  # queues restart left unloaded, loaded by their first MQPUT/MQGET
     shunts: int = 0
     compression_in_bytes: int = 0
     compression_out_bytes: int = 0

@@ -19,7 +19,9 @@ its path by kind when it starts (:mod:`.connection`); a persistent put or get it
 path, its record and the copy of its data just before the record is appended, then the
 compression of its data where the platform's codec compresses it (per byte, per algorithm
 tried); a call that
-had to wait for a log force the wakeup once its effect is visible (:meth:`_woken`).
+had to wait for a log force the wakeup once its effect is visible (:meth:`_woken`). The
+first MQPUT or MQGET on a queue that restart left unloaded pays its load first
+(:meth:`_load_unloaded`).
 
 This module owns starting and stopping, queue definitions, appending records (:meth:`_log`)
 and MQPUT/MQGET. The rest of normal running is in mixins of :class:`QueueManager`, one
@@ -86,7 +88,7 @@ class QueueManager(UnitsOfWorkMixin, LogSpaceMixin, CheckpointMixin, ShuntingMix
         self.storage = storage
         self.device = device
         self.config = config
-        #: the host's cores: every MQI call's CPU is charged here (restart's is not)
+        #: the host's cores: every MQI call's CPU is charged here, and restart's (one thread)
         self.cpu = Cpu(env, host)
         self.queues: dict[str, Queue] = {}
         self.damaged: dict[str, DamagedQueue] = {}
@@ -364,6 +366,8 @@ class QueueManager(UnitsOfWorkMixin, LogSpaceMixin, CheckpointMixin, ShuntingMix
 
     def _put(self, conn: Connection, queue_name: str, data: bytes, persistent: bool, syncpoint: bool):
         queue = self._queue(queue_name)
+        if queue.unloaded is not None:
+            yield from self._load_unloaded(queue)
         uow = self._uow_for(conn) if syncpoint else None
         if queue.depth >= queue.max_depth:
             raise MqiError(Reason.MQRC_Q_FULL, f"{queue_name} is at MAXDEPTH {queue.max_depth}")
@@ -494,6 +498,24 @@ class QueueManager(UnitsOfWorkMixin, LogSpaceMixin, CheckpointMixin, ShuntingMix
             return None
         return uow.end_commit
 
+    def _load_unloaded(self, queue: Queue) -> Generator:
+        """The first MQPUT or MQGET on a queue restart did not load pays its load (IBM: a
+        queue is loaded on first use after restart; callers wait until it is): a file-system
+        call, the metadata reads, the CPU of its index entries. Calls that arrive while it
+        loads wait for it."""
+        pending = queue.unloaded
+        if isinstance(pending, simpy.Event):
+            yield pending
+            return
+        loaded = queue.unloaded = self.env.event()
+        cost, messages = pending
+        yield from self.device.file_op()
+        yield from self._charge(cost)
+        yield from self.cpu.charge(messages * self.cpu.profile.load_message_us, "restart")
+        queue.unloaded = None
+        self.counters.queues_loaded_on_use += 1
+        loaded.succeed()
+
     def _charge(self, cost: IoCost) -> Generator:
         device = self.device
         for n in cost.writes:
@@ -507,6 +529,8 @@ class QueueManager(UnitsOfWorkMixin, LogSpaceMixin, CheckpointMixin, ShuntingMix
 
     def _get(self, conn: Connection, queue_name: str, syncpoint: bool, wait_us: float):
         queue = self._queue(queue_name)
+        if queue.unloaded is not None:
+            yield from self._load_unloaded(queue)
         uow = self._uow_for(conn) if syncpoint else None
         deadline = self.env.now + wait_us
         while True:

@@ -45,7 +45,7 @@ def recreate_queue(qm, name: str, start: int) -> Generator:
     for address, record in reader:
         records += 1
         yield from r.sequential_reads(reader.pages_read)
-        yield from r.cpu(qm.config.replay_record_us)
+        yield from r.cpu(r.replay_record_us)
         if not ready:
             if address == start and isinstance(record, ObjectChange) and record.name == name \
                     and record.action is ObjectAction.CREATE:

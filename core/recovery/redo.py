@@ -1,10 +1,28 @@
-"""The forward pass of restart: loading the queue files (their metadata, not their message
+"""The forward pass of restart: reading the queue files (their metadata, not their message
 data) and redoing the log from the checkpoint onto the queues ("repeating history"), while
 the table of units of work is rebuilt – the checkpoint's table, plus those that begin later,
 less those whose commit or backout is found. Redo is idempotent per message, because a queue
 file may already be newer than the checkpoint (a later flush whose checkpoint never
 completed). :class:`Redo` is a part of :class:`~mqlog.core.recovery.engine.Recovery`, whose
 state it works on.
+
+Loading is lazy, as IBM describes it: replay comes first; then recovery loads only the queues
+that units of work still open at the crash touched (in parallel from 9.1.1, one by one
+before it); every other queue is loaded on its first use after restart ("When queues need to
+be loaded as part of the restart processing, they are now done so in parallel",
+developer.ibm.com/messaging/2019/03/12/queue-manager-restart-times-in-v9-1-1/; a queue not
+referenced is loaded – its index rebuilt, AMQ7234 every 10,000 messages – when it is next
+referenced, and callers wait for that, www.ibm.com/support/pages/large-messages-depths-your-
+websphere-mq-queues-could-cause-performance-issues). The model still reads every queue file
+into memory before replay, at no virtual cost (:meth:`Redo.open_queues`), because redo needs
+each queue's contents to be idempotent and a damaged file must be known before replay; what
+MQ pays to load a queue (a file-system call, its metadata reads, ``load_message_us`` a
+message) is kept as owed and charged where MQ does the work: in recovery for the queues it
+needs (:meth:`Redo.load_queues`), or by the first MQPUT or MQGET on the queue after restart
+(``Queue.unloaded``, :meth:`mqlog.core.qm.manager.QueueManager._load_unloaded`). So a deep
+queue no open unit of work touched adds nothing to restart time. (9.1.1 also loads such
+queues in the background after start-up; the model leaves that to the first call, as
+before 9.1.1: the first call on such a queue waits for its whole load.)
 """
 
 from __future__ import annotations
@@ -48,16 +66,11 @@ class Redo:
 
     # -- 1. load -----------------------------------------------------------------------------
 
-    def load_queues(self) -> Generator:
-        names = list_queue_files(self.qm.storage)
-        if self.legacy:
-            for name in names:
-                yield from self.load_queue(name)
-        else:
-            procs = [self.env.process(self.load_queue(name)) for name in names]
-            if procs:
-                yield simpy.AllOf(self.env, procs)
-        self.report.queues_loaded = len(names) - len(self.damaged)
+    def open_queues(self) -> None:
+        """Read every queue file into memory, charging nothing yet (see the module's
+        docstring): each one's load is owed until recovery or a first use pays it."""
+        for name in list_queue_files(self.qm.storage):
+            self.open_queue(name)
         # Kept queues (attached by their keeper before restart): the messages this queue
         # manager's units of work hold there are resolved like a queue file's.
         member = self.qm.config.member
@@ -71,17 +84,14 @@ class Redo:
                         # before it was logged: the message is there for others again.
                         queue.make_available(m)
 
-    def load_queue(self, name: str) -> Generator:
+    def open_queue(self, name: str) -> None:
         qm = self.qm
-        yield from qm.device.file_op()
         try:
             qfile, cost = QueueFile.open(qm.storage, name)
         except QueueFileError as exc:
             # Damaged: restart goes on without it; media recovery may re-create it below.
             self.damaged[name] = str(exc)
             return
-        yield from qm._charge(cost)
-        self.report.bytes_read += sum(cost.reads)
         queue = Queue(name, qfile, max_depth=max_depth_of(qfile.attributes, qm.config.max_depth),
                       attributes=qfile.attributes)
         for stored in sorted(qfile.messages.values(), key=lambda m: (m.put_address, m.msg_id)):
@@ -94,9 +104,45 @@ class Redo:
                 self.index(stored.uow, name, stored.msg_id)
             if message.seq > queue._seq:
                 queue._seq = message.seq
-        self.report.messages_loaded += len(qfile.messages)
-        yield self.env.timeout(len(qfile.messages) * qm.config.load_message_us)
         self.queues[name] = queue
+        self.owed[name] = (cost, len(qfile.messages))
+
+    def load_queues(self, names) -> Generator:
+        """Load the queues ``names`` whose load is still owed: in parallel (9.1.1) or one
+        after another (legacy)."""
+        names = [n for n in sorted(names) if n in self.owed and n in self.queues]
+        if self.legacy:
+            for name in names:
+                yield from self.load_queue(name)
+        elif names:
+            yield simpy.AllOf(self.env, [self.env.process(self.load_queue(name)) for name in names])
+
+    def load_queue(self, name: str) -> Generator:
+        """Pay one queue's owed load: a file-system call to open it, its metadata reads, and
+        the CPU of its messages' index entries (each load its own thread: parallel loads take
+        a core each)."""
+        owed = self.owed.pop(name, None)
+        if owed is None:
+            return
+        cost, messages = owed
+        qm = self.qm
+        yield from qm.device.file_op()
+        yield from qm._charge(cost)
+        us = messages * qm.cpu.profile.load_message_us
+        self.report.cpu_us += us
+        yield from qm.cpu.charge(us, "restart")
+        self.report.bytes_read += sum(cost.reads)
+        self.report.messages_loaded += messages
+        self.report.queues_loaded += 1
+
+    def defer_loads(self) -> None:
+        """The queues still owed a load are left to their first use after restart."""
+        for name in sorted(self.owed):
+            queue = self.queues.get(name)
+            if queue is not None and queue.file is not None:
+                queue.unloaded = self.owed[name]
+                self.report.queues_deferred += 1
+        self.owed = {}
 
     def index(self, uow: int, queue: str, msg_id: bytes) -> None:
         members = self.by_uow.get(uow)
@@ -149,7 +195,7 @@ class Redo:
             self.segments[record.msg_id] = [record, [record.data], address]
             return None
         expand_us = self.redo_put(address, record, record.data, queue)
-        return self.cpu(expand_us) if expand_us else None
+        return self.expand(expand_us) if expand_us else None
 
     def _redo_segment(self, address: int, record: PutSegment) -> Generator | None:
         queue = self.queues.get(record.queue)
@@ -161,7 +207,7 @@ class Redo:
         if pending is None:
             return self._redo_segment_after_gap(record)
         expand_us = self._add_segment(pending, record)
-        return self.cpu(expand_us) if expand_us else None
+        return self.expand(expand_us) if expand_us else None
 
     def _redo_segment_after_gap(self, record: PutSegment) -> Generator:
         # Replay began between the message's put record and this segment (a checkpoint
@@ -171,7 +217,7 @@ class Redo:
             self.segments[record.msg_id] = pending
             expand_us = self._add_segment(pending, record)
             if expand_us:
-                yield from self.cpu(expand_us)
+                yield from self.expand(expand_us)
 
     def _add_segment(self, pending: list, record: PutSegment) -> float:
         """Add a segment's data; with the last one, redo the put (the CPU of expanding it)."""
@@ -302,12 +348,9 @@ class Redo:
                 raise LogCorruptionError(f"compressed message data of {record.queue} expands to {len(data)} bytes, "
                                          f"the put record says {record.message_length}",
                                          address=self.platform.addressing.format(address))
-            # Expanding costs the host's CPU per byte expanded to, by algorithm. Restart's
-            # CPU is its own virtual time (QmConfig's replay costs, not the cores' queue: no
-            # application runs yet), so it is charged there and only counted on the cores.
-            cpu = self.qm.cpu
-            expand_us = cpu.profile.expand_us(Codec(record.codec).name.lower(), len(data))
-            cpu.count(expand_us, "expand")
+            # Expanding costs the host's CPU per byte expanded to, by algorithm; the caller
+            # charges it to the host's cores as restart's (kind "expand").
+            expand_us = self.qm.cpu.profile.expand_us(Codec(record.codec).name.lower(), len(data))
             self.report.cpu_expand_us += expand_us
         state = _PUT_UNCOMMITTED if record.uow else _COMMITTED
         # Arrival order: the put's address – but when rebuilding, records come from several
@@ -373,6 +416,7 @@ class Redo:
         elif record.action is ObjectAction.DELETE and (name in self.queues or name in self.damaged):
             yield from qm.device.file_op()
             self.media.pop(name, None)
+            self.owed.pop(name, None)  # gone: nothing to load
             self.listed.discard(name)
             if name in self.queues:
                 gone = self.queues.pop(name)

@@ -1,5 +1,6 @@
 """What a recovery run produces and refuses: the report of a restart (what it replayed,
-committed, backed out, left in doubt and re-created, with its cost in virtual time), the
+committed, backed out, left in doubt and re-created, with its cost in virtual time by phase:
+``restart_phases``, the contract the R1 calibration and the reports read), the
 error raised when a unit of work cannot be backed out, and the entry restart keeps for each
 unit of work it rebuilds from the log."""
 
@@ -27,8 +28,9 @@ class RecoveryReport:
     uows_backed_out: int = 0  # in flight at the crash, backed out by restart
     uows_indoubt: int = 0  # prepared, left in doubt for the coordinator
     messages_reconciled: int = 0  # uncommitted messages put right (removed or restored)
-    queues_loaded: int = 0
-    messages_loaded: int = 0
+    queues_loaded: int = 0  # loaded by restart: the queues recovery needed
+    queues_deferred: int = 0  # left to load on their first use after restart
+    messages_loaded: int = 0  # index entries of the queues loaded by restart
     clrs_written: int = 0
     queues_recreated: int = 0  # damaged queues re-created from their media images
     queues_damaged: list = attrs.field(factory=list)  # left damaged: their files would not load
@@ -36,7 +38,18 @@ class RecoveryReport:
     restart_virtual_seconds: float = 0.0
     #: restart's CPU expanding compressed message data (µs, within its virtual time)
     cpu_expand_us: float = 0.0
-    phases: dict = attrs.field(factory=dict)  # phase name -> virtual seconds
+    #: restart's own CPU (µs) on the host's cores: replaying, loading, walking, backing out
+    cpu_us: float = 0.0
+    #: log pages the page cache served (no device read) and those it did not
+    cache_hits: int = 0
+    cache_misses: int = 0
+    phases: dict = attrs.field(factory=dict)  # phase name -> virtual seconds (the older breakdown)
+    #: IBM's two phases and their sub-steps, virtual seconds (keys carry the unit):
+    #: ``replay_s`` (of which, as charged time that may overlap: ``replay_log_read_s``,
+    #: ``replay_queue_files_s``, ``replay_cpu_s``); ``recovery_s`` = ``recovery_queue_load_s``
+    #: + ``recovery_backout_s`` (walls); ``media_recovery_s``, ``checkpoint_s``; ``total_s``
+    #: (= restart_virtual_seconds = replay_s + recovery_s + media_recovery_s + checkpoint_s)
+    restart_phases: dict = attrs.field(factory=dict)
     messages: list = attrs.field(factory=list)
     end_of_log: EndOfLog | None = None
 
@@ -49,14 +62,20 @@ class RecoveryReport:
             "uows_committed": self.uows_committed,
             "uows_indoubt": self.uows_indoubt,
             "messages_reconciled": self.messages_reconciled,
+            "messages_backed_out": self.messages_reconciled,
             "queues_loaded": self.queues_loaded,
+            "queues_deferred": self.queues_deferred,
             "messages_loaded": self.messages_loaded,
             "clrs_written": self.clrs_written,
             "queues_recreated": self.queues_recreated,
             "queues_damaged": list(self.queues_damaged),
             "restart_virtual_seconds": self.restart_virtual_seconds,
             "cpu_expand_us": self.cpu_expand_us,
+            "cpu_us": self.cpu_us,
+            "cache_hits": self.cache_hits,
+            "cache_misses": self.cache_misses,
             "phases": dict(self.phases),
+            "restart_phases": dict(self.restart_phases),
             "messages": list(self.messages),
             "end_of_log": None if end is None else {"reason": end.reason, "address": end.address,
                                                     "problem": end.problem, "source": end.source},

@@ -6,7 +6,16 @@ not prepared are then backed out, newest operation first – a CLR for each, the
 record – and prepared ones are kept in doubt for their coordinator. A crash during undo and
 another restart redo the CLRs and resume where undo stopped: no undo work is repeated.
 Uncommitted state that belongs to no unit of work the log knows of is put right at the end
-(:meth:`Undo.reconcile`). :class:`Undo` is a part of
+(:meth:`Undo.reconcile`).
+
+Costs. The walk reads each record through restart's page cache (dropped when restart began,
+:mod:`.pagecache`): records on pages replay has just read are hits, so a unit that lies after
+the replay point costs no device reads, and one that began before it costs one cold read per
+page, once. Each record walked is decoded again (the host's ``replay_record_us``). Backing
+out costs, per uncommitted message, its CLR built and logged (``log_record_us``) and the
+message reconciled with its queue (``reconcile_message_us``; a queue recovery had not
+loaded yet is loaded first) – so recovery follows the number of uncommitted messages, not
+the units they are spread over, nor their bytes. :class:`Undo` is a part of
 :class:`~mqlog.core.recovery.engine.Recovery`, whose state it works on.
 """
 
@@ -35,15 +44,21 @@ class Undo:
     # -- 3. in doubt: the backward chains ----------------------------------------------------
 
     def read_at(self, address: int) -> Generator:
-        """One record at ``address``: a random read, charged to the device."""
+        """One record at ``address``: a random read of the pages that hold it, charged to the
+        device for the pages the cache does not hold, and the CPU of decoding it."""
         reader = LogReader(self.platform.space, address, format_address=self.platform.addressing.format,
                            record_types=self.platform.record_types,
                            lookahead_pages=0)
         record = None
         for _, record in reader:
             break
-        yield from self.qm.device.read(reader.pages_read * PAGE_SIZE)
-        self.report.bytes_read += reader.bytes_read
+        missed = self.cache.read(address, reader.pages_read)
+        if missed:
+            t = self.env.now
+            yield from self.qm.device.read(missed * PAGE_SIZE)
+            self.charged["log_read"] += self.env.now - t
+            self.report.bytes_read += missed * PAGE_SIZE
+        yield from self.cpu(self.replay_record_us)
         return record
 
     def walk(self, uow_id: int) -> Generator:
@@ -160,12 +175,16 @@ class Undo:
 
     def undo(self, uow_id: int, entry: RebuiltUow, ops) -> Generator:
         qm, writer = self.qm, self.qm.writer
+        profile = qm.cpu.profile
         last = entry.last
         undone = []
         for seq, (address, record) in enumerate(ops):
+            if record.queue in self.owed:
+                yield from self.load_queue(record.queue)  # (replay did not index it: a rare case)
             action = ClrAction.REMOVE_PUT if isinstance(record, Put) else ClrAction.RESTORE_GET
             clr = Clr(address, record.prev, action, record.queue, record.msg_id, 0,
                       record.message_length, uow=uow_id, prev=last)
+            yield from self.cpu(profile.log_record_us)  # the CLR built, as any logged record
             last = yield from writer.put(clr)
             self.report.clrs_written += 1
             undone.append(UndoneOp(address, seq))
@@ -174,7 +193,7 @@ class Undo:
             if message is not None and message.uow == uow_id:
                 self.compensate(clr)
                 self.report.messages_reconciled += 1
-                yield from self.cpu(qm.config.reconcile_message_us)
+                yield from self.cpu(profile.reconcile_message_us)
         yield from writer.put(Backout(int(self.env.now), undone, uow=uow_id, prev=last))
         yield writer.force()  # each unit of work's backout completes before the next starts
         self.report.uows_backed_out += 1
@@ -222,5 +241,5 @@ class Undo:
                 else:
                     continue
                 self.report.messages_reconciled += 1
-                yield from self.cpu(qm.config.reconcile_message_us)
+                yield from self.cpu(qm.cpu.profile.reconcile_message_us)
         yield from self.cpu_flush()

@@ -78,8 +78,9 @@ class Param:
     """One parameter of a workload: its name, default, kind, one-line doc and allowed values.
 
     ``low``/``high`` bound numbers (inclusive, unless ``low_exclusive``); ``choices`` lists the
-    values a ``str`` parameter may take. :meth:`check` validates a typed value and
-    :func:`parse_value` one given as text.
+    values a ``str`` parameter may take; ``words`` are values a ``bool`` parameter takes
+    besides true and false (log-fill's ``commit=never``), kept as the word in lower case.
+    :meth:`check` validates a typed value and :func:`parse_value` one given as text.
     """
 
     name: str
@@ -91,6 +92,7 @@ class Param:
     choices: tuple[str, ...] | None = attrs.field(
         default=None, converter=attrs.converters.optional(tuple))
     low_exclusive: bool = False
+    words: tuple[str, ...] = attrs.field(default=(), converter=tuple)
 
     def __attrs_post_init__(self) -> None:
         self.check(self.default)  # a definition whose default is invalid is a bug
@@ -99,7 +101,7 @@ class Param:
     def allowed(self) -> str:
         """What values are allowed, in words: ``0 to 104857600``, ``true or false``, ..."""
         if self.kind is bool:
-            return "true or false"
+            return f"true, false or {' or '.join(self.words)}" if self.words else "true or false"
         if self.kind is str:
             if self.choices:
                 return "one of " + ", ".join(self.choices)
@@ -132,6 +134,13 @@ class Param:
         """
         field = field or f"workload.{self.name}"
         kind = self.kind
+        if kind is bool and self.words and type(value) is str:
+            # a spec file's commit = "never" (or "true", as text): the word, or the bool it spells
+            word = value.strip().lower()
+            if word in self.words:
+                return word
+            if word in _BOOL_WORDS:
+                return _BOOL_WORDS[word]
         if kind is float and type(value) is int:
             try:
                 value = float(value)
@@ -170,7 +179,7 @@ def parse_value(param: Param, text: str, *, field: str | None = None,
     value: object = None
     if word.isascii():
         if kind is bool:
-            value = _BOOL_WORDS.get(word.lower())
+            value = word.lower() if word.lower() in param.words else _BOOL_WORDS.get(word.lower())
         elif kind is int:
             value = _parse_int(word)
         else:

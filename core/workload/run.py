@@ -2,7 +2,7 @@
 
 :func:`run_workload` starts a queue manager on a platform over a storage, runs one
 workload spec with one seed in virtual time, optionally crashes it (after a number of
-physical writes, or at a virtual time), and returns the metrics every platform reports in
+physical writes, at a virtual time, or the moment the workload's last call returns), and returns the metrics every platform reports in
 the same schema (platforms add keys under ``platform_*``) with the
 application journal. :func:`restart_run` restarts a queue manager on what a run left and,
 given the journal, verifies it.
@@ -22,6 +22,7 @@ from mqlog.core.errors import MqlogError, SimulatedCrash, StorageError, StorageF
 from mqlog.core.disk.faults import FaultInjectingStorage, FaultPlan
 from mqlog.core.workload.journal import Journal
 from mqlog.core.platform import Platform
+from mqlog.core.qm.config import qmgr_of
 from mqlog.core.qm.manager import QmConfig, QueueManager, refuse_queue_files_without_log
 from mqlog.core.disk.storage import Storage
 from mqlog.core.workload.workloads import RUNNERS, Context
@@ -46,6 +47,10 @@ class RunConfig:
     device: str = "ssd"
     crash_after_writes: int | None = None
     crash_at_s: float | None = None
+    #: pull the plug the moment the workload's last call returns, before any shutdown (IBM's
+    #: kill -9 of a settled queue manager: ``mqlog run --crash-at end``)
+    crash_at_end: bool = False
+    #: the queue manager's settings; its MAXUMSGS and MAXDEPTH are in the metrics' config.qmgr
     qm_config: QmConfig = QmConfig()
     #: the storage's whole fault plan (a torn write, say); overrides ``crash_after_writes``
     fault_plan: FaultPlan | None = None
@@ -92,6 +97,8 @@ def run_workload(cfg: RunConfig, storage: Storage, progress: Callable[[float, in
         yield from qm.start()
         yield from RUNNERS[cfg.spec.workload](ctx)
         ended["workload_us"] = env.now  # before the shutdown (its checkpoint, offloads in progress)
+        if cfg.crash_at_end:
+            return  # the plug is pulled below, before the shutdown could begin
         yield from qm.shutdown()
 
     proc = env.process(main())
@@ -116,6 +123,9 @@ def run_workload(cfg: RunConfig, storage: Storage, progress: Callable[[float, in
                 break
         if proc.triggered and not proc.ok:
             raise proc.value
+        if cfg.crash_at_end and not crashed:
+            fs.crash()  # at the virtual time the last call returned: nothing ran after it
+            crashed = True
     except SimulatedCrash:
         crashed = True
     except StorageError as exc:
@@ -157,7 +167,8 @@ def collect_metrics(cfg: RunConfig, qm: QueueManager, ctx: Context, env: simpy.E
         "seed": cfg.seed,
         "device": cfg.device,
         "host": cfg.host if isinstance(cfg.host, str) else cfg.host.name,
-        "config": dict(cfg.log_config),
+        # the platform's log parameters, and the queue manager's attributes by MQ's names
+        "config": {**cfg.log_config, "qmgr": qmgr_of(cfg.qm_config)},
         "params": dict(cfg.spec.params),
         "fingerprint": ctx.fingerprint(),
         "crashed": crashed,
@@ -248,6 +259,9 @@ def collect_metrics(cfg: RunConfig, qm: QueueManager, ctx: Context, env: simpy.E
         "queue_file_bytes_written": c.queue_file_bytes_written,
         "queue_file_bytes_read": c.queue_file_bytes_read,
         "applications_backed_out": ctx.counters.backed_out_by_qmgr,
+        # calls refused for another reason (MAXDEPTH's 2053, MAXUMSGS's 2024, ...): the
+        # application was told and went on
+        "failed_calls": ctx.counters.failed_calls,
         "error_log": qm.platform.error_log,
     }
     metrics.update({f"platform_{k}": v for k, v in space.metrics().items()})

@@ -13,9 +13,11 @@ one of three places, all checked the same way against the workload's :class:`Wor
       payload = "padded-records"
       [log]                       # optional: the platform's log parameters, checked by the
       LogFilePages = 16384        #   platform under its own parameter names
+      [qmgr]                      # optional: queue manager attributes by MQ's names (any
+      MAXUMSGS = 500000           #   case): MAXUMSGS, MAXDEPTH (mqlog.core.qm.config)
 
-* ``--set workload.KEY=VALUE`` / ``--set log.PARAM=VALUE`` items on the command line
-  (:func:`parse_set`), applied over either of the above.
+* ``--set workload.KEY=VALUE`` / ``--set log.PARAM=VALUE`` / ``--set qmgr.ATTR=VALUE`` items on
+  the command line (:func:`parse_set`), applied over either of the above.
 
 A parameter, its values and their errors are :mod:`mqlog.core.workload.param`'s. Errors name
 what to fix. Anything malformed about a spec is a
@@ -47,7 +49,8 @@ try:  # Python 3.11+
 except ModuleNotFoundError:  # pragma: no cover - Python 3.10
     import tomli as tomllib  # type: ignore[no-redef]
 
-from mqlog.core.errors import SpecError
+from mqlog.core.errors import ParameterError, SpecError
+from mqlog.core.qm.config import qmgr_settings
 from mqlog.core.workload.param import MAX_MESSAGE_SIZE, Param, SpecValueError, format_value, parse_value, short_repr
 from mqlog.core.workload.payload import PAYLOAD_KINDS
 
@@ -63,6 +66,7 @@ __all__ = [
     "describe",
     "dump_spec",
     "format_value",
+    "load_spec_document",
     "load_spec_file",
     "parse_set",
     "parse_value",
@@ -70,10 +74,10 @@ __all__ = [
 ]
 
 #: The sections a ``--set`` item may address.
-SET_SECTIONS = ("workload", "log")
+SET_SECTIONS = ("workload", "log", "qmgr")
 
 #: The keys a spec file may have at its top level.
-SPEC_FILE_KEYS = ("workload", "seed", "params", "log")
+SPEC_FILE_KEYS = ("workload", "seed", "params", "log", "qmgr")
 _MAX_SEED = 2**64 - 1
 _SEED_ALLOWED = f"an integer 0 to {_MAX_SEED}"
 
@@ -185,10 +189,20 @@ def _type_name(value: object) -> str:
 
 def load_spec_file(path: str | os.PathLike[str],
                    definitions: Mapping[str, WorkloadDef]) -> tuple[WorkloadSpec, dict]:
-    """The workload spec in the TOML file at ``path``, and its raw ``[log]`` table.
+    """The workload spec in the TOML file at ``path``, and its raw ``[log]`` table
+    (:func:`load_spec_document` without the ``[qmgr]`` table)."""
+    spec, log, _ = load_spec_document(path, definitions)
+    return spec, log
+
+
+def load_spec_document(path: str | os.PathLike[str], definitions: Mapping[str, WorkloadDef]
+                       ) -> tuple[WorkloadSpec, dict, dict[str, int]]:
+    """The workload spec in the TOML file at ``path``, its raw ``[log]`` table and its
+    ``[qmgr]`` table checked.
 
     The ``[log]`` table (``{}`` if absent) is returned unchecked, for the platform to validate
-    with its own parameter names. Every problem raises a :class:`SpecError` (or its
+    with its own parameter names. The ``[qmgr]`` table's attributes come back by MQ's names
+    (only those given). Every problem raises a :class:`SpecError` (or its
     :class:`SpecValueError`) naming the file and, for TOML syntax, the line, otherwise the field.
     """
     source = os.fspath(path)
@@ -234,7 +248,7 @@ def load_spec_file(path: str | os.PathLike[str],
     if seed is not None and not 0 <= seed <= _MAX_SEED:
         raise SpecValueError("seed", seed, _SEED_ALLOWED, source=source)
     tables = {}
-    for key in ("params", "log"):
+    for key in ("params", "log", "qmgr"):
         table = doc.get(key, {})
         if not isinstance(table, dict):
             got = f"{_type_name(table)} {short_repr(table)}"
@@ -242,7 +256,11 @@ def load_spec_file(path: str | os.PathLike[str],
                             source=source, field=_toml_key(key))
         tables[key] = table
     spec = build_spec(definition, tables["params"], origin=source, section="params", seed=seed)
-    return spec, dict(tables["log"])
+    try:
+        qmgr = qmgr_settings(tables["qmgr"], defaults=False)
+    except ParameterError as exc:
+        raise SpecValueError(exc.name, exc.value, exc.allowed, source=source) from None
+    return spec, dict(tables["log"]), qmgr
 
 
 def _toml_value(value: object) -> str:
@@ -274,8 +292,9 @@ def _toml_key(key: str) -> str:
     return key if bare else _toml_value(key)
 
 
-def dump_spec(spec: WorkloadSpec, log: Mapping[str, object] | None = None) -> str:
-    """``spec`` (and an optional ``[log]`` table of scalars) as spec-file TOML text.
+def dump_spec(spec: WorkloadSpec, log: Mapping[str, object] | None = None,
+              qmgr: Mapping[str, object] | None = None) -> str:
+    """``spec`` (and optional ``[log]`` and ``[qmgr]`` tables of scalars) as spec-file TOML text.
 
     :func:`load_spec_file` reads it back to an equal spec.
     """
@@ -287,14 +306,18 @@ def dump_spec(spec: WorkloadSpec, log: Mapping[str, object] | None = None) -> st
     if log:
         lines += ["", "[log]"]
         lines += [f"{_toml_key(k)} = {_toml_value(v)}" for k, v in log.items()]
+    if qmgr:
+        lines += ["", "[qmgr]"]
+        lines += [f"{_toml_key(k)} = {_toml_value(v)}" for k, v in qmgr.items()]
     return "\n".join(lines) + "\n"
 
 
 def parse_set(items: Iterable[str]) -> dict[str, dict[str, str]]:
-    """Command-line ``--set SECTION.KEY=VALUE`` items by section: ``{"workload": {}, "log": {}}``.
+    """Command-line ``--set SECTION.KEY=VALUE`` items by section:
+    ``{"workload": {}, "log": {}, "qmgr": {}}``.
 
-    Both sections are always present. Values stay text, for :func:`build_spec` (workload) or the
-    platform (log) to check; a later item for the same key wins. A malformed item (no ``=``, no
+    Every section is always present. Values stay text, for :func:`build_spec` (workload), the
+    platform (log) or :func:`~mqlog.core.qm.config.qmgr_settings` (qmgr) to check; a later item for the same key wins. A malformed item (no ``=``, no
     section, an unknown section, an empty key) raises a :class:`SpecError` quoting it.
     """
     out: dict[str, dict[str, str]] = {section: {} for section in SET_SECTIONS}
@@ -336,7 +359,8 @@ def describe(definitions: Mapping[str, WorkloadDef]) -> str:
     then its kind and allowed values, then what it means.
     """
     out = ["Workloads. Change a parameter with --set workload.NAME=VALUE, or write a spec file:",
-           '  workload = "NAME", optional seed = N, a [params] table and a [log] table.', ""]
+           '  workload = "NAME", optional seed = N, a [params] table, a [log] table and a [qmgr] table',
+           "  (queue manager attributes: MAXUMSGS, MAXDEPTH; or --set qmgr.MAXUMSGS=N).", ""]
     for definition in definitions.values():
         out.append(definition.name)
         out += textwrap.wrap(definition.doc, 88, initial_indent="  ", subsequent_indent="  ")
@@ -444,7 +468,10 @@ BUILTINS: dict[str, WorkloadDef] = {d.name: d for d in (
                  _message_size(),
                  Param("transactions", 100, int, "units of work the messages are spread over",
                        low=1, high=10**8),
-                 Param("commit", True, bool, "commit each unit of work; false backs them out"),
+                 Param("commit", True, bool, "commit each unit of work; false backs each out; "
+                       "never leaves all of them open to the end, each on its own connection, "
+                       "messages round-robin over them (in flight at a crash at the end)",
+                       words=("never",)),
                  _PAYLOAD)),
     WorkloadDef("deep-queue",
                 "Pre-loads queues with many committed messages, then runs a small put/get "

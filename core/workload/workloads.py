@@ -349,7 +349,13 @@ def long_uow(ctx: Context) -> Generator:
 
 def log_fill(ctx: Context) -> Generator:
     """One uncommitted message held open per queue, then a stream of messages in units of
-    work: the held units pin the log's tail while the stream fills it."""
+    work: the held units pin the log's tail while the stream fills it.
+
+    ``commit`` true commits each unit, false backs each out, both one unit after another on
+    one connection; ``never`` is IBM's restart-time experiment: ``transactions`` units, each
+    on a connection of its own, take the messages round-robin (message i goes to unit
+    i % transactions) and all stay open when the workload ends, so a crash then leaves them
+    in flight. A put beyond MAXUMSGS is refused (MQRC 2024) and counted, as any failed call."""
     p = ctx.spec.get
     queues = [f"FILL.{i:04d}" for i in range(p("queues"))]
     size, total, transactions = p("message_size"), p("messages"), p("transactions")
@@ -359,6 +365,14 @@ def log_fill(ctx: Context) -> Generator:
     for i, queue in enumerate(queues):
         holder = ctx.app(f"HOLDER{i:04d}")
         yield from holder.put(queue, holder.payload(size))
+    if commit == "never":
+        # Units that would get no message never begin: there are at most as many as messages.
+        units = [ctx.app(f"FILLER{u:08d}") for u in range(min(transactions, total))]
+        for sent in range(total):
+            unit = units[sent % transactions]
+            yield from unit.put(queues[sent % len(queues)], unit.payload(size))
+        yield env.timeout(0)
+        return
     filler = ctx.app("FILLER")
     per = max(1, -(-total // transactions))
     sent = 0

@@ -16,7 +16,7 @@ from mqlog.core.errors import MqlogError
 from mqlog.rundir import METRICS_FILE, QM_DIR
 from mqlog.rundir import load_run as _load_run
 from mqlog.rundir import read_json as _read_json
-from mqlog.rundir import locked, run_platform
+from mqlog.rundir import locked, run_platform, run_qm_config
 
 
 def _distributed_space(directory: Path):
@@ -77,7 +77,7 @@ def _administer(directory: Path, action):
         storage = DirectoryStorage(directory / QM_DIR)
         try:
             return administer(choice.maker(values), storage, action, device=device_for_restart(run["device"]),
-                              host=run["host"],
+                              host=run["host"], qm_config=run_qm_config(run),
                               on_exit=keep_messages)
         finally:
             storage.close()

@@ -2,13 +2,15 @@
 
 :func:`main` runs the group and turns mqlog's own errors into one line on stderr (exit 2);
 the helpers here are the ones more than one family of commands uses: resolving a workload
-spec with its ``--set`` overrides, the progress bars on stderr, the ``--restart-mode``
-option, how run.json names a device, and holding a run directory's lock for reading.
+spec with its ``--set`` overrides (the ``qmgr`` section among them), the progress bars on
+stderr, the ``--restart-mode`` option, a crash time (seconds, or ``end``), how run.json names a
+device, and holding a run directory's lock for reading.
 """
 
 from __future__ import annotations
 
 import contextlib
+import math
 import sys
 from pathlib import Path
 
@@ -32,6 +34,36 @@ def parse_list(text: str, name: str) -> list[int]:
 
 
 
+class CrashTime(click.ParamType):
+    """When to pull the plug: a virtual time in seconds, or ``end`` – the moment the
+    workload's last call returns, before any shutdown. ``positive``: 0 is refused too."""
+
+    name = "seconds|end"
+
+    def __init__(self, positive: bool = False):
+        self.positive = positive
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, float) or value == END:
+            return value
+        word = str(value).strip()
+        if word.lower() == END:
+            return END
+        bound = "more than 0" if self.positive else "0 or more"
+        try:
+            seconds = float(word)
+        except ValueError:
+            seconds = None
+        if seconds is None or not math.isfinite(seconds) or seconds < 0 or (self.positive and seconds == 0):
+            self.fail(f"{value!r} is neither a number of virtual seconds ({bound}) nor 'end' "
+                      "(the moment the workload's last call returns)", param, ctx)
+        return seconds
+
+
+#: the crash time that is no time: the workload's end
+END = "end"
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="mqlog")
 def cli() -> None:
@@ -43,13 +75,18 @@ def cli() -> None:
 
 
 def resolve_spec(workload: str, sets: dict):
-    """The workload spec from a built-in name or a TOML file, with --set overrides applied."""
-    from mqlog.core.workload.spec import BUILTINS, build_spec, load_spec_file
+    """The workload spec from a built-in name or a TOML file, with --set overrides applied:
+    (spec, log parameters as text, the file's seed or None, queue manager attributes by MQ's
+    names, every one filled in – a file's ``[qmgr]`` table, ``--set qmgr.X`` over it)."""
+    from mqlog.core.qm.config import qmgr_settings
+    from mqlog.core.workload.spec import BUILTINS, build_spec, load_spec_document
 
     log_from_file: dict = {}
+    qmgr_from_file: dict = {}
     seed = None
+    qmgr_set = qmgr_settings(sets.get("qmgr", {}), defaults=False)  # a bad --set first, before any file
     if workload not in BUILTINS and (workload.endswith(".toml") or Path(workload).is_file()):
-        spec, log_from_file = load_spec_file(workload, BUILTINS)
+        spec, log_from_file, qmgr_from_file = load_spec_document(workload, BUILTINS)
         seed = spec.seed
         overrides = {**dict(spec.params), **sets.get("workload", {})}
         name, origin = spec.workload, workload
@@ -59,7 +96,8 @@ def resolve_spec(workload: str, sets: dict):
     if definition is None:
         raise click.BadParameter(f"unknown workload {name!r}; built-ins: {', '.join(BUILTINS)}",
                                  param_hint="--workload")
-    return build_spec(definition, overrides, origin=origin), {**log_from_file, **sets.get("log", {})}, seed
+    qmgr = qmgr_settings({**qmgr_from_file, **qmgr_set})
+    return build_spec(definition, overrides, origin=origin), {**log_from_file, **sets.get("log", {})}, seed, qmgr
 
 
 class Progress:

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import click
 
-from mqlog.cli.group import cli, device_for_restart, host_for_restart, host_option, resolve_spec, restart_mode_option
+from mqlog.cli.group import (CrashTime, cli, device_for_restart, host_for_restart, host_option, resolve_spec,
+                             restart_mode_option)
 from mqlog.core.errors import MqlogError
 from mqlog.rundir import RUN_FILE
 from mqlog.rundir import read_json as _read_json
@@ -22,7 +23,9 @@ from mqlog.rundir import locked, read_locked, write_json
 
 @cli.command("compare")
 @click.option("--workload", required=True, help="A built-in workload name (see 'mqlog workloads') or FILE.toml.")
-@click.option("--set", "sets", multiple=True, metavar="workload.KEY=VALUE", help="A workload parameter; repeatable.")
+@click.option("--set", "sets", multiple=True, metavar="SECTION.KEY=VALUE",
+              help="workload.KEY=VALUE (a workload parameter) or qmgr.ATTR=VALUE (MAXUMSGS, MAXDEPTH: every "
+                   "configuration's, under its own [config.qmgr]); repeatable.")
 @click.option("--matrix", default="default", show_default=True,
               help="'default' (3 distributed, 3 z/OS configurations) or a TOML file of [[config]] tables.")
 @click.option("--device", default="ssd", show_default=True, help="Device profile name or FILE.toml[:NAME].")
@@ -31,8 +34,9 @@ from mqlog.rundir import locked, read_locked, write_json
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("out/compare"),
               show_default=True, help="Directory for results.parquet and report.html.")
 @click.option("--master", default=None, help="Spark master URL (default local[*]).")
-@click.option("--crash", "crash_at", type=click.FloatRange(min=0, min_open=True), default=None,
-              help="Crash every configuration at this virtual time (s), restart it and compare the restarts.")
+@click.option("--crash", "crash_at", type=CrashTime(positive=True), default=None,
+              help="Crash every configuration at this virtual time (s), or 'end' (the moment the workload's "
+                   "last call returns, before any shutdown), restart it and compare the restarts.")
 @restart_mode_option(" With --crash (9.1.1 unless given); a matrix configuration's restart_mode wins.",
                       default=None)
 @click.option("--logs", "keep_logs", is_flag=True,
@@ -52,8 +56,8 @@ def compare_cmd(workload, sets, matrix, device, host, seed, out, master, crash_a
 
     parsed = parse_set(list(sets))
     if parsed.get("log"):
-        raise click.UsageError("compare takes workload.KEY=VALUE settings; log parameters belong in --matrix")
-    spec, _, spec_seed = resolve_spec(workload, parsed)
+        raise click.UsageError("compare takes workload.KEY=VALUE and qmgr.ATTR=VALUE settings; log parameters belong in --matrix")
+    spec, _, spec_seed, qmgr = resolve_spec(workload, parsed)
     seed = seed if seed is not None else (spec_seed or 0)
     cells = check_matrix(load_matrix(matrix))
     if crash_at is None and (restart_mode is not None or any("restart_mode" in c for c in cells)):
@@ -86,7 +90,7 @@ def compare_cmd(workload, sets, matrix, device, host, seed, out, master, crash_a
         (out / CONTENTS_FILE).unlink(missing_ok=True)
         rows = compare(spark, workload=spec.workload, params=dict(spec.params), seed=seed, device=device, cells=cells,
                        crash_at_s=crash_at, progress=progress, runs_dir=runs_dir if keep_logs else None,
-                       restart_mode=restart_mode or "9.1.1", host=host)
+                       restart_mode=restart_mode or "9.1.1", host=host, qmgr=qmgr)
         results_frame(spark, rows).coalesce(1).write.mode("overwrite").parquet(str(out / "results.parquet"))
         contents = None
         if keep_logs:

@@ -7,24 +7,24 @@ from __future__ import annotations
 
 import contextlib
 import json
-import math
 from pathlib import Path
 
 import click
 
-from mqlog.cli.group import (Progress, cli, device_for_restart, host_for_restart, host_option, resolve_spec, restart_bar,
-                             restart_mode_option)
+from mqlog.cli.group import (END, CrashTime, Progress, cli, device_for_restart, host_for_restart, host_option,
+                             resolve_spec, restart_bar, restart_mode_option)
 from mqlog.rundir import JOURNAL_FILE, METRICS_FILE, QM_DIR, RUN_FILE
 from mqlog.rundir import load_run as _load_run
 from mqlog.rundir import read_json as _read_json
-from mqlog.rundir import locked, run_platform, save_run
+from mqlog.rundir import locked, run_platform, run_qm_config, save_run
 
 
 @cli.command("run")
 @click.option("--platform", "platform_name", required=True, help="distributed, zos, or reference.")
 @click.option("--workload", required=True, help="A built-in workload name (see 'mqlog workloads') or FILE.toml.")
 @click.option("--set", "sets", multiple=True, metavar="SECTION.KEY=VALUE",
-              help="workload.KEY=VALUE or log.PARAM=VALUE (the platform's own parameter names); repeatable.")
+              help="workload.KEY=VALUE, log.PARAM=VALUE (the platform's own parameter names) or "
+                   "qmgr.ATTR=VALUE (MAXUMSGS, MAXDEPTH); repeatable.")
 @click.option("--device", default="ssd", show_default=True, help="Device profile name or FILE.toml[:NAME].")
 @host_option()
 @click.option("--seed", type=click.IntRange(0, 2**64 - 1), default=None,
@@ -33,12 +33,15 @@ from mqlog.rundir import locked, run_platform, save_run
               help="Directory for the real log files, queue files, messages, metrics and journal.")
 @click.option("--crash-after-writes", type=click.IntRange(min=0), default=None,
               help="Pull the plug after this many physical writes.")
-@click.option("--crash-at", type=click.FloatRange(min=0), default=None, help="Pull the plug at this virtual time (s).")
+@click.option("--crash-at", type=CrashTime(), default=None,
+              help="Pull the plug at this virtual time (s), or 'end': the moment the workload's last call "
+                   "returns, before any shutdown. A time after the workload ends crashes nothing.")
 @click.option("--json", "as_json", is_flag=True, help="Print the metrics as one JSON object.")
 def run_cmd(platform_name, workload, sets, device, host, seed, out, crash_after_writes, crash_at, as_json):
     """Run a workload on a platform in virtual time and report the log's figures."""
     from mqlog.core.disk.devices import get_profile
     from mqlog.core.host.profiles import get_host
+    from mqlog.core.qm.config import QmConfig, with_qmgr
     from mqlog.core.workload.run import RunConfig, run_workload
 
     from mqlog.core.workload.spec import parse_set
@@ -47,10 +50,8 @@ def run_cmd(platform_name, workload, sets, device, host, seed, out, crash_after_
 
     if crash_after_writes is not None and crash_at is not None:
         raise click.UsageError("give --crash-after-writes or --crash-at, not both")
-    if crash_at is not None and not math.isfinite(crash_at):
-        raise click.BadParameter(f"{crash_at} is not a finite number of seconds", param_hint="--crash-at")
     parsed = parse_set(list(sets))
-    spec, log_overrides, spec_seed = resolve_spec(workload, parsed)
+    spec, log_overrides, spec_seed, qmgr = resolve_spec(workload, parsed)
     choice = choose(platform_name)
     log_config = choice.configure(log_overrides)
     get_profile(device)  # a bad profile is reported before anything runs
@@ -64,7 +65,8 @@ def run_cmd(platform_name, workload, sets, device, host, seed, out, crash_after_
     with (locked(out, "--out") if out is not None else contextlib.nullcontext()):
         storage = _out_storage(out) if out is not None else MemoryStorage()
         cfg = RunConfig(platform_name, choice.maker(log_config), log_config, spec, seed, device,
-                        crash_after_writes, crash_at, host=host)
+                        crash_after_writes, None if crash_at == END else crash_at, crash_at_end=crash_at == END,
+                        qm_config=with_qmgr(QmConfig(), qmgr), host=host)
         progress = Progress(f"{spec.workload} on {platform_name}")
         try:
             result = run_workload(cfg, storage, progress=progress.update)
@@ -73,7 +75,7 @@ def run_cmd(platform_name, workload, sets, device, host, seed, out, crash_after_
             storage.close()
         if out is not None:
             save_run(out, platform=platform_name, log=log_config, device=device_for_restart(device), host=host,
-                     workload=spec.workload, params=dict(spec.params), seed=seed, result=result)
+                     workload=spec.workload, params=dict(spec.params), seed=seed, result=result, qmgr=qmgr)
     metrics = result.metrics
     if as_json:
         click.echo(json.dumps(metrics, sort_keys=True))
@@ -142,7 +144,6 @@ def restart_cmd(directory: Path, verify: bool, restart_mode: str, as_json: bool)
     """Restart the queue manager a run left in DIRECTORY and report the recovery."""
     from mqlog.core.errors import MqlogError
     from mqlog.core.workload.journal import Journal
-    from mqlog.core.qm.config import QmConfig
     from mqlog.core.workload.run import restart_run
     from mqlog.core.disk.storage import DirectoryStorage
 
@@ -162,7 +163,8 @@ def restart_cmd(directory: Path, verify: bool, restart_mode: str, as_json: bool)
         bar = restart_bar()
         try:
             report, verdict, qm = restart_run(choice.maker(log_config), storage, device=run["device"], host=run["host"],
-                                              journal=journal, qm_config=QmConfig(restart_mode=restart_mode),
+                                              journal=journal,
+                                              qm_config=run_qm_config(run, restart_mode=restart_mode),
                                               progress=lambda n: bar.update(n - bar.n))
         finally:
             bar.close()
@@ -181,10 +183,16 @@ def restart_cmd(directory: Path, verify: bool, restart_mode: str, as_json: bool)
         click.echo(f"records replayed {report.records_replayed}, bytes read {report.bytes_read}, "
                    f"units of work committed {report.uows_committed} / backed out {report.uows_backed_out} / "
                    f"in doubt {report.uows_indoubt}, messages reconciled {report.messages_reconciled}, "
-                   f"queues loaded {report.queues_loaded}"
+                   f"queues loaded {report.queues_loaded} / left to first use {report.queues_deferred}"
                    + (f", re-created from media images {report.queues_recreated}" if report.queues_recreated else "")
                    + (f", DAMAGED {' '.join(report.queues_damaged)}" if report.queues_damaged else ""))
-        click.echo("phases (virtual s): " + ", ".join(f"{k} {v:.6f}" for k, v in report.phases.items()))
+        p = report.restart_phases
+        if p:
+            click.echo(f"restart {p['total_s']:.6f} virtual s = replay {p['replay_s']:.6f} (log reads "
+                       f"{p['replay_log_read_s']:.6f}, queue files {p['replay_queue_files_s']:.6f}, CPU "
+                       f"{p['replay_cpu_s']:.6f}) + recovery {p['recovery_s']:.6f} (queue loading "
+                       f"{p['recovery_queue_load_s']:.6f}, backout {p['recovery_backout_s']:.6f}) + media recovery "
+                       f"{p['media_recovery_s']:.6f} + checkpoint {p['checkpoint_s']:.6f}")
         if verdict is not None:
             click.echo("verify: " + ", ".join(f"{k} {v}" for k, v in verdict.as_dict().items())
                        + ("  OK" if verdict.ok else "  FAILED"))
@@ -210,7 +218,7 @@ def config_cmd(platform_name, sets, as_json):
     from mqlog.platforms import choose
 
     parsed = parse_set(list(sets))
-    if parsed.get("workload"):
+    if parsed.get("workload") or parsed.get("qmgr"):
         raise click.UsageError("config takes log.PARAM=VALUE settings only")
     choice = choose(platform_name)
     values = choice.configure(parsed.get("log", {}))

@@ -22,7 +22,8 @@ from mqlog.torture import FAULT_CLASSES
 @click.option("--workload", required=True, help="A built-in workload name or FILE.toml. It runs once, recorded; "
                                                 "each scenario restarts on a disk materialised from the recording.")
 @click.option("--set", "sets", multiple=True, metavar="SECTION.KEY=VALUE",
-              help="workload.KEY=VALUE or log.PARAM=VALUE (log.* only with --platform); repeatable.")
+              help="workload.KEY=VALUE, log.PARAM=VALUE (log.* only with --platform) or qmgr.ATTR=VALUE "
+                   "(MAXUMSGS, MAXDEPTH; a matrix configuration's [config.qmgr] wins); repeatable.")
 @click.option("--faults", default=",".join(FAULT_CLASSES), show_default=True,
               help="Fault classes to inject, comma-separated.")
 @click.option("--budget", type=click.IntRange(1, 1_000_000), default=100, show_default=True,
@@ -55,25 +56,27 @@ def torture_cmd(platform_name, matrix, workload, sets, faults, budget, device, h
                                  + ", ".join(FAULT_CLASSES), param_hint="--faults")
     if (platform_name is None) == (matrix is None):
         raise click.UsageError("give --platform or --matrix (one of them)")
-    spec, log_overrides, spec_seed = resolve_spec(workload, parse_set(list(sets)))
+    spec, log_overrides, spec_seed, qmgr = resolve_spec(workload, parse_set(list(sets)))
     if matrix is not None:
         from mqlog.spark.compare import check_matrix, load_matrix
 
         if log_overrides:
             raise click.UsageError("with --matrix, log parameters belong in the matrix, not in --set log.* "
                                    "or the workload file's [log] table")
-        cells = [(c["name"], c["platform"], c["log"], c["values"], c.get("restart_mode") or restart_mode)
+        cells = [(c["name"], c["platform"], c["log"], c["values"], c.get("restart_mode") or restart_mode,
+                  {**qmgr, **c.get("qmgr", {})})
                  for c in check_matrix(load_matrix(matrix))]
     else:
         cells = [(platform_name, platform_name, log_overrides, choose(platform_name).configure(log_overrides),
-                  restart_mode)]
+                  restart_mode, qmgr)]
     get_profile(device)
     get_host(host)
     host = host_for_restart(host)
     seed = seed if seed is not None else (spec_seed if spec_seed is not None else 0)
     campaigns = [(name, log, Campaign(platform, values, choose(platform).maker(values), spec, seed=seed,
-                                      device=device, host=host, budget=budget, faults=chosen, restart_mode=mode))
-                 for name, platform, log, values, mode in cells]
+                                      device=device, host=host, budget=budget, faults=chosen, restart_mode=mode,
+                                      qmgr=attributes))
+                 for name, platform, log, values, mode, attributes in cells]
     bar = tqdm(total=sum(c.planned() for _, _, c in campaigns), desc="torture", unit=" scenarios",
                file=sys.stderr, disable=None, delay=1.0, leave=False)
 

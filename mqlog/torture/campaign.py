@@ -18,7 +18,7 @@ import attrs
 from mqlog.core.disk.faults import FaultPlan
 from mqlog.core.disk.storage import MemoryStorage
 from mqlog.core.host.profiles import DEFAULT_HOST
-from mqlog.core.qm.config import QmConfig
+from mqlog.core.qm.config import QmConfig, with_qmgr
 from mqlog.core.workload.run import RunConfig, restart_run, run_workload
 from mqlog.torture.claims import (DAMAGE, DETECTED, ERROR, EXPECTED, FAULT_CLASSES, NOTHING, SILENT, SURVIVED,
                                   Tally, claims)
@@ -42,6 +42,8 @@ class Campaign(FaultClasses):
     faults: tuple = FAULT_CLASSES
     #: how every restart of the campaign runs (QmConfig.restart_mode: "9.1.1" or "legacy")
     restart_mode: str = "9.1.1"
+    #: queue manager attributes by MQ's names (MAXUMSGS, MAXDEPTH), for the run and every restart
+    qmgr: dict = attrs.field(factory=dict)
     physical_writes: int = 0
     tallies: dict = attrs.field(factory=dict)
     _last_report: object = None
@@ -57,12 +59,13 @@ class Campaign(FaultClasses):
 
     def _config(self, plan: FaultPlan | None = None, keep_write_log: bool = False) -> RunConfig:
         return RunConfig(self.platform, self.make_platform, self.values, self.spec, seed=self.seed,
-                         device=self.device, fault_plan=plan, keep_write_log=keep_write_log, host=self.host)
+                         device=self.device, fault_plan=plan, keep_write_log=keep_write_log, host=self.host,
+                         qm_config=with_qmgr(QmConfig(), self.qmgr))
 
     def _restart(self, storage, journal=None):
         """restart_run on ``storage`` as this campaign restarts (its device and restart mode)."""
         return restart_run(self.make_platform, storage, device=self.device, host=self.host, journal=journal,
-                           qm_config=QmConfig(restart_mode=self.restart_mode))
+                           qm_config=with_qmgr(QmConfig(restart_mode=self.restart_mode), self.qmgr))
 
     def _check(self, storage, journal):
         """(outcome, detail) of restarting on ``storage`` and checking against ``journal``."""

@@ -286,7 +286,7 @@ def test_a_missing_file_is_a_spec_error(tmp_path):
 
 @pytest.mark.parametrize("text, message", [
     ('workload = "log-fill"\nworkers = 3\n',
-     r"spec\.toml: workers: unknown key; a spec file has only workload, seed, params, log$"),
+     r"spec\.toml: workers: unknown key; a spec file has only workload, seed, params, log, qmgr$"),
     ('workload = "log-fill"\n[params]\nqueuez = 3\n',
      r"spec\.toml: params\.queuez: unknown parameter of workload 'log-fill' "
      r"\(did you mean 'queues'\?\); known: queues, messages"),
@@ -295,7 +295,7 @@ def test_a_missing_file_is_a_spec_error(tmp_path):
     ('workload = "log-fill"\n[params]\nmessage_size = -5\n',
      r"spec\.toml: params\.message_size=-5 is not valid: allowed 0 to 104857600$"),
     ('workload = "log-fill"\n[params]\ncommit = 1\n',
-     r"spec\.toml: params\.commit: expected true or false, got 1$"),
+     r"spec\.toml: params\.commit: expected true, false or never, got 1$"),
     ('workload = "nightly"\n',
      r"spec\.toml: workload: unknown workload 'nightly'; known: requester-responder, "),
     ('workload = 3\n', r"spec\.toml: workload: expected a workload name"),
@@ -339,8 +339,8 @@ def test_set_items_go_to_their_sections_as_text():
     got = parse_set(["workload.pairs=10", "log.COMPLOG=RLE", "workload.payload=text",
                      "log.LogFilePages=4096", "workload.pairs=12", "log.Path=a=b"])
     assert got == {"workload": {"pairs": "12", "payload": "text"},
-                   "log": {"COMPLOG": "RLE", "LogFilePages": "4096", "Path": "a=b"}}
-    assert parse_set([]) == {"workload": {}, "log": {}}
+                   "log": {"COMPLOG": "RLE", "LogFilePages": "4096", "Path": "a=b"}, "qmgr": {}}
+    assert parse_set([]) == {"workload": {}, "log": {}, "qmgr": {}}
 
 
 @pytest.mark.parametrize("item", ["pairs=10", "workload.pairs", "queue.depth=3", "workload.=3",

@@ -103,8 +103,8 @@ def test_a_configuration_may_choose_its_restart_mode(tmp_path):
 
 def test_each_configuration_restarts_in_its_own_mode():
     """The same crash, restarted the 9.1.1 way and the way before it: the same
-    recovery, and on slow storage the legacy restart's serial loads and page-at-a-time reads
-    take longer. (run_cell is what each Spark task runs.)"""
+    recovery, and on slow storage the legacy restart's file-system call per replayed record
+    and page-at-a-time reads take longer. (run_cell is what each Spark task runs.)"""
     (cell,) = check_matrix([{"name": "d", "platform": "distributed", "log": {}}])
     task = dict(cell, workload="requester-responder", params={"duration": "0.1", "queue_pairs": "4"}, seed=1,
                 device="nfs3", crash_at_s=0.08)
@@ -112,7 +112,8 @@ def test_each_configuration_restarts_in_its_own_mode():
     assert (modern["restart_mode"], legacy["restart_mode"]) == ("9.1.1", "legacy")
     assert modern["restart_verified"] is True and legacy["restart_verified"] is True
     assert modern["restart_records_replayed"] == legacy["restart_records_replayed"] > 0
-    assert legacy["restart_phases"]["load"] > 2 * modern["restart_phases"]["load"]
+    assert legacy["restart_phases"]["replay_queue_files_s"] > 2 * modern["restart_phases"]["replay_queue_files_s"]
+    assert legacy["restart_replay_s"] == legacy["restart_phases"]["replay_s"] > modern["restart_replay_s"]
     assert legacy["restart_restart_virtual_seconds"] > modern["restart_restart_virtual_seconds"]
 
 
@@ -267,3 +268,41 @@ def test_task_errors_convert_only_a_final_mqlog_error():
     with pytest.raises(PythonException):
         with task_errors("reading"):
             raise PythonException(chained)
+
+
+def test_a_configuration_may_set_queue_manager_attributes(tmp_path):
+    path = tmp_path / "m.toml"
+    path.write_text('[[config]]\nname = "big"\nplatform = "zos"\n[config.qmgr]\nmaxumsgs = 500000\n')
+    assert load_matrix(path) == [{"name": "big", "platform": "zos", "log": {}, "qmgr": {"MAXUMSGS": 500_000}}]
+    path.write_text('[[config]]\nname = "big"\nplatform = "zos"\n[config.qmgr]\nMAXUMSGS = 0\n')
+    with pytest.raises(MqlogError, match=r"config\[0\]: qmgr\.MAXUMSGS=0 is not valid: allowed 1 to 999999999"):
+        load_matrix(path)
+    path.write_text('[[config]]\nname = "big"\nplatform = "zos"\n[config.qmgr]\nMAXMSGL = 5\n')
+    with pytest.raises(MqlogError, match=r"qmgr\.MAXMSGL.*MAXUMSGS, MAXDEPTH"):
+        load_matrix(path)
+
+
+def test_compare_crash_end_with_every_unit_in_flight_from_the_command_line(spark, tmp_path):
+    """IBM's kill -9 of a settled queue manager on each platform: log-fill's units left open
+    (commit=never) are in flight at the crash and every restart backs them out; the queue
+    manager attributes come from --set qmgr.X for every configuration, a cell's own [config.qmgr] winning."""
+    from click.testing import CliRunner
+
+    from mqlog.cli import cli
+
+    matrix = tmp_path / "m.toml"
+    matrix.write_text('[[config]]\nname = "dist"\nplatform = "distributed"\n[config.qmgr]\nMAXUMSGS = 20000\n'
+                      '[[config]]\nname = "zos"\nplatform = "zos"\n')
+    out = CliRunner().invoke(cli, [
+        "compare", "--workload", "log-fill", "--set", "workload.queues=2", "--set", "workload.transactions=3",
+        "--set", "workload.messages=3000", "--set", "workload.message_size=64", "--set", "workload.commit=never",
+        "--set", "qmgr.MAXDEPTH=42", "--matrix", str(matrix), "--crash", "end", "--out", str(tmp_path / "o"),
+        "--master", "local[2]", "--json"])
+    assert out.exit_code == 0, out.output
+    rows = {r["config_name"]: r for r in map(json.loads, out.stdout.splitlines())}
+    assert rows["dist"]["config"]["qmgr"] == {"MAXUMSGS": 20_000, "MAXDEPTH": 42}
+    assert rows["zos"]["config"]["qmgr"] == {"MAXUMSGS": 10_000, "MAXDEPTH": 42}
+    for row in rows.values():
+        assert row["crashed"] is True and row["virtual_seconds"] == row["workload_seconds"]
+        assert row["restart_uows_backed_out"] == 3 + 2 and row["restart_verified"] is True
+        assert row["restart_records_replayed"] > 0

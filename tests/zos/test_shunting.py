@@ -133,7 +133,8 @@ def test_restart_backs_out_a_shunted_unit_from_its_shunt_records_and_reads_no_ar
     # the unshunted unit's first records left the active log long ago: restart read the archive
     assert platform_p.space.reads["archive"] > 0
     assert platform_s.space.reads["archive"] == 0
-    assert report_s.bytes_read < report_p.bytes_read
+    # and its walk read fewer pages cold (restart's page cache serves the rest)
+    assert report_s.cache_misses < report_p.cache_misses
 
 
 def test_an_in_doubt_unit_stays_in_doubt_across_restart_after_shunting_and_can_be_resolved():
