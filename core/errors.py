@@ -132,6 +132,12 @@ class CalibrationCaseError(SpecError):
     file and ``field`` the case and key (``D1.figures[2].tolerance``)."""
 
 
+class CalibrationRunError(MqlogError):
+    """A calibration run did not do what its case says: it ended before its ``crash_at``, or
+    the restart after its crash failed verification against the applications' journal (a
+    figure must never be computed from a wrong restart). Names the case and the run."""
+
+
 class ConfigFileError(MqlogError):
     """A configuration file (a platform's parameter file) is malformed; ``source`` names the
     file and ``line`` the 1-based line where known."""

@@ -1,20 +1,40 @@
-"""``mqlog calibrate``'s Spark job: each calibration case is one Spark task, which runs the
-case's runs and computes its figures (:func:`mqlog.calibration.cases.run_case`), as
-``mqlog sweep`` runs each cell; local by default, or on ``--master``."""
+"""``mqlog calibrate``'s Spark job: each run of each calibration case is one Spark task
+(:func:`mqlog.calibration.cases.run_one`: the run, and its restart if it crashes), as ``mqlog
+sweep`` runs each cell; a case's figures are computed on the driver once its runs are in.
+Local by default, or on ``--master``. One task a run, not a case, because R1 has eighteen
+runs at IBM's scale (a minute each): as one task they would take one core for the lot."""
 
 from __future__ import annotations
 
 
-def _run_case_task(task: dict) -> dict:
-    from mqlog.calibration.cases import run_case
+def _run_task(task: dict) -> dict:
+    from mqlog.calibration.cases import run_one
 
-    return run_case(task["case"], task["device"], task.get("host"))
+    return {"id": task["case"]["id"], "run": task["run"],
+            "metrics": run_one(task["case"], task["run"], task["device"], task.get("host"))}
 
 
 def run_cases(spark, cases: dict, *, device: str | None = None, host: str | None = None, progress=None) -> dict:
-    """Every case of ``cases`` as one Spark task; the results by case id."""
+    """Every run of every case of ``cases`` as one Spark task; each case's result (as
+    :func:`~mqlog.calibration.cases.run_case` gives it) by case id, ``progress(result, done,
+    total)`` as each case's last run arrives."""
+    from mqlog.calibration.cases import figures_of
     from mqlog.spark.session import run_tasks
 
-    tasks = [{"case": case, "device": device, "host": host} for case in cases.values()]
-    results = run_tasks(spark, tasks, _run_case_task, what="a calibration case failed", progress=progress)
-    return {r["id"]: r for r in results}
+    tasks = [{"case": case, "run": name, "device": device, "host": host}
+             for case in cases.values() for name in case["runs"]]
+    arrived: dict = {case_id: {} for case_id in cases}
+    results: dict = {}
+
+    def on_run(value, _done, _total):
+        runs = arrived[value["id"]]
+        runs[value["run"]] = value["metrics"]
+        case = cases[value["id"]]
+        if len(runs) == len(case["runs"]):
+            metrics = {name: runs[name] for name in case["runs"]}  # the case's order, whatever the arrival's
+            results[case["id"]] = {"id": case["id"], "runs": metrics, "figures": figures_of(case, metrics)}
+            if progress is not None:
+                progress(results[case["id"]], len(results), len(cases))
+
+    run_tasks(spark, tasks, _run_task, what="a calibration run failed", progress=on_run)
+    return {case_id: results[case_id] for case_id in cases}

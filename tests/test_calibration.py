@@ -70,7 +70,7 @@ class _NoSpark:
 
 def test_the_built_in_cases_load_with_ibm_values_from_ibm_counters():
     cases = load_cases()
-    assert list(cases) == ["D1", "D2", "C1", "Z1", "Z2", "Z3"]
+    assert list(cases) == ["D1", "D2", "C1", "Z1", "Z2", "Z3", "R1"]
     d1 = {f["name"]: f for f in cases["D1"]["figures"]}
     # computed from IBM's amqldmpa counters by the figure's own computation
     assert d1["tw_physical_writes_ratio"]["ibm"] == pytest.approx(231_340 / 184_710)
@@ -267,3 +267,233 @@ def test_the_host_override_reaches_every_run():
     (case,) = parse_cases(tomllib.loads(TINY.replace("{second}", "g").replace("{ibm}", "1")), "t").values()
     result = run_case(case, host="v91-xeon")
     assert {m["host"] for m in result["runs"].values()} == {"v91-xeon"}
+
+
+# --------------------------------------------------------------------------- restart's shapes (R1)
+
+RESTARTS = {  # restart_s = 0.1 + 2e-6 * records_replayed exactly, but for "off"
+    "k1": {"records_replayed": 10_000, "restart_s": 0.12, "restart_phases": {"replay_s": 0.09, "recovery_s": 0.02}},
+    "k2": {"records_replayed": 20_000, "restart_s": 0.14, "restart_phases": {"replay_s": 0.11, "recovery_s": 0.02}},
+    "k3": {"records_replayed": 40_000, "restart_s": 0.18, "restart_phases": {"replay_s": 0.15, "recovery_s": 0.02}},
+    "off": {"records_replayed": 30_000, "restart_s": 0.10, "restart_phases": {"replay_s": 0.07, "recovery_s": 0.02}},
+    "flat": {"records_replayed": 10_000, "restart_s": 0.5},
+    "legacy_nfs3": {"restart_s": 9.0}, "new_nfs3": {"restart_s": 1.5},
+    "legacy_san": {"restart_s": 2.0}, "new_san": {"restart_s": 1.0},
+    "legacy_ssd": {"restart_s": 1.2}, "new_ssd": {"restart_s": 1.0},
+}
+
+
+def model_of(fig, metrics=RESTARTS):
+    (result,) = figures_of({"figures": [fig]}, metrics).values()
+    return result
+
+
+def test_linear_r2_is_one_on_a_line_and_falls_with_a_point_off_it():
+    line = figure("linear_r2", over=["k1", "k2", "k3"], x="records_replayed", y="restart_s")
+    assert model_of(line)["model"] == pytest.approx(1.0)
+    # (10k, .12) (20k, .14) (40k, .18) (30k, .10): Sxy = 700, Sxx = 5e8, Syy = 0.0035
+    bent = figure("linear_r2", over=["k1", "k2", "k3", "off"], x="records_replayed", y="restart_s")
+    assert model_of(bent)["model"] == pytest.approx(700 ** 2 / (5e8 * 0.0035))  # 0.28
+
+
+def test_linear_r2_without_spread_has_no_value():
+    same_x = figure("linear_r2", over=["k1", "flat", "k2"], x="records_replayed", y="restart_s")
+    assert model_of(same_x)["model"] is not None  # two points share x, the third does not
+    none = figure("linear_r2", over=["k1", "flat", "k1"], x="records_replayed", y="restart_s")
+    result = model_of(none, {**RESTARTS, "flat": dict(RESTARTS["k1"])})
+    assert result["model"] is None and not result["ok"] and "NO VALUE" in result["note"]
+
+
+def test_share_and_ratio_read_dotted_restart_metrics():
+    replay = model_of(figure("share", run="k3", part="restart_phases.replay_s", whole="restart_s"))
+    assert replay["model"] == pytest.approx(0.15 / 0.18)
+    assert model_of(figure("ratio", num="k1.restart_phases.recovery_s", den="k3.restart_phases.recovery_s"))[
+        "model"] == pytest.approx(1.0)
+    missing = model_of(figure("share", run="flat", part="restart_phases.replay_s", whole="restart_s"))
+    assert missing["model"] is None and "restart_phases.replay_s" in missing["note"]
+
+
+def test_gain_lead_is_the_lead_pairs_gain_over_the_largest_other():
+    lead = figure("gain_lead", metric="restart_s", lead=["legacy_nfs3", "new_nfs3"],
+                  others=[["legacy_san", "new_san"], ["legacy_ssd", "new_ssd"]])
+    assert model_of(lead)["model"] == pytest.approx((9.0 / 1.5) / 2.0)
+    behind = figure("gain_lead", metric="restart_s", lead=["legacy_ssd", "new_ssd"],
+                    others=[["legacy_san", "new_san"], ["legacy_nfs3", "new_nfs3"]])
+    assert model_of(behind)["model"] == pytest.approx(1.2 / 6.0)
+
+
+@pytest.mark.parametrize("word, value, ok", [
+    ("at least", 0.95, True), ("at least", 0.9499, False), ("at least", 7.0, True),
+    ("more than", 0.95, False), ("more than", 0.9501, True),
+    ("at most", 0.95, True), ("at most", 0.9501, False), ("at most", -3.0, True),
+    ("less than", 0.95, False), ("less than", 0.9499, True),
+])
+def test_one_sided_tolerances_from_ibms_value(word, value, ok):
+    fig = figure("ratio", ibm=0.95, tolerance=word, num="a.x", den="a.y")
+    result = model_of(fig, {"a": {"x": value, "y": 1}})
+    assert result["ok"] is ok and result["tolerance"] == f"{word} 0.95"
+
+
+R1_LIKE = '''
+[T2]
+title = "crash and restart"
+source = "nobody: a test"
+[T2.runs.busy]
+workload = "requester-responder"
+params = { requesters = 4, responders = 4, queue_pairs = 2, rate = 2000, duration = 0.4, message_size = 1024 }
+crash_at = 0.2
+[T2.runs.slow]
+workload = "requester-responder"
+params = { requesters = 4, responders = 4, queue_pairs = 2, rate = 2000, duration = 0.4, message_size = 1024 }
+crash_at = 0.2
+restart = { mode = "legacy", device = "nfs3" }
+[[T2.figures]]
+name = "slower"
+compute = "ratio"
+num = "slow.restart_s"
+den = "busy.restart_s"
+ibm = 1
+tolerance = "more than"
+'''
+
+
+def r1_like(edit=lambda t: t):
+    import tomllib
+
+    (case,) = parse_cases(tomllib.loads(edit(R1_LIKE)), "t").values()
+    return case
+
+
+@pytest.mark.parametrize("edit, field", [
+    (lambda t: t.replace("crash_at = 0.2\n[T2.runs.slow]", "crash_at = -1\n[T2.runs.slow]"), "T2.runs.busy.crash_at"),
+    (lambda t: t.replace("crash_at = 0.2\n[T2.runs.slow]", "crash_at = \"later\"\n[T2.runs.slow]"),
+     "T2.runs.busy.crash_at"),
+    (lambda t: t.replace("crash_at = 0.2\nrestart", "restart"), "T2.runs.slow.restart"),
+    (lambda t: t.replace('mode = "legacy"', 'mode = "9.2"'), "T2.runs.slow.restart.mode"),
+    (lambda t: t.replace('mode = "legacy"', 'modus = "legacy"'), "T2.runs.slow.restart.modus"),
+    (lambda t: t.replace("crash_at = 0.2\n[T2.runs.slow]",
+                         "before = { workload = \"deeep\" }\n[T2.runs.slow]"), "T2.runs.busy.before.workload"),
+    (lambda t: t.replace("crash_at = 0.2\n[T2.runs.slow]",
+                         "before = { workload = \"deep-queue\", params = { depth = -1 } }\n[T2.runs.slow]"),
+     "T2.runs.busy.before.params.depth"),
+    (lambda t: t.replace('tolerance = "more than"', 'tolerance = "roughly"'), "T2.figures.slower.tolerance"),
+    (lambda t: t.replace('compute = "ratio"\nnum = "slow.restart_s"\nden = "busy.restart_s"',
+                         'compute = "linear_r2"\nover = ["busy", "slow"]\nx = "records_replayed"\ny = "restart_s"'),
+     "T2.figures.slower.over"),
+    (lambda t: t.replace('compute = "ratio"\nnum = "slow.restart_s"\nden = "busy.restart_s"',
+                         'compute = "linear_r2"\nover = ["busy", "slow", "fast"]\nx = "records_replayed"\ny = "s"'),
+     "T2.figures.slower.over"),
+    (lambda t: t.replace('compute = "ratio"\nnum = "slow.restart_s"\nden = "busy.restart_s"',
+                         'compute = "gain_lead"\nmetric = "restart_s"\nlead = ["slow"]\nothers = [["busy", "slow"]]'),
+     "T2.figures.slower.lead"),
+    (lambda t: t.replace('compute = "ratio"\nnum = "slow.restart_s"\nden = "busy.restart_s"',
+                         'compute = "gain_lead"\nmetric = "restart_s"\nlead = ["slow", "busy"]\nothers = ["busy"]'),
+     "T2.figures.slower.others"),
+])
+def test_a_bad_crash_restart_or_shape_names_the_field(edit, field):
+    import tomllib
+
+    with pytest.raises(CalibrationCaseError) as caught:
+        parse_cases(tomllib.loads(edit(R1_LIKE)), "r1.toml")
+    message = str(caught.value)
+    assert "r1.toml" in message and field in message and "\n" not in message
+
+
+def test_a_crashed_run_is_restarted_as_its_case_says_and_reports_the_restart():
+    result = run_case(r1_like())
+    busy, slow = result["runs"]["busy"], result["runs"]["slow"]
+    # the same crash (same workload, seed and crash time) ...
+    assert busy["crashed"] and slow["crashed"] and busy["log_records"] == slow["log_records"]
+    # ... restarted on the run's device as 9.1.1, and on nfs3 as legacy: both verified
+    assert (busy["restart_mode"], busy["restart_device"]) == ("9.1.1", "ssd")
+    assert (slow["restart_mode"], slow["restart_device"]) == ("legacy", "nfs3")
+    assert busy["restart_verified"] and slow["restart_verified"]
+    assert busy["records_replayed"] == slow["records_replayed"] > 0
+    assert busy["restart_s"] == busy["restart"]["restart_virtual_seconds"] > 0
+    assert result["figures"]["slower"]["ok"] and slow["restart_s"] > 3 * busy["restart_s"]
+    assert run_case(r1_like()) == result  # deterministic, restart included
+
+
+def test_the_device_override_reaches_the_restart_too():
+    result = run_case(r1_like(), device="san")
+    assert {(m["device"], m["restart_device"]) for m in result["runs"].values()} == {("san", "san")}
+
+
+def test_a_crash_after_the_workload_ended_is_refused_naming_case_and_run():
+    from mqlog.core.errors import CalibrationRunError
+
+    case = r1_like(lambda t: t.replace(
+        'workload = "requester-responder"\nparams = { requesters = 4, responders = 4, queue_pairs = 2, rate = 2000, '
+        'duration = 0.4, message_size = 1024 }\ncrash_at = 0.2\n[T2.runs.slow]',
+        'workload = "putget"\nparams = { messages = 20 }\ncrash_at = 9.0\n[T2.runs.slow]'))
+    with pytest.raises(CalibrationRunError, match=r"case T2, run busy: crash_at = 9.0 s, but the workload ended"):
+        run_case(case)
+
+
+def test_a_restart_that_fails_verification_is_refused_not_computed(monkeypatch):
+    from mqlog.core.errors import CalibrationRunError
+    from mqlog.core.workload.journal import Journal, Verdict
+
+    monkeypatch.setattr(Journal, "verify", lambda self, qm: Verdict(committed_missing=3))
+    with pytest.raises(CalibrationRunError) as caught:
+        run_case(r1_like())
+    message = str(caught.value)
+    assert "case T2, run busy" in message and "failed verification" in message and "committed_missing 3" in message
+
+
+def test_a_before_workloads_messages_are_verified_after_the_runs_restart(monkeypatch):
+    """The run starts on the files its before workload left (a deep queue here); the restart
+    after the run's crash is verified against both journals."""
+    from mqlog.core.errors import CalibrationRunError
+    from mqlog.core.workload.journal import Journal, Verdict
+
+    case = r1_like(lambda t: t.replace(
+        "crash_at = 0.2\n[T2.runs.slow]",
+        "crash_at = 0.2\nbefore = { workload = \"deep-queue\", params = { queues = 1, depth = 300, "
+        "then_messages = 0, message_size = 512 } }\n[T2.runs.slow]"))
+    deep = run_case(case)["runs"]["busy"]
+    assert deep["restart_verified"] and deep["messages_put"] < 2 * deep["round_trips"] + 10  # its own puts only
+    real = Journal.verify
+
+    def deep_queue_lost(self, qm):  # the before journal sees its deep queue's messages gone
+        if any(m.queue.startswith("DEEP.") for m in self.messages.values()):
+            return Verdict(committed_missing=300)
+        return real(self, qm)
+
+    monkeypatch.setattr(Journal, "verify", deep_queue_lost)
+    with pytest.raises(CalibrationRunError, match="before workload's journal"):
+        run_case(case)
+
+
+def test_a_scaled_case_runs_shorter_with_the_same_shape_settings():
+    from mqlog.calibration.cases import scaled
+
+    case = r1_like(lambda t: t.replace(
+        "crash_at = 0.2\n[T2.runs.slow]",
+        "crash_at = 0.2\nbefore = { workload = \"deep-queue\", params = { depth = 300 } }\n"
+        "log = { CheckPointLogRecdMax = 20000 }\n[T2.runs.slow]"))
+    small = scaled(case, 0.1)
+    busy, slow = small["runs"]["busy"], small["runs"]["slow"]
+    assert busy["params"]["duration"] == pytest.approx(0.04) and busy["crash_at"] == pytest.approx(0.02)
+    assert busy["params"]["rate"] == 2000 and busy["params"]["requesters"] == 4  # rates and apps stay
+    assert busy["before"]["params"]["depth"] == 30 and busy["before"]["params"]["queues"] == 4
+    # the checkpoint interval and the log files scale with the work, the given one and the default
+    assert (busy["values"]["CheckPointLogRecdMax"], slow["values"]["CheckPointLogRecdMax"]) == (2000, 5000)
+    assert slow["values"]["LogFilePages"] == 410
+    assert slow["restart"] == {"mode": "legacy", "device": "nfs3"} and small["figures"] == case["figures"]
+    assert scaled(case, 1.0) is case
+    with pytest.raises(CalibrationCaseError, match="--scale"):
+        scaled(case, 0)
+
+
+def test_calibrate_scale_reaches_every_run(tmp_path, capsys, in_process, monkeypatch):
+    import mqlog.spark.calibrate as job
+
+    ran = {}
+    monkeypatch.setattr(job, "run_cases", lambda spark, cases, *, device=None, host=None, progress=None: {
+        c: run_case(ran.setdefault(c, case), device, host) for c, case in cases.items()})
+    code, _, err = mqlog(capsys, "calibrate", "--cases", tiny(tmp_path), "--scale", "0.5", "--json")
+    assert code == 0, err
+    assert ran["T1"]["runs"]["sw"]["params"]["messages"] == 10  # of 20
+    code, _, err = mqlog(capsys, "calibrate", "--cases", tiny(tmp_path), "--scale", "0")
+    assert code == 2 and "--scale" in err and "Traceback" not in err

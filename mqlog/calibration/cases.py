@@ -17,6 +17,13 @@ built-in ones; ``mqlog calibrate --cases FILE.toml`` reads another)::
     host = "v93-xeon"                  # default the built-in default host (``--host`` overrides)
     seed = 0                           # default 0
     qmgr = { max_uow_messages = 100010 }  # optional: queue-manager settings (QmConfig fields)
+    crash_at = 2.5                     # optional: pull the plug at 2.5 virtual seconds, or
+                                       #   "end" (the moment the workload's last call returns)
+    restart = { mode = "legacy", device = "nfs3" }  # optional, with crash_at: how the restart
+                                       #   after the crash runs (mode 9.1.1 by default, the
+                                       #   run's device by default)
+    before = { workload = "deep-queue", params = { depth = 1000 } }  # optional: a workload run
+                                       #   to its controlled shutdown on the same files first
     [D1.counters.sw]                   # optional: IBM's own counters, in the model's metric names
     physical_writes = 184710
     [[D1.figures]]
@@ -29,8 +36,23 @@ built-in ones; ``mqlog calibrate --cases FILE.toml`` reads another)::
     tolerance = 0.2                    # ±fraction of IBM's value, or [low, high] for the model
     note = "why this tolerance; what IBM did not say"
 
+A run with ``crash_at`` is restarted after its crash (the same platform, log and queue-manager
+settings; ``restart`` says the mode and device) and the restart is verified against the
+applications' journal (and ``before``'s): a failed verdict is a
+:class:`~mqlog.core.errors.CalibrationRunError`, never a figure. The restart's report joins the
+run's metrics: ``restart_s`` (its virtual seconds), ``records_replayed``, ``restart_phases`` (the
+phases' virtual seconds, ``RUN.restart_phases.replay_s``), ``restart`` (the whole report,
+``RUN.restart.messages_reconciled``), ``restart_mode``, ``restart_device``.
+
 Figures are computed from the runs' metrics by a small named computation chosen from a
-fixed registry (no expression is evaluated). A figure whose input metric a run does not
+fixed registry (no expression is evaluated). A metric is named RUN.METRIC, where METRIC may be
+dotted into a nested table (``busy.restart_phases.replay_s``). Besides ``ratio`` and the
+writer's figures, the registry has restart's shapes: ``linear_r2`` (R² of a straight line
+through ``y`` against ``x`` over the runs ``over``), ``share`` (``part`` / ``whole`` in one run)
+and ``gain_lead`` (how far ``metric``'s gain, slow run over fast, in the ``lead`` pair is above the
+largest of the ``others`` pairs'). The tolerance is a ± fraction of IBM's value, the model's
+[low, high] (``inf`` allowed), or one-sided from IBM's value: "at least", "at most", "more
+than", "less than" (IBM's value is then the shape's threshold: R² at least 0.95). A figure whose input metric a run does not
 report (``log_records`` and ``write_cycles`` before the writer reports them) is MISSED with a
 note saying which metric is missing. Every problem with a case file is a
 :class:`~mqlog.core.errors.CalibrationCaseError` naming the file, the case and the field.
@@ -50,7 +72,7 @@ try:  # Python 3.11+
 except ModuleNotFoundError:  # pragma: no cover - Python 3.10
     import tomli as tomllib  # type: ignore[no-redef]
 
-from mqlog.core.errors import CalibrationCaseError, MqlogError
+from mqlog.core.errors import CalibrationCaseError, CalibrationRunError, MqlogError
 
 #: the built-in cases' file (package data)
 BUILTIN_CASES = "cases.toml"
@@ -58,7 +80,13 @@ BUILTIN_CASES = "cases.toml"
 PAGE_BYTES = 4096
 
 CASE_KEYS = ("title", "source", "assumption", "mechanism", "runs", "counters", "figures")
-RUN_KEYS = ("platform", "workload", "params", "log", "device", "host", "seed", "qmgr")
+RUN_KEYS = ("platform", "workload", "params", "log", "device", "host", "seed", "qmgr", "crash_at", "restart",
+            "before")
+RESTART_KEYS = ("mode", "device")
+BEFORE_KEYS = ("workload", "params")
+#: the one-sided tolerances, from IBM's value: name -> (side, strict)
+ONE_SIDED = {"at least": ("low", False), "more than": ("low", True),
+             "at most": ("high", False), "less than": ("high", True)}
 FIGURE_KEYS = ("name", "compute", "ibm", "tolerance", "note")
 
 
@@ -70,9 +98,22 @@ class MissingMetric(Exception):
         self.run, self.metric = run, metric
 
 
+def _lookup(metrics: dict, metric: str):
+    """``metric`` in one run's metrics: a key of its own, else a dotted path into nested
+    tables (``restart_phases.replay_s``); None when absent."""
+    if metric in metrics:
+        return metrics[metric]
+    value = metrics
+    for part in metric.split("."):
+        if not isinstance(value, dict) or part not in value:
+            return None
+        value = value[part]
+    return value
+
+
 def _metric(runs: dict, ref: str) -> float:
     run, _, metric = ref.partition(".")
-    value = runs.get(run, {}).get(metric, None)
+    value = _lookup(runs.get(run, {}), metric)
     if value is None:
         raise MissingMetric(run, metric)
     return value
@@ -143,7 +184,42 @@ def units_shunted_whole(runs: dict, run: str) -> float:
     return float(len({r["uow"] for r in _metric(runs, f"{run}.shunt_rounds") if r["operations"] >= whole}))
 
 
-#: name -> (function, {argument: "run" | "metric" | one of a tuple of words})
+def linear_r2(runs: dict, over: list, x: str, y: str) -> float:
+    """R² of the least-squares straight line through (``x``, ``y``) over the runs ``over``
+    (each a metric name in every run: restart_s against records_replayed); NaN when ``x`` or
+    ``y`` does not vary (no line to judge)."""
+    xs = [float(_metric(runs, f"{run}.{x}")) for run in over]
+    ys = [float(_metric(runs, f"{run}.{y}")) for run in over]
+    n = len(xs)
+    mx, my = sum(xs) / n, sum(ys) / n
+    sxx = sum((a - mx) ** 2 for a in xs)
+    syy = sum((b - my) ** 2 for b in ys)
+    sxy = sum((a - mx) * (b - my) for a, b in zip(xs, ys))
+    if not sxx or not syy:
+        return math.nan
+    return sxy * sxy / (sxx * syy)
+
+
+def share(runs: dict, run: str, part: str, whole: str) -> float:
+    """``part`` / ``whole`` in one run (a phase's share of restart: restart_phases.replay_s
+    of restart_s)."""
+    return _ratio(_metric(runs, f"{run}.{part}"), _metric(runs, f"{run}.{whole}"))
+
+
+def gain_lead(runs: dict, metric: str, lead: list, others: list) -> float:
+    """The gain (``metric`` in a pair's first run over its second: legacy restart_s over
+    9.1.1's) in the ``lead`` pair, over the largest gain among the ``others`` pairs; above 1
+    when the lead pair gains most."""
+    def gain(pair) -> float:
+        return _ratio(_metric(runs, f"{pair[0]}.{metric}"), _metric(runs, f"{pair[1]}.{metric}"))
+
+    rivals = [gain(pair) for pair in others]
+    return _ratio(gain(lead), max(rivals))
+
+
+#: name -> (function, {argument: kind}); a kind is "run" (a run of the case), "metric"
+#: (RUN.METRIC), "name" (a metric name, looked up in each run a computation names), "runs"
+#: (three or more runs), "pair" (two runs), "pairs" (one or more pairs), or a tuple of words
 COMPUTATIONS: dict[str, tuple[Callable[..., float], dict[str, object]]] = {
     "ratio": (ratio, {"num": "metric", "den": "metric"}),
     "pages_per_write": (pages_per_write, {"run": "run"}),
@@ -153,6 +229,9 @@ COMPUTATIONS: dict[str, tuple[Callable[..., float], dict[str, object]]] = {
     "checkpoint_interval": (checkpoint_interval, {"run": "run", "measure": tuple(_INTERVAL_MEASURES)}),
     "shunt_cadence": (shunt_cadence, {"run": "run"}),
     "units_shunted_whole": (units_shunted_whole, {"run": "run"}),
+    "linear_r2": (linear_r2, {"over": "runs", "x": "name", "y": "name"}),
+    "share": (share, {"run": "run", "part": "name", "whole": "name"}),
+    "gain_lead": (gain_lead, {"metric": "name", "lead": "pair", "others": "pairs"}),
 }
 
 
@@ -166,14 +245,21 @@ def compute(figure: dict, runs: dict) -> float:
 # --------------------------------------------------------------------------- tolerance
 
 def bounds(ibm: float, tolerance) -> tuple[float, float]:
-    """The model's allowed range: ±fraction of ``ibm`` for a number, else [low, high]."""
+    """The model's allowed range: ±fraction of ``ibm`` for a number, [low, high] for a list,
+    and from ``ibm`` to ±infinity for a one-sided word ("at least", ...)."""
+    if isinstance(tolerance, str):
+        side, _ = ONE_SIDED[tolerance]
+        return (ibm, math.inf) if side == "low" else (-math.inf, ibm)
     if isinstance(tolerance, list):
         return float(tolerance[0]), float(tolerance[1])
     return ibm - abs(ibm) * tolerance, ibm + abs(ibm) * tolerance
 
 
-def tolerance_text(tolerance) -> str:
-    """``±20%``, ``2 to 2.4``, ``at least 0.95``."""
+def tolerance_text(tolerance, ibm: float | None = None) -> str:
+    """``±20%``, ``2 to 2.4``, ``at least 0.95``, ``more than 0.5`` (a one-sided word with
+    IBM's value ``ibm``)."""
+    if isinstance(tolerance, str):
+        return f"{tolerance} {ibm:g}"
     if not isinstance(tolerance, list):
         return f"±{tolerance * 100:g}%"
     low, high = tolerance
@@ -188,6 +274,8 @@ def within(model: float | None, ibm: float, tolerance) -> bool:
     if model is None or math.isnan(model):
         return False
     low, high = bounds(ibm, tolerance)
+    if isinstance(tolerance, str) and ONE_SIDED[tolerance][1]:
+        return low < model < high  # strictly: "more than 0.5" is not met by 0.5
     return low <= model <= high
 
 
@@ -245,17 +333,82 @@ def _check_run(name: str, run: object, source: str, where: str) -> dict:
         if key not in attrs.fields_dict(QmConfig):
             _fail(source, f"{where}.qmgr.{key}", f"unknown queue-manager setting; known: "
                                                  f"{', '.join(attrs.fields_dict(QmConfig))}")
+    crash_at = run.get("crash_at")
+    if crash_at is not None and crash_at != "end" and not (
+            type(crash_at) in (int, float) and math.isfinite(crash_at) and crash_at > 0):
+        _fail(source, f"{where}.crash_at", f"expected virtual seconds above 0 or \"end\", got {crash_at!r}")
+    restart = run.get("restart")
+    if restart is not None:
+        if crash_at is None:
+            _fail(source, f"{where}.restart", "a restart needs a crash: give crash_at too")
+        if not isinstance(restart, dict):
+            _fail(source, f"{where}.restart", "expected a table (mode, device)")
+        _check_keys(restart, RESTART_KEYS, source, f"{where}.restart")
+        from mqlog.core.qm.config import DEFAULT_RESTART_MODE, RESTART_MODES
+        if restart.get("mode", DEFAULT_RESTART_MODE) not in RESTART_MODES:
+            _fail(source, f"{where}.restart.mode", f"expected one of {', '.join(RESTART_MODES)}, "
+                                                   f"got {restart['mode']!r}")
+        if not isinstance(restart.get("device", device), str):
+            _fail(source, f"{where}.restart.device", f"expected a device profile name, got {restart['device']!r}")
+        restart = {"mode": restart.get("mode", DEFAULT_RESTART_MODE), "device": restart.get("device")}
+    elif crash_at is not None:
+        from mqlog.core.qm.config import DEFAULT_RESTART_MODE
+        restart = {"mode": DEFAULT_RESTART_MODE, "device": None}
+    before = run.get("before")
+    if before is not None:
+        if not isinstance(before, dict):
+            _fail(source, f"{where}.before", "expected a table (workload, params)")
+        _check_keys(before, BEFORE_KEYS, source, f"{where}.before")
+        before_workload = _text(before, "workload", source, f"{where}.before")
+        if before_workload not in BUILTINS:
+            _fail(source, f"{where}.before.workload", f"unknown workload {before_workload!r}; "
+                                                      f"known: {', '.join(BUILTINS)}")
+        if not isinstance(before.get("params", {}), dict):
+            _fail(source, f"{where}.before.params", "expected a table")
     try:
         QmConfig(**qmgr)
         spec = build_spec(BUILTINS[workload], run.get("params", {}), origin="", section=f"{where}.params")
         values = choose(platform).configure({k: str(v) for k, v in run.get("log", {}).items()})
+        if before is not None:
+            before = {"workload": before_workload,
+                      "params": dict(build_spec(BUILTINS[before_workload], before.get("params", {}), origin="",
+                                                section=f"{where}.before.params").params)}
     except CalibrationCaseError:
         raise
     except MqlogError as exc:
         _fail(source, where, str(exc))
     return {"platform": platform, "workload": workload, "params": dict(spec.params),
             "log": {k: str(v) for k, v in run.get("log", {}).items()}, "values": values,
-            "device": device, "host": host, "seed": seed, "qmgr": dict(qmgr)}
+            "device": device, "host": host, "seed": seed, "qmgr": dict(qmgr), "crash_at": crash_at,
+            "restart": restart, "before": before}
+
+
+def _check_run_list(value, kind: str, runs: dict, computation: str, args: dict, source: str, where: str) -> None:
+    """A figure's list of runs (``runs``: three or more, distinct), pair or list of pairs."""
+    def names(items, at_least: int, what: str) -> None:
+        if not isinstance(items, list) or len(items) < at_least or not all(isinstance(r, str) for r in items):
+            _fail(source, where, f"missing: {computation} needs {', '.join(args)}" if items is None
+                  else f"expected {what}, got {items!r}")
+        for r in items:
+            if r not in runs:
+                _fail(source, where, f"no run {r!r} in this case; its runs: {', '.join(runs)}")
+
+    if kind == "runs":
+        names(value, 3, "a list of three or more runs (a line through two always fits)")
+        if len(set(value)) != len(value):
+            _fail(source, where, f"a run named twice in {value!r}")
+    elif kind == "pair":
+        names(value, 2, "a pair of runs [slow, fast]")
+        if len(value) != 2:
+            _fail(source, where, f"expected a pair of runs [slow, fast], got {value!r}")
+    else:
+        if not isinstance(value, list) or not value:
+            _fail(source, where, f"missing: {computation} needs {', '.join(args)}" if value is None
+                  else f"expected a list of pairs of runs [[slow, fast], ...], got {value!r}")
+        for pair in value:
+            names(pair, 2, "a pair of runs [slow, fast]")
+            if len(pair) != 2:
+                _fail(source, where, f"expected a pair of runs [slow, fast], got {pair!r}")
 
 
 def _check_figure(i: int, figure: object, runs: dict, counters: dict, source: str, where: str) -> dict:
@@ -270,6 +423,9 @@ def _check_figure(i: int, figure: object, runs: dict, counters: dict, source: st
     _check_keys(figure, FIGURE_KEYS + tuple(args), source, where)
     for arg, kind in args.items():
         value = figure.get(arg)
+        if kind in ("runs", "pair", "pairs"):
+            _check_run_list(value, kind, runs, computation, args, source, f"{where}.{arg}")
+            continue
         if not isinstance(value, str):
             _fail(source, f"{where}.{arg}", f"missing: {computation} needs {', '.join(args)}" if value is None
                   else f"expected text, got {value!r}")
@@ -296,7 +452,11 @@ def _check_figure(i: int, figure: object, runs: dict, counters: dict, source: st
         _fail(source, f"{where}.ibm", "missing: IBM's value (a number, or \"counters\")" if ibm is None
               else f"expected a number or \"counters\", got {ibm!r}")
     tolerance = figure.get("tolerance")
-    if type(tolerance) in (int, float):
+    if isinstance(tolerance, str):
+        if tolerance not in ONE_SIDED:
+            _fail(source, f"{where}.tolerance", f"expected a ± fraction (0.2), [low, high], or one of "
+                                                f"{', '.join(repr(w) for w in ONE_SIDED)}, got {tolerance!r}")
+    elif type(tolerance) in (int, float):
         if not 0 <= tolerance < 10:
             _fail(source, f"{where}.tolerance", f"a ± fraction of IBM's value must be 0 to 10, got {tolerance!r}")
     elif (isinstance(tolerance, list) and len(tolerance) == 2
@@ -305,8 +465,9 @@ def _check_figure(i: int, figure: object, runs: dict, counters: dict, source: st
             _fail(source, f"{where}.tolerance", f"[low, high] with low above high: {tolerance!r}")
     else:
         _fail(source, f"{where}.tolerance",
-              "missing: a ± fraction of IBM's value (0.2) or the model's [low, high]" if tolerance is None
-              else f"expected a ± fraction (0.2) or [low, high], got {tolerance!r}")
+              "missing: a ± fraction of IBM's value (0.2), the model's [low, high], or \"at least\" IBM's "
+              "value (at most, more than, less than)" if tolerance is None
+              else f"expected a ± fraction (0.2), [low, high] or a one-sided word, got {tolerance!r}")
     note = _text(figure, "note", source, where, required=False)
     return {"name": name, "compute": computation, **{a: figure[a] for a in args}, "ibm": float(ibm),
             "tolerance": tolerance if not isinstance(tolerance, list) else [float(v) for v in tolerance],
@@ -374,26 +535,157 @@ def load_cases(path: str | Path | None = None, only: list[str] | None = None) ->
     return cases
 
 
+# --------------------------------------------------------------------------- scale
+
+#: the workload parameters ``--scale`` multiplies (counts of messages, units of work and
+#: virtual seconds); rates, sizes and applications stay, so a scaled run is IBM's run for a
+#: shorter time, with as many messages in a unit of work (a unit's own cost, its backout's
+#: force, keeps its weight against its messages': R1's 3,200 units of 125 messages stay 125
+#: each, in 160 units at 1/20)
+SCALED_PARAMS = ("messages", "messages_per_pair", "depth", "then_messages", "transactions", "duration")
+#: the log settings that scale with the work, by platform: (name, default, minimum). The
+#: checkpoint cadence scales with the records a run writes, so a crash at a scaled time falls
+#: at the same point of its checkpoint interval; the log files scale with the bytes, so the
+#: log is as full (and a scaled run does not allocate IBM's 2 GiB of extents).
+SCALED_LOG = {"distributed": (("CheckPointLogRecdMax", 50_000, 1000), ("LogFilePages", 4096, 64)),
+              "zos": (("LOGLOAD", 500_000, 200),)}
+
+
+def scaled(case: dict, factor: float) -> dict:
+    """``case`` at ``factor`` of its scale (0 < factor <= 1; ``mqlog calibrate --scale``, CI's
+    reduced R1): the :data:`SCALED_PARAMS` of every run and ``before`` workload, each run's
+    ``crash_at`` seconds and the :data:`SCALED_LOG` settings multiplied by ``factor`` (kept at
+    their minimums and at least 1; a 0 stays 0). The figures and their tolerances are the
+    case's: a reduced run must show the same shapes, because they come from mechanisms, not
+    sizes."""
+    if not (type(factor) in (int, float) and 0 < factor <= 1):
+        raise CalibrationCaseError(f"expected a fraction above 0 and at most 1, got {factor!r}", field="--scale")
+    if factor == 1:
+        return case
+    source = f"{case['id']} at scale {factor:g}"
+
+    def params(values: dict) -> dict:
+        out = dict(values)
+        for key in SCALED_PARAMS:
+            if key in out and out[key]:
+                out[key] = out[key] * factor if isinstance(out[key], float) else max(1, round(out[key] * factor))
+        return out
+
+    runs = {}
+    for name, run in case["runs"].items():
+        log = dict(run["log"])
+        for key, default, low in SCALED_LOG.get(run["platform"], ()):
+            given = next((v for k, v in log.items() if k.lower() == key.lower()), None)
+            log = {k: v for k, v in log.items() if k.lower() != key.lower()}
+            log[key] = str(max(low, round(int(given if given is not None else default) * factor)))
+        raw = {"platform": run["platform"], "workload": run["workload"], "params": params(run["params"]),
+               "log": log, "device": run["device"], "host": run["host"], "seed": run["seed"], "qmgr": run["qmgr"]}
+        if run.get("crash_at") is not None:
+            raw["crash_at"] = run["crash_at"] if run["crash_at"] == "end" else run["crash_at"] * factor
+            raw["restart"] = {k: v for k, v in run["restart"].items() if v is not None}
+        if run.get("before"):
+            raw["before"] = {"workload": run["before"]["workload"], "params": params(run["before"]["params"])}
+        runs[name] = _check_run(name, raw, source, f"{case['id']}.runs.{name}")
+    return {**case, "runs": runs}
+
+
 # --------------------------------------------------------------------------- running
 
 def run_case(case: dict, device: str | None = None, host: str | None = None) -> dict:
     """Run every run of ``case`` (``device`` and ``host`` override each run's) and compute its figures:
     ``{"id", "runs": {name: metrics}, "figures": {name: {ibm, model, tolerance, ok, note}}}``."""
+    metrics = {name: run_one(case, name, device, host) for name in case["runs"]}
+    return {"id": case["id"], "runs": metrics, "figures": figures_of(case, metrics)}
+
+
+def _crash_options(crash_at) -> dict:
+    """RunConfig's fields for a run's ``crash_at``: virtual seconds, or "end"."""
+    if crash_at is None:
+        return {}
+    if crash_at == "end":
+        return {"crash_at_end": True}  # the moment the workload's last call returns: IBM's kill -9
+    return {"crash_at_s": float(crash_at)}
+
+
+def run_one(case: dict, name: str, device: str | None = None, host: str | None = None) -> dict:
+    """One run of ``case``: its ``before`` workload to a controlled shutdown, the run itself on the
+    same files, and, if it crashes (``crash_at``), the restart after it, verified against the
+    applications' journals, with the restart's figures joining the run's metrics."""
     from mqlog.core.disk.storage import MemoryStorage
     from mqlog.core.qm.config import QmConfig
-    from mqlog.core.workload.run import RunConfig, run_workload
+    from mqlog.core.workload.run import RunConfig, restart_run, run_workload
     from mqlog.core.workload.spec import BUILTINS, build_spec
     from mqlog.platforms import choose
 
-    metrics = {}
-    for name, run in case["runs"].items():
-        choice = choose(run["platform"])
-        spec = build_spec(BUILTINS[run["workload"]], run["params"], origin=f"{case['id']}.runs.{name}")
-        cfg = RunConfig(run["platform"], choice.maker(run["values"]), run["values"], spec, seed=run["seed"],
-                        device=device or run["device"], host=host or run["host"],
-                        qm_config=QmConfig(**run.get("qmgr", {})))
-        metrics[name] = run_workload(cfg, MemoryStorage()).metrics
-    return {"id": case["id"], "runs": metrics, "figures": figures_of(case, metrics)}
+    run = case["runs"][name]
+    where = f"case {case['id']}, run {name}"
+    choice = choose(run["platform"])
+    # ``--device`` overrides every device of the run, its restart's too
+    restart_device = (device or run["restart"]["device"]) if run.get("restart") else None
+    device, host = device or run["device"], host or run["host"]
+    restart_device = restart_device or device
+    qm_config = QmConfig(**run.get("qmgr", {}))
+
+    def config(workload: str, params: dict, origin: str, **crash) -> RunConfig:
+        spec = build_spec(BUILTINS[workload], params, origin=origin)
+        return RunConfig(run["platform"], choice.maker(run["values"]), run["values"], spec, seed=run["seed"],
+                         device=device, host=host, qm_config=qm_config, **crash)
+
+    storage = MemoryStorage()
+    before = None
+    if run.get("before"):
+        # The files the run starts on: a workload run to its controlled shutdown (a deep queue
+        # defined and filled, say), so the run's own restart begins at a clean checkpoint.
+        before = run_workload(config(run["before"]["workload"], run["before"]["params"],
+                                     f"{case['id']}.runs.{name}.before"), storage)
+        if before.crashed:
+            raise CalibrationRunError(f"{where}: its before workload ended abnormally "
+                                      f"({before.metrics.get('abnormal_end') or 'a crash'}), so the run has no files "
+                                      f"to start on")
+        storage = before.storage.durable
+    crash_at = run.get("crash_at")
+    result = run_workload(config(run["workload"], run["params"], f"{case['id']}.runs.{name}",
+                                 **_crash_options(crash_at)), storage)
+    metrics = result.metrics
+    if result.metrics.get("abnormal_end"):
+        raise CalibrationRunError(f"{where}: the queue manager ended abnormally at "
+                                  f"{metrics['virtual_seconds']:.3f} virtual s ({metrics['abnormal_end']}), "
+                                  f"not the crash the case asks for")
+    if crash_at is None:
+        return metrics
+    if not result.crashed:
+        raise CalibrationRunError(f"{where}: crash_at = {crash_at} s, but the workload ended at "
+                                  f"{metrics['workload_seconds']:.3f} virtual s, before it: nothing to restart "
+                                  f"(crash earlier, or run the workload longer)")
+    # Every restart is verified: a figure from a restart that lost or kept the wrong messages
+    # would be silently wrong.
+    mode = run["restart"]["mode"]
+    report, verdict, qm = restart_run(choice.maker(run["values"]), result.storage.durable, device=restart_device,
+                                      host=host, qm_config=attrs.evolve(qm_config, restart_mode=mode),
+                                      journal=result.journal)
+    journals = [("its applications' journal", verdict)]
+    if before is not None:
+        journals.append(("its before workload's journal", before.journal.verify(qm)))
+    for which, v in journals:
+        if not v.ok:
+            problems = ", ".join(f"{k} {n}" for k, n in v.as_dict().items() if n)
+            raise CalibrationRunError(f"{where}: the restart after the crash at {crash_at} s failed verification "
+                                      f"against {which} ({problems}; first: {v.details[:3]}); no figure is "
+                                      f"computed from it")
+    metrics.update(restart_metrics(report.as_dict(), mode, restart_device))
+    return metrics
+
+
+def restart_metrics(report: dict, mode: str, device: str) -> dict:
+    """A verified restart's report (``RecoveryReport.as_dict()``) as a run's metrics:
+    ``restart_s``, ``records_replayed``, ``restart_phases`` (when the report has them), and the
+    whole report (its console messages aside) under ``restart``."""
+    restart = {k: v for k, v in report.items() if k not in ("messages", "end_of_log")}
+    out = {"restart": restart, "restart_mode": mode, "restart_device": device, "restart_verified": True,
+           "restart_s": report["restart_virtual_seconds"], "records_replayed": report["records_replayed"]}
+    if "restart_phases" in report:
+        out["restart_phases"] = dict(report["restart_phases"])
+    return out
 
 
 def figures_of(case: dict, metrics: dict) -> dict:
@@ -413,6 +705,6 @@ def figures_of(case: dict, metrics: dict) -> dict:
             note = "NO VALUE: the runs give none (a zero divisor, or no checkpoint the record count triggered)" + (
                 f". {note}" if note else "")
         out[figure["name"]] = {"ibm": figure["ibm"], "model": model,
-                               "tolerance": tolerance_text(figure["tolerance"]),
+                               "tolerance": tolerance_text(figure["tolerance"], figure["ibm"]),
                                "ok": within(model, figure["ibm"], figure["tolerance"]), "note": note}
     return out

@@ -75,7 +75,7 @@ def plot(cases: dict, results: dict, path: Path) -> None:
             labels.append(f"{case_id} {name}")
             values.append(f["model"] / ibm if f["model"] is not None and ibm else math.nan)
             top = high / ibm if ibm and math.isfinite(high) else 2.5  # open-ended: to the edge
-            bands.append((low / ibm if ibm else 0.0, top))
+            bands.append((low / ibm if ibm and math.isfinite(low) else 0.0, top))
             oks.append(f["ok"])
     height = max(3.0, 0.35 * len(labels) + 1.2)
     fig, ax = plt.subplots(figsize=(9, height))

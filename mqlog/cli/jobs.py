@@ -215,14 +215,18 @@ def report_cmd(directory: Path, output):
               help="Also write calibration.md, calibration.png and results.json into this directory.")
 @click.option("--write-docs", is_flag=True,
               help="Also write docs/calibration.md and docs/img/calibration.png (run from the checkout).")
+@click.option("--scale", type=click.FloatRange(0.0, 1.0, min_open=True), default=1.0, show_default=True,
+              help="Run every case at this fraction of its scale (its messages, units of work, seconds, "
+                   "crash times, checkpoint interval and log files), with the same figures: for shapes "
+                   "(R1's, in a minute); a count such as C1's 50,000 records scales with it and misses.")
 @click.option("--json", "as_json", is_flag=True,
               help="Print {case: {figure: {ibm, model, tolerance, ok, note}}} instead of the table.")
-def calibrate_cmd(only, cases_file, master, device, host, out, write_docs, as_json):
+def calibrate_cmd(only, cases_file, master, device, host, out, write_docs, scale, as_json):
     """Run the calibration cases (one Spark task each) and compare the model's figures with
     IBM's: prints case, figure, IBM, model, tolerance and ok/MISSED; exits 1 if any figure
     is MISSED."""
     from mqlog.calibration import report
-    from mqlog.calibration.cases import load_cases
+    from mqlog.calibration.cases import load_cases, scaled
     from mqlog.core.disk.devices import get_profile
     from mqlog.spark.calibrate import run_cases
     from mqlog.spark.session import spark_session
@@ -230,7 +234,7 @@ def calibrate_cmd(only, cases_file, master, device, host, out, write_docs, as_js
     wanted = [c.strip() for c in only.split(",") if c.strip()] if only is not None else None
     if wanted is not None and not wanted:
         raise click.BadParameter("give at least one case id", param_hint="--only")
-    cases = load_cases(cases_file, wanted)
+    cases = {case_id: scaled(case, scale) for case_id, case in load_cases(cases_file, wanted).items()}
     if device is not None:
         get_profile(device)  # an unknown profile is one line now, not a failed task later
         device = device_for_restart(device)
@@ -243,7 +247,8 @@ def calibrate_cmd(only, cases_file, master, device, host, out, write_docs, as_js
     if write_docs and not docs.is_dir():
         raise MqlogError("--write-docs: no docs/ directory here; run it from the mqlog checkout")
     spark = spark_session(master, "mqlog calibrate")
-    click.echo(f"calibrating {len(cases)} cases on Spark {spark.sparkContext.master} ...", err=True)
+    runs = sum(len(case["runs"]) for case in cases.values())
+    click.echo(f"calibrating {len(cases)} cases ({runs} runs) on Spark {spark.sparkContext.master} ...", err=True)
 
     def progress(result, done, total):
         misses = sum(not f["ok"] for f in result["figures"].values())
@@ -251,7 +256,8 @@ def calibrate_cmd(only, cases_file, master, device, host, out, write_docs, as_js
 
     results = run_cases(spark, cases, device=device, host=host, progress=progress)
     command = "mqlog calibrate" + (f" --only {','.join(wanted)}" if wanted else "") + (
-        f" --device {device}" if device else "") + (f" --host {host}" if host else "")
+        f" --device {device}" if device else "") + (f" --host {host}" if host else "") + (
+        f" --scale {scale:g}" if scale != 1 else "")
     if out is not None:
         report.write(cases, results, out / "calibration.md", out / "calibration.png", command=command,
                      image="calibration.png", results_json=out / "results.json")

@@ -1,5 +1,5 @@
-"""``mqlog calibrate``'s Spark path: a case runs as one Spark task and gives the figures it
-gives in-process."""
+"""``mqlog calibrate``'s Spark path: each run of a case is one Spark task, and the case gives
+the figures it gives in-process."""
 
 from __future__ import annotations
 
@@ -20,6 +20,10 @@ source = "a test"
 workload = "putget"
 params = { apps = 1, messages = 30, message_size = 512 }
 log = { LogWriteIntegrity = "SingleWrite" }
+[S1.runs.tw]
+workload = "putget"
+params = { apps = 1, messages = 300, message_size = 512 }
+log = { LogWriteIntegrity = "TripleWrite" }
 [[S1.figures]]
 name = "writes_per_iteration"
 compute = "per_round_trip"
@@ -29,10 +33,12 @@ tolerance = [2.0, 2.4]
 """
 
 
-def test_a_case_runs_as_a_spark_task_with_the_figures_it_gives_in_process(spark):
+def test_a_cases_runs_run_as_spark_tasks_with_the_figures_it_gives_in_process(spark):
     cases = parse_cases(tomllib.loads(CASE), "test")
     seen = []
     results = run_cases(spark, cases, progress=lambda r, done, total: seen.append((r["id"], done, total)))
     assert seen == [("S1", 1, 1)]
-    assert results["S1"]["figures"] == run_case(cases["S1"])["figures"]
+    # one result a case, when its last run is in; its runs in the case's order (tw, ten times
+    # longer, arrives last but is second either way)
+    assert results["S1"] == run_case(cases["S1"]) and list(results["S1"]["runs"]) == ["sw", "tw"]
     assert results["S1"]["figures"]["writes_per_iteration"]["model"] > 0
