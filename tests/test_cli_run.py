@@ -300,6 +300,18 @@ def test_requester_responder_honours_rate_and_duration(rate):
     assert m["virtual_seconds"] < 5.1
 
 
+def test_a_paced_requester_whose_round_trip_runs_past_the_duration_just_stops():
+    # Four paced requesters on two pairs at 2,000/s for 0.4 s: a round trip that ends after the
+    # duration must end that requester, not ask SimPy to wait a negative time (a traceback).
+    out = mqlog("run", "--platform", "distributed", "--workload", "requester-responder",
+                "--set", "workload.requesters=4", "--set", "workload.responders=4", "--set", "workload.queue_pairs=2",
+                "--set", "workload.rate=2000", "--set", "workload.duration=0.4", "--set", "workload.message_size=1024",
+                "--json")
+    assert out.returncode == 0, out.stderr
+    m = json.loads(out.stdout)
+    assert m["round_trips"] > 0 and m["workload_seconds"] >= 0.4
+
+
 @pytest.mark.parametrize("crash", [["--crash-after-writes", "0"], ["--crash-after-writes", "2"], ["--crash-at", "0"]])
 def test_a_crash_before_the_first_checkpoint_restarts_to_nothing_and_writes_nothing(tmp_path, crash):
     out = mqlog("run", "--platform", "reference", "--workload", "putget-pairs", *crash, "--out", tmp_path / "r")

@@ -210,6 +210,8 @@ def requester_responder(ctx: Context) -> Generator:
         next_at = app.rng.expovariate(1 / interval) if interval else 0.0
         i = n
         while True:
+            if env.now >= stop:
+                return  # a slow round trip ran past the end: no waiting for the next request
             if next_at > env.now:
                 yield env.timeout(min(next_at, stop) - env.now)
             if env.now >= stop:
