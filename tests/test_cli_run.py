@@ -237,9 +237,19 @@ def test_a_user_device_profile_carries_over_to_restart(tmp_path):
 def test_mqlog_hosts_lists_the_profiles_and_refuses_a_bad_file(tmp_path):
     out = mqlog("hosts")
     assert out.returncode == 0, out.stderr
-    lines = {line.split()[0]: line for line in out.stdout.splitlines()[1:]}
+    calls, restart = out.stdout.split("\n\n")
+    lines = {line.split()[0]: line for line in calls.splitlines()[1:]}
     assert "(default)" in lines["v93-xeon"] and "(default)" not in lines["v91-xeon"]
     assert "30.0 / 162.9" in lines["v93-xeon"]  # the H1 round trip each profile was split from
+    # Restart's CPU is listed from each profile: a user's own figure shows as given.
+    assert restart.splitlines()[0].startswith("restart CPU") and len(restart.splitlines()) == 3
+    own = tmp_path / "own.toml"
+    own.write_text('[slowrestart]\nbase = "v93-xeon"\ndescription = "x"\nreplay_record_us = 42\n'
+                   'reconcile_message_us = 77\n')
+    listed = mqlog("hosts", "--file", own)
+    assert listed.returncode == 0, listed.stderr
+    row = listed.stdout.split("\n\n")[1].splitlines()[1].split()
+    assert row[0] == "slowrestart" and row[1:3] == ["42", "77"]
     bad = tmp_path / "hosts.toml"
     bad.write_text('[tiny]\nbase = "v93-xeon"\ncores = 0\n')
     one_line_error(mqlog("hosts", "--file", bad), "hosts.toml", "[tiny]", "'cores'", "[1, 4096]")

@@ -103,6 +103,14 @@ def hosts(path: str | None) -> None:
         mark = " (default)" if p.name == DEFAULT_HOST and path is None else ""
         click.echo(f"{p.name:<10} {p.cores:>5} {p.put_us:>4g}/{p.get_us:<5g} {p.commit_us:>9g} {p.log_record_us:>9g} "
                    f"{p.force_wait_us:>8g} {p.app_call_us:>6g} {np_:>22.1f} / {pers:<11.1f}  {p.description}{mark}")
+    # Restart's own CPU (issue 21): what restart pays per record replayed, per uncommitted
+    # message backed out and per message's index entry loaded, on one core.
+    click.echo("")
+    click.echo(f"{'restart CPU':<11} {'replay a record µs':>18} {'back out a message µs':>21} {'load a message µs':>17} "
+               f"{'copy ns/byte':>12}")
+    for p in profiles.values():
+        click.echo(f"{p.name:<11} {p.replay_record_us:>18g} {p.reconcile_message_us:>21g} {p.load_message_us:>17g} "
+                   f"{p.copy_ns_per_byte:>12g}")
 
 
 @cli.command("scan")
