@@ -497,3 +497,17 @@ def test_calibrate_scale_reaches_every_run(tmp_path, capsys, in_process, monkeyp
     assert ran["T1"]["runs"]["sw"]["params"]["messages"] == 10  # of 20
     code, _, err = mqlog(capsys, "calibrate", "--cases", tiny(tmp_path), "--scale", "0")
     assert code == 2 and "--scale" in err and "Traceback" not in err
+
+
+def test_the_docs_runs_line_says_what_sets_each_run_apart():
+    # Runs that differ only in their crash time, restart, device or parameters must not read
+    # alike in docs/calibration.md: the "Runs." line names each of these.
+    r1 = load_cases(only=["R1"])["R1"]
+    runs = {name: report._run_text(run) for name, run in r1["runs"].items()}
+    assert len(set(runs.values())) == len(runs)
+    assert "crashed at 1.25 s, restarted 9.1.1" in runs["busy_1250ms"] and "on san" in runs["busy_1250ms"]
+    assert "restarted legacy on nfs3" in runs["legacy_nfs3"]
+    assert "transactions=3200" in runs["units3200"] and "crashed at the workload's end" in runs["units3200"]
+    assert "after a clean run of deep-queue" in runs["deep"]
+    d1 = load_cases(only=["D1"])["D1"]["runs"]["sw"]
+    assert "crashed" not in report._run_text(d1) and "LogWriteIntegrity=SingleWrite" in report._run_text(d1)

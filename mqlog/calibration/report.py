@@ -98,6 +98,38 @@ def plot(cases: dict, results: dict, path: Path) -> None:
     plt.close(fig)
 
 
+def _run_text(run: dict) -> str:
+    """One run as the case's "Runs." line shows it: the workload, platform and log, and what
+    else sets it apart (device, queue-manager attributes, a crash and its restart, a run before)."""
+    text = (f"{run['workload']} on {run['platform']} "
+            f"({', '.join(f'{k}={v}' for k, v in sorted(run['log'].items())) or 'default log'})")
+    from mqlog.core.workload.spec import BUILTINS, build_spec
+
+    def changed(workload: str, params: dict) -> str:
+        # the parameters a run gives that differ from the workload's defaults
+        defaults = dict(build_spec(BUILTINS[workload], {}, origin="").params)
+        return " ".join(f"{k}={str(v).lower() if isinstance(v, bool) else v}"
+                        for k, v in sorted(params.items()) if defaults.get(k) != v)
+
+    given = changed(run["workload"], run.get("params", {}))
+    extra = [given] if given else []
+    if run.get("device", "ssd") != "ssd":
+        extra.append(f"on {run['device']}")
+    if run.get("qmgr"):
+        extra.append(", ".join(f"{k}={v}" for k, v in sorted(run["qmgr"].items())))
+    if run.get("before"):
+        before = run["before"]
+        params = changed(before["workload"], before.get("params", {}))
+        extra.append(f"after a clean run of {before['workload']}" + (f" ({params})" if params else ""))
+    crash = run.get("crash_at")
+    if crash is not None:
+        extra.append("crashed at the workload's end" if crash == "end" else f"crashed at {crash:g} s")
+        restart = run.get("restart") or {}
+        extra.append(f"restarted {restart.get('mode', '9.1.1')}"
+                     + (f" on {restart['device']}" if restart.get("device") else ""))
+    return text + (", " + ", ".join(extra) if extra else "")
+
+
 def markdown(cases: dict, results: dict, *, image: str, command: str) -> str:
     """calibration.md: what was run, the table, each case's source and assumptions, the plot."""
     out = ["# Calibration: the model against IBM's figures", "",
@@ -116,9 +148,7 @@ def markdown(cases: dict, results: dict, *, image: str, command: str) -> str:
             out += [f"**Assumed (IBM did not say).** {case['assumption']}", ""]
         if case.get("mechanism"):
             out += [f"**What produces the figures.** {case['mechanism']}", ""]
-        runs = ", ".join(f"`{name}`: {run['workload']} on {run['platform']} "
-                         f"({', '.join(f'{k}={v}' for k, v in sorted(run['log'].items())) or 'default log'})"
-                         for name, run in case["runs"].items())
+        runs = ", ".join(f"`{name}`: {_run_text(run)}" for name, run in case["runs"].items())
         out += [f"**Runs.** {runs}.", ""]
         notes = [(name, f["note"]) for name, f in results[case_id]["figures"].items() if f["note"]]
         out += [f"- `{name}`: {note}" for name, note in notes]
