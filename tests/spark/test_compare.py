@@ -306,3 +306,16 @@ def test_compare_crash_end_with_every_unit_in_flight_from_the_command_line(spark
         assert row["crashed"] is True and row["virtual_seconds"] == row["workload_seconds"]
         assert row["restart_uows_backed_out"] == 3 + 2 and row["restart_verified"] is True
         assert row["restart_records_replayed"] > 0
+
+
+def test_the_table_shows_restart_rows_only_when_a_configuration_restarted():
+    from mqlog.spark.compare import table_cells
+
+    plain = {"config_name": "a", "physical_writes": 2, "physical_bytes": 8192}
+    labels = [label for label, _ in table_cells([plain, dict(plain, config_name="b")])]
+    assert not [label for label in labels if label.startswith("restart")]  # no crash: no "- / -" rows
+    crashed = dict(plain, restart_replay_s=0.5, restart_recovery_s=0.25, restart_queues_loaded=3,
+                   restart_queues_deferred=7, restart_verified=True)
+    cells = dict(table_cells([crashed, plain]))
+    assert cells["restart: replay / recovery (s)"] == ["0.500 / 0.250", "- / -"]
+    assert cells["restart: queues loaded / deferred"] == ["3 / 7", "- / -"]
