@@ -1,6 +1,13 @@
-"""R1, IBM's restart experiments, at 1/20 of IBM's scale: the shapes come out of restart's
-mechanisms, not of IBM's sizes, so CI checks them on runs of seconds (``mqlog calibrate --only
-R1`` runs them at IBM's scale; docs/calibration.md has its figures)."""
+"""R1, IBM's restart experiments, at 1/20 of IBM's scale (the busy queue manager at 1/10): the
+shapes come out of restart's mechanisms, not of IBM's sizes, so CI checks them on runs of
+seconds (``mqlog calibrate --only R1`` runs them at IBM's scale; docs/calibration.md has its
+figures).
+
+Why the busy queue manager at 1/10: its restarts replay a few thousand records there, and
+restart's costs that do not follow the records – the checkpoint that ends restart and backing
+out the handful of units in flight at the kill, a few ms each – are then a fifth of each
+restart, enough to blur the line R1 checks (R² 0.89 at 1/20, 0.986 at 1/10, 1.000 at IBM's
+scale, where replay is nearly all of it). IBM's line is over restarts of seconds to minutes."""
 
 from __future__ import annotations
 
@@ -11,11 +18,16 @@ from mqlog.calibration.cases import load_cases, run_case, scaled
 #: CI's fraction of IBM's scale: 20,000 messages for IBM's 400,000 (in 1 and 160 units for 10
 #: and 3,200), a checkpoint every 2,500 records, 32 log files of 819 pages
 SCALE = 0.05
+#: the busy queue manager's (its crash points, rate and checkpoint interval)
+BUSY_SCALE = 0.1
 
 
 @pytest.fixture(scope="module")
 def r1():
-    case = scaled(load_cases(only=["R1"])["R1"], SCALE)
+    ibm = load_cases(only=["R1"])["R1"]
+    case = scaled(ibm, SCALE)
+    busy = scaled(ibm, BUSY_SCALE)["runs"]
+    case["runs"] = {name: busy[name] if name.startswith("busy_") else run for name, run in case["runs"].items()}
     return case, run_case(case)
 
 

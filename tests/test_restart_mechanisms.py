@@ -51,17 +51,20 @@ class Crashed:
 
 
 def crashed(*, deep: int = 0, deep_queues: int = 1, committed: int = 0, uncommitted: int = 0, units: int = 1,
-            size: int = 2048, queues: int = 1, deep_size: int = 64, hold_deep: bool = False) -> Crashed:
+            size: int = 2048, queues: int = 1, deep_size: int = 64, hold_deep: bool = False,
+            buffer: int | None = None) -> Crashed:
     """A queue manager that held ``deep`` committed messages on each of ``deep_queues`` queues
     (DEEP0, DEEP1, ...; ``deep_size`` bytes each; in their files at a checkpoint), then put ``committed`` messages (each
     committed) and ``uncommitted`` more spread round-robin over ``units`` units of work left
     open, on ``queues`` queues (WORK0, WORK1, ...), forced them to the log and crashed.
     ``hold_deep``: one more message on each DEEP queue, left uncommitted (IBM's way of making
-    restart load every queue)."""
+    restart load every queue). ``buffer``: the queue buffer before the crash (large: nothing
+    spilled to the queue files, all of it left for replay to redo)."""
     storage = FaultInjectingStorage(MemoryStorage(), FaultPlan())
     env = simpy.Environment()
+    config = BIG if buffer is None else attrs.evolve(BIG, persistent_buffer_bytes=buffer)
     qm = QueueManager(env, reference_platform(storage, checkpoint_records=16_000_000), storage,
-                      Device(env, get_profile("ssd")), BIG)
+                      Device(env, get_profile("ssd")), config)
     journal = Journal()
     data = b"m" * size
 
@@ -161,27 +164,94 @@ def test_recovery_loads_the_queues_in_flight_units_touched_in_parallel_with_911(
 # --- 2. replay charges records: queue-file work per record --------------------------------
 
 def test_legacy_replay_pays_a_file_system_call_per_queue_record_and_911_batches_them():
-    lost = crashed(committed=2000, size=512)
+    lost = crashed(committed=2000, size=512, buffer=1 << 30)
     gaps = []
     for file_op_us in (50.0, 1000.0):
         legacy, _, _ = lost.restart(device=device(file_op_us), restart_mode="legacy")
         modern, _, _ = lost.restart(device=device(file_op_us), restart_mode="9.1.1")
-        # 2000 puts redone onto WORK0: one interaction each (legacy) ...
-        assert legacy.restart_phases["replay_queue_files_s"] == pytest.approx(2000 * file_op_us / 1e6, rel=0.01)
-        # ... or one per 64 KiB of log read that changed it (9.1.1): far fewer
-        assert modern.restart_phases["replay_queue_files_s"] < legacy.restart_phases["replay_queue_files_s"] / 10
+        # both spill the queue buffer alike (1 MB redone onto WORK0: the buffer fills) ...
+        assert legacy.replay_spills == modern.replay_spills >= 3
+        # ... and legacy adds one interaction per put redone onto WORK0: 2000 of them
+        extra = legacy.restart_phases["replay_queue_files_s"] - modern.restart_phases["replay_queue_files_s"]
+        assert extra == pytest.approx(2000 * file_op_us / 1e6, rel=1e-6)
         gaps.append(legacy.restart_phases["replay_s"] - modern.restart_phases["replay_s"])
     assert gaps[1] > 10 * gaps[0]  # the gap grows with the file-system call's latency
 
 
 def test_replay_queue_file_work_follows_records_not_bytes():
-    # the same bytes in 5x larger messages (10 KiB: still one log record each)
-    small = crashed(committed=2000, size=2048).restart(device=device(1000.0), restart_mode="legacy")[0]
-    large = crashed(committed=400, size=10240).restart(device=device(1000.0), restart_mode="legacy")[0]
-    ratio = small.restart_phases["replay_queue_files_s"] / large.restart_phases["replay_queue_files_s"]
-    assert ratio == pytest.approx(5, rel=0.01)
+    # the same bytes in 5x larger messages (10 KiB: still one log record each): legacy's
+    # interactions follow the records, the spills (9.1.1's only queue-file work) the bytes
+    def work(committed, size):
+        lost = crashed(committed=committed, size=size, buffer=1 << 30)
+        legacy = lost.restart(device=device(1000.0), restart_mode="legacy")[0]
+        modern = lost.restart(device=device(1000.0), restart_mode="9.1.1")[0]
+        return legacy, modern
+
+    small, small_911 = work(2000, 2048)
+    large, large_911 = work(400, 10240)
+    per_record = [legacy.restart_phases["replay_queue_files_s"] - modern.restart_phases["replay_queue_files_s"]
+                  for legacy, modern in ((small, small_911), (large, large_911))]
+    assert per_record[0] / per_record[1] == pytest.approx(5, rel=0.01)
+    assert small_911.replay_spills == pytest.approx(large_911.replay_spills, abs=1)
     # (legacy also reads the log a page and a file-system call at a time: that part is bytes)
     assert large.restart_phases["replay_s"] < small.restart_phases["replay_s"] / 2
+
+
+def test_replay_spills_a_full_queue_buffer_to_its_file_and_the_closing_checkpoint_writes_less():
+    # 4 MB of committed messages, none of them in the queue file at the crash, redone onto one
+    # queue: its buffer (256 KiB) fills again and again, and replay writes the queue file as
+    # normal running would; with a buffer larger than the data, nothing spills and the
+    # checkpoint that ends restart writes it all
+    lost = crashed(committed=2000, size=2048, buffer=1 << 30)
+    spilled, qm, _ = lost.restart()
+    assert spilled.replay_spills >= 4 * 2**20 // (256 * 2**10) - 1
+    assert spilled.restart_phases["replay_queue_files_s"] > 0
+    assert qm.counters.queue_file_bytes_written >= 2000 * 2048
+    env = simpy.Environment()
+    storage = _copy(lost.storage)
+    held = QueueManager(env, reference_platform(storage, checkpoint_records=16_000_000), storage,
+                        Device(env, get_profile("ssd")), attrs.evolve(BIG, persistent_buffer_bytes=1 << 30))
+    kept = env.run(until=env.process(held.start()))
+    assert lost.journal.verify(held).ok
+    assert kept.replay_spills == 0 and kept.restart_phases["replay_queue_files_s"] == 0
+    assert kept.restart_phases["checkpoint_s"] > spilled.restart_phases["checkpoint_s"]
+
+
+def test_messages_put_and_got_within_the_buffer_never_reach_the_file_at_replay():
+    # a requester-responder's log: every message got soon after it was put; 9.1.1 replay has
+    # no queue-file work at all, legacy one interaction per put and per get
+    storage = FaultInjectingStorage(MemoryStorage(), FaultPlan())
+    env = simpy.Environment()
+    qm = QueueManager(env, reference_platform(storage, checkpoint_records=16_000_000), storage,
+                      Device(env, get_profile("ssd")), BIG)
+    journal = Journal()
+
+    def go():
+        yield from qm.start()
+        yield from qm.define_queue("REQUEST")
+        app = qm.connect("app")
+        for _ in range(1000):
+            msg_id = yield from app.put("REQUEST", b"r" * 2048, syncpoint=True)
+            journal.put("app", msg_id, "REQUEST", True, True)
+            journal.commit_asked("app")
+            yield from app.commit()
+            journal.ended("app", True)
+            got = yield from app.get("REQUEST", syncpoint=True)
+            journal.got("app", got.msg_id, "REQUEST", True)
+            journal.commit_asked("app")
+            yield from app.commit()
+            journal.ended("app", True)
+        yield qm.writer.force()
+
+    env.run(until=env.process(go()))
+    storage.crash()
+    journal.crash()
+    lost = Crashed(_copy(storage.durable), journal)
+    modern = lost.restart(device=device(1000.0))[0]
+    legacy = lost.restart(device=device(1000.0), restart_mode="legacy")[0]
+    assert modern.replay_spills == legacy.replay_spills == 0
+    assert modern.restart_phases["replay_queue_files_s"] == 0
+    assert legacy.restart_phases["replay_queue_files_s"] == pytest.approx(2000 * 1000.0 / 1e6, rel=1e-6)
 
 
 # --- 3. the page cache ---------------------------------------------------------------------

@@ -11,15 +11,20 @@ by what it was for, so that restart can report its phases' sub-steps):
   page and a file-system call each), and the walk's random reads through restart's
   :class:`~mqlog.core.recovery.pagecache.PageCache` (only misses reach the device);
 - **queue-file work of replay**: every replayed record that changes a queue (a put, a
-  segment of one, a get, a CLR) is applied to that queue's file. Legacy: one file-system
-  interaction (``device.file_op()``) per such record; 9.1.1: one per queue per chunk of log
-  read (the queue's changes in that chunk go in one interaction). IBM: "We have reduced the
-  number of I/O requests required to access the recovery log during restart (particularly
+  segment of one, a get, a CLR) changes that queue in memory, in its queue buffer, as in
+  normal running; when the persistent data held there outgrows the buffer
+  (``persistent_buffer_bytes``) replay spills the queue to its file for real
+  (:meth:`Recovery.spill`: a file-system interaction and the file's writes), and the
+  checkpoint that ends restart writes what is left. Legacy also makes one file-system
+  interaction (``device.file_op()``) per such record: 9.1.1 batches them away. So legacy's
+  queue-file work follows the records replayed, 9.1.1's the data that stays on the queues
+  (messages put and got within the buffer, a requester-responder's, never reach the file),
+  and 9.1.1's gain grows with each interaction's latency. IBM: "We have reduced the number
+  of I/O requests required to access the recovery log during restart (particularly
   beneficial when using NFS...)" and restart time is linear in the log records replayed
   (developer.ibm.com/messaging/2019/03/12/queue-manager-restart-times-in-v9-1-1/, and the
   report it links, CALIBRATION.md R1). IBM gives no count of interactions per record; one
-  per record (legacy) and one per queue per 64 KiB read (9.1.1) are this model's
-  assumption, the simplest that makes the cost follow records, not bytes;
+  per record for legacy and none beyond the spills for 9.1.1 are this model's assumption;
 - **CPU**: the host's (:class:`~mqlog.core.host.profiles.HostProfile`: ``replay_record_us``
   per record, ``copy_ns_per_byte`` per log byte read, ``load_message_us``,
   ``reconcile_message_us``, ``log_record_us`` per CLR built), charged to the queue
@@ -87,9 +92,6 @@ class Recovery(Redo, Undo):
         #: elapsed virtual µs of the charges so far, by what they were for (they may overlap:
         #: parallel queue loads)
         self.charged = {"log_read": 0.0, "queue_files": 0.0, "cpu": 0.0}
-        #: queues replay changed since the last chunk of log was charged (9.1.1: one
-        #: queue-file interaction each per chunk)
-        self.touched: set[str] = set()
         #: the log pages this run has read (dropped at its start: a cold cache)
         self.cache = PageCache()
         #: queue files read into memory whose loading is not charged yet: name -> (IoCost of
@@ -145,8 +147,8 @@ class Recovery(Redo, Undo):
         self.charged["cpu"] += self.env.now - t
 
     def sequential_reads(self, pages_read: int, final: bool = False) -> Generator:
-        """Charge the replay's sequential log reads in the configured chunk size, the copy of
-        what they read into memory, and (9.1.1) the queue-file work of the records in them."""
+        """Charge the replay's sequential log reads in the configured chunk size and the copy
+        of what they read into memory."""
         device, env, charged = self.qm.device, self.env, self.charged
         while pages_read - self._pages_charged >= self.chunk or (final and pages_read > self._pages_charged):
             n = min(self.chunk, pages_read - self._pages_charged)
@@ -157,17 +159,17 @@ class Recovery(Redo, Undo):
             charged["log_read"] += env.now - t
             self._pages_charged += n
             self._cpu += n * self.copy_us_per_page
-            if not self.legacy and self.touched:
-                yield from self.queue_file_ops(len(self._files(self.touched)))
-                self.touched = set()
-        if final and self.touched:
-            yield from self.queue_file_ops(len(self._files(self.touched)))
-            self.touched = set()
 
-    def _files(self, names) -> list:
-        """Of the queues ``names``, those with a queue file of this queue manager's."""
-        queues = self.queues
-        return [n for n in names if (q := queues.get(n)) is not None and q.file is not None]
+    def spill(self, queue, durable: int) -> Generator:
+        """Replay has outgrown ``queue``'s queue buffer: write its changes to the queue file,
+        as a spill does in normal running – one file-system interaction and the file's writes,
+        charged as replay's queue-file work. Every change in memory comes from a record replay
+        has read (``durable``: past the latest), so all of it is on disk already."""
+        t = self.env.now
+        self.report.replay_spills += 1
+        yield from self.qm.device.file_op()
+        yield from self.qm._charge(queue.flush(durable))
+        self.charged["queue_files"] += self.env.now - t
 
     def queue_file_ops(self, n: int) -> Generator:
         """``n`` file-system interactions with queue files, one after another (replay is one

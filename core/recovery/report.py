@@ -32,6 +32,8 @@ class RecoveryReport:
     queues_deferred: int = 0  # left to load on their first use after restart
     messages_loaded: int = 0  # index entries of the queues loaded by restart
     clrs_written: int = 0
+    #: queue buffers replay spilled to their queue files (the buffer full, as in normal running)
+    replay_spills: int = 0
     queues_recreated: int = 0  # damaged queues re-created from their media images
     queues_damaged: list = attrs.field(factory=list)  # left damaged: their files would not load
     checkpoint: int = NO_ADDRESS
@@ -67,6 +69,7 @@ class RecoveryReport:
             "queues_deferred": self.queues_deferred,
             "messages_loaded": self.messages_loaded,
             "clrs_written": self.clrs_written,
+            "replay_spills": self.replay_spills,
             "queues_recreated": self.queues_recreated,
             "queues_damaged": list(self.queues_damaged),
             "restart_virtual_seconds": self.restart_virtual_seconds,

@@ -16,7 +16,8 @@ Here:
 1. **Replay (redo) and analysis** – every record from the last complete checkpoint to the
    end of the log is redone onto the queues, and the table of units of work is rebuilt
    (:mod:`.redo`). Charged: the sequential log reads, the queue-file work of each record that
-   changes a queue (legacy one file-system call each, 9.1.1 one per queue per chunk read),
+   changes a queue (held in its queue buffer, spilled to its file when the buffer fills;
+   legacy also one file-system call per record),
    the host's CPU per record and per byte (:mod:`.engine`).
 2. **Recovery** – (a) the queues holding uncommitted state of units of work still open are
    loaded (in parallel with 9.1.1, one after another before it); every other queue is left
@@ -68,7 +69,7 @@ class Restart(Recovery):
         # The reader hands over a page's records at once, having read that page: the reads
         # are charged before its first record, as they were when records came one by one.
         replay_us, chunk, apply, by_kind = self.replay_record_us, self.chunk, self.apply, self._redo_by_kind
-        legacy, touched, queues = self.legacy, self.touched, self.queues
+        legacy, queues, buffer = self.legacy, self.queues, qm.config.persistent_buffer_bytes
         cpu = self._cpu
         progress = qm.restart_progress
         for batch in reader.batches():
@@ -78,7 +79,7 @@ class Restart(Recovery):
             if reader.pages_read - self._pages_charged >= chunk:
                 self._cpu = cpu
                 yield from self.sequential_reads(reader.pages_read)
-                cpu, touched = self._cpu, self.touched
+                cpu = self._cpu
             for address, record in batch:
                 cpu += replay_us
                 if cpu + self._expand >= CPU_BATCH_US:
@@ -92,12 +93,14 @@ class Restart(Recovery):
                     self._cpu = cpu  # the generator may charge CPU of its own
                     yield from more
                     cpu = self._cpu
-                if kind in QUEUE_RECORDS:
-                    if not legacy:
-                        touched.add(record.queue)  # charged with the chunk it was read in
-                    elif (q := queues.get(record.queue)) is not None and q.file is not None:
+                if kind in QUEUE_RECORDS and (q := queues.get(record.queue)) is not None and q.file is not None:
+                    if legacy:  # one file-system interaction per record (9.1.1 batches them)
                         self._cpu = cpu
                         yield from self.queue_file_ops(1)
+                        cpu = self._cpu
+                    if q.unflushed_bytes > buffer:  # the queue buffer is full: spill it
+                        self._cpu = cpu
+                        yield from self.spill(q, address + 1)
                         cpu = self._cpu
         self._cpu = cpu
         yield from self.sequential_reads(reader.pages_read, final=True)
