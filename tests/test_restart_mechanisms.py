@@ -11,6 +11,7 @@ import attrs
 import pytest
 import simpy
 from mqlog.core.disk.devices import Device, get_profile
+from mqlog.core.errors import SimulatedCrash
 from mqlog.core.disk.faults import FaultInjectingStorage, FaultPlan
 from mqlog.core.disk.storage import MemoryStorage
 from mqlog.core.host.profiles import get_host
@@ -323,3 +324,28 @@ def test_restart_phases_sum_to_the_total(mode):
     assert all(v >= 0 for v in p.values()) and p["replay_s"] > 0 and p["recovery_backout_s"] > 0
     d = report.as_dict()
     assert d["messages_backed_out"] == 100 and d["queues_loaded"] == 1 and d["queues_deferred"] == 1
+
+
+def test_a_restart_crashed_at_any_write_of_its_replay_spills_loses_nothing():
+    # Replay's spills write the queue file ahead of the checkpoint, as normal running's do: a
+    # crash at any write of that restart (a spill's, a CLR's, the closing checkpoint's), then
+    # a restart again, must give back every message the applications were told about.
+    lost = crashed(committed=400, uncommitted=100, units=3, size=2048, queues=2, buffer=1 << 30)
+
+    def restart_on(storage):
+        env = simpy.Environment()
+        qm = QueueManager(env, reference_platform(storage, checkpoint_records=16_000_000), storage,
+                          Device(env, get_profile("ssd")), BIG)
+        return env.run(until=env.process(qm.start())), qm
+
+    whole = FaultInjectingStorage(_copy(lost.storage), FaultPlan())
+    report, _ = restart_on(whole)
+    assert report.replay_spills >= 2
+    for j in range(whole.physical_writes):
+        torn = FaultInjectingStorage(_copy(lost.storage), FaultPlan(crash_after_writes=j))
+        with pytest.raises(SimulatedCrash):
+            restart_on(torn)
+        torn.crash()
+        again, qm = restart_on(_copy(torn.durable))
+        verdict = lost.journal.verify(qm)
+        assert verdict.ok, (j, verdict.as_dict())
