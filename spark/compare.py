@@ -190,7 +190,7 @@ def run_cell(task: dict) -> dict:
         metrics.update({f"restart_{k}": restart[k] for k in (
             "records_replayed", "bytes_read", "uows_backed_out", "uows_indoubt", "clrs_written",
             "restart_virtual_seconds", "cpu_expand_us", "cpu_us", "messages_backed_out", "queues_loaded",
-            "queues_deferred")})
+            "queues_deferred", "replay_spills")})
         # IBM's phases and their sub-steps (the contract the R1 calibration reads), as one
         # JSON column and as a column each (restart_replay_s, restart_recovery_s, ...)
         metrics["restart_phases"] = dict(restart["restart_phases"])

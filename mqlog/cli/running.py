@@ -189,7 +189,8 @@ def restart_cmd(directory: Path, verify: bool, restart_mode: str, as_json: bool)
         p = report.restart_phases
         if p:
             click.echo(f"restart {p['total_s']:.6f} virtual s = replay {p['replay_s']:.6f} (log reads "
-                       f"{p['replay_log_read_s']:.6f}, queue files {p['replay_queue_files_s']:.6f}, CPU "
+                       f"{p['replay_log_read_s']:.6f}, queue files {p['replay_queue_files_s']:.6f} with "
+                       f"{report.replay_spills} spills, CPU "
                        f"{p['replay_cpu_s']:.6f}) + recovery {p['recovery_s']:.6f} (queue loading "
                        f"{p['recovery_queue_load_s']:.6f}, backout {p['recovery_backout_s']:.6f}) + media recovery "
                        f"{p['media_recovery_s']:.6f} + checkpoint {p['checkpoint_s']:.6f}")
