@@ -109,6 +109,7 @@ def _fit_mqldt(source: str, name: str | None, output: str | None) -> None:
     from mqlog.core.disk.devicefit import fit_profile, profile_toml
     from mqlog.core.disk.devices import get_profile
     from mqlog.core.disk.mqldt import read_mqldt
+    from mqlog.core.profiles import fmt_number
 
     if name is None:
         name = re.sub(r"[^A-Za-z0-9_-]+", "-", Path(source).stem).strip("-") or "mqldt"
@@ -119,7 +120,7 @@ def _fit_mqldt(source: str, name: str | None, output: str | None) -> None:
     p = fit.profile
     sizes = sorted({r.blocksize for r in rows if r.qm == 1})
     many = sorted({r.qm for r in rows if r.qm > 1})
-    click.echo(f"Device profile '{p.name}' fitted to {len(rows)} results of mqldt output {source} "
+    click.echo(f"Device profile '{p.name}' fitted to {len(rows)} result{'s' if len(rows) != 1 else ''} of mqldt output {source} "
                f"({len(sizes)} block size{'s' if len(sizes) != 1 else ''} with 1 queue manager"
                + (f"; runs of {', '.join(map(str, many))} queue managers" if many else "") + ")\n")
     header = (f"{'line':>5} {'qm':>3} {'blocksize':>9}   {'latency µs':>10} {'fitted':>9} {'error':>7}   "
@@ -133,8 +134,9 @@ def _fit_mqldt(source: str, name: str | None, output: str | None) -> None:
     worst = fit.worst
     click.echo(f"worst error: {worst.worst_error:.2%} (line {worst.row.line}: {worst.row.qm} queue manager"
                f"{'s' if worst.row.qm > 1 else ''}, blocksize {worst.row.blocksize})\n")
-    click.echo(f"fitted: write latency {p.write_latency_us:g} µs, write bandwidth {p.write_bandwidth_mb_s:g} MB/s, "
-               f"channel {p.channel:g} MB/s{'' if p.channel_mb_s is not None else ' (not given: the bandwidth)'}, "
+    click.echo(f"fitted: write latency {fmt_number(p.write_latency_us)} µs, write bandwidth "
+               f"{fmt_number(p.write_bandwidth_mb_s)} MB/s, channel {fmt_number(p.channel)} MB/s"
+               f"{'' if p.channel_mb_s is not None else ' (not given: the bandwidth)'}, "
                f"queue depth {p.queue_depth}")
     click.echo("assumed (mqldt measures only synchronous writes):")
     for a in fit.assumptions:
