@@ -456,6 +456,9 @@ def _make_row(fields: dict[str, int], qm: int, line: int, source: str, where: st
     if fields["avg_latency_ns"] < 1:
         raise MeasurementFileError(f"{where}: an average write latency of {fields['avg_latency_ns']} ns is no "
                                    "measurement", source=source, line=line)
+    if fields["avg_bytes_sec"] < 1:
+        raise MeasurementFileError(f"{where}: an average rate of {fields['avg_bytes_sec']} bytes/s is no "
+                                   "measurement", source=source, line=line)
     if "writes" not in fields and "bytes_written" in fields:
         fields = {**fields, "writes": fields["bytes_written"] // fields["blocksize"]}
     return MqldtRow(qm=qm, line=line, **fields)

@@ -138,7 +138,7 @@ def _fit_mqldt(source: str, name: str | None, output: str | None) -> None:
                f"{fmt_number(p.write_bandwidth_mb_s)} MB/s, channel {fmt_number(p.channel)} MB/s"
                f"{'' if p.channel_mb_s is not None else ' (not given: the bandwidth)'}, "
                f"queue depth {p.queue_depth}")
-    click.echo("assumed (mqldt measures only synchronous writes):")
+    click.echo("how, and what is assumed (mqldt measures only synchronous writes):")
     for a in fit.assumptions:
         click.echo(f"  - {a}")
     text = profile_toml(fit, source)
