@@ -10,8 +10,11 @@ against a :class:`~mqlog.core.disk.devices.DeviceProfile` on the core's SimPy
 same layout and with the same CSV columns. Fitting a profile to rows is
 :mod:`mqlog.core.disk.devicefit`.
 
-What this relies on, from mqldt's sources (the newest versions of each file we could read;
-``src/`` of the repository; line numbers are approximate, the repository has no tags):
+What this relies on, from mqldt's sources (``src/`` of the repository, the newest stored
+version of each file we could read: ``mqldt.c`` at commit ee4f4c7, ``opts.c`` at cb2d563, the
+``fileio.c`` and ``util.h`` that define the several-queue-manager statistics; cited by file,
+function and the statement itself rather than by line number, since the versions differ in
+their lines):
 
 - **The write pattern** (``src/fileio.c``, ``prepareFiles``, ``writeToFile``): each simulated
   queue manager opens ``--numFiles`` files of ``--fileSize`` bytes with
