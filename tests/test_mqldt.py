@@ -151,6 +151,8 @@ def test_the_published_mqldt_sample_fits(tmp_path, sample):
     ("Avg latency of write (ns)  : 1,000\n", ["line 1", "before any"]),
     ("Executing test for write blocksize 4096 (4k). Seconds elapsed -> 1/1\n\nTotal writes to files : 7\n"
      "Avg latency of write (ns) : 1,000\n", ["line 1", "Avg bytes/sec written to files"]),
+    ("Running MQLDT over 2 Queue Managers\nBlocksize,Avg bytes/sec written to files by all queue managers,"
+     "Avg latency of write (ns)\n4096,1000,1000\n", ["no result of one queue manager", "--qm 1"]),
     ("\n\n  \n", ["empty"]),
     (b"Blocksize,\xff\xfe\n", ["line 1", "not UTF-8"]),
 ])
