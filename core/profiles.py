@@ -185,8 +185,8 @@ class ProfileCatalogue:
         for profile in profiles:
             bare = profile.name and all(c.isascii() and (c.isalnum() or c in "-_") for c in profile.name)
             lines += ["", f"[{profile.name if bare else _toml_scalar(profile.name)}]"]
-            lines += [f"{field} = {_toml_scalar(getattr(profile, field))}" for field in self.fields
-                      if getattr(profile, field) is not None]
+            values = attrs.asdict(profile)
+            lines += [f"{field} = {_toml_scalar(values[field])}" for field in self.fields if values[field] is not None]
         return "\n".join(lines).lstrip("\n") + "\n"
 
     def get(self, spec: Any) -> Any:
