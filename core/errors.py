@@ -94,6 +94,18 @@ class DeviceProfileError(MqlogError):
     """A device profile is unknown or malformed."""
 
 
+class MeasurementFileError(MqlogError):
+    """A storage measurement a user gives mqlog (mqldt's CSV or console report) is unreadable,
+    malformed or not one at all: ``source`` names the file and ``line`` the 1-based line
+    where known."""
+
+    def __init__(self, reason: str, *, source: str, line: int | None = None):
+        self.reason = reason
+        self.source = source
+        self.line = line
+        super().__init__(f"{source}{'' if line is None else f', line {line}'}: {reason}")
+
+
 class HostProfileError(MqlogError):
     """A host profile (cores and CPU per MQI call) is unknown or malformed."""
 

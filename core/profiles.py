@@ -14,6 +14,7 @@ field.
 from __future__ import annotations
 
 import functools
+import json
 import math
 import os
 import types
@@ -176,6 +177,18 @@ class ProfileCatalogue:
             raise self.error(f"{source}: cannot read {self.plural[:-1]} file: {exc.strerror or exc}") from exc
         return self.parse(self.parse_bytes(raw, source), source, self.builtins())
 
+    def dump(self, profiles: Any, comments: Any = ()) -> str:
+        """``profiles`` as a file of this kind (:meth:`load` reads it back to equal profiles),
+        after ``comments`` (lines, each starting with ``#``); optional fields left unset are
+        left out."""
+        lines = list(comments)
+        for profile in profiles:
+            bare = profile.name and all(c.isascii() and (c.isalnum() or c in "-_") for c in profile.name)
+            lines += ["", f"[{profile.name if bare else _toml_scalar(profile.name)}]"]
+            values = attrs.asdict(profile)
+            lines += [f"{field} = {_toml_scalar(values[field])}" for field in self.fields if values[field] is not None]
+        return "\n".join(lines).lstrip("\n") + "\n"
+
     def get(self, spec: Any) -> Any:
         """One profile: a built-in name (any case), ``file.toml`` (its only profile) or
         ``file.toml:name``; a profile object is returned unchanged."""
@@ -206,6 +219,14 @@ class ProfileCatalogue:
         if name not in profiles:
             raise error(f"{file}: no {self.noun} {name!r}; it defines: {', '.join(profiles)}")
         return profiles[name]
+
+
+def _toml_scalar(value: Any) -> str:
+    """A profile's value as TOML: strings as basic strings (JSON's escapes are TOML's, but for
+    DEL, which TOML wants escaped too), numbers as Python writes them (finite: validated)."""
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False).replace("\x7f", "\\u007f")
+    return repr(value)
 
 
 @functools.lru_cache(maxsize=None)

@@ -21,7 +21,7 @@ def test_version_and_help():
     assert out.returncode == 0 and __version__ in out.stdout
     helped = mqlog("--help")
     assert helped.returncode == 0
-    for command in ("groupcommit", "scan", "devices"):
+    for command in ("groupcommit", "scan", "devices", "mqldt"):
         assert command in helped.stdout
 
 

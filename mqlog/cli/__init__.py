@@ -17,14 +17,14 @@ from mqlog.cli.distributed import dump_cmd, qmstatus_cmd, rcdmqimg_cmd, rcrmqobj
 from mqlog.cli.group import cli, main
 from mqlog.cli.jobs import calibrate_cmd, compare_cmd, report_cmd, sweep_cmd
 from mqlog.cli.running import config_cmd, restart_cmd, run_cmd, workloads_cmd
-from mqlog.cli.tools import devices, groupcommit, hosts, scan_cmd
+from mqlog.cli.tools import devices, groupcommit, hosts, mqldt_cmd, scan_cmd
 from mqlog.cli.torture import torture_cmd
 from mqlog.cli.zos import bsds_cmd, convert_rba_cmd, print_cmd, stats_cmd
 
 __all__ = ["cli", "main", "run_cmd", "restart_cmd", "workloads_cmd", "config_cmd", "compare_cmd", "sweep_cmd", "calibrate_cmd",
            "report_cmd", "qmstatus_cmd", "dump_cmd", "rcdmqimg_cmd", "rcrmqobj_cmd", "set_log_archived_cmd",
            "print_cmd", "bsds_cmd", "stats_cmd", "convert_rba_cmd", "torture_cmd", "groupcommit", "devices", "hosts",
-           "scan_cmd"]
+           "mqldt_cmd", "scan_cmd"]
 
 if __name__ == "__main__":  # pragma: no cover - run as a script (spark-submit mqlog/cli/__init__.py ...)
     sys.exit(main())

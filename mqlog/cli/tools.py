@@ -1,6 +1,8 @@
 """The commands over the log writer and its files without a queue manager: ``groupcommit``
 (the group-commit study on the real writer), ``devices`` and ``hosts`` (the device and host
-profiles) and ``scan`` (read a reference-format log file back and say how it ends).
+profiles; ``devices --from-mqldt`` fits one to an mqldt measurement), ``mqldt`` (mqldt's test
+on a device profile in virtual time) and ``scan`` (read a reference-format log file back and
+say how it ends).
 """
 
 from __future__ import annotations
@@ -69,10 +71,23 @@ def groupcommit(committers: str, commits: int, message_size: int, device: str, t
 
 @cli.command("devices")
 @click.option("--file", "path", type=click.Path(dir_okay=False), help="A TOML file of your own profiles.")
-def devices(path: str | None) -> None:
-    """List device profiles: latency per I/O, bandwidth, and the channel transfers share."""
+@click.option("--from-mqldt", "mqldt", type=click.Path(dir_okay=False),
+              help="Fit a profile to mqldt's output (its --csvFile CSV, or its console report).")
+@click.option("--name", help="With --from-mqldt: the fitted profile's name (default: the file's name).")
+@click.option("-o", "--output", type=click.Path(dir_okay=False),
+              help="With --from-mqldt: write the fitted profile to this TOML file (else it is printed).")
+def devices(path: str | None, mqldt: str | None, name: str | None, output: str | None) -> None:
+    """List device profiles: latency per I/O, bandwidth, and the channel transfers share;
+    or, with --from-mqldt, fit one to an mqldt measurement of your own log volume."""
     from mqlog.core.disk.devices import load_profiles
 
+    if mqldt is not None:
+        if path is not None:
+            raise click.UsageError("give --file (list a file's profiles) or --from-mqldt (fit one), not both")
+        _fit_mqldt(mqldt, name, output)
+        return
+    if name is not None or output is not None:
+        raise click.UsageError("--name and --output go with --from-mqldt FILE")
     profiles = load_profiles(path)
     # The channel is the one concurrent transfers divide; a profile that leaves it out
     # gets its larger bandwidth, marked "*" so the reader knows it was not stated.
@@ -85,6 +100,98 @@ def devices(path: str | None) -> None:
                    f"{p.queue_depth:>5}  {p.description}")
     if any(p.channel_mb_s is None for p in profiles.values()):
         click.echo("* channel_mb_s not given: the larger of the two bandwidths")
+
+
+def _fit_mqldt(source: str, name: str | None, output: str | None) -> None:
+    """``devices --from-mqldt``: fit, show each row against the fit, write or print the profile."""
+    import re
+
+    from mqlog.core.disk.devicefit import fit_profile, profile_toml
+    from mqlog.core.disk.devices import get_profile
+    from mqlog.core.disk.mqldt import read_mqldt
+    from mqlog.core.profiles import fmt_number
+
+    if name is None:
+        name = re.sub(r"[^A-Za-z0-9_-]+", "-", Path(source).stem).strip("-") or "mqldt"
+    elif not re.fullmatch(r"[A-Za-z0-9_-]+", name):
+        raise click.BadParameter(f"{name!r}: a profile name is letters, digits, '-' and '_'", param_hint="--name")
+    rows = read_mqldt(source)
+    fit = fit_profile(rows, name, source)
+    p = fit.profile
+    sizes = sorted({r.blocksize for r in rows if r.qm == 1})
+    many = sorted({r.qm for r in rows if r.qm > 1})
+    click.echo(f"Device profile '{p.name}' fitted to {len(rows)} result{'s' if len(rows) != 1 else ''} of mqldt output {source} "
+               f"({len(sizes)} block size{'s' if len(sizes) != 1 else ''} with 1 queue manager"
+               + (f"; runs of {', '.join(map(str, many))} queue managers" if many else "") + ")\n")
+    header = (f"{'line':>5} {'qm':>3} {'blocksize':>9}   {'latency µs':>10} {'fitted':>9} {'error':>7}   "
+              f"{'MB/s':>9} {'fitted':>9} {'error':>7}")
+    click.echo(header)
+    click.echo("-" * len(header))
+    for r in fit.rows:
+        click.echo(f"{r.row.line or '':>5} {r.row.qm:>3} {r.row.blocksize:>9}   {r.measured_latency_us:>10.1f} "
+                   f"{r.latency_us:>9.1f} {r.latency_error:>+7.2%}   {r.measured_mb_s:>9.1f} {r.mb_s:>9.1f} "
+                   f"{r.mb_s_error:>+7.2%}")
+    worst = fit.worst
+    click.echo(f"worst error: {worst.worst_error:.2%} (line {worst.row.line}: {worst.row.qm} queue manager"
+               f"{'s' if worst.row.qm > 1 else ''}, blocksize {worst.row.blocksize})\n")
+    click.echo(f"fitted: write latency {fmt_number(p.write_latency_us)} µs, write bandwidth "
+               f"{fmt_number(p.write_bandwidth_mb_s)} MB/s, channel {fmt_number(p.channel)} MB/s"
+               f"{'' if p.channel_mb_s is not None else ' (not given: the bandwidth)'}, "
+               f"queue depth {p.queue_depth}")
+    click.echo("how, and what is assumed (mqldt measures only synchronous writes):")
+    for a in fit.assumptions:
+        click.echo(f"  - {a}")
+    text = profile_toml(fit, source)
+    if output is None:
+        click.echo("\n" + text, nl=False)
+        return
+    try:
+        Path(output).write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise click.FileError(output, exc.strerror or str(exc)) from None
+    get_profile(output)  # read back through the path every --device FILE.toml takes
+    click.echo(f"\nwrote {output}: use it as --device {output} (e.g. mqlog compare --device {output})")
+
+
+@cli.command("mqldt")
+@click.option("--device", default="ssd", show_default=True,
+              help="Device profile: ssd, san, nfs1, nfs2, nfs3, dasd, ram, or FILE.toml[:NAME].")
+@click.option("--bsize", required=True, help="Block sizes of the writes, as mqldt takes them: 4K,16K,64K,...")
+@click.option("--numFiles", "--num-files", "num_files", type=int, default=8, show_default=True,
+              help="Files each queue manager writes in turn (as mqldt; no file is written).")
+@click.option("--fileSize", "--file-size", "file_size", type=int, default=1638400, show_default=True,
+              help="Size of each file in bytes (as mqldt; bounds --bsize).")
+@click.option("--duration", type=int, default=10, show_default=True, help="Virtual seconds each block size runs.")
+@click.option("--qm", type=int, default=1, show_default=True,
+              help="Simulated queue managers writing at once (1 to 10; above 1 a single --bsize, as mqldt).")
+@click.option("--csvFile", "--csv-file", "csv_file", type=click.Path(dir_okay=False),
+              help="Write mqldt's CSV here too (overwritten with --qm 1, appended to above 1, as mqldt does).")
+@click.option("--dir", "directory", default=".", show_default=True, help="Echoed as mqldt echoes it; unused.")
+@click.option("--filePrefix", "--file-prefix", "file_prefix", default="mqldt_testfile", show_default=True,
+              help="Echoed as mqldt echoes it; unused.")
+def mqldt_cmd(device: str, bsize: str, num_files: int, file_size: int, duration: int, qm: int, csv_file: str | None,
+              directory: str, file_prefix: str) -> None:
+    """mqldt (IBM's MQ Log Disk Tester) run on a device profile in virtual time.
+
+    Each simulated queue manager writes --bsize blocks synchronously, one at a time, as mqldt
+    does; the report has mqldt's fields and layout, and --csvFile its CSV columns, so a profile
+    can be set beside a real mqldt run, or fitted back with 'mqlog devices --from-mqldt'.
+    """
+    from mqlog.core.disk.devices import get_profile
+    from mqlog.core.disk.mqldt import MqldtOptions, console_text, csv_text, parse_bsizes, replay
+
+    options = MqldtOptions(bsizes=parse_bsizes(bsize), num_files=num_files, file_size=file_size, duration=duration,
+                           qm=qm, directory=directory, file_prefix=file_prefix)
+    profile = get_profile(device)
+    rows = replay(profile, options)
+    click.echo(f"mqlog mqldt: mqldt's test on device profile '{profile.name}' in virtual time; no file is written")
+    click.echo(console_text(rows, options), nl=False)
+    if csv_file is not None:
+        try:
+            with open(csv_file, "w" if qm == 1 else "a", encoding="utf-8", newline="\n") as f:
+                f.write(csv_text(rows, qm))
+        except OSError as exc:
+            raise click.FileError(csv_file, exc.strerror or str(exc)) from None
 
 
 @cli.command("hosts")
