@@ -259,9 +259,10 @@ def collect_metrics(cfg: RunConfig, qm: QueueManager, ctx: Context, env: simpy.E
         "queue_file_bytes_written": c.queue_file_bytes_written,
         "queue_file_bytes_read": c.queue_file_bytes_read,
         "applications_backed_out": ctx.counters.backed_out_by_qmgr,
-        # calls refused for another reason (MAXDEPTH's 2053, MAXUMSGS's 2024, ...): the
-        # application was told and went on
-        "failed_calls": ctx.counters.failed_calls,
+        # every refused MQI call (MAXDEPTH's 2053, MAXUMSGS's 2024, a full log's 2102, ...)
+        # by reason code name, {"reason": number, "calls": n}: the application was told and
+        # went on, and nothing it was refused is counted as done
+        "failed_calls": {name: dict(v) for name, v in sorted(ctx.counters.failed_calls.items())},
         "error_log": qm.platform.error_log,
     }
     metrics.update({f"platform_{k}": v for k, v in space.metrics().items()})

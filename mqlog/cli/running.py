@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 from pathlib import Path
 
 import click
@@ -77,10 +78,34 @@ def run_cmd(platform_name, workload, sets, device, host, seed, out, crash_after_
             save_run(out, platform=platform_name, log=log_config, device=device_for_restart(device), host=host,
                      workload=spec.workload, params=dict(spec.params), seed=seed, result=result, qmgr=qmgr)
     metrics = result.metrics
+    _echo_warnings(result.messages)
     if as_json:
         click.echo(json.dumps(metrics, sort_keys=True))
         return
     _print_metrics(metrics, out)
+
+
+#: a console message's id: MQ's AMQnnnn (with or without its severity letter) or CSQxnnn + letter
+_MESSAGE_ID = re.compile(r"(AMQ\d{4}|CSQ[A-Z0-9]\d{3})([A-Z]?)\b")
+
+
+def _echo_warnings(messages) -> None:
+    """Echo on stderr the queue manager's messages that are not informational – MQ's
+    warnings, errors and actions (an id ending W, E, A, S; the AMQ ids the model writes
+    without a letter are all log-space problems) – so that a run that hit one does not
+    look clean with the message only in its error log. Informational ones (…I) and the
+    reference platform's id-less notes stay in the log."""
+    for message in messages:
+        for line in message.splitlines():
+            found = _MESSAGE_ID.match(line)
+            if found is not None and found.group(2) != "I":
+                click.echo(line, err=True)
+
+
+def _refused(m: dict) -> str:
+    """The refused MQI calls as MQ names them, most first: "MQRC_Q_FULL (2053) 3, ..."."""
+    calls = sorted(m.get("failed_calls", {}).items(), key=lambda kv: (-kv[1]["calls"], kv[0]))
+    return ", ".join(f"{name} ({v['reason']}) {v['calls']}" for name, v in calls)
 
 
 def _out_storage(out: Path):
@@ -109,6 +134,7 @@ def _print_metrics(m: dict, out) -> None:
     rows = [
         ("messages put / got", f"{m['messages_put']} / {m['messages_got']}"),
         ("commits / backouts", f"{m['commits']} / {m['backouts']}"),
+        *([("refused MQI calls", _refused(m))] if m.get("failed_calls") else []),
         ("CPU busy / waiting for a core (µs)", f"{m['cpu_busy_us']:.0f} / {m['cpu_wait_us']:.0f} "
                                                f"({m['host_cores']} cores)"),
         ("device busy / queued / shared (µs)", f"{m['device_busy_us']:.0f} / {m['device_wait_us']:.0f} / "

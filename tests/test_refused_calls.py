@@ -1,0 +1,68 @@
+"""Nothing refused may look like success (issue 22): refused MQI calls are shown by reason code
+name and number in `mqlog run`'s summary, kept so in the metrics and in a comparison's table,
+are not counted as done, and the queue manager's warnings and errors are echoed on stderr."""
+
+from __future__ import annotations
+
+import json
+
+from test_cli_run import mqlog
+
+#: one 100 MiB persistent message on the default (small) distributed log: the put cannot fit
+TOO_BIG = ["--platform", "distributed", "--workload", "putget-pairs", "--set", "workload.message_size=104857600",
+           "--set", "workload.messages_per_pair=1"]
+#: one unit of work of 10,001 puts: the last is past the default MAXUMSGS (10,000)
+PAST_MAXUMSGS = ["--workload", "log-fill", "--set", "workload.queues=1", "--set", "workload.transactions=1",
+                 "--set", "workload.messages=10001", "--set", "workload.message_size=64",
+                 "--set", "workload.commit=never", "--crash-at", "end"]
+
+
+def test_a_put_the_full_log_refused_is_no_put_and_its_empty_unit_no_commit():
+    out = mqlog("run", *TOO_BIG, "--json")
+    assert out.returncode == 0, out.stderr
+    m = json.loads(out.stdout)  # stdout stays one document: the warnings go to stderr
+    assert m["failed_calls"] == {"MQRC_RESOURCE_PROBLEM": {"reason": 2102, "calls": 1}}
+    assert m["messages_put"] == 0 and m["commits"] == 0
+    assert "AMQ7463: The log for queue manager QM1 is full." in out.stderr.splitlines()
+
+
+def test_the_run_summary_names_the_refused_calls_and_echoes_the_log_full_message():
+    out = mqlog("run", *TOO_BIG)
+    assert out.returncode == 0, out.stderr
+    lines = {line.split("  ")[1].strip(): line.rsplit("  ", 1)[1].strip()
+             for line in out.stdout.splitlines() if line.startswith("  ")}
+    assert lines["refused MQI calls"] == "MQRC_RESOURCE_PROBLEM (2102) 1"
+    assert lines["messages put / got"] == "0 / 0" and lines["commits / backouts"] == "0 / 0"
+    assert "AMQ7463" in out.stderr
+    assert not any(line.startswith("AMQ") and line[7:8] == "I" for line in out.stderr.splitlines())
+
+
+def test_a_unit_stopped_at_maxumsgs_shows_syncpoint_limit_reached_in_the_summary():
+    for platform in ("distributed", "zos"):
+        out = mqlog("run", "--platform", platform, *PAST_MAXUMSGS)
+        assert out.returncode == 0, out.stderr
+        assert "refused MQI calls" in out.stdout
+        row = next(line for line in out.stdout.splitlines() if "refused MQI calls" in line)
+        assert row.split("refused MQI calls")[1].strip() == "MQRC_SYNCPOINT_LIMIT_REACHED (2024) 1", platform
+
+
+def test_a_clean_run_has_no_refused_row_and_nothing_on_stderr():
+    out = mqlog("run", "--platform", "distributed", "--workload", "putget-pairs", "--set", "workload.pairs=2",
+                "--set", "workload.messages_per_pair=20")
+    assert out.returncode == 0, out.stderr
+    assert "refused" not in out.stdout and out.stderr.strip() == ""
+
+
+def test_a_comparisons_table_gets_a_refused_row_only_when_a_configuration_had_one():
+    from mqlog.spark.compare import flatten, table_cells
+
+    out = mqlog("run", *TOO_BIG, "--json")
+    refused = json.loads(out.stdout)
+    clean = json.loads(mqlog("run", "--platform", "distributed", "--workload", "putget-pairs",
+                             "--set", "workload.messages_per_pair=5", "--json").stdout)
+    refused["config_name"], clean["config_name"] = "small-log", "clean"
+    # as compare keeps them in Parquet (nested values as JSON text) and as they come from a run
+    for rows in ([flatten(refused), flatten(clean)], [refused, clean]):
+        lines = dict(table_cells(rows))
+        assert lines["refused MQI calls"] == ["MQRC_RESOURCE_PROBLEM (2102) 1", "none"]
+    assert "refused MQI calls" not in dict(table_cells([flatten(clean)]))
