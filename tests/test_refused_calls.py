@@ -1,6 +1,7 @@
 """Nothing refused may look like success (issue 22): refused MQI calls are shown by reason code
 name and number in `mqlog run`'s summary, kept so in the metrics and in a comparison's table,
-are not counted as done, and the queue manager's warnings and errors are echoed on stderr."""
+are not counted as done, and the queue manager's warnings and errors are echoed on stderr; a
+crash point the run never reached is said so, not passed off as a clean run."""
 
 from __future__ import annotations
 
@@ -66,3 +67,19 @@ def test_a_comparisons_table_gets_a_refused_row_only_when_a_configuration_had_on
         lines = dict(table_cells(rows))
         assert lines["refused MQI calls"] == ["MQRC_RESOURCE_PROBLEM (2102) 1", "none"]
     assert "refused MQI calls" not in dict(table_cells([flatten(clean)]))
+
+
+def test_a_crash_point_past_the_end_of_the_run_is_said_not_reached():
+    small = ["--workload", "putget-pairs", "--set", "workload.messages_per_pair=5"]
+    for platform, crash in (("distributed", ["--crash-after-writes", "100000"]), ("zos", ["--crash-at", "50"])):
+        out = mqlog("run", "--platform", platform, *small, *crash, "--json")
+        assert out.returncode == 0, out.stderr
+        m = json.loads(out.stdout)
+        assert m["crashed"] is False
+        assert "was never reached: the run ended with a controlled shutdown" in m["crash_not_reached"]
+        assert "was never reached" in out.stderr
+        text = mqlog("run", "--platform", platform, *small, *crash)
+        assert "was never reached" in text.stdout.splitlines()[0]  # the summary's state, not "ended with a ..."
+    # a crash that happens is no such note
+    m = json.loads(mqlog("run", "--platform", "distributed", *small, "--crash-after-writes", "10", "--json").stdout)
+    assert m["crashed"] is True and m["crash_not_reached"] is None

@@ -149,6 +149,17 @@ def run_workload(cfg: RunConfig, storage: Storage, progress: Callable[[float, in
     journal.crash()
     metrics = collect_metrics(cfg, qm, ctx, env, crashed)
     metrics["abnormal_end"] = abnormal_end
+    # A crash asked for at a point the run never reached is no crash: say so, not a quiet
+    # clean shutdown that looks as if the crash had been tested.
+    metrics["crash_not_reached"] = None
+    if not crashed and cfg.fault_plan is None and cfg.crash_after_writes is not None:
+        metrics["crash_not_reached"] = (f"the crash point (after {cfg.crash_after_writes} physical writes) was never "
+                                        f"reached: the run ended with a controlled shutdown after "
+                                        f"{fs.physical_writes} physical writes")
+    elif not crashed and crash_at is not None:
+        metrics["crash_not_reached"] = (f"the crash point (at {cfg.crash_at_s:g} virtual seconds) was never reached: "
+                                        f"the run ended with a controlled shutdown at {env.now / 1e6:.6f} virtual "
+                                        f"seconds")
     # the virtual time the workload's last call returned: throughput is measured over it, not
     # over the shutdown after it (which waits for a z/OS offload in progress, say)
     metrics["workload_seconds"] = ended.get("workload_us", env.now) / 1e6

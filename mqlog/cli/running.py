@@ -79,6 +79,8 @@ def run_cmd(platform_name, workload, sets, device, host, seed, out, crash_after_
                      workload=spec.workload, params=dict(spec.params), seed=seed, result=result, qmgr=qmgr)
     metrics = result.metrics
     _echo_warnings(result.messages)
+    if metrics.get("crash_not_reached"):
+        click.echo(f"mqlog run: {metrics['crash_not_reached']}", err=True)
     if as_json:
         click.echo(json.dumps(metrics, sort_keys=True))
         return
@@ -129,6 +131,8 @@ def _print_metrics(m: dict, out) -> None:
     state = "crashed" if m["crashed"] else "ended with a controlled shutdown"
     if m.get("abnormal_end"):
         state = f"ended abnormally ({m['abnormal_end']})"
+    elif m.get("crash_not_reached"):
+        state = m["crash_not_reached"]
     click.echo(f"{m['workload']} on {m['platform']} ({m['device']}, host {m['host']}), seed {m['seed']}: "
                f"{m['virtual_seconds']:.6f} virtual seconds, {state}")
     rows = [
