@@ -83,3 +83,33 @@ def test_a_crash_point_past_the_end_of_the_run_is_said_not_reached():
     # a crash that happens is no such note
     m = json.loads(mqlog("run", "--platform", "distributed", *small, "--crash-after-writes", "10", "--json").stdout)
     assert m["crashed"] is True and m["crash_not_reached"] is None
+
+
+def test_a_log_that_simply_ends_at_restart_reads_as_a_clean_end_not_damage(tmp_path):
+    # crashed after 37 physical writes, the distributed log's last record is cut short by space
+    # never written (its write was on its way): the log's normal end after a crash
+    out = tmp_path / "run"
+    run = mqlog("run", "--platform", "distributed", "--workload", "putget-pairs", "--set", "workload.messages_per_pair=50",
+                "--crash-after-writes", "37", "--out", out)
+    assert run.returncode == 0, run.stderr
+    restart = mqlog("restart", out)
+    assert restart.returncode == 0, restart.stderr
+    line = next(x for x in restart.stdout.splitlines() if x.startswith("AMQ7230I"))
+    assert "The log ends: end of written log at LSN <0:0:0:" in line and "damaged or torn" not in line
+    assert line in (out / "AMQERR01.LOG").read_text().splitlines()
+
+
+def test_a_record_cut_short_by_a_torn_page_is_still_named_damage():
+    from mqlog.core.messages import REFERENCE_CONSOLE
+    from mqlog.distributed.messages import console
+
+    class End:
+        def __init__(self, problem):
+            self.reason, self.problem, self.address = "incomplete", problem, 0x2000
+            self.source, self.offset = "S0000000.LOG", 8192
+
+    for problem, damaged in (("checksum mismatch (torn or damaged)", True), ("unwritten (no page header)", False)):
+        for text in (console("QM1")("replay-complete", {"records": 5, "end": End(problem)}),
+                     REFERENCE_CONSOLE("replay-complete", {"records": 5, "end": End(problem)})):
+            assert (problem in text) is damaged, text
+            assert ("end of written log at" in text) is not damaged, text
