@@ -113,3 +113,27 @@ def test_a_record_cut_short_by_a_torn_page_is_still_named_damage():
                      REFERENCE_CONSOLE("replay-complete", {"records": 5, "end": End(problem)})):
             assert (problem in text) is damaged, text
             assert ("end of written log at" in text) is not damaged, text
+
+
+def test_csq1logp_summary_shows_finished_urs_as_committed_and_only_incomplete_ones_with_a_restart_status(tmp_path):
+    # log-fill with commit=never leaves its units open at --crash-at end: INFLIGHT; the
+    # putget-pairs run before it commits every unit: COMMITTED, never IN COMMIT (which on z/OS
+    # is a UR whose phase 2 did not finish)
+    done, open_ = tmp_path / "done", tmp_path / "open"
+    assert mqlog("run", "--platform", "zos", "--workload", "putget-pairs", "--set", "workload.messages_per_pair=10",
+                 "--out", done).returncode == 0
+    assert mqlog("run", "--platform", "zos", "--workload", "log-fill", "--set", "workload.queues=1",
+                 "--set", "workload.transactions=3", "--set", "workload.messages=300",
+                 "--set", "workload.message_size=20000", "--set", "workload.commit=never",
+                 "--crash-at", "end", "--out", open_).returncode == 0
+    text = mqlog("print", done, "--summary", "only")
+    assert text.returncode == 0, text.stderr
+    urs = [line for line in text.stdout.splitlines() if line.startswith("UR URID(")]
+    assert urs and all("STATUS(COMMITTED)" in line for line in urs)
+    assert "STATUS(IN COMMIT)" not in text.stdout
+    assert "INCOMPLETE UR COUNTS - IN COMMIT=0, INDOUBT=0, INFLIGHT=0, IN BACKOUT=0" in text.stdout
+    assert f"COMPLETED UR COUNTS - COMMITTED={len(urs)}, BACKED OUT=0" in text.stdout
+    report = json.loads(mqlog("print", open_, "--summary", "only", "--json").stdout)
+    # the three open units and log-fill's holder, whose put is never committed either
+    assert report["counts"]["INFLIGHT"] == 4 and report["counts"]["IN COMMIT"] == 0
+    assert {r["status"] for r in report["summary"]} == {"INFLIGHT"}
