@@ -137,3 +137,45 @@ def test_csq1logp_summary_shows_finished_urs_as_committed_and_only_incomplete_on
     # the three open units and log-fill's holder, whose put is never committed either
     assert report["counts"]["INFLIGHT"] == 4 and report["counts"]["IN COMMIT"] == 0
     assert {r["status"] for r in report["summary"]} == {"INFLIGHT"}
+
+
+def test_a_run_whose_process_was_killed_can_be_restarted_and_is_not_claimed_verified(tmp_path):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from test_cli_run import one_line_error
+
+    out = tmp_path / "run"
+    proc = subprocess.Popen([sys.executable, "-m", "mqlog", "run", "--platform", "distributed", "--workload",
+                             "putget-pairs", "--set", "workload.messages_per_pair=10000000", "--out", str(out)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        # the queue's file exists once the queue manager's first checkpoint and the queue's
+        # definition are on disk: from then on there is a queue manager to recover
+        deadline = time.monotonic() + 120  # a safeguard against a hang, not a timing assertion
+        while not (out / "qm" / "PAIR.00000.mqq").exists():
+            assert proc.poll() is None, "the run ended before it could be killed"
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        os.kill(proc.pid, signal.SIGKILL)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+    run = json.loads((out / "run.json").read_text())
+    assert run["finished"] is False and run["platform"] == "distributed"
+    assert not (out / "journal.json").exists()
+    verify = mqlog("restart", out, "--verify")
+    assert verify.returncode == 1, (verify.stdout, verify.stderr)  # a check asked for and not made is no pass
+    assert "Traceback" not in verify.stderr
+    assert any(line.startswith("AMQ8003I") for line in verify.stdout.splitlines())  # the queue manager started
+    assert "verify: NOT VERIFIED: the run's process ended before it finished" in verify.stdout
+    assert "OK" not in verify.stdout.split("verify:")[1]
+    as_json = json.loads(mqlog("restart", out, "--verify", "--json").stdout)
+    assert "journal.json" in as_json["not_verified"] and "committed_missing" not in as_json
+    assert mqlog("restart", out).returncode == 0
+    one_line_error(mqlog("run", "--platform", "distributed", "--workload", "putget-pairs", "--out", out),
+                   "ended before it finished", f"mqlog restart {out}")
