@@ -179,3 +179,15 @@ def test_a_run_whose_process_was_killed_can_be_restarted_and_is_not_claimed_veri
     assert mqlog("restart", out).returncode == 0
     one_line_error(mqlog("run", "--platform", "distributed", "--workload", "putget-pairs", "--out", out),
                    "ended before it finished", f"mqlog restart {out}")
+
+
+def test_a_warning_written_many_times_is_echoed_once_with_its_count_and_informational_ones_not(capsys):
+    # (z/OS writes CSQJ111A at every call that waits for a full log: thousands in a long run)
+    from mqlog.cli.running import _echo_warnings
+
+    full = "CSQJ111A CSQ1 OUT OF SPACE IN ACTIVE LOG DATA SETS"
+    _echo_warnings(["CSQJ001I CSQ1 CURRENT COPY 1 ACTIVE LOG DATA SET IS DSNAME=A", full, full,
+                    "AMQ7463: The log for queue manager QM1 is full.\nAMQ5037I: started", full,
+                    "Restart complete in 0.1 virtual seconds"])
+    assert capsys.readouterr().err.splitlines() == [f"{full}  [3 times]",
+                                                    "AMQ7463: The log for queue manager QM1 is full."]

@@ -101,12 +101,16 @@ def _echo_warnings(messages) -> None:
     warnings, errors and actions (an id ending W, E, A, S; the AMQ ids the model writes
     without a letter are all log-space problems) – so that a run that hit one does not
     look clean with the message only in its error log. Informational ones (…I) and the
-    reference platform's id-less notes stay in the log."""
+    reference platform's id-less notes stay in the log. A message repeated (CSQJ111A at every
+    call the full log refuses, say) is echoed once, with how many times it was written."""
+    counts: dict[str, int] = {}
     for message in messages:
         for line in message.splitlines():
             found = _MESSAGE_ID.match(line)
             if found is not None and found.group(2) != "I":
-                click.echo(line, err=True)
+                counts[line] = counts.get(line, 0) + 1
+    for line, n in counts.items():  # in the order first written
+        click.echo(line + (f"  [{n} times]" if n > 1 else ""), err=True)
 
 
 def _refused(m: dict) -> str:
