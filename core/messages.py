@@ -19,7 +19,7 @@ import attrs
 
 from mqlog.core.format.records import NO_ADDRESS
 
-__all__ = ["REFERENCE_CONSOLE", "REFERENCE_MESSAGES", "Message", "MessageTable"]
+__all__ = ["REFERENCE_CONSOLE", "REFERENCE_MESSAGES", "Message", "MessageTable", "cut_at_written_end"]
 
 
 @attrs.frozen
@@ -85,6 +85,16 @@ def _clean_end(fields: Mapping[str, Any]) -> bool:
     return fields["end"].reason == "end"
 
 
+def cut_at_written_end(fields: Mapping[str, Any]) -> bool:
+    """Whether the log simply ends, its last record cut short by space never written: the
+    crash came while that record's write was on its way, so nothing in it was acknowledged.
+    That is how a log ends after a crash, not damage: a torn or damaged page is worded so."""
+    from mqlog.core.format.pages import STALE, UNWRITTEN
+
+    end = fields["end"]
+    return end.reason == "incomplete" and end.problem in (UNWRITTEN, STALE)
+
+
 #: The reference platform's messages: plain text, no message ids (platforms have their own).
 REFERENCE_MESSAGES: dict[str, tuple[Message, ...]] = {
     "restart-begin": (
@@ -95,9 +105,12 @@ REFERENCE_MESSAGES: dict[str, tuple[Message, ...]] = {
     "replay-complete": (
         Message("", "Replay complete: {records} log records replayed; the log ends: {end.reason}",
                 when=_clean_end),
+        Message("", "Replay complete: {records} log records replayed; the log ends: end of written log at "
+                    "{end.address:016X} (the last record, cut short there, was never acknowledged)",
+                when=cut_at_written_end),
         Message("", "Replay complete: {records} log records replayed; the log ends: {end.reason} "
                     "({end.problem} at {end.source} offset {end.offset})",
-                when=lambda f: not _clean_end(f)),
+                when=lambda f: not _clean_end(f) and not cut_at_written_end(f)),
     ),
     "uows-recovered": (
         Message("", "Units of work recovered: {committed} committed during replay, "

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from mqlog.core.messages import Message, MessageTable
+from mqlog.core.messages import Message, MessageTable, cut_at_written_end
 from mqlog.distributed.space import format_lsn
 
 __all__ = ["MESSAGES", "console"]
@@ -31,9 +31,12 @@ MESSAGES: dict[str, tuple[Message, ...]] = {
         Message("AMQ7229I", "{records} log records accessed on queue manager '{qm}' during the "
                             "log replay phase."),
         Message("AMQ7230I", "Log replay for queue manager '{qm}' complete.", when=_clean_end),
+        Message("AMQ7230I", "Log replay for queue manager '{qm}' complete. The log ends: end of "
+                            "written log at LSN {end.address:lsn} (the last record, cut short there, was "
+                            "never acknowledged).", when=cut_at_written_end),
         Message("AMQ7230I", "Log replay for queue manager '{qm}' complete. The log ends at a "
                             "damaged or torn page ({end.problem}).",
-                when=lambda f: not _clean_end(f)),
+                when=lambda f: not _clean_end(f) and not cut_at_written_end(f)),
     ),
     "uows-recovered": (
         Message("AMQ7232I", "The transaction manager state for queue manager '{qm}' has been "

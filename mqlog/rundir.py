@@ -148,6 +148,25 @@ def write_json(path: Path, data) -> None:
         raise MqlogError(f"{path}: written, but not durably: {exc}") from None
 
 
+def _run_json(*, platform: str, log: dict, device: str, workload: str, params: dict, seed: int, host: str,
+              qmgr: dict | None, finished: bool, crashed: bool | None) -> dict:
+    return {"version": 1, "platform": platform, "log": dict(log), "device": device, "host": host,
+            "workload": workload, "params": dict(params), "seed": seed, "qmgr": qmgr_settings(qmgr or {}),
+            "crashed": crashed, "finished": finished}
+
+
+def start_run(out: Path, *, platform: str, log: dict, device: str, workload: str, params: dict, seed: int,
+              host: str = DEFAULT_HOST, qmgr: dict | None = None) -> None:
+    """Write run.json before the run's first write, with ``"finished": false``: a run whose
+    process dies (Ctrl-C, kill -9) leaves a directory that says what ran, so that ``mqlog
+    restart`` can recover its queue manager. :func:`save_run` rewrites it when the run ends.
+    Such a run has no journal.json (the journal is written at the end): ``restart --verify``
+    says it cannot check the queues against it rather than claiming they are right."""
+    write_json(Path(out) / RUN_FILE, _run_json(platform=platform, log=log, device=device, workload=workload,
+                                               params=params, seed=seed, host=host, qmgr=qmgr, finished=False,
+                                               crashed=None))
+
+
 def save_run(out: Path, *, platform: str, log: dict, device: str, workload: str, params: dict, seed: int,
              result, host: str = DEFAULT_HOST, qmgr: dict | None = None) -> None:
     """Write a finished run (a :class:`~mqlog.core.workload.run.RunResult`) as ``mqlog run --out`` leaves
@@ -159,9 +178,8 @@ def save_run(out: Path, *, platform: str, log: dict, device: str, workload: str,
     out = Path(out)
     write_json(out / METRICS_FILE, result.metrics)
     write_json(out / JOURNAL_FILE, result.journal.to_json())
-    write_json(out / RUN_FILE, {"version": 1, "platform": platform, "log": dict(log), "device": device,
-                                "host": host, "workload": workload, "params": dict(params), "seed": seed,
-                                "qmgr": qmgr_settings(qmgr or {}), "crashed": result.crashed})
+    write_json(out / RUN_FILE, _run_json(platform=platform, log=log, device=device, workload=workload, params=params,
+                                         seed=seed, host=host, qmgr=qmgr, finished=True, crashed=result.crashed))
     with open(out / result.qm.platform.error_log, "a", encoding="utf-8") as messages:
         for line in result.messages:
             messages.write(line + "\n")
@@ -217,6 +235,8 @@ def load_run(directory: Path) -> dict:
     run.setdefault("host", DEFAULT_HOST)
     if not isinstance(run["host"], str):
         raise MqlogError(f"{path}: field 'host' is of the wrong type (a host profile name or file)")
+    # A run saved before run.json was written first has one only once it finished.
+    run.setdefault("finished", True)
     # A run saved before the [qmgr] section names no attributes: it ran with the defaults.
     run.setdefault("qmgr", {})
     if not isinstance(run["qmgr"], dict):

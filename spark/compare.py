@@ -322,7 +322,24 @@ def table_cells(rows: list[dict]) -> list[tuple[str, list[str]]]:
         if label.startswith("restart") and all(set(c.split(" / ")) == {"-"} for c in cells):
             continue  # no crash was asked for (a pair of values is "- / -")
         lines.append((label, cells))
+        if label == "commits":
+            refused = [_refused_cell(r.get("failed_calls")) for r in rows]
+            if any(c != "none" for c in refused):  # only then: a clean comparison's table is unchanged
+                lines.append(("refused MQI calls", refused))
     return lines
+
+
+def _refused_cell(failed) -> str:
+    """A configuration's refused MQI calls, by reason code name and number, most first.
+    ``failed`` is the metrics' dict, or its JSON text as a Parquet row keeps it."""
+    if isinstance(failed, str):
+        failed = json.loads(failed)
+    if not failed:
+        return "none"
+    if isinstance(failed, int):  # a row from before the calls were kept by reason code
+        return f"{failed:,}"
+    calls = sorted(failed.items(), key=lambda kv: (-kv[1]["calls"], kv[0]))
+    return ", ".join(f"{name} ({v['reason']}) {v['calls']:,}" for name, v in calls)
 
 
 def _fmt(value) -> str:

@@ -382,7 +382,14 @@ class QueueManager(UnitsOfWorkMixin, LogSpaceMixin, CheckpointMixin, ShuntingMix
                     event.succeed(GotMessage(msg_id, data, persistent))
                     return msg_id
         message = Message(msg_id, queue.next_seq(), persistent, len(data), data)
-        yield from self._held(self._put_message(queue, message, uow, syncpoint, persistent), queue)
+        try:
+            yield from self._held(self._put_message(queue, message, uow, syncpoint, persistent), queue)
+        except MqiError:
+            # Refused while it was being logged (a full log's 2102, a backout's 2003): the
+            # application was told it failed, so it is no put. Counted until now because a
+            # checkpoint taken while the put waited for the log counts it as begun.
+            self.counters.messages_put -= 1
+            raise
         if persistent and queue.unflushed_bytes > self.config.persistent_buffer_bytes:
             yield from self._spill(queue)
         return msg_id

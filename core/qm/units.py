@@ -88,7 +88,8 @@ class UnitsOfWorkMixin:
             waited = False
         # Only now, with the commit record on disk, do the changes become visible.
         self._apply_outcome(uow, commit=True)
-        self.counters.commits += 1
+        if uow.ops:  # a unit whose every call was refused committed nothing: no commit to count
+            self.counters.commits += 1
         if call:
             yield from self._woken(waited)
 

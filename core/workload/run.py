@@ -149,6 +149,17 @@ def run_workload(cfg: RunConfig, storage: Storage, progress: Callable[[float, in
     journal.crash()
     metrics = collect_metrics(cfg, qm, ctx, env, crashed)
     metrics["abnormal_end"] = abnormal_end
+    # A crash asked for at a point the run never reached is no crash: say so, not a quiet
+    # clean shutdown that looks as if the crash had been tested.
+    metrics["crash_not_reached"] = None
+    if not crashed and cfg.fault_plan is None and cfg.crash_after_writes is not None:
+        metrics["crash_not_reached"] = (f"the crash point (after {cfg.crash_after_writes} physical writes) was never "
+                                        f"reached: the run ended with a controlled shutdown after "
+                                        f"{fs.physical_writes} physical writes")
+    elif not crashed and crash_at is not None:
+        metrics["crash_not_reached"] = (f"the crash point (at {cfg.crash_at_s:g} virtual seconds) was never reached: "
+                                        f"the run ended with a controlled shutdown at {env.now / 1e6:.6f} virtual "
+                                        f"seconds")
     # the virtual time the workload's last call returned: throughput is measured over it, not
     # over the shutdown after it (which waits for a z/OS offload in progress, say)
     metrics["workload_seconds"] = ended.get("workload_us", env.now) / 1e6
@@ -259,9 +270,10 @@ def collect_metrics(cfg: RunConfig, qm: QueueManager, ctx: Context, env: simpy.E
         "queue_file_bytes_written": c.queue_file_bytes_written,
         "queue_file_bytes_read": c.queue_file_bytes_read,
         "applications_backed_out": ctx.counters.backed_out_by_qmgr,
-        # calls refused for another reason (MAXDEPTH's 2053, MAXUMSGS's 2024, ...): the
-        # application was told and went on
-        "failed_calls": ctx.counters.failed_calls,
+        # every refused MQI call (MAXDEPTH's 2053, MAXUMSGS's 2024, a full log's 2102, ...)
+        # by reason code name, {"reason": number, "calls": n}: the application was told and
+        # went on, and nothing it was refused is counted as done
+        "failed_calls": {name: dict(v) for name, v in sorted(ctx.counters.failed_calls.items())},
         "error_log": qm.platform.error_log,
     }
     metrics.update({f"platform_{k}": v for k, v in space.metrics().items()})

@@ -38,7 +38,10 @@ class WorkloadCounters:
 
     round_trips: int = 0
     backed_out_by_qmgr: int = 0  # MQRC_BACKED_OUT seen by applications
-    failed_calls: int = 0  # other MQI errors (queue full, syncpoint limit)
+    #: every refused MQI call (a get's MQRC_NO_MSG_AVAILABLE is no refusal: it is counted in
+    #: ``no_message``), by reason code name: {"MQRC_SYNCPOINT_LIMIT_REACHED": {"reason": 2024,
+    #: "calls": n}}; MQRC_BACKED_OUT is here too, as well as in ``backed_out_by_qmgr``
+    failed_calls: dict = attrs.Factory(dict)
     no_message: int = 0  # gets that timed out with MQRC_NO_MSG_AVAILABLE
 
 
@@ -171,10 +174,12 @@ class App:
         return uow_id
 
     def _failed(self, exc: MqiError) -> None:
+        # By name and number, as MQ's own trace and error reports give them: a run summary
+        # can then say which refusal it was without a table of codes.
+        entry = self.ctx.counters.failed_calls.setdefault(exc.reason.name, {"reason": int(exc.reason), "calls": 0})
+        entry["calls"] += 1
         if exc.reason is Reason.MQRC_BACKED_OUT:
             self._backed_out()
-        else:
-            self.ctx.counters.failed_calls += 1
 
 
 # --- the built-ins -------------------------------------------------------------------------

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 from pathlib import Path
 
 import click
@@ -16,7 +17,7 @@ from mqlog.cli.group import (END, CrashTime, Progress, cli, device_for_restart, 
 from mqlog.rundir import JOURNAL_FILE, METRICS_FILE, QM_DIR, RUN_FILE
 from mqlog.rundir import load_run as _load_run
 from mqlog.rundir import read_json as _read_json
-from mqlog.rundir import locked, run_platform, run_qm_config, save_run
+from mqlog.rundir import locked, run_platform, run_qm_config, save_run, start_run
 
 
 @cli.command("run")
@@ -63,7 +64,12 @@ def run_cmd(platform_name, workload, sets, device, host, seed, out, crash_after_
             raise click.BadParameter("needs a directory name", param_hint="--out")
         out = Path(out)
     with (locked(out, "--out") if out is not None else contextlib.nullcontext()):
-        storage = _out_storage(out) if out is not None else MemoryStorage()
+        storage = MemoryStorage()
+        if out is not None:
+            # run.json first: a run whose process dies leaves a directory restart accepts
+            storage = _out_storage(out, lambda: start_run(
+                out, platform=platform_name, log=log_config, device=device_for_restart(device), host=host,
+                workload=spec.workload, params=dict(spec.params), seed=seed, qmgr=qmgr))
         cfg = RunConfig(platform_name, choice.maker(log_config), log_config, spec, seed, device,
                         crash_after_writes, None if crash_at == END else crash_at, crash_at_end=crash_at == END,
                         qm_config=with_qmgr(QmConfig(), qmgr), host=host)
@@ -77,22 +83,56 @@ def run_cmd(platform_name, workload, sets, device, host, seed, out, crash_after_
             save_run(out, platform=platform_name, log=log_config, device=device_for_restart(device), host=host,
                      workload=spec.workload, params=dict(spec.params), seed=seed, result=result, qmgr=qmgr)
     metrics = result.metrics
+    _echo_warnings(result.messages)
+    if metrics.get("crash_not_reached"):
+        click.echo(f"mqlog run: {metrics['crash_not_reached']}", err=True)
     if as_json:
         click.echo(json.dumps(metrics, sort_keys=True))
         return
     _print_metrics(metrics, out)
 
 
-def _out_storage(out: Path):
-    """Real files under ``out/qm``; a directory a run already used, or one that cannot be
-    made, is a one-line error before anything is written."""
+#: a console message's id: MQ's AMQnnnn (with or without its severity letter) or CSQxnnn + letter
+_MESSAGE_ID = re.compile(r"(AMQ\d{4}|CSQ[A-Z0-9]\d{3})([A-Z]?)\b")
+
+
+def _echo_warnings(messages) -> None:
+    """Echo on stderr the queue manager's messages that are not informational – MQ's
+    warnings, errors and actions (an id ending W, E, A, S; the AMQ ids the model writes
+    without a letter are all log-space problems) – so that a run that hit one does not
+    look clean with the message only in its error log. Informational ones (…I) and the
+    reference platform's id-less notes stay in the log. A message repeated (CSQJ111A at every
+    call the full log refuses, say) is echoed once, with how many times it was written."""
+    counts: dict[str, int] = {}
+    for message in messages:
+        for line in message.splitlines():
+            found = _MESSAGE_ID.match(line)
+            if found is not None and found.group(2) != "I":
+                counts[line] = counts.get(line, 0) + 1
+    for line, n in counts.items():  # in the order first written
+        click.echo(line + (f"  [{n} times]" if n > 1 else ""), err=True)
+
+
+def _refused(m: dict) -> str:
+    """The refused MQI calls as MQ names them, most first: "MQRC_Q_FULL (2053) 3, ..."."""
+    calls = sorted(m.get("failed_calls", {}).items(), key=lambda kv: (-kv[1]["calls"], kv[0]))
+    return ", ".join(f"{name} ({v['reason']}) {v['calls']}" for name, v in calls)
+
+
+def _out_storage(out: Path, started):
+    """Real files under ``out/qm``, after ``started()`` wrote run.json; a directory a run
+    already used, or one that cannot be made, is a one-line error before anything is written."""
     from mqlog.core.errors import MqlogError
     from mqlog.core.disk.storage import DirectoryStorage
 
+    if (out / RUN_FILE).is_file() and not _load_run(out)["finished"]:
+        raise MqlogError(f"{out} holds a run whose process ended before it finished (run.json says so): "
+                         f"recover it with 'mqlog restart {out}', or choose another --out or remove it")
     if (out / RUN_FILE).exists() or (out / QM_DIR).exists():
         raise MqlogError(f"{out} already holds a run (run.json or qm/); choose another --out or remove it")
     try:
         out.mkdir(parents=True, exist_ok=True)
+        started()
         return DirectoryStorage(out / QM_DIR)
     except OSError as exc:
         raise MqlogError(f"--out {out}: cannot make the directory: {exc.strerror or exc}") from None
@@ -104,11 +144,14 @@ def _print_metrics(m: dict, out) -> None:
     state = "crashed" if m["crashed"] else "ended with a controlled shutdown"
     if m.get("abnormal_end"):
         state = f"ended abnormally ({m['abnormal_end']})"
+    elif m.get("crash_not_reached"):
+        state = m["crash_not_reached"]
     click.echo(f"{m['workload']} on {m['platform']} ({m['device']}, host {m['host']}), seed {m['seed']}: "
                f"{m['virtual_seconds']:.6f} virtual seconds, {state}")
     rows = [
         ("messages put / got", f"{m['messages_put']} / {m['messages_got']}"),
         ("commits / backouts", f"{m['commits']} / {m['backouts']}"),
+        *([("refused MQI calls", _refused(m))] if m.get("failed_calls") else []),
         ("CPU busy / waiting for a core (µs)", f"{m['cpu_busy_us']:.0f} / {m['cpu_wait_us']:.0f} "
                                                f"({m['host_cores']} cores)"),
         ("device busy / queued / shared (µs)", f"{m['device_busy_us']:.0f} / {m['device_wait_us']:.0f} / "
@@ -152,11 +195,20 @@ def restart_cmd(directory: Path, verify: bool, restart_mode: str, as_json: bool)
         run = _load_run(directory)
         choice, log_config = run_platform(directory, run)
         journal = None
+        unverifiable = None
         if verify:
             path = directory / JOURNAL_FILE
-            if not path.is_file():
+            if not path.is_file() and not run["finished"]:
+                # The run's process died (Ctrl-C, kill -9) before it wrote its journal: what the
+                # applications were told is lost, so the queues cannot be checked. The restart
+                # itself (every record read back, checksums, units of work resolved) still runs.
+                unverifiable = (f"the run's process ended before it finished, so it left no {JOURNAL_FILE}: "
+                                f"the restart recovered the log, but the queues cannot be checked against "
+                                f"what the applications were told")
+            elif not path.is_file():
                 raise MqlogError(f"{directory}: no {JOURNAL_FILE} to verify against")
-            journal = Journal.from_json(_read_json(path), source=str(path))
+            else:
+                journal = Journal.from_json(_read_json(path), source=str(path))
         if not (directory / QM_DIR).is_dir():
             raise MqlogError(f"{directory}: no {QM_DIR}/ directory with the queue manager's files")
         storage = DirectoryStorage(directory / QM_DIR)
@@ -175,6 +227,8 @@ def restart_cmd(directory: Path, verify: bool, restart_mode: str, as_json: bool)
     result = report.as_dict()
     if verdict is not None:
         result.update(verdict.as_dict())
+    if unverifiable is not None:
+        result["not_verified"] = unverifiable
     if as_json:
         click.echo(json.dumps(result, sort_keys=True))
     else:
@@ -197,8 +251,10 @@ def restart_cmd(directory: Path, verify: bool, restart_mode: str, as_json: bool)
         if verdict is not None:
             click.echo("verify: " + ", ".join(f"{k} {v}" for k, v in verdict.as_dict().items())
                        + ("  OK" if verdict.ok else "  FAILED"))
-    if verdict is not None and not verdict.ok:
-        raise click.exceptions.Exit(1)
+        if unverifiable is not None:
+            click.echo(f"verify: NOT VERIFIED: {unverifiable}")
+    if (verdict is not None and not verdict.ok) or unverifiable is not None:
+        raise click.exceptions.Exit(1)  # --verify asked for a check that did not pass, or could not be made
 
 
 @cli.command("workloads")

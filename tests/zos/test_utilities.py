@@ -135,7 +135,7 @@ def test_summary_classifies_each_unit_of_work_as_the_test_left_it(scenario):
     p = scenario.reopened()
     rows = _by_urid(ur_summary(p.space, p.addressing))
     ids = scenario.ids
-    assert rows[ids["commit"]]["status"] == "IN COMMIT"
+    assert rows[ids["commit"]]["status"] == "COMMITTED"
     assert rows[ids["backout"]]["status"] == "BACKED OUT"
     assert rows[ids["indoubt"]]["status"] == "INDOUBT"
     assert rows[ids["inflight"]]["status"] == "INFLIGHT"
@@ -147,7 +147,7 @@ def test_summary_classifies_each_unit_of_work_as_the_test_left_it(scenario):
     assert rows[ids["inflight"]]["start"] < rows[ids["inflight"]]["end"]
     # 80 filler units of work, each committed
     others = [r for u, r in rows.items() if u not in ids.values()]
-    assert len(others) == 80 and {r["status"] for r in others} == {"IN COMMIT"}
+    assert len(others) == 80 and {r["status"] for r in others} == {"COMMITTED"}
 
 
 def test_after_restart_the_inflight_unit_is_backed_out_with_clrs_and_the_prepared_one_stays_in_doubt(scenario):
@@ -157,7 +157,7 @@ def test_after_restart_the_inflight_unit_is_backed_out_with_clrs_and_the_prepare
     assert rows[ids["inflight"]]["status"] == "BACKED OUT"
     assert rows[ids["inflight"]]["clrs"] == 2  # it had put two messages
     assert rows[ids["indoubt"]]["status"] == "INDOUBT"
-    assert rows[ids["commit"]]["status"] == "IN COMMIT"
+    assert rows[ids["commit"]]["status"] == "COMMITTED"
     assert rows[ids["backout"]]["status"] == "BACKED OUT"
     types = [r["type"] for r in log_records(p.space, p.addressing, urid=ids["inflight"])]
     assert types == ["BEGIN", "PUT", "PUT", "CLR", "CLR", "BACKOUT"]
@@ -181,7 +181,7 @@ def test_in_backout_is_clrs_without_a_backout_record():
     writer.append(Commit(0, 0, uow=9, prev=p9))
     env.run(until=writer.force())
     rows = _by_urid(ur_summary(p.space, p.addressing))
-    assert {u: r["status"] for u, r in rows.items()} == {7: "IN BACKOUT", 8: "INFLIGHT", 9: "IN COMMIT"}
+    assert {u: r["status"] for u, r in rows.items()} == {7: "IN BACKOUT", 8: "INFLIGHT", 9: "COMMITTED"}
     text = log_print(p.space, p.addressing, summary="ONLY")
     assert "STATUS(IN BACKOUT)" in text and "IN BACKOUT=1" in text and "TYPE(" not in text
 
@@ -383,7 +383,7 @@ def test_open_zos_on_a_run_directory(tmp_path):
         assert isinstance(codec, CompLogCodec)
         assert len(space.archives) == metrics["archive_offloads"] > 0
         summary = ur_summary(space, addressing)
-        assert len(summary) == metrics["commits"] and {r["status"] for r in summary} == {"IN COMMIT"}
+        assert len(summary) == metrics["commits"] and {r["status"] for r in summary} == {"COMMITTED"}
         puts = [r for r in log_records(space, addressing) if r["type"] == "PUT"]
         assert len(puts) == metrics["messages_put"]
     finally:
@@ -395,7 +395,7 @@ def test_open_zos_on_a_run_directory(tmp_path):
     assert bsds_run(out, as_json=True)["archives_recorded"] == metrics["archive_offloads"]
     assert "ARCHIVE LOG COPY 2" in bsds_run(out)
     report = print_run(out, summary="only", as_json=True)
-    assert report["counts"]["IN COMMIT"] == metrics["commits"]
+    assert report["counts"]["COMMITTED"] == metrics["commits"] and report["counts"]["IN COMMIT"] == 0
     urid = f"{report['summary'][0]['urid']:X}"
     text = print_run(out, urid=urid, rba_start="0")
     assert "3 RECORDS PRINTED" in text and text.count(f"URID({urid})") == 1 + 3  # criteria; begin, put or get, commit

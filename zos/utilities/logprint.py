@@ -21,8 +21,15 @@ from mqlog.zos.utilities.layout import HEADER_NOTE
 
 SUMMARY_CHOICES = ("NO", "YES", "ONLY")
 
-#: UR statuses in the summary, in the order the count line gives them
-UR_STATUSES = ("IN COMMIT", "INDOUBT", "INFLIGHT", "IN BACKOUT", "BACKED OUT")
+#: the statuses of a unit of recovery still incomplete at the end of the range, as CSQR004I
+#: counts them: IN COMMIT is a UR that began phase 2 but did not finish it. The model's Commit
+#: record is the whole of phase 2, so it never leaves a UR in commit: the count is kept, at 0,
+#: so that the line reads as MQ's does.
+INCOMPLETE_STATUSES = ("IN COMMIT", "INDOUBT", "INFLIGHT", "IN BACKOUT")
+#: the statuses of a finished unit of recovery
+COMPLETE_STATUSES = ("COMMITTED", "BACKED OUT")
+#: UR statuses in the summary, in the order the count lines give them
+UR_STATUSES = INCOMPLETE_STATUSES + COMPLETE_STATUSES
 
 
 def oldest_address(space: ZosLogSpace) -> int:
@@ -269,7 +276,7 @@ def _status(ur: dict) -> str:
     if ur["backout"]:
         return "BACKED OUT"
     if ur["commit"]:
-        return "IN COMMIT"
+        return "COMMITTED"  # its Commit record is phase 2 done: nothing for restart to finish
     if ur["prepare"]:
         return "INDOUBT"
     if ur["clrs"]:
@@ -306,7 +313,7 @@ def log_records(space: ZosLogSpace, addressing, codec=None, *, rba_start: int | 
 def ur_summary(space: ZosLogSpace, addressing, codec=None, *, rba_start: int | None = None,
                rba_end: int | None = None, urid: int | None = None, queue: str | None = None) -> list[dict]:
     """The units of recovery with a selected record, by start RBA, each with its ``status``
-    (IN COMMIT, BACKED OUT, INDOUBT, IN BACKOUT, INFLIGHT), ``start``/``end`` RBA (int) and
+    (COMMITTED, BACKED OUT, INDOUBT, IN BACKOUT, INFLIGHT), ``start``/``end`` RBA (int) and
     ``start_rba``/``end_rba`` (hex), and ``records`` (its records in the range)."""
     scan = _scan(space, addressing, codec, rba_start=rba_start, rba_end=rba_end, urid=urid, queue=queue)
     return _summary_rows(scan["urs"], addressing)
@@ -438,6 +445,7 @@ def log_print(space: ZosLogSpace, addressing, codec=None, *, rba_start: int | No
                 out.append(f"   PUTS({r['puts']}) GETS({r['gets']}) CLRS({r['clrs']}){shunts} "
                            f"QUEUES({' '.join(r['queues']) or 'NONE'})")
         counts = report["counts"]
-        out.append("UR COUNTS - " + ", ".join(f"{s}={counts[s]}" for s in UR_STATUSES))
+        out.append("INCOMPLETE UR COUNTS - " + ", ".join(f"{s}={counts[s]}" for s in INCOMPLETE_STATUSES))
+        out.append("COMPLETED UR COUNTS - " + ", ".join(f"{s}={counts[s]}" for s in COMPLETE_STATUSES))
         out.append("CSQ1106I END OF SUMMARY")
     return "\n".join(out) + "\n"
