@@ -177,7 +177,10 @@ PLATFORMS: dict[str, PlatformChoice] = {
 
 
 def choose(name: str) -> PlatformChoice:
-    choice = PLATFORMS.get(name)
+    """The platform ``name`` names, in any case (as MQ reads its own names: ``ZOS``,
+    ``Distributed``); its :attr:`PlatformChoice.name` is the canonical spelling that runs,
+    run directories and reports use."""
+    choice = PLATFORMS.get(name.strip().lower()) if isinstance(name, str) else None
     if choice is None:
-        raise ParameterError("--platform", name, ", ".join(PLATFORMS))
+        raise ParameterError("--platform", name, ", ".join(PLATFORMS) + " (any case)")
     return choice

@@ -133,10 +133,11 @@ def check_matrix(cells: list[dict]) -> list[dict]:
     checked = []
     for cell in cells:
         try:
-            values = choose(cell["platform"]).configure({k: str(v) for k, v in cell["log"].items()})
+            choice = choose(cell["platform"])
+            values = choice.configure({k: str(v) for k, v in cell["log"].items()})
         except MqlogError as exc:
             raise MqlogError(f"configuration {cell['name']!r}: {exc}") from None
-        checked.append(dict(cell, values=values))
+        checked.append(dict(cell, platform=choice.name, values=values))  # the platform in any case
     return checked
 
 

@@ -99,9 +99,10 @@ class WorkloadDef:
 
     def param(self, name: str, *, section: str = "workload",
               source: str | None = None) -> Param:
-        """The parameter called ``name``; a :class:`SpecError` listing the known ones if none."""
+        """The parameter called ``name`` (in any case, as MQ reads parameter names); a
+        :class:`SpecError` listing the known ones if none."""
         for p in self.params:
-            if p.name == name:
+            if p.name.lower() == name.strip().lower():
                 return p
         known = [p.name for p in self.params]
         hint = difflib.get_close_matches(name, known, n=1)
@@ -164,11 +165,11 @@ def build_spec(definition: WorkloadDef, overrides: Mapping[str, object], *, orig
     values = definition.defaults()
     for name, value in overrides.items():
         param = definition.param(name, section=section, source=source)
-        field = f"{section}.{name}"
+        field = f"{section}.{param.name}"
         if isinstance(value, str) and param.kind is not str:
-            values[name] = parse_value(param, value, field=field, source=source)
+            values[param.name] = parse_value(param, value, field=field, source=source)
         else:
-            values[name] = param.check(value, field=field, source=source)
+            values[param.name] = param.check(value, field=field, source=source)
     return WorkloadSpec(definition.name, values, seed, origin)
 
 
@@ -178,7 +179,7 @@ def apply_overrides(spec: WorkloadSpec, definition: WorkloadDef,
     if definition.name != spec.workload:
         raise SpecError(f"spec is for workload {spec.workload!r}, not {definition.name!r}")
     merged = build_spec(definition, overrides, origin=origin)
-    changed = {name: merged.params[name] for name in overrides}
+    changed = {definition.param(name).name: merged.params[definition.param(name).name] for name in overrides}
     return WorkloadSpec(spec.workload, {**spec.params, **changed}, spec.seed, spec.origin)
 
 

@@ -134,7 +134,7 @@ def restart_bar():
 def restart_mode_option(scope: str, default: str | None = "9.1.1"):
     """``--restart-mode``: a user chooses MQ 9.1.1's restart or the one before it."""
     return click.option(
-        "--restart-mode", type=click.Choice(["9.1.1", "legacy"]), default=default, show_default=default is not None,
+        "--restart-mode", type=click.Choice(["9.1.1", "legacy"], case_sensitive=False), default=default, show_default=default is not None,
         help="How the queue manager restarts: as MQ 9.1.1 and later (queues loaded in parallel, replay "
              "reading 16 pages a time) or as before it (queues loaded one by one, a page and a file-system "
              f"call per replay read).{scope}")

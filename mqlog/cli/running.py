@@ -53,6 +53,7 @@ def run_cmd(platform_name, workload, sets, device, host, seed, out, crash_after_
     parsed = parse_set(list(sets))
     spec, log_overrides, spec_seed, qmgr = resolve_spec(workload, parsed)
     choice = choose(platform_name)
+    platform_name = choice.name  # the canonical spelling goes into the run directory and metrics
     log_config = choice.configure(log_overrides)
     get_profile(device)  # a bad profile is reported before anything runs
     get_host(host)
@@ -222,6 +223,7 @@ def config_cmd(platform_name, sets, as_json):
     if parsed.get("workload") or parsed.get("qmgr"):
         raise click.UsageError("config takes log.PARAM=VALUE settings only")
     choice = choose(platform_name)
+    platform_name = choice.name
     values = choice.configure(parsed.get("log", {}))
     if choice.describer is not None:
         rows, derived = choice.describer(values)

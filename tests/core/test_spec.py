@@ -153,10 +153,12 @@ def test_bad_boolean_and_payload_name_what_is_allowed():
     with pytest.raises(SpecValueError, match=r"^workload\.persistent: expected true or false, "
                                              r"got 'maybe'$"):
         parse_value(param("putget-pairs", "persistent"), "maybe")
-    with pytest.raises(ParameterError, match=r"^workload\.payload='Text' is not valid: allowed "
+    with pytest.raises(ParameterError, match=r"^workload\.payload='Texts' is not valid: allowed "
                                              r"one of random, text, padded-records, mixed$"):
-        parse_value(param("putget-pairs", "payload"), "Text")
+        parse_value(param("putget-pairs", "payload"), "Texts")
     assert parse_value(param("putget-pairs", "payload"), "padded-records") == "padded-records"
+    # any case, as MQ reads its values (issue 22); the choice's own spelling is kept
+    assert parse_value(param("putget-pairs", "payload"), "Text") == "text"
 
 
 def test_floats_accept_integers_and_exponents():
