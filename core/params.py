@@ -16,13 +16,14 @@ applies ``--set`` items; :class:`ParameterRow` is one line of ``mqlog config`` a
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
 import attrs
 
-from mqlog.core.errors import ParameterError
+from mqlog.core.errors import ParameterError, UnknownParameterError
 
 __all__ = [
     "MAX_DIGITS",
@@ -351,8 +352,17 @@ class ParameterSet:
             bare = bare[len(prefix):]
         parameter = self.get(bare.strip())
         if parameter is None:
-            raise ParameterError(f"{prefix}{bare}", quoted(value), f"{self.owner}: {self.known}")
+            raise self.unknown(f"{prefix}{bare}", bare.strip(), value)
         return parameter
+
+    def unknown(self, shown: str, name: str, value: object) -> UnknownParameterError:
+        """The error for ``name`` (shown as ``shown``) naming no parameter here: a wrong
+        name, not a bad value, with the closest names (aliases too, as spelt) and all."""
+        spelt = {n.lower(): n for p in self.parameters for n in p.names}
+        close = difflib.get_close_matches(name.lower(), list(spelt), n=3)
+        return UnknownParameterError(shown, quoted(value), f"{self.owner}: {self.known}", owner=self.owner,
+                                     known=tuple(p.name for p in self.parameters),
+                                     close=tuple(spelt[c] for c in close))
 
     def choose(self, values: Mapping[str, Any], prefix: str = "log.") -> dict[str, Any]:
         """``--set`` items (``prefix``NAME → text or value) as checked values by attribute;

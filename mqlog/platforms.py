@@ -77,9 +77,7 @@ class PlatformChoice:
         known = ParameterSet(self.params, f"a log parameter of platform {self.name}")
         values = {p.name: p.default for p in self.params}
         for key, text in overrides.items():
-            param = known.get(key)
-            if param is None:
-                raise ParameterError(f"log.{key}", text, f"{known.owner}: {known.known}")
+            param = known.lookup(key, text)
             values[param.name] = param.parse(text, f"log.{param.name}")
         if self.check is not None:
             self.check(values)

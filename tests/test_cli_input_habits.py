@@ -50,3 +50,32 @@ def test_restart_mode_is_read_in_any_case(tmp_path):
     assert out.returncode == 0, out.stderr
     out = mqlog("restart", tmp_path / "r", "--restart-mode", "LEGACY", "--json")
     assert out.returncode == 0, out.stderr
+
+
+# ------------------------------------------------------------------------ unknown names
+
+def test_an_unknown_parameter_name_is_unknown_with_the_closest_names_not_a_bad_value():
+    for item, closest in (("log.LogFilePagez=10", "LogFilePages"), ("workload.pairz=3", "pairs"),
+                          ("qmgr.MAXUMSG=5", "MAXUMSGS")):
+        out = mqlog("run", "--platform", "distributed", *SMALL, "--set", item)
+        one_line_error(out, item.split("=")[0], "unknown", "did you mean", closest)
+        assert "is not valid" not in out.stderr
+    out = mqlog("config", "--platform", "zos", "--set", "log.OUTBUF=4000")
+    one_line_error(out, "log.OUTBUF", "unknown", "OUTBUFF")
+    out = mqlog("run", "--platform", "reference", *SMALL, "--set", "log.write_treshold_pages=4")
+    one_line_error(out, "log.write_treshold_pages", "unknown", "write_threshold_pages")
+
+
+def test_an_unknown_name_in_a_spec_file_or_a_matrix_is_unknown_with_the_closest_names(tmp_path):
+    cases = {"params": ("messages_per_pairz = 3", "params.messages_per_pairz", "messages_per_pair"),
+             "log": ("LogFilePagez = 10", "log.LogFilePagez", "LogFilePages"),
+             "qmgr": ("MAXUMSG = 10", "qmgr.MAXUMSG", "MAXUMSGS")}
+    for table, (line, name, closest) in cases.items():
+        spec = tmp_path / f"{table}.toml"
+        spec.write_text(f'workload = "putget-pairs"\n[{table}]\n{line}\n')
+        out = mqlog("run", "--platform", "distributed", "--workload", spec)
+        one_line_error(out, name, "unknown", "did you mean", closest)
+    matrix = tmp_path / "matrix.toml"
+    matrix.write_text('[[config]]\nname = "a"\nplatform = "distributed"\n[config.log]\nLogFilePagez = 10\n')
+    out = mqlog("compare", "--workload", "putget-pairs", "--matrix", matrix, "--out", tmp_path / "c")
+    one_line_error(out, "configuration 'a'", "log.LogFilePagez", "unknown", "LogFilePages")

@@ -49,7 +49,7 @@ try:  # Python 3.11+
 except ModuleNotFoundError:  # pragma: no cover - Python 3.10
     import tomli as tomllib  # type: ignore[no-redef]
 
-from mqlog.core.errors import ParameterError, SpecError
+from mqlog.core.errors import ParameterError, SpecError, UnknownParameterError
 from mqlog.core.qm.config import qmgr_settings
 from mqlog.core.workload.param import MAX_MESSAGE_SIZE, Param, SpecValueError, format_value, parse_value, short_repr
 from mqlog.core.workload.payload import PAYLOAD_KINDS
@@ -105,9 +105,9 @@ class WorkloadDef:
             if p.name.lower() == name.strip().lower():
                 return p
         known = [p.name for p in self.params]
-        hint = difflib.get_close_matches(name, known, n=1)
+        hint = difflib.get_close_matches(name.strip().lower(), known, n=3)
         reason = (f"unknown parameter of workload {self.name!r}"
-                  + (f" (did you mean {hint[0]!r}?)" if hint else "")
+                  + (f" (did you mean {' or '.join(map(repr, hint))}?)" if hint else "")
                   + f"; known: {', '.join(known)}")
         raise SpecError(reason, source=source, field=f"{section}.{_toml_key(name)}")
 
@@ -259,6 +259,8 @@ def load_spec_document(path: str | os.PathLike[str], definitions: Mapping[str, W
     spec = build_spec(definition, tables["params"], origin=source, section="params", seed=seed)
     try:
         qmgr = qmgr_settings(tables["qmgr"], defaults=False)
+    except UnknownParameterError as exc:  # a wrong name, not a bad value
+        raise SpecError(str(exc), source=source) from None
     except ParameterError as exc:
         raise SpecValueError(exc.name, exc.value, exc.allowed, source=source) from None
     return spec, dict(tables["log"]), qmgr
