@@ -79,3 +79,33 @@ def test_an_unknown_name_in_a_spec_file_or_a_matrix_is_unknown_with_the_closest_
     matrix.write_text('[[config]]\nname = "a"\nplatform = "distributed"\n[config.log]\nLogFilePagez = 10\n')
     out = mqlog("compare", "--workload", "putget-pairs", "--matrix", matrix, "--out", tmp_path / "c")
     one_line_error(out, "configuration 'a'", "log.LogFilePagez", "unknown", "LogFilePages")
+
+
+# ------------------------------------------------------------------------ MQ's own names
+
+#: IBM MQ for z/OS, "Using CSQ6LOGP" (with ZHYWRITE and ZHYLINK), "Using CSQ6SYSP" and "Using
+#: CSQ6ARVP": the keywords of the parameters the model has; written out here, not taken from the model
+IBM_ZOS_KEYWORDS = {"COMPLOG", "DEALLCT", "INBUFF", "MAXARCH", "MAXCNOFF", "MAXRTU", "OFFLOAD", "OUTBUFF",
+                    "TWOACTV", "TWOARCH", "TWOBSDS", "WRTHRSH", "ZHYWRITE", "ZHYLINK", "LOGLOAD", "ARCPFX1",
+                    "ARCPFX2"}
+#: IBM MQ, "Log stanza of the qm.ini file" (the model also takes LogDefaults' LogDefaultPath for LogPath)
+IBM_QMINI_LOG_KEYS = {"LogPrimaryFiles", "LogSecondaryFiles", "LogFilePages", "LogType", "LogBufferPages",
+                      "LogPath", "LogWriteIntegrity", "LogManagement", "CheckPointLogRecdMax",
+                      "CheckPointLogRecdMin", "CheckPointWaitLen"}
+
+
+def test_config_says_which_parameters_are_the_models_own_and_not_mqs():
+    for platform, real, source in (("zos", IBM_ZOS_KEYWORDS, "CSQ6LOGP"), ("distributed", IBM_QMINI_LOG_KEYS, "qm.ini"),
+                                   ("reference", set(), "real queue manager")):
+        out = mqlog("config", "--platform", platform, "--json")
+        assert out.returncode == 0, out.stderr
+        doc = json.loads(out.stdout)
+        assert set(doc["model_only"]) == set(doc["log"]) - real, platform
+        assert doc["model_only"], platform  # every platform has settings of the model's own
+        text = mqlog("config", "--platform", platform)
+        line = [x for x in text.stdout.splitlines() if x.startswith("model only")]
+        assert len(line) == 1 and source in line[0] and all(name in line[0] for name in doc["model_only"]), text.stdout
+    # the z/OS names a professional types are IBM's, in any case
+    out = mqlog("config", "--platform", "zos", "--set", "log.outbuff=400", "--set", "log.MaxCnOff=4", "--json")
+    assert out.returncode == 0, out.stderr
+    assert (json.loads(out.stdout)["log"]["OUTBUFF"], json.loads(out.stdout)["log"]["MAXCNOFF"]) == (400, 4)

@@ -229,20 +229,25 @@ def config_cmd(platform_name, sets, as_json):
         rows, derived = choice.describer(values)
         if as_json:
             click.echo(json.dumps({"platform": platform_name, "log": values,
-                                   "derived": {k: v["bytes"] for k, v in derived.items()}}, sort_keys=True))
+                                   "derived": {k: v["bytes"] for k, v in derived.items()},
+                                   "model_only": list(choice.model_only_names())}, sort_keys=True))
             return
         click.echo(f"platform {platform_name}: {choice.description}")
         for r in rows:
             mark = "" if r.value == r.default else "   (set)"
             click.echo(f"  {r.name:<22} {str(r.value):>14}   {r.allowed:<28} {r.meaning}{mark}")
+        if choice.model_only_names():
+            click.echo(f"model only (no {choice.real_names}): {', '.join(choice.model_only_names())}")
         click.echo("derived:")
         for item in derived.values():
             click.echo(f"  {item['text']}")
         return
     if as_json:
-        click.echo(json.dumps({"platform": platform_name, "log": values}, sort_keys=True))
+        click.echo(json.dumps({"platform": platform_name, "log": values,
+                               "model_only": list(choice.model_only_names())}, sort_keys=True))
         return
     click.echo(f"platform {platform_name}: {choice.description}")
     for p in choice.params:
         mark = "" if values[p.name] == p.default else "   (set)"
         click.echo(f"  {p.name:<24} {values[p.name]:>12}   {p.low}..{p.high}  {p.doc}{mark}")
+    click.echo(f"model only (no real queue manager has them): {', '.join(choice.model_only_names())}")
