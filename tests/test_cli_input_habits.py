@@ -109,3 +109,25 @@ def test_config_says_which_parameters_are_the_models_own_and_not_mqs():
     out = mqlog("config", "--platform", "zos", "--set", "log.outbuff=400", "--set", "log.MaxCnOff=4", "--json")
     assert out.returncode == 0, out.stderr
     assert (json.loads(out.stdout)["log"]["OUTBUFF"], json.loads(out.stdout)["log"]["MAXCNOFF"]) == (400, 4)
+
+
+# ------------------------------------------------------------------------ types in a spec file
+
+def test_a_spec_value_of_the_wrong_type_is_refused_naming_the_field_and_the_type(tmp_path):
+    for line, field, expected in (('messages_per_pair = "5"', "params.messages_per_pair", "an integer"),
+                                  ('persistent = "yes"', "params.persistent", "true or false"),
+                                  ('think_us = "0.5"', "params.think_us", "a number")):
+        spec = tmp_path / "spec.toml"
+        spec.write_text(f'workload = "putget-pairs"\n[params]\n{line}\n')
+        out = mqlog("run", "--platform", "distributed", "--workload", spec)
+        one_line_error(out, str(spec), field, f"expected {expected}")
+    # the same values typed as TOML types run; on the command line --set stays text, parsed
+    spec.write_text('workload = "putget-pairs"\n[params]\nmessages_per_pair = 5\npersistent = true\n'
+                    'think_us = 0.5\n')
+    out = mqlog("run", "--platform", "distributed", "--workload", spec, "--json")
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["messages_put"] == 5
+    out = mqlog("run", "--platform", "distributed", "--workload", spec, "--set", "workload.messages_per_pair=7",
+                "--json")
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["messages_put"] == 7

@@ -153,11 +153,13 @@ class WorkloadSpec:
 
 
 def build_spec(definition: WorkloadDef, overrides: Mapping[str, object], *, origin: str,
-               section: str = "workload", seed: int | None = None) -> WorkloadSpec:
+               section: str = "workload", seed: int | None = None, text: bool = True) -> WorkloadSpec:
     """``definition``'s defaults with ``overrides`` applied and checked.
 
-    An override may be a typed value (from TOML or code) or, for a non-text parameter, text to
-    parse as :func:`parse_value` does (from ``--set``). Errors name ``origin`` (a file name or
+    An override may be a typed value (from TOML or code) or, for a non-text parameter and with
+    ``text`` (the default), text to parse as :func:`parse_value` does (from ``--set``). Without
+    ``text`` (a spec file, whose values are typed) a string where a number or a boolean belongs is
+    refused naming the field and the type expected, never read as a number. Errors name ``origin`` (a file name or
     ``--set``; empty for none) and the field ``<section>.<name>``. An unknown parameter is a
     :class:`SpecError` listing the known ones; a bad value a :class:`SpecValueError`.
     """
@@ -166,7 +168,7 @@ def build_spec(definition: WorkloadDef, overrides: Mapping[str, object], *, orig
     for name, value in overrides.items():
         param = definition.param(name, section=section, source=source)
         field = f"{section}.{param.name}"
-        if isinstance(value, str) and param.kind is not str:
+        if isinstance(value, str) and param.kind is not str and text:
             values[param.name] = parse_value(param, value, field=field, source=source)
         else:
             values[param.name] = param.check(value, field=field, source=source)
@@ -256,7 +258,7 @@ def load_spec_document(path: str | os.PathLike[str], definitions: Mapping[str, W
             raise SpecError(f"expected a table [{key}], got {got}",
                             source=source, field=_toml_key(key))
         tables[key] = table
-    spec = build_spec(definition, tables["params"], origin=source, section="params", seed=seed)
+    spec = build_spec(definition, tables["params"], origin=source, section="params", seed=seed, text=False)
     try:
         qmgr = qmgr_settings(tables["qmgr"], defaults=False)
     except UnknownParameterError as exc:  # a wrong name, not a bad value
