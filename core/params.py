@@ -368,11 +368,14 @@ class ParameterSet:
         """``--set`` items (``prefix``NAME → text or value) as checked values by attribute;
         every error names ``prefix``NAME, a parameter given twice (in two spellings) too."""
         chosen: dict[str, Any] = {}
+        given: dict[str, str] = {}
         for key, text in values.items():
             parameter = self.lookup(key, text, prefix)
             name = f"{prefix}{parameter.name}"
             if parameter.attribute in chosen:
-                raise ParameterError(name, quoted(text), "to be set once")
+                raise ParameterError(name, quoted(text), f"to be set once: {given[parameter.attribute]} and "
+                                     f"{prefix}{key.strip().removeprefix(prefix)} name the same parameter")
+            given[parameter.attribute] = f"{prefix}{key.strip().removeprefix(prefix)}"
             chosen[parameter.attribute] = parameter.parse(text, name)
         return chosen
 

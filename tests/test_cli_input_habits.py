@@ -131,3 +131,22 @@ def test_a_spec_value_of_the_wrong_type_is_refused_naming_the_field_and_the_type
                 "--json")
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout)["messages_put"] == 7
+
+
+# ------------------------------------------------------------------------ a key given twice
+
+def test_a_set_key_given_twice_is_refused_naming_it_on_every_command_that_takes_set(tmp_path):
+    twice = {"workload": ("workload.pairs=3", "workload.pairs=4"), "cased": ("workload.pairs=3", "workload.PAIRS=3"),
+             "log": ("log.LogFilePages=3000", "log.logfilepages=3000"), "qmgr": ("qmgr.MAXUMSGS=5", "qmgr.maxumsgs=6")}
+    commands = {"run": ("run", "--platform", "distributed", *SMALL),
+                "torture": ("torture", "--platform", "distributed", *SMALL, "--budget", "1"),
+                "compare": ("compare", *SMALL, "--out", tmp_path / "c")}
+    for command, args in commands.items():
+        for kind, (first, second) in twice.items():
+            if command == "compare" and kind == "log":
+                continue  # compare takes no log.* items: its matrix holds them
+            out = mqlog(*args, "--set", first, "--set", second)
+            one_line_error(out, "given twice", first.split("=")[0].lower(), second)
+    for first, second in (("log.LogFilePages=3000", "log.LOGFILEPAGES=4000"), ("log.LogPath=/a", "log.LogDefaultPath=/b")):
+        out = mqlog("config", "--platform", "distributed", "--set", first, "--set", second)
+        one_line_error(out, first.split("=")[0], second.split("=")[0])

@@ -322,10 +322,14 @@ def parse_set(items: Iterable[str]) -> dict[str, dict[str, str]]:
     ``{"workload": {}, "log": {}, "qmgr": {}}``.
 
     Every section is always present. Values stay text, for :func:`build_spec` (workload), the
-    platform (log) or :func:`~mqlog.core.qm.config.qmgr_settings` (qmgr) to check; a later item for the same key wins. A malformed item (no ``=``, no
-    section, an unknown section, an empty key) raises a :class:`SpecError` quoting it.
+    platform (log) or :func:`~mqlog.core.qm.config.qmgr_settings` (qmgr) to check. A malformed item (no ``=``, no
+    section, an unknown section, an empty key) raises a :class:`SpecError` quoting it, and so
+    does a key given twice (in any case: names are read in any case, so ``pairs`` and
+    ``PAIRS`` are one parameter): which of two values was meant is the user's to say, not
+    for the last one to win quietly.
     """
     out: dict[str, dict[str, str]] = {section: {} for section in SET_SECTIONS}
+    seen: dict[tuple[str, str], str] = {}
     usage = f"expected SECTION.KEY=VALUE with SECTION one of {', '.join(SET_SECTIONS)}"
     for item in items:
         target, eq, value = item.partition("=")
@@ -337,6 +341,11 @@ def parse_set(items: Iterable[str]) -> dict[str, dict[str, str]]:
             raise SpecError(f"--set {item!r}: unknown section {section!r}; {usage}")
         if not key or any(c.isspace() for c in key):
             raise SpecError(f"--set {item!r}: {'empty' if not key else 'malformed'} key; {usage}")
+        earlier = seen.get((section, key.lower()))
+        seen[(section, key.lower())] = item
+        if earlier is not None:
+            raise SpecError(f"--set {section}.{key} is given twice ({earlier!r} and {item!r}); "
+                            "give each parameter once")
         out[section][key] = value
     return out
 
