@@ -150,3 +150,16 @@ def test_a_set_key_given_twice_is_refused_naming_it_on_every_command_that_takes_
     for first, second in (("log.LogFilePages=3000", "log.LOGFILEPAGES=4000"), ("log.LogPath=/a", "log.LogDefaultPath=/b")):
         out = mqlog("config", "--platform", "distributed", "--set", first, "--set", second)
         one_line_error(out, first.split("=")[0], second.split("=")[0])
+
+
+# ------------------------------------------------------------------------ seeds
+
+def test_groupcommit_refuses_a_seed_out_of_range_as_run_does():
+    for seed in ("-5", str(2**64)):
+        run = mqlog("run", "--platform", "distributed", *SMALL, "--seed", seed)
+        group = mqlog("groupcommit", "--committers", "1", "--commits", "2", "--seed", seed)
+        one_line_error(run, "--seed", seed)
+        one_line_error(group, "--seed", seed)
+        assert group.stderr.replace("groupcommit", "run") == run.stderr  # the same range, the same words
+    out = mqlog("groupcommit", "--committers", "1", "--commits", "2", "--seed", str(2**64 - 1), "--json")
+    assert out.returncode == 0, out.stderr
