@@ -163,3 +163,25 @@ def test_groupcommit_refuses_a_seed_out_of_range_as_run_does():
         assert group.stderr.replace("groupcommit", "run") == run.stderr  # the same range, the same words
     out = mqlog("groupcommit", "--committers", "1", "--commits", "2", "--seed", str(2**64 - 1), "--json")
     assert out.returncode == 0, out.stderr
+
+
+# ------------------------------------------------------------------------ long runs
+
+def test_a_run_estimated_to_be_long_says_so_before_it_starts_and_a_short_one_does_not():
+    rr = ("run", "--platform", "distributed", "--workload", "requester-responder")
+    # a day of virtual time: announced; the plug pulled after 5 writes keeps the test short
+    out = mqlog(*rr, "--set", "workload.duration=86400", "--crash-after-writes", "5", "--json")
+    assert out.returncode == 0, out.stderr
+    json.loads(out.stdout)  # stdout stays one JSON document
+    (line,) = [x for x in out.stderr.splitlines() if "wall time" in x]
+    assert "days" in line and "MQI calls" in line and "workload.duration" in line and "86400" in line
+    out = mqlog("run", "--platform", "zos", "--workload", "log-fill", "--set", "workload.messages=100000000",
+                "--crash-after-writes", "5", "--json")
+    assert out.returncode == 0, out.stderr
+    assert "wall time" in out.stderr and "workload.messages" in out.stderr
+    # short runs say nothing: a small duration, a small count, a long duration cut short by --crash-at
+    for args in ((*rr, "--set", "workload.duration=0.01"), ("run", "--platform", "zos", *SMALL),
+                 (*rr, "--set", "workload.duration=86400", "--crash-at", "0.01")):
+        out = mqlog(*args, "--json")
+        assert out.returncode == 0, out.stderr
+        assert out.stderr == "", out.stderr

@@ -106,11 +106,17 @@ class Progress:
 
     DELAY_S = 2.0
 
-    def __init__(self, label: str):
+    def __init__(self, label: str, *, long: bool = False, total: float | None = None):
         from tqdm import tqdm
 
-        self.bar = tqdm(desc=label, unit=" virtual s", bar_format="{desc}: {n:.2f}{unit} [{elapsed}]{postfix}",
-                        delay=self.DELAY_S, file=sys.stderr, disable=None, leave=True)
+        # a run estimated to be long shows its bar even when stderr is not a terminal (a log
+        # file, a CI job): silence for hours looks like a hang; stdout (--json) is never touched.
+        # With the virtual seconds it will run (``total``) the bar says how far it is and how
+        # long is left.
+        shape = ("{desc}: {n:.2f}{unit} [{elapsed}]{postfix}" if total is None else
+                 "{desc}: {n:.2f}/{total:g}{unit} {percentage:.0f}% [{elapsed}<{remaining}]{postfix}")
+        self.bar = tqdm(desc=label, unit=" virtual s", bar_format=shape, total=total,
+                        delay=self.DELAY_S, file=sys.stderr, disable=False if long else None, leave=True)
 
     def update(self, virtual_s: float, records: int) -> None:
         # update() (not refresh()) so that tqdm's own delay decides when the bar first shows,
