@@ -179,6 +179,10 @@ def test_a_run_estimated_to_be_long_says_so_before_it_starts_and_a_short_one_doe
                 "--crash-after-writes", "5", "--json")
     assert out.returncode == 0, out.stderr
     assert "wall time" in out.stderr and "workload.messages" in out.stderr
+    out = mqlog("run", "--platform", "reference", "--workload", "long-uow", "--set", "workload.duration=86400",
+                "--crash-after-writes", "5", "--json")  # a workload without think_us
+    assert out.returncode == 0, out.stderr
+    assert "wall time" in out.stderr and "workload.duration" in out.stderr
     # short runs say nothing: a small duration, a small count, a long duration cut short by --crash-at
     for args in ((*rr, "--set", "workload.duration=0.01"), ("run", "--platform", "zos", *SMALL),
                  (*rr, "--set", "workload.duration=86400", "--crash-at", "0.01")):

@@ -106,11 +106,11 @@ def _expected_calls(spec) -> tuple[float, str]:
     p = spec.params
     per_message = 4 if p.get("syncpoint", True) else 2  # put and get, each committed or not
     if spec.workload == "requester-responder":
-        fast = p["requesters"] * p["duration"] * 1e6 / (ROUND_TRIP_US + p["think_us"])
+        fast = p["requesters"] * p["duration"] * 1e6 / (ROUND_TRIP_US + p.get("think_us", 0.0))
         trips = min(fast, p["rate"] * p["duration"]) if p["rate"] > 0 else fast
         return trips * 7, "duration"
     if spec.workload == "long-uow":
-        return p["background"] * p["duration"] * 1e6 / (ITERATION_US + p["think_us"]) * 4, "duration"
+        return p["background"] * p["duration"] * 1e6 / (ITERATION_US + p.get("think_us", 0.0)) * 4, "duration"
     if spec.workload == "putget-pairs":
         return p["pairs"] * p["messages_per_pair"] * per_message, "messages_per_pair"
     if spec.workload == "putget":
