@@ -96,6 +96,8 @@ def load_matrix(path: str | Path | None) -> list[dict]:
                              "restart_mode)")
         qmgr = cell_qmgr(cell, where)
         mode = cell.get("restart_mode")
+        if isinstance(mode, str):  # any case, as the command line's --restart-mode
+            mode = {m.lower(): m for m in RESTART_MODES}.get(mode.strip().lower(), mode)
         if mode is not None and mode not in RESTART_MODES:
             raise MqlogError(f"{where}: field 'restart_mode' must be one of "
                              f"{', '.join(repr(m) for m in RESTART_MODES)}, not {mode!r}")

@@ -52,6 +52,17 @@ def test_restart_mode_is_read_in_any_case(tmp_path):
     assert out.returncode == 0, out.stderr
 
 
+def test_a_matrix_and_torture_read_platform_and_restart_mode_in_any_case(tmp_path):
+    matrix = tmp_path / "matrix.toml"
+    matrix.write_text('[[config]]\nname = "a"\nplatform = "Distributed"\nrestart_mode = "LEGACY"\n')
+    for where in (("--matrix", matrix), ("--platform", "ZOS")):
+        out = mqlog("torture", *where, *SMALL, "--budget", "2", "--json")
+        assert out.returncode == 0, out.stderr
+        doc = json.loads(out.stdout)
+        (config,) = doc["configs"] if "configs" in doc else [doc]  # a matrix reports each configuration
+        assert config["platform"] == {"--matrix": "distributed", "--platform": "zos"}[where[0]]
+
+
 # ------------------------------------------------------------------------ unknown names
 
 def test_an_unknown_parameter_name_is_unknown_with_the_closest_names_not_a_bad_value():
