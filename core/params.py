@@ -9,7 +9,8 @@ range (:class:`Number`), a YES/NO switch (:class:`Switch`), one of a few words
 subclassing :class:`Kind`. :meth:`Parameter.parse` turns text into a checked value, each error
 a :class:`~mqlog.core.errors.ParameterError` naming the parameter, the value (long text cut to
 a readable prefix) and what is allowed; :func:`field` makes an attrs field that refuses a bad
-value at construction; :class:`ParameterSet` looks parameters up by name in any case and
+value at construction; :class:`ParameterSet` looks parameters up by name in any case (an unknown
+name is an :class:`~mqlog.core.errors.UnknownParameterError` with the closest names) and
 applies ``--set`` items; :class:`ParameterRow` is one line of ``mqlog config`` and
 :func:`human_bytes` the sizes it prints.
 """
