@@ -26,6 +26,27 @@ class ParameterError(MqlogError, ValueError):
         super().__init__(f"{name}={value!r} is not valid: allowed {allowed}")
 
 
+class UnknownParameterError(ParameterError):
+    """A parameter name that names no parameter: not a bad value but a wrong name, said so,
+    with the nearest names there are (``close``, from :mod:`difflib`) and all of them.
+
+    ``allowed`` is ``"<owner>: <known names>"``, as a :class:`ParameterError` about the name
+    said before, so that code that re-raises one with a file and line keeps working."""
+
+    def __init__(self, name: str, value: object, allowed: str, *, owner: str = "",
+                 known: tuple[str, ...] = (), close: tuple[str, ...] = ()):
+        self.name = name
+        self.value = value
+        self.allowed = allowed
+        self.owner = owner
+        self.known = tuple(known)
+        self.close = tuple(close)
+        hint = f" (did you mean {' or '.join(self.close)}?)" if self.close else ""
+        what = f"not {owner}" if owner else "no such parameter"
+        known_text = f"; known: {', '.join(self.known)}" if self.known else ""
+        Exception.__init__(self, f"{name} is unknown: {what}{hint}{known_text}")
+
+
 class LogFormatError(MqlogError):
     """Bytes read from a log (or a control file) are not what the format says.
 

@@ -9,20 +9,22 @@ range (:class:`Number`), a YES/NO switch (:class:`Switch`), one of a few words
 subclassing :class:`Kind`. :meth:`Parameter.parse` turns text into a checked value, each error
 a :class:`~mqlog.core.errors.ParameterError` naming the parameter, the value (long text cut to
 a readable prefix) and what is allowed; :func:`field` makes an attrs field that refuses a bad
-value at construction; :class:`ParameterSet` looks parameters up by name in any case and
+value at construction; :class:`ParameterSet` looks parameters up by name in any case (an unknown
+name is an :class:`~mqlog.core.errors.UnknownParameterError` with the closest names) and
 applies ``--set`` items; :class:`ParameterRow` is one line of ``mqlog config`` and
 :func:`human_bytes` the sizes it prints.
 """
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
 import attrs
 
-from mqlog.core.errors import ParameterError
+from mqlog.core.errors import ParameterError, UnknownParameterError
 
 __all__ = [
     "MAX_DIGITS",
@@ -351,18 +353,30 @@ class ParameterSet:
             bare = bare[len(prefix):]
         parameter = self.get(bare.strip())
         if parameter is None:
-            raise ParameterError(f"{prefix}{bare}", quoted(value), f"{self.owner}: {self.known}")
+            raise self.unknown(f"{prefix}{bare}", bare.strip(), value)
         return parameter
+
+    def unknown(self, shown: str, name: str, value: object) -> UnknownParameterError:
+        """The error for ``name`` (shown as ``shown``) naming no parameter here: a wrong
+        name, not a bad value, with the closest names (aliases too, as spelt) and all."""
+        spelt = {n.lower(): n for p in self.parameters for n in p.names}
+        close = difflib.get_close_matches(name.lower(), list(spelt), n=3)
+        return UnknownParameterError(shown, quoted(value), f"{self.owner}: {self.known}", owner=self.owner,
+                                     known=tuple(p.name for p in self.parameters),
+                                     close=tuple(spelt[c] for c in close))
 
     def choose(self, values: Mapping[str, Any], prefix: str = "log.") -> dict[str, Any]:
         """``--set`` items (``prefix``NAME → text or value) as checked values by attribute;
         every error names ``prefix``NAME, a parameter given twice (in two spellings) too."""
         chosen: dict[str, Any] = {}
+        given: dict[str, str] = {}
         for key, text in values.items():
             parameter = self.lookup(key, text, prefix)
             name = f"{prefix}{parameter.name}"
             if parameter.attribute in chosen:
-                raise ParameterError(name, quoted(text), "to be set once")
+                raise ParameterError(name, quoted(text), f"to be set once: {given[parameter.attribute]} and "
+                                     f"{prefix}{key.strip().removeprefix(prefix)} name the same parameter")
+            given[parameter.attribute] = f"{prefix}{key.strip().removeprefix(prefix)}"
             chosen[parameter.attribute] = parameter.parse(text, name)
         return chosen
 

@@ -69,6 +69,18 @@ class PlatformChoice:
     configurer: Callable[[dict], dict] | None = None
     #: rows (name, value, default, allowed, meaning) and derived sizes for `mqlog config`
     describer: Callable[[dict], tuple[list, dict]] | None = None
+    #: where the platform's real parameter names come from ("qm.ini Log: keys"), and a function
+    #: giving the names of those of its parameters that are the model's own (no such real name):
+    #: an MQ professional must see which settings have no counterpart on a real queue manager
+    real_names: str = ""
+    model_only: Callable[[], tuple[str, ...]] | None = None
+
+    def model_only_names(self) -> tuple[str, ...]:
+        """The parameters that are the model's own, not the platform's real names (all of them
+        for a platform without real names)."""
+        if self.model_only is not None:
+            return self.model_only()
+        return tuple(p.name for p in self.params) if not self.real_names else ()
 
     def configure(self, overrides: dict[str, str]) -> dict:
         """The effective log parameters: defaults with ``overrides`` (text) applied and checked."""
@@ -77,9 +89,7 @@ class PlatformChoice:
         known = ParameterSet(self.params, f"a log parameter of platform {self.name}")
         values = {p.name: p.default for p in self.params}
         for key, text in overrides.items():
-            param = known.get(key)
-            if param is None:
-                raise ParameterError(f"log.{key}", text, f"{known.owner}: {known.known}")
+            param = known.lookup(key, text)
             values[param.name] = param.parse(text, f"log.{param.name}")
         if self.check is not None:
             self.check(values)
@@ -142,6 +152,18 @@ def _zos_describe(values: dict) -> tuple[list, dict]:
     return describe(values)
 
 
+def _zos_model_only() -> tuple[str, ...]:
+    from mqlog.zos.config import MODEL, PARAMETERS
+
+    return tuple(p.name for p in PARAMETERS if p.where == MODEL)
+
+
+def _distributed_model_only() -> tuple[str, ...]:
+    from mqlog.distributed.config import MODEL_SETTING, PARAMETERS
+
+    return tuple(p.name for p in PARAMETERS if p.where == MODEL_SETTING)
+
+
 def _zos(storage: Storage, values: dict) -> Platform:
     from mqlog.zos.config import ZosLogConfig
     from mqlog.zos.platform import zos_platform_from_config
@@ -170,14 +192,19 @@ PLATFORMS: dict[str, PlatformChoice] = {
         check=_reference_check),
     "distributed": PlatformChoice("distributed", "Linux/UNIX/Windows queue manager log (qm.ini Log: names)",
                                   _distributed, configurer=_distributed_configure,
-                                  describer=_distributed_describe),
+                                  describer=_distributed_describe, real_names="qm.ini Log: key",
+                                  model_only=_distributed_model_only),
     "zos": PlatformChoice("zos", "z/OS queue manager log (CSQ6LOGP / CSQ6SYSP / CSQ6ARVP names)",
-                          _zos, configurer=_zos_configure, describer=_zos_describe),
+                          _zos, configurer=_zos_configure, describer=_zos_describe,
+                          real_names="CSQ6LOGP, CSQ6SYSP or CSQ6ARVP keyword", model_only=_zos_model_only),
 }
 
 
 def choose(name: str) -> PlatformChoice:
-    choice = PLATFORMS.get(name)
+    """The platform ``name`` names, in any case (as MQ reads its own names: ``ZOS``,
+    ``Distributed``); its :attr:`PlatformChoice.name` is the canonical spelling that runs,
+    run directories and reports use."""
+    choice = PLATFORMS.get(name.strip().lower()) if isinstance(name, str) else None
     if choice is None:
-        raise ParameterError("--platform", name, ", ".join(PLATFORMS))
+        raise ParameterError("--platform", name, ", ".join(PLATFORMS) + " (any case)")
     return choice

@@ -96,6 +96,8 @@ def load_matrix(path: str | Path | None) -> list[dict]:
                              "restart_mode)")
         qmgr = cell_qmgr(cell, where)
         mode = cell.get("restart_mode")
+        if isinstance(mode, str):  # any case, as the command line's --restart-mode
+            mode = {m.lower(): m for m in RESTART_MODES}.get(mode.strip().lower(), mode)
         if mode is not None and mode not in RESTART_MODES:
             raise MqlogError(f"{where}: field 'restart_mode' must be one of "
                              f"{', '.join(repr(m) for m in RESTART_MODES)}, not {mode!r}")
@@ -133,10 +135,11 @@ def check_matrix(cells: list[dict]) -> list[dict]:
     checked = []
     for cell in cells:
         try:
-            values = choose(cell["platform"]).configure({k: str(v) for k, v in cell["log"].items()})
+            choice = choose(cell["platform"])
+            values = choice.configure({k: str(v) for k, v in cell["log"].items()})
         except MqlogError as exc:
             raise MqlogError(f"configuration {cell['name']!r}: {exc}") from None
-        checked.append(dict(cell, values=values))
+        checked.append(dict(cell, platform=choice.name, values=values))  # the platform in any case
     return checked
 
 

@@ -99,7 +99,8 @@ def test_at_the_default_maxumsgs_the_10001st_put_is_refused_and_counted():
 @pytest.mark.parametrize("platform", ["distributed", "zos"])
 def test_maxumsgs_raised_lets_one_unit_hold_more_than_10000_messages(tmp_path, platform):
     out = tmp_path / "run"
-    m = invoke("run", "--platform", platform, *FILL_ONE_UNIT, "--set", "workload.messages=15000",
+    fill = [x.replace("workload.messages=10001", "workload.messages=15000") for x in FILL_ONE_UNIT]  # a key once
+    m = invoke("run", "--platform", platform, *fill,
                "--set", "qmgr.maxumsgs=20000", "--crash-at", "end", "--out", out)
     assert m["config"]["qmgr"] == {"MAXUMSGS": 20_000, "MAXDEPTH": 5000}
     assert m["messages_put"] == 1 + 15_000 and m["failed_calls"] == {}

@@ -151,7 +151,11 @@ class Param:
                                  reason=f"expected {self.expected}, got {short_repr(value)}")
         if kind is str:
             if self.choices and value not in self.choices:
-                raise SpecValueError(field, value, self.allowed, source=source)
+                # any case, as MQ reads its own values; the choice's own spelling is kept
+                canonical = {c.lower(): c for c in self.choices}.get(value.strip().lower())
+                if canonical is None:
+                    raise SpecValueError(field, value, self.allowed, source=source)
+                return canonical
             return value
         if kind is float and not math.isfinite(value):
             raise SpecValueError(field, value, self.allowed, source=source)

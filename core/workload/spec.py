@@ -49,7 +49,7 @@ try:  # Python 3.11+
 except ModuleNotFoundError:  # pragma: no cover - Python 3.10
     import tomli as tomllib  # type: ignore[no-redef]
 
-from mqlog.core.errors import ParameterError, SpecError
+from mqlog.core.errors import ParameterError, SpecError, UnknownParameterError
 from mqlog.core.qm.config import qmgr_settings
 from mqlog.core.workload.param import MAX_MESSAGE_SIZE, Param, SpecValueError, format_value, parse_value, short_repr
 from mqlog.core.workload.payload import PAYLOAD_KINDS
@@ -99,14 +99,15 @@ class WorkloadDef:
 
     def param(self, name: str, *, section: str = "workload",
               source: str | None = None) -> Param:
-        """The parameter called ``name``; a :class:`SpecError` listing the known ones if none."""
+        """The parameter called ``name`` (in any case, as MQ reads parameter names); a
+        :class:`SpecError` listing the known ones if none."""
         for p in self.params:
-            if p.name == name:
+            if p.name.lower() == name.strip().lower():
                 return p
         known = [p.name for p in self.params]
-        hint = difflib.get_close_matches(name, known, n=1)
+        hint = difflib.get_close_matches(name.strip().lower(), known, n=3)
         reason = (f"unknown parameter of workload {self.name!r}"
-                  + (f" (did you mean {hint[0]!r}?)" if hint else "")
+                  + (f" (did you mean {' or '.join(map(repr, hint))}?)" if hint else "")
                   + f"; known: {', '.join(known)}")
         raise SpecError(reason, source=source, field=f"{section}.{_toml_key(name)}")
 
@@ -152,11 +153,13 @@ class WorkloadSpec:
 
 
 def build_spec(definition: WorkloadDef, overrides: Mapping[str, object], *, origin: str,
-               section: str = "workload", seed: int | None = None) -> WorkloadSpec:
+               section: str = "workload", seed: int | None = None, text: bool = True) -> WorkloadSpec:
     """``definition``'s defaults with ``overrides`` applied and checked.
 
-    An override may be a typed value (from TOML or code) or, for a non-text parameter, text to
-    parse as :func:`parse_value` does (from ``--set``). Errors name ``origin`` (a file name or
+    An override may be a typed value (from TOML or code) or, for a non-text parameter and with
+    ``text`` (the default), text to parse as :func:`parse_value` does (from ``--set``). Without
+    ``text`` (a spec file, whose values are typed) a string where a number or a boolean belongs is
+    refused naming the field and the type expected, never read as a number. Errors name ``origin`` (a file name or
     ``--set``; empty for none) and the field ``<section>.<name>``. An unknown parameter is a
     :class:`SpecError` listing the known ones; a bad value a :class:`SpecValueError`.
     """
@@ -164,11 +167,11 @@ def build_spec(definition: WorkloadDef, overrides: Mapping[str, object], *, orig
     values = definition.defaults()
     for name, value in overrides.items():
         param = definition.param(name, section=section, source=source)
-        field = f"{section}.{name}"
-        if isinstance(value, str) and param.kind is not str:
-            values[name] = parse_value(param, value, field=field, source=source)
+        field = f"{section}.{param.name}"
+        if isinstance(value, str) and param.kind is not str and text:
+            values[param.name] = parse_value(param, value, field=field, source=source)
         else:
-            values[name] = param.check(value, field=field, source=source)
+            values[param.name] = param.check(value, field=field, source=source)
     return WorkloadSpec(definition.name, values, seed, origin)
 
 
@@ -178,7 +181,7 @@ def apply_overrides(spec: WorkloadSpec, definition: WorkloadDef,
     if definition.name != spec.workload:
         raise SpecError(f"spec is for workload {spec.workload!r}, not {definition.name!r}")
     merged = build_spec(definition, overrides, origin=origin)
-    changed = {name: merged.params[name] for name in overrides}
+    changed = {definition.param(name).name: merged.params[definition.param(name).name] for name in overrides}
     return WorkloadSpec(spec.workload, {**spec.params, **changed}, spec.seed, spec.origin)
 
 
@@ -255,9 +258,11 @@ def load_spec_document(path: str | os.PathLike[str], definitions: Mapping[str, W
             raise SpecError(f"expected a table [{key}], got {got}",
                             source=source, field=_toml_key(key))
         tables[key] = table
-    spec = build_spec(definition, tables["params"], origin=source, section="params", seed=seed)
+    spec = build_spec(definition, tables["params"], origin=source, section="params", seed=seed, text=False)
     try:
         qmgr = qmgr_settings(tables["qmgr"], defaults=False)
+    except UnknownParameterError as exc:  # a wrong name, not a bad value
+        raise SpecError(str(exc), source=source) from None
     except ParameterError as exc:
         raise SpecValueError(exc.name, exc.value, exc.allowed, source=source) from None
     return spec, dict(tables["log"]), qmgr
@@ -317,10 +322,14 @@ def parse_set(items: Iterable[str]) -> dict[str, dict[str, str]]:
     ``{"workload": {}, "log": {}, "qmgr": {}}``.
 
     Every section is always present. Values stay text, for :func:`build_spec` (workload), the
-    platform (log) or :func:`~mqlog.core.qm.config.qmgr_settings` (qmgr) to check; a later item for the same key wins. A malformed item (no ``=``, no
-    section, an unknown section, an empty key) raises a :class:`SpecError` quoting it.
+    platform (log) or :func:`~mqlog.core.qm.config.qmgr_settings` (qmgr) to check. A malformed item (no ``=``, no
+    section, an unknown section, an empty key) raises a :class:`SpecError` quoting it, and so
+    does a key given twice (in any case: names are read in any case, so ``pairs`` and
+    ``PAIRS`` are one parameter): which of two values was meant is the user's to say, not
+    for the last one to win quietly.
     """
     out: dict[str, dict[str, str]] = {section: {} for section in SET_SECTIONS}
+    seen: dict[tuple[str, str], str] = {}
     usage = f"expected SECTION.KEY=VALUE with SECTION one of {', '.join(SET_SECTIONS)}"
     for item in items:
         target, eq, value = item.partition("=")
@@ -332,6 +341,11 @@ def parse_set(items: Iterable[str]) -> dict[str, dict[str, str]]:
             raise SpecError(f"--set {item!r}: unknown section {section!r}; {usage}")
         if not key or any(c.isspace() for c in key):
             raise SpecError(f"--set {item!r}: {'empty' if not key else 'malformed'} key; {usage}")
+        earlier = seen.get((section, key.lower()))
+        seen[(section, key.lower())] = item
+        if earlier is not None:
+            raise SpecError(f"--set {section}.{key} is given twice ({earlier!r} and {item!r}); "
+                            "give each parameter once")
         out[section][key] = value
     return out
 

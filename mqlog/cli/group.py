@@ -106,11 +106,17 @@ class Progress:
 
     DELAY_S = 2.0
 
-    def __init__(self, label: str):
+    def __init__(self, label: str, *, long: bool = False, total: float | None = None):
         from tqdm import tqdm
 
-        self.bar = tqdm(desc=label, unit=" virtual s", bar_format="{desc}: {n:.2f}{unit} [{elapsed}]{postfix}",
-                        delay=self.DELAY_S, file=sys.stderr, disable=None, leave=True)
+        # a run estimated to be long shows its bar even when stderr is not a terminal (a log
+        # file, a CI job): silence for hours looks like a hang; stdout (--json) is never touched.
+        # With the virtual seconds it will run (``total``) the bar says how far it is and how
+        # long is left.
+        shape = ("{desc}: {n:.2f}{unit} [{elapsed}]{postfix}" if total is None else
+                 "{desc}: {n:.2f}/{total:g}{unit} {percentage:.0f}% [{elapsed}<{remaining}]{postfix}")
+        self.bar = tqdm(desc=label, unit=" virtual s", bar_format=shape, total=total,
+                        delay=self.DELAY_S, file=sys.stderr, disable=False if long else None, leave=True)
 
     def update(self, virtual_s: float, records: int) -> None:
         # update() (not refresh()) so that tqdm's own delay decides when the bar first shows,
@@ -134,7 +140,7 @@ def restart_bar():
 def restart_mode_option(scope: str, default: str | None = "9.1.1"):
     """``--restart-mode``: a user chooses MQ 9.1.1's restart or the one before it."""
     return click.option(
-        "--restart-mode", type=click.Choice(["9.1.1", "legacy"]), default=default, show_default=default is not None,
+        "--restart-mode", type=click.Choice(["9.1.1", "legacy"], case_sensitive=False), default=default, show_default=default is not None,
         help="How the queue manager restarts: as MQ 9.1.1 and later (queues loaded in parallel, replay "
              "reading 16 pages a time) or as before it (queues loaded one by one, a page and a file-system "
              f"call per replay read).{scope}")

@@ -54,6 +54,7 @@ def run_cmd(platform_name, workload, sets, device, host, seed, out, crash_after_
     parsed = parse_set(list(sets))
     spec, log_overrides, spec_seed, qmgr = resolve_spec(workload, parsed)
     choice = choose(platform_name)
+    platform_name = choice.name  # the canonical spelling goes into the run directory and metrics
     log_config = choice.configure(log_overrides)
     get_profile(device)  # a bad profile is reported before anything runs
     get_host(host)
@@ -73,7 +74,9 @@ def run_cmd(platform_name, workload, sets, device, host, seed, out, crash_after_
         cfg = RunConfig(platform_name, choice.maker(log_config), log_config, spec, seed, device,
                         crash_after_writes, None if crash_at == END else crash_at, crash_at_end=crash_at == END,
                         qm_config=with_qmgr(QmConfig(), qmgr), host=host)
-        progress = Progress(f"{spec.workload} on {platform_name}")
+        long = _warn_if_long(spec, None if crash_at in (None, END) else crash_at)
+        progress = Progress(f"{spec.workload} on {platform_name}", long=long,
+                            total=spec.params.get("duration") if long else None)
         try:
             result = run_workload(cfg, storage, progress=progress.update)
         finally:
@@ -117,6 +120,66 @@ def _refused(m: dict) -> str:
     """The refused MQI calls as MQ names them, most first: "MQRC_Q_FULL (2053) 3, ..."."""
     calls = sorted(m.get("failed_calls", {}).items(), key=lambda kv: (-kv[1]["calls"], kv[0]))
     return ", ".join(f"{name} ({v['reason']}) {v['calls']}" for name, v in calls)
+
+
+#: Wall time the model spends on one MQI call, an assumption for the estimate below: measured
+#: on the 2-core development machine, requester-responder (10 requesters) and long-uow (4
+#: workers) at their defaults cost about 80 µs of wall time a call (MQPUT, MQGET, MQCMIT and
+#: MQBACK counted from the metrics); perf's suite 4 (putget-pairs, about 50,000 log records a
+#: wall second, perf/results/README.md) is faster, so the estimate errs long.
+WALL_US_PER_CALL = 80.0
+#: Virtual µs of one requester's round trip (7 calls) and of one background worker's put, commit,
+#: get, commit, as fast as possible at the defaults on ssd (measured as above: 474 and 359 µs)
+ROUND_TRIP_US = 470.0
+ITERATION_US = 360.0
+#: Runs estimated longer than this (wall seconds) are announced before they start
+LONG_RUN_S = 60.0
+
+
+def _expected_calls(spec) -> tuple[float, str]:
+    """The MQI calls a built-in workload is expected to make, and the parameter that scales
+    them (what to lower to shorten the run)."""
+    p = spec.params
+    per_message = 4 if p.get("syncpoint", True) else 2  # put and get, each committed or not
+    if spec.workload == "requester-responder":
+        fast = p["requesters"] * p["duration"] * 1e6 / (ROUND_TRIP_US + p.get("think_us", 0.0))
+        trips = min(fast, p["rate"] * p["duration"]) if p["rate"] > 0 else fast
+        return trips * 7, "duration"
+    if spec.workload == "long-uow":
+        return p["background"] * p["duration"] * 1e6 / (ITERATION_US + p.get("think_us", 0.0)) * 4, "duration"
+    if spec.workload == "putget-pairs":
+        return p["pairs"] * p["messages_per_pair"] * per_message, "messages_per_pair"
+    if spec.workload == "putget":
+        return p["apps"] * p["messages"] * per_message, "messages"
+    if spec.workload == "log-fill":
+        return p["queues"] + p["messages"] + p["transactions"], "messages"
+    if spec.workload == "deep-queue":
+        return p["queues"] * p["depth"] + p["then_messages"] * 4, "depth"
+    return 0.0, ""
+
+
+def _warn_if_long(spec, crash_at_s: float | None) -> bool:
+    """Say on stderr, before a run starts, that it is estimated to be long (one line: the
+    estimate, what it rests on and how to shorten it); True if it is."""
+    from mqlog.core.workload.spec import format_value
+
+    calls, scale = _expected_calls(spec)
+    if crash_at_s is not None and "duration" in spec.params and spec.params["duration"] > 0:
+        calls *= min(1.0, crash_at_s / spec.params["duration"])  # the plug is pulled before the end
+    wall_s = calls * WALL_US_PER_CALL / 1e6
+    if wall_s <= LONG_RUN_S:
+        return False
+    click.echo(f"mqlog: this run may take about {_duration_text(wall_s)} of wall time (about {calls:,.0f} MQI "
+               f"calls at {WALL_US_PER_CALL:.0f} µs each); to shorten it, lower workload.{scale} "
+               f"(now {format_value(spec.params[scale])}) with --set workload.{scale}=N", err=True)
+    return True
+
+
+def _duration_text(seconds: float) -> str:
+    for unit, size in (("days", 86_400), ("hours", 3_600), ("minutes", 60)):
+        if seconds >= 2 * size:
+            return f"{seconds / size:.0f} {unit}"
+    return f"{seconds:.0f} seconds"
 
 
 def _out_storage(out: Path, started):
@@ -278,25 +341,31 @@ def config_cmd(platform_name, sets, as_json):
     if parsed.get("workload") or parsed.get("qmgr"):
         raise click.UsageError("config takes log.PARAM=VALUE settings only")
     choice = choose(platform_name)
+    platform_name = choice.name
     values = choice.configure(parsed.get("log", {}))
     if choice.describer is not None:
         rows, derived = choice.describer(values)
         if as_json:
             click.echo(json.dumps({"platform": platform_name, "log": values,
-                                   "derived": {k: v["bytes"] for k, v in derived.items()}}, sort_keys=True))
+                                   "derived": {k: v["bytes"] for k, v in derived.items()},
+                                   "model_only": list(choice.model_only_names())}, sort_keys=True))
             return
         click.echo(f"platform {platform_name}: {choice.description}")
         for r in rows:
             mark = "" if r.value == r.default else "   (set)"
             click.echo(f"  {r.name:<22} {str(r.value):>14}   {r.allowed:<28} {r.meaning}{mark}")
+        if choice.model_only_names():
+            click.echo(f"model only (no {choice.real_names}): {', '.join(choice.model_only_names())}")
         click.echo("derived:")
         for item in derived.values():
             click.echo(f"  {item['text']}")
         return
     if as_json:
-        click.echo(json.dumps({"platform": platform_name, "log": values}, sort_keys=True))
+        click.echo(json.dumps({"platform": platform_name, "log": values,
+                               "model_only": list(choice.model_only_names())}, sort_keys=True))
         return
     click.echo(f"platform {platform_name}: {choice.description}")
     for p in choice.params:
         mark = "" if values[p.name] == p.default else "   (set)"
         click.echo(f"  {p.name:<24} {values[p.name]:>12}   {p.low}..{p.high}  {p.doc}{mark}")
+    click.echo(f"model only (no real queue manager has them): {', '.join(choice.model_only_names())}")

@@ -26,7 +26,8 @@ from mqlog.rundir import LOCK_FILE, QM_DIR, RUN_FILE, read_locked
               help="Device profile: ssd, san, nfs1, nfs2, nfs3, ram, or FILE.toml[:NAME].")
 @click.option("--think-us", default=100.0, show_default=True,
               help="Mean virtual time each application spends between commits (exponential).")
-@click.option("--seed", default=0, show_default=True, help="Seed for payloads and think times.")
+@click.option("--seed", type=click.IntRange(0, 2**64 - 1), default=0, show_default=True,
+              help="Seed for payloads and think times, 0 to 2^64-1.")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path),
               help="Write each run's real log file under this directory.")
 @click.option("--json", "as_json", is_flag=True, help="Print results as JSON lines.")

@@ -67,6 +67,7 @@ def torture_cmd(platform_name, matrix, workload, sets, faults, budget, device, h
                   {**qmgr, **c.get("qmgr", {})})
                  for c in check_matrix(load_matrix(matrix))]
     else:
+        platform_name = choose(platform_name).name  # any case; the canonical spelling in reports
         cells = [(platform_name, platform_name, log_overrides, choose(platform_name).configure(log_overrides),
                   restart_mode, qmgr)]
     get_profile(device)

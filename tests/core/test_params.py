@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import attrs
 import pytest
-from mqlog.core.errors import ParameterError
+from mqlog.core.errors import ParameterError, UnknownParameterError
 from mqlog.core.params import (
     Choice,
     Number,
@@ -111,7 +111,11 @@ def test_lookup_takes_names_and_aliases_in_any_case_with_or_without_the_prefix()
     with pytest.raises(ParameterError) as caught:
         SET.lookup("log.Nonsense", "3")
     assert caught.value.name == "log.Nonsense"
-    assert str(caught.value).endswith(f"a parameter of the test: {SET.known}")
+    assert isinstance(caught.value, UnknownParameterError)  # a wrong name, not a bad value
+    assert str(caught.value).endswith(f"not a parameter of the test; known: {SET.known}")
+    assert caught.value.allowed == f"a parameter of the test: {SET.known}"
+    with pytest.raises(UnknownParameterError, match=r"did you mean LogType or LogPath\?"):
+        SET.lookup("log.LogTyp", "3")
 
 
 def test_choose_parses_set_items_and_refuses_a_parameter_given_twice():

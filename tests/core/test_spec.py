@@ -153,10 +153,12 @@ def test_bad_boolean_and_payload_name_what_is_allowed():
     with pytest.raises(SpecValueError, match=r"^workload\.persistent: expected true or false, "
                                              r"got 'maybe'$"):
         parse_value(param("putget-pairs", "persistent"), "maybe")
-    with pytest.raises(ParameterError, match=r"^workload\.payload='Text' is not valid: allowed "
+    with pytest.raises(ParameterError, match=r"^workload\.payload='Texts' is not valid: allowed "
                                              r"one of random, text, padded-records, mixed$"):
-        parse_value(param("putget-pairs", "payload"), "Text")
+        parse_value(param("putget-pairs", "payload"), "Texts")
     assert parse_value(param("putget-pairs", "payload"), "padded-records") == "padded-records"
+    # any case, as MQ reads its values (issue 22); the choice's own spelling is kept
+    assert parse_value(param("putget-pairs", "payload"), "Text") == "text"
 
 
 def test_floats_accept_integers_and_exponents():
@@ -337,10 +339,17 @@ def test_any_bytes_as_a_spec_file_raise_only_spec_errors(tmp_path, raw):
 
 def test_set_items_go_to_their_sections_as_text():
     got = parse_set(["workload.pairs=10", "log.COMPLOG=RLE", "workload.payload=text",
-                     "log.LogFilePages=4096", "workload.pairs=12", "log.Path=a=b"])
-    assert got == {"workload": {"pairs": "12", "payload": "text"},
+                     "log.LogFilePages=4096", "log.Path=a=b"])
+    assert got == {"workload": {"pairs": "10", "payload": "text"},
                    "log": {"COMPLOG": "RLE", "LogFilePages": "4096", "Path": "a=b"}, "qmgr": {}}
     assert parse_set([]) == {"workload": {}, "log": {}, "qmgr": {}}
+
+
+def test_a_set_key_given_twice_in_any_case_is_refused_not_the_last_one_winning():
+    # issue 22: which of two values was meant is the user's to say
+    with pytest.raises(SpecError, match=r"^--set workload\.PAIRS is given twice \('workload\.pairs=10' and "
+                                        r"'workload\.PAIRS=12'\)"):
+        parse_set(["workload.pairs=10", "log.pairs=1", "workload.PAIRS=12"])
 
 
 @pytest.mark.parametrize("item", ["pairs=10", "workload.pairs", "queue.depth=3", "workload.=3",
