@@ -7,14 +7,13 @@ runs, skipping cells already done), ``report`` (the HTML page of either, again) 
 from __future__ import annotations
 
 import contextlib
-import json
 import shutil
 from pathlib import Path
 
 import click
 
-from mqlog.cli.group import (CrashTime, cli, device_for_restart, host_for_restart, host_option, resolve_spec,
-                             restart_mode_option)
+from mqlog.cli.group import (CrashTime, cli, device_for_restart, emit_json, host_for_restart, host_option,
+                             json_option, jsonl_option, resolve_spec, restart_mode_option)
 from mqlog.core.errors import MqlogError
 from mqlog.rundir import RUN_FILE
 from mqlog.rundir import read_json as _read_json
@@ -43,8 +42,10 @@ from mqlog.rundir import locked, read_locked, write_json
               help="Also leave each configuration's files in OUT/runs/NAME (as 'mqlog run --out' does: "
                    "real logs, up to some hundreds of MB each) and report what each log holds, read back "
                    "with the mqlog data source.")
-@click.option("--json", "as_json", is_flag=True, help="Print the result rows as JSON lines.")
-def compare_cmd(workload, sets, matrix, device, host, seed, out, master, crash_at, restart_mode, keep_logs, as_json):
+@json_option("the result rows (and with --logs what each log holds)")
+@jsonl_option("each result row")
+def compare_cmd(workload, sets, matrix, device, host, seed, out, master, crash_at, restart_mode, keep_logs, as_json,
+                as_jsonl):
     """Run one workload against a matrix of platform configurations, one Spark task each,
     and compare them side by side (results.parquet, report.html)."""
     from mqlog.core.host.profiles import get_host
@@ -102,9 +103,13 @@ def compare_cmd(workload, sets, matrix, device, host, seed, out, master, crash_a
         subtitle = ", ".join(f"{k}={v}" for k, v in sorted(dict(spec.params).items()))
         (out / "report.html").write_text(render(rows, title=title, subtitle=subtitle, contents=contents),
                                          encoding="utf-8")
-    if as_json:
+    if as_jsonl:
         for row in rows:
-            click.echo(json.dumps(row, sort_keys=True))
+            emit_json(row)  # one document a line
+        return
+    if as_json:
+        emit_json({"rows": rows, "contents": contents, "results_parquet": out / "results.parquet",
+                   "report_html": out / "report.html", "runs": runs_dir if keep_logs else None})
         return
     click.echo(format_table(rows))
     if contents is not None:
@@ -125,7 +130,8 @@ def compare_cmd(workload, sets, matrix, device, host, seed, out, master, crash_a
 @click.option("--host", default=None,
               help="Host profile name or FILE.toml[:NAME] for a sweep that names no hosts "
                    "[default: v93-xeon; see 'mqlog hosts'].")
-def sweep_cmd(sweep, out, master, list_only, host):
+@json_option("the cells (with --list) or what ran")
+def sweep_cmd(sweep, out, master, list_only, host, as_json):
     """Run SWEEP (a built-in name, or a TOML file) as Spark tasks; cells already in OUT are
     skipped. Built-ins: log-size-vs-rollbacks, complog-vs-payload, logload-vs-shunting,
     dual-vs-single, write-integrity-vs-concurrency."""
@@ -136,6 +142,10 @@ def sweep_cmd(sweep, out, master, list_only, host):
     name, doc = load_sweep(sweep)
     tasks = cells(doc, origin=sweep, host=host_for_restart(host) if host is not None else None)
     if list_only:
+        if as_json:
+            emit_json({"sweep": name, "cells": [{k: t[k] for k in ("key", "name", "seed", "device", "host", "sweep")}
+                                                for t in tasks]})
+            return
         for t in tasks:
             click.echo(f"{t['key']}  {t['name']:<20} seed {t['seed']} {t['device']:<6} {t['host']:<8} "
                        + " ".join(f"{k}={v}" for k, v in sorted(t["sweep"].items())))
@@ -153,6 +163,10 @@ def sweep_cmd(sweep, out, master, list_only, host):
         rows = read_results(spark, out)
         (out / "report.html").write_text(render_sweep(rows, title=f"mqlog sweep: {name}", plot=doc.get("plot")),
                                          encoding="utf-8")
+    if as_json:
+        emit_json({"sweep": name, "cells_run": ran, "cells_skipped": skipped, "rows": len(rows),
+                   "results": out / "results", "report_html": out / "report.html"})
+        return
     click.echo(f"{ran} cells run, {skipped} already done; {len(rows)} rows in {out / 'results'}; "
                f"report {out / 'report.html'}")
 
@@ -161,7 +175,8 @@ def sweep_cmd(sweep, out, master, list_only, host):
 @click.argument("directory", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="The HTML file to write [default: DIRECTORY/report.html].")
-def report_cmd(directory: Path, output):
+@json_option("what was written")
+def report_cmd(directory: Path, output, as_json):
     """Write the HTML report of a 'mqlog compare' or 'mqlog sweep' output directory again."""
     from mqlog.spark.contents import CONTENTS_FILE, check_contents
     from mqlog.spark.report import check_result_rows, render, render_sweep
@@ -199,6 +214,9 @@ def report_cmd(directory: Path, output):
             output.write_text(page, encoding="utf-8")
         except OSError as exc:
             raise MqlogError(f"-o {output}: cannot write the report: {exc.strerror or exc}") from None
+    if as_json:
+        emit_json({"wrote": output, "rows": len(rows)})
+        return
     click.echo(f"wrote {output}")
 
 
@@ -268,7 +286,7 @@ def calibrate_cmd(only, cases_file, master, device, host, out, write_docs, scale
                      image="img/calibration.png")
         click.echo(f"wrote {docs / 'calibration.md'} and {docs / 'img' / 'calibration.png'}", err=True)
     if as_json:
-        click.echo(json.dumps(report.as_json(cases, results), indent=2, sort_keys=True))
+        emit_json(report.as_json(cases, results))
     else:
         click.echo(report.table(cases, results))
     misses = report.missed(results)

@@ -6,13 +6,12 @@
 from __future__ import annotations
 
 import contextlib
-import json
 from pathlib import Path
 
 import click
 
-from mqlog.cli.group import (END, CrashTime, Progress, cli, device_for_restart, host_for_restart, host_option,
-                             resolve_spec, restart_bar, restart_mode_option)
+from mqlog.cli.group import (END, CrashTime, Progress, cli, device_for_restart, emit_json, host_for_restart,
+                             host_option, json_option, resolve_spec, restart_bar, restart_mode_option)
 from mqlog.rundir import JOURNAL_FILE, METRICS_FILE, QM_DIR, RUN_FILE
 from mqlog.rundir import load_run as _load_run
 from mqlog.rundir import read_json as _read_json
@@ -78,7 +77,7 @@ def run_cmd(platform_name, workload, sets, device, host, seed, out, crash_after_
                      workload=spec.workload, params=dict(spec.params), seed=seed, result=result, qmgr=qmgr)
     metrics = result.metrics
     if as_json:
-        click.echo(json.dumps(metrics, sort_keys=True))
+        emit_json(metrics)
         return
     _print_metrics(metrics, out)
 
@@ -176,7 +175,7 @@ def restart_cmd(directory: Path, verify: bool, restart_mode: str, as_json: bool)
     if verdict is not None:
         result.update(verdict.as_dict())
     if as_json:
-        click.echo(json.dumps(result, sort_keys=True))
+        emit_json(result)
     else:
         for line in report.messages:
             click.echo(line)
@@ -202,10 +201,20 @@ def restart_cmd(directory: Path, verify: bool, restart_mode: str, as_json: bool)
 
 
 @cli.command("workloads")
-def workloads_cmd():
+@json_option("the workloads and their parameters")
+def workloads_cmd(as_json):
     """List the built-in workloads with their parameters and defaults."""
-    from mqlog.core.workload.spec import BUILTINS, describe
+    from mqlog.core.workload.spec import BUILTINS, describe, format_value
 
+    if as_json:
+        # a default JSON cannot hold as it is (a choice, a size with its unit) goes as --set takes it
+        emit_json({"workloads": [
+            {"name": d.name, "description": d.doc,
+             "params": [{"name": p.name, "kind": p.kind.__name__, "allowed": str(p.allowed), "meaning": p.doc,
+                         "default": p.default if isinstance(p.default, (bool, int, float, str)) else
+                         format_value(p.default)} for p in d.params]}
+            for d in BUILTINS.values()]})
+        return
     click.echo(describe(BUILTINS))
 
 
@@ -226,8 +235,8 @@ def config_cmd(platform_name, sets, as_json):
     if choice.describer is not None:
         rows, derived = choice.describer(values)
         if as_json:
-            click.echo(json.dumps({"platform": platform_name, "log": values,
-                                   "derived": {k: v["bytes"] for k, v in derived.items()}}, sort_keys=True))
+            emit_json({"platform": platform_name, "log": values,
+                       "derived": {k: v["bytes"] for k, v in derived.items()}})
             return
         click.echo(f"platform {platform_name}: {choice.description}")
         for r in rows:
@@ -238,7 +247,7 @@ def config_cmd(platform_name, sets, as_json):
             click.echo(f"  {item['text']}")
         return
     if as_json:
-        click.echo(json.dumps({"platform": platform_name, "log": values}, sort_keys=True))
+        emit_json({"platform": platform_name, "log": values})
         return
     click.echo(f"platform {platform_name}: {choice.description}")
     for p in choice.params:
