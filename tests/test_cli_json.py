@@ -179,3 +179,18 @@ def test_jsonl_streams_a_document_a_row_only_when_asked():
     assert [json.loads(line)["committers"] for line in rows] == [1, 2]
     whole = json.loads(ok(mqlog("groupcommit", "--committers", "1,2", "--commits", "3", "--json")).stdout)
     assert [r["committers"] for r in whole["results"]] == [1, 2]
+
+
+def test_text_output_shows_names_and_values_not_python_reprs(place, tmp_path):
+    """The media commands' summary line: name=value pairs and plain lists, as MQ prints them,
+    not ``imaged {'PAIR.00000': 35}`` or ``archived ['S0000000.LOG']``."""
+    run = copy(place, tmp_path, "dist")
+    lines = [ok(mqlog(*args)).stdout.splitlines()[-1] for args in (
+        ("rcdmqimg", run, "PAIR.00000", "PAIR.00001"), ("rcrmqobj", run, "PAIR.00001"),
+        ("set-log-archived", run, "S0000000.LOG"))]
+    for line in lines:
+        assert not any(mark in line for mark in ("{", "}", "[", "]", "'", "None")), line
+    imaged, recreated, archived = lines
+    assert imaged.startswith("imaged PAIR.00000=") and ", PAIR.00001=" in imaged and "; CURRLOG S" in imaged
+    assert recreated.startswith("recreated PAIR.00001=") and "; damaged none;" in recreated
+    assert archived.startswith("archived S0000000.LOG; ")

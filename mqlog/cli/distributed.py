@@ -10,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from mqlog.cli.group import cli, device_for_restart, emit_json, reading
+from mqlog.cli.group import cli, device_for_restart, emit_json, reading, text_value
 from mqlog.core.errors import MqlogError
 from mqlog.rundir import METRICS_FILE, QM_DIR
 from mqlog.rundir import load_run as _load_run
@@ -91,7 +91,8 @@ def _admin_report(qm, as_json: bool, summary: dict) -> None:
         return
     for line in qm.messages:
         click.echo(line)
-    click.echo(", ".join(f"{k} {v}" for k, v in summary.items() if k != "messages"))
+    # "; " between the fields: a field's own value may be a comma-separated list
+    click.echo("; ".join(f"{k} {text_value(v)}" for k, v in summary.items() if k != "messages"))
 
 
 @cli.command("rcdmqimg")

@@ -191,6 +191,17 @@ def _plain(value):
     return value
 
 
+def text_value(value) -> str:
+    """A value in a line of text as MQ would show it, never a Python repr (``{'Q': 42}``,
+    ``['S0000000.LOG']``, ``None``): a mapping as name=value pairs and a list as its items,
+    comma-separated; nothing at all as ``none``."""
+    if isinstance(value, dict):
+        return ", ".join(f"{k}={text_value(v)}" for k, v in value.items()) or "none"
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return ", ".join(text_value(v) for v in value) or "none"
+    return "none" if value is None else str(value)
+
+
 def emit_json(document) -> None:
     """Print ``document`` as one valid JSON document on one line of stdout (keys sorted, so the
     same run prints the same bytes). The one place every ``--json`` goes through."""
