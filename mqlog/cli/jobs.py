@@ -177,23 +177,22 @@ def sweep_cmd(sweep, out, master, list_only, host, as_json):
               help="The HTML file to write [default: DIRECTORY/report.html].")
 @json_option("what was written")
 def report_cmd(directory: Path, output, as_json):
-    """Write the HTML report of a 'mqlog compare' or 'mqlog sweep' output directory again."""
+    """Write the HTML report of a 'mqlog compare' or 'mqlog sweep' output directory again
+    (read with pyarrow: no Spark starts)."""
     from mqlog.spark.contents import CONTENTS_FILE, check_contents
-    from mqlog.spark.report import check_result_rows, render, render_sweep
-    from mqlog.spark.session import spark_read_errors, spark_session
-    from mqlog.spark.sweep import BUILTIN_SWEEPS, load_sweep, read_results
+    from mqlog.spark.report import check_result_rows, read_result_rows, render, render_sweep
+    from mqlog.spark.sweep import BUILTIN_SWEEPS, load_sweep
 
     output = output if output is not None else directory / "report.html"
     if not ((directory / "results.parquet").is_dir() or (directory / "results").is_dir()):
         raise MqlogError(f"{directory}: neither results.parquet (mqlog compare) nor results/ (mqlog sweep) is there")
+    _check_writable(output)
     # A compare or sweep writing DIRECTORY holds its lock: read it shared, or exclusively when
     # the page goes into it (the default), as any writer of a directory does.
     writes_there = output.resolve().parent == directory.resolve()
     with (locked(directory) if writes_there else read_locked(directory)):
         if (directory / "results.parquet").is_dir():
-            spark = spark_session(None, "mqlog report")
-            with spark_read_errors(directory / "results.parquet"):
-                rows = [r.asDict() for r in spark.read.parquet(str(directory / "results.parquet")).collect()]
+            rows = read_result_rows(directory / "results.parquet")
             check_result_rows(rows, directory / "results.parquet")
             rows.sort(key=lambda r: r.get("config_name", ""))
             contents_path = directory / CONTENTS_FILE
@@ -203,9 +202,7 @@ def report_cmd(directory: Path, output, as_json):
             page = render(rows, title=f"mqlog compare: {rows[0]['workload']}, seed {rows[0]['seed']}",
                           contents=contents)
         else:  # results/ (a sweep's)
-            spark = spark_session(None, "mqlog report")
-            with spark_read_errors(directory / "results"):
-                rows = read_results(spark, directory)
+            rows = read_result_rows(directory / "results", sweep=True)
             check_result_rows(rows, directory / "results", sweep=True)
             name = directory.name.removeprefix("sweep-")
             plot = load_sweep(name)[1].get("plot") if name in BUILTIN_SWEEPS else None
@@ -218,6 +215,25 @@ def report_cmd(directory: Path, output, as_json):
         emit_json({"wrote": output, "rows": len(rows)})
         return
     click.echo(f"wrote {output}")
+
+
+def _check_writable(output: Path) -> None:
+    """An -o the report cannot be written to is one line naming it before anything is read:
+    its directory must exist and take a new file, and the file itself, if there, be writable."""
+    import os
+
+    parent = output.parent if str(output.parent) else Path(".")
+    problem = None
+    if output.is_dir():
+        problem = "is a directory"
+    elif not parent.is_dir():
+        problem = f"no directory {parent}"
+    elif output.exists() and not os.access(output, os.W_OK):
+        problem = "the file is not writable"
+    elif not output.exists() and not os.access(parent, os.W_OK | os.X_OK):
+        problem = f"the directory {parent} is not writable"
+    if problem is not None:
+        raise MqlogError(f"-o {output}: cannot write the report: {problem}")
 
 
 @cli.command("calibrate")
