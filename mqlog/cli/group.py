@@ -191,6 +191,17 @@ def _plain(value):
     return value
 
 
+def terminal_width() -> int | None:
+    """How wide a table may be: ``COLUMNS`` if set, else the terminal's; None (no limit) when
+    stdout is not a terminal, so that piped and saved output keeps whole lines."""
+    import os
+    import shutil
+
+    if not os.environ.get("COLUMNS", "").strip().isdigit() and not sys.stdout.isatty():
+        return None
+    return shutil.get_terminal_size().columns
+
+
 def text_value(value) -> str:
     """A value in a line of text as MQ would show it, never a Python repr (``{'Q': 42}``,
     ``['S0000000.LOG']``, ``None``): a mapping as name=value pairs and a list as its items,

@@ -13,7 +13,7 @@ from pathlib import Path
 import click
 
 from mqlog.cli.group import (CrashTime, cli, device_for_restart, emit_json, host_for_restart, host_option,
-                             json_option, jsonl_option, resolve_spec, restart_mode_option)
+                             json_option, jsonl_option, resolve_spec, restart_mode_option, terminal_width)
 from mqlog.core.errors import MqlogError
 from mqlog.rundir import RUN_FILE
 from mqlog.rundir import read_json as _read_json
@@ -111,11 +111,11 @@ def compare_cmd(workload, sets, matrix, device, host, seed, out, master, crash_a
         emit_json({"rows": rows, "contents": contents, "results_parquet": out / "results.parquet",
                    "report_html": out / "report.html", "runs": runs_dir if keep_logs else None})
         return
-    click.echo(format_table(rows))
+    click.echo(format_table(rows, terminal_width()))
     if contents is not None:
         names = [r["config_name"] for r in rows]
         click.echo("\nwhat each log holds at the end (read back with the mqlog data source):")
-        click.echo(format_lines([("configuration", names)] + contents_table(names, contents)))
+        click.echo(format_lines([("configuration", names)] + contents_table(names, contents), terminal_width()))
     click.echo(f"fingerprint {rows[0]['fingerprint'][:16]} (identical in every configuration)")
     click.echo(f"wrote {out / 'results.parquet'} and {out / 'report.html'}"
                + (f"; each configuration's run directory in {runs_dir}" if keep_logs else ""))
