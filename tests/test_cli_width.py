@@ -72,3 +72,16 @@ def test_compare_table_without_a_width_is_one_block(rows, monkeypatch):
     text = format_table(rows, terminal_width())
     assert "\n\n" not in text and len(text.splitlines()) == len(table_cells(rows))
     assert max(len(line) for line in text.splitlines()) > 80
+
+
+@pytest.mark.parametrize("platform", ["distributed", "zos", "reference"])
+def test_config_fits_80_columns_and_keeps_every_parameter(platform):
+    from mqlog.platforms import choose
+
+    env = dict(os.environ, COLUMNS="80")
+    narrow = subprocess.run([sys.executable, "-m", "mqlog", "config", "--platform", platform], capture_output=True,
+                            text=True, timeout=120, env=env)
+    assert narrow.returncode == 0, narrow.stderr
+    assert max(len(line) for line in narrow.stdout.splitlines()) <= 80
+    names = {line.split()[0] for line in narrow.stdout.splitlines() if line.startswith("  ") and line[2] != " "}
+    assert set(choose(platform).configure({})) <= names

@@ -202,6 +202,25 @@ def terminal_width() -> int | None:
     return shutil.get_terminal_size().columns
 
 
+def fitted(head: str, tail: str, width: int | None, indent: int = 4, wrapped: str | None = None) -> list[str]:
+    """A table line of fixed columns (``head``) and free text at its end (``tail``): one line
+    when it fits ``width`` (or there is none), else the columns and, under them, the text
+    (``wrapped`` if given: the tail's columns run together) wrapped and indented, so that
+    nothing is cut and no line is wider than the terminal. A line of text alone (a blank
+    ``head``) wraps under its own indent."""
+    import textwrap
+
+    if width is None or len(head) + len(tail) <= width:
+        return [head + tail]
+    text = (wrapped if wrapped is not None else tail).strip()
+    if not head.strip():
+        return textwrap.wrap(text, max(width - len(head) - 2, 20), initial_indent=head,
+                             subsequent_indent=head + "  ", break_on_hyphens=False)
+    pad = " " * indent
+    return [head.rstrip()] + textwrap.wrap(text, max(width - indent, 20), initial_indent=pad,
+                                           subsequent_indent=pad, break_on_hyphens=False)
+
+
 def text_value(value) -> str:
     """A value in a line of text as MQ would show it, never a Python repr (``{'Q': 42}``,
     ``['S0000000.LOG']``, ``None``): a mapping as name=value pairs and a list as its items,

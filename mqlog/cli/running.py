@@ -11,7 +11,8 @@ from pathlib import Path
 import click
 
 from mqlog.cli.group import (END, CrashTime, Progress, cli, device_for_restart, emit_json, host_for_restart,
-                             host_option, json_option, resolve_spec, restart_bar, restart_mode_option)
+                             fitted, host_option, json_option, resolve_spec, restart_bar, restart_mode_option,
+                             terminal_width)
 from mqlog.rundir import JOURNAL_FILE, METRICS_FILE, QM_DIR, RUN_FILE
 from mqlog.rundir import load_run as _load_run
 from mqlog.rundir import read_json as _read_json
@@ -239,17 +240,24 @@ def config_cmd(platform_name, sets, as_json):
                        "derived": {k: v["bytes"] for k, v in derived.items()}})
             return
         click.echo(f"platform {platform_name}: {choice.description}")
+        width = terminal_width()
         for r in rows:
             mark = "" if r.value == r.default else "   (set)"
-            click.echo(f"  {r.name:<22} {str(r.value):>14}   {r.allowed:<28} {r.meaning}{mark}")
+            for line in fitted(f"  {r.name:<22} {str(r.value):>14}   ", f"{r.allowed:<28} {r.meaning}{mark}", width,
+                               wrapped=f"{r.allowed}: {r.meaning}{mark}"):
+                click.echo(line)
         click.echo("derived:")
         for item in derived.values():
-            click.echo(f"  {item['text']}")
+            for line in fitted("  ", item["text"], width):
+                click.echo(line)
         return
     if as_json:
         emit_json({"platform": platform_name, "log": values})
         return
     click.echo(f"platform {platform_name}: {choice.description}")
+    width = terminal_width()
     for p in choice.params:
         mark = "" if values[p.name] == p.default else "   (set)"
-        click.echo(f"  {p.name:<24} {values[p.name]:>12}   {p.low}..{p.high}  {p.doc}{mark}")
+        for line in fitted(f"  {p.name:<24} {values[p.name]:>12}   ", f"{p.low}..{p.high}  {p.doc}{mark}", width,
+                           wrapped=f"{p.low}..{p.high}: {p.doc}{mark}"):
+            click.echo(line)
