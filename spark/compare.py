@@ -357,13 +357,24 @@ def _fmt(value) -> str:
     return str(value)
 
 
-def format_table(rows: list[dict]) -> str:
-    return format_lines(table_cells(rows))
+def format_table(rows: list[dict], width: int | None = None) -> str:
+    return format_lines(table_cells(rows), width)
 
 
-def format_lines(lines: list[tuple[str, list[str]]]) -> str:
-    """Text cells (a header line first) as aligned console text."""
+def format_lines(lines: list[tuple[str, list[str]]], width: int | None = None) -> str:
+    """Text cells (a header line first) as aligned console text. With ``width`` (the
+    terminal's), configurations that do not fit beside the labels go on in a block of their
+    own below, labels repeated, so every cell is shown and no line is longer than ``width``
+    (unless one configuration alone is wider)."""
     width0 = max(len(label) for label, _ in lines)
     widths = [max(len(cells[i]) for _, cells in lines) for i in range(len(lines[0][1]))]
-    return "\n".join(f"{label:<{width0}}  " + "  ".join(f"{c:>{w}}" for c, w in zip(cells, widths))
-                     for label, cells in lines)
+    blocks: list[list[int]] = [[]]
+    used = width0
+    for i, w in enumerate(widths):
+        if blocks[-1] and width is not None and used + 2 + w > width:
+            blocks.append([])
+            used = width0
+        blocks[-1].append(i)
+        used += 2 + w
+    return "\n\n".join("\n".join((f"{label:<{width0}}  " + "  ".join(f"{cells[i]:>{widths[i]}}" for i in block))
+                                  for label, cells in lines) for block in blocks)

@@ -18,12 +18,8 @@ from __future__ import annotations
 import functools
 from pathlib import Path
 
-from pyspark.sql import DataFrame
-from pyspark.sql import functions as F
-
-from mqlog.spark.datasource import PERMISSIVE, register
-from mqlog.spark.transforms import bytes_by_record_type, compression_by_codec, shunted_bytes, uow_lifetimes
-
+# pyspark and the data source are imported where a frame is made: mqlog report reads
+# CONTENTS_FILE and check_contents from here without starting (or importing) Spark.
 RUNS_DIR = "runs"
 CONTENTS_FILE = "log_contents.json"
 BY = ("config_name",)
@@ -32,6 +28,11 @@ BY = ("config_name",)
 def runs_frame(spark, runs: dict[str, Path]) -> DataFrame:
     """Every run's log records as one frame (PERMISSIVE: damage is a ``bad`` row), with the
     configuration's name in ``config_name``."""
+    from pyspark.sql import DataFrame
+    from pyspark.sql import functions as F
+
+    from mqlog.spark.datasource import PERMISSIVE, register
+
     register(spark)
     frames = [spark.read.format("mqlog").option("mode", PERMISSIVE).load(str(path))
               .withColumn("config_name", F.lit(name)) for name, path in runs.items()]
@@ -41,6 +42,10 @@ def runs_frame(spark, runs: dict[str, Path]) -> DataFrame:
 def log_contents(spark, runs: dict[str, Path]) -> dict[str, dict]:
     """Per configuration: records and bytes on disk, bytes by record type, units of work by
     outcome, compression by codec, shunt records, and bad rows (damage or a torn end)."""
+    from pyspark.sql import functions as F
+
+    from mqlog.spark.transforms import bytes_by_record_type, compression_by_codec, shunted_bytes, uow_lifetimes
+
     if not runs:
         return {}
     df = runs_frame(spark, runs).cache()

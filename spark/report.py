@@ -164,6 +164,35 @@ def check_result_rows(rows: list[dict], source, *, sweep: bool = False) -> None:
             raise MqlogError(f"{source}: not results written by mqlog: column {key!r} is missing or empty")
 
 
+def read_result_rows(path, *, sweep: bool = False) -> list[dict]:
+    """The rows of a results directory (compare's results.parquet, or a sweep's results/,
+    partitioned by platform and appended to run by run) read with pyarrow, without starting
+    Spark: redrawing a page needs no JVM. A directory that is not Parquet is one line naming it.
+
+    Columns are flat (bool, long, double, string: :func:`mqlog.spark.compare.results_frame`),
+    so pyarrow gives the values Spark's ``Row.asDict`` would; appends with more columns are
+    merged into one schema as Spark's ``mergeSchema`` does; a sweep's ``sweep`` column is parsed."""
+    import pyarrow as pa
+    import pyarrow.dataset as ds
+
+    from mqlog.core.errors import MqlogError
+
+    try:
+        partitioning = ds.HivePartitioning.discover(infer_dictionary=False) if sweep else None
+        found = ds.dataset(str(path), format="parquet", partitioning=partitioning)
+        schema = pa.unify_schemas([fragment.physical_schema for fragment in found.get_fragments()]
+                                  + [found.schema])
+        table = ds.dataset(str(path), format="parquet", partitioning=partitioning, schema=schema).to_table()
+    except (pa.ArrowException, OSError, ValueError) as exc:
+        first = next((line.strip() for line in str(exc).splitlines() if line.strip()), type(exc).__name__)
+        raise MqlogError(f"{path}: cannot be read as mqlog results: {first[:300]}") from None
+    rows = table.to_pylist()
+    if sweep:
+        for row in rows:
+            row["sweep"] = json.loads(row["sweep"]) if isinstance(row.get("sweep"), str) else row.get("sweep") or {}
+    return rows
+
+
 #: record types drawn on their own in the contents plot; the rest are "other"
 _CONTENT_TYPES = 7
 

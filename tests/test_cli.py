@@ -28,7 +28,7 @@ def test_version_and_help():
 def test_groupcommit_json_shows_group_commit_and_reads_everything_back(tmp_path):
     out = mqlog("groupcommit", "--committers", "1,8", "--commits", "10", "--json", "--out", tmp_path)
     assert out.returncode == 0, out.stderr
-    one, eight = [json.loads(line) for line in out.stdout.splitlines()]
+    one, eight = json.loads(out.stdout)["results"]
     assert one["physical_writes"] == one["commits"] == 10
     assert eight["physical_writes"] < eight["commits"] == 80
     assert eight["useful_bytes_per_write"] > one["useful_bytes_per_write"]
@@ -71,7 +71,7 @@ def test_user_device_profile_file(tmp_path):
     profile.write_text('[slowdisk]\nbase = "san"\nwrite_latency_us = 5000\n')
     out = mqlog("groupcommit", "--committers", "1", "--commits", "5", "--device", profile, "--json")
     assert out.returncode == 0, out.stderr
-    row = json.loads(out.stdout)
+    [row] = json.loads(out.stdout)["results"]
     assert row["device"] == "slowdisk" and row["commit_latency_us"] >= 5000
     broken = tmp_path / "broken.toml"
     broken.write_text('[x]\nbase = "san"\nwrite_latency_us = "fast"\n')

@@ -6,12 +6,11 @@ commands that restart the queue manager to act on it: ``rcdmqimg``, ``rcrmqobj``
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import click
 
-from mqlog.cli.group import cli, device_for_restart, reading
+from mqlog.cli.group import cli, device_for_restart, emit_json, reading, text_value
 from mqlog.core.errors import MqlogError
 from mqlog.rundir import METRICS_FILE, QM_DIR
 from mqlog.rundir import load_run as _load_run
@@ -48,7 +47,7 @@ def qmstatus_cmd(directory: Path, as_json: bool):
         storage.close()
     status = space.status(head)
     if as_json:
-        click.echo(json.dumps(status, sort_keys=True))
+        emit_json(status)
         return
     click.echo("AMQ8705I: Display Queue Manager Status Details.")
     for key, value in status.items():
@@ -88,11 +87,12 @@ def _admin_report(qm, as_json: bool, summary: dict) -> None:
     summary = dict(summary, CURRLOG=status["CURRLOG"], RECLOG=status["RECLOG"], MEDIALOG=status["MEDIALOG"],
                    ARCHLOG=status["ARCHLOG"], messages=list(qm.messages))
     if as_json:
-        click.echo(json.dumps(summary, sort_keys=True))
+        emit_json(summary)
         return
     for line in qm.messages:
         click.echo(line)
-    click.echo(", ".join(f"{k} {v}" for k, v in summary.items() if k != "messages"))
+    # "; " between the fields: a field's own value may be a comma-separated list
+    click.echo("; ".join(f"{k} {text_value(v)}" for k, v in summary.items() if k != "messages"))
 
 
 @cli.command("rcdmqimg")
@@ -187,7 +187,7 @@ def dump_cmd(directory: Path, as_json: bool):
         "staLogicalWrites": m.get("logical_writes", 0), "staPhysicalWrites": m.get("physical_writes", 0),
     }
     if as_json:
-        click.echo(json.dumps(dump, sort_keys=True))
+        emit_json(dump)
         return
     for key, value in dump.items():
         if isinstance(value, dict):

@@ -4,12 +4,14 @@
 the helpers here are the ones more than one family of commands uses: resolving a workload
 spec with its ``--set`` overrides (the ``qmgr`` section among them), the progress bars on
 stderr, the ``--restart-mode`` option, a crash time (seconds, or ``end``), how run.json names a
-device, and holding a run directory's lock for reading.
+device, holding a run directory's lock for reading, and the one output contract of ``--json``
+(:func:`json_option`, :func:`emit_json`): every command prints one JSON document on stdout.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import math
 import sys
 from pathlib import Path
@@ -166,6 +168,80 @@ def host_option(scope: str = ""):
     return click.option("--host", default=DEFAULT_HOST, show_default=True,
                         help="Host profile name or FILE.toml[:NAME]: cores and CPU per MQI call "
                              f"(see 'mqlog hosts').{scope}")
+
+
+def json_option(what: str = "the result"):
+    """``--json``: the command prints one JSON document on stdout instead of its text."""
+    return click.option("--json", "as_json", is_flag=True, help=f"Print {what} as one JSON document.")
+
+
+def jsonl_option(what: str = "each row"):
+    """``--jsonl``: for a command that streams rows, one JSON document per row as it comes (JSON
+    Lines); only on request, so that ``--json`` stays one document everywhere."""
+    return click.option("--jsonl", "as_jsonl", is_flag=True, help=f"Print {what} as one JSON line (JSON Lines).")
+
+
+def _plain(value):
+    """``value`` as JSON has it: a non-finite float (which ``json.dumps`` would print as the
+    invalid ``NaN``/``Infinity``) is null, a path its text, tuples and sets lists."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, (set, frozenset)):
+        return sorted(_plain(v) for v in value)
+    if isinstance(value, Path):
+        return str(value)
+    return value
+
+
+def terminal_width() -> int | None:
+    """How wide a table may be: ``COLUMNS`` if set, else the terminal's; None (no limit) when
+    stdout is not a terminal, so that piped and saved output keeps whole lines."""
+    import os
+    import shutil
+
+    if not os.environ.get("COLUMNS", "").strip().isdigit() and not sys.stdout.isatty():
+        return None
+    return shutil.get_terminal_size().columns
+
+
+def fitted(head: str, tail: str, width: int | None, indent: int = 4, wrapped: str | None = None) -> list[str]:
+    """A table line of fixed columns (``head``) and free text at its end (``tail``): one line
+    when it fits ``width`` (or there is none), else the columns and, under them, the text
+    (``wrapped`` if given: the tail's columns run together) wrapped and indented, so that
+    nothing is cut and no line is wider than the terminal. A line of text alone (a blank
+    ``head``) wraps under its own indent."""
+    import textwrap
+
+    if width is None or len(head) + len(tail) <= width:
+        return [head + tail]
+    text = (wrapped if wrapped is not None else tail).strip()
+    if not head.strip():
+        return textwrap.wrap(text, max(width - len(head) - 2, 20), initial_indent=head,
+                             subsequent_indent=head + "  ", break_on_hyphens=False)
+    pad = " " * indent
+    return [head.rstrip()] + textwrap.wrap(text, max(width - indent, 20), initial_indent=pad,
+                                           subsequent_indent=pad, break_on_hyphens=False)
+
+
+def text_value(value) -> str:
+    """A value in a line of text as MQ would show it, never a Python repr (``{'Q': 42}``,
+    ``['S0000000.LOG']``, ``None``): a mapping as name=value pairs and a list as its items,
+    comma-separated; nothing at all as ``none``."""
+    if isinstance(value, dict):
+        return ", ".join(f"{k}={text_value(v)}" for k, v in value.items()) or "none"
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return ", ".join(text_value(v) for v in value) or "none"
+    return "none" if value is None else str(value)
+
+
+def emit_json(document) -> None:
+    """Print ``document`` as one valid JSON document on one line of stdout (keys sorted, so the
+    same run prints the same bytes). The one place every ``--json`` goes through."""
+    click.echo(json.dumps(_plain(document), sort_keys=True, allow_nan=False))
 
 
 @contextlib.contextmanager

@@ -7,14 +7,13 @@ runs, skipping cells already done), ``report`` (the HTML page of either, again) 
 from __future__ import annotations
 
 import contextlib
-import json
 import shutil
 from pathlib import Path
 
 import click
 
-from mqlog.cli.group import (CrashTime, cli, device_for_restart, host_for_restart, host_option, resolve_spec,
-                             restart_mode_option)
+from mqlog.cli.group import (CrashTime, cli, device_for_restart, emit_json, host_for_restart, host_option,
+                             json_option, jsonl_option, resolve_spec, restart_mode_option, terminal_width)
 from mqlog.core.errors import MqlogError
 from mqlog.rundir import RUN_FILE
 from mqlog.rundir import read_json as _read_json
@@ -43,8 +42,10 @@ from mqlog.rundir import locked, read_locked, write_json
               help="Also leave each configuration's files in OUT/runs/NAME (as 'mqlog run --out' does: "
                    "real logs, up to some hundreds of MB each) and report what each log holds, read back "
                    "with the mqlog data source.")
-@click.option("--json", "as_json", is_flag=True, help="Print the result rows as JSON lines.")
-def compare_cmd(workload, sets, matrix, device, host, seed, out, master, crash_at, restart_mode, keep_logs, as_json):
+@json_option("the result rows (and with --logs what each log holds)")
+@jsonl_option("each result row")
+def compare_cmd(workload, sets, matrix, device, host, seed, out, master, crash_at, restart_mode, keep_logs, as_json,
+                as_jsonl):
     """Run one workload against a matrix of platform configurations, one Spark task each,
     and compare them side by side (results.parquet, report.html)."""
     from mqlog.core.host.profiles import get_host
@@ -102,15 +103,19 @@ def compare_cmd(workload, sets, matrix, device, host, seed, out, master, crash_a
         subtitle = ", ".join(f"{k}={v}" for k, v in sorted(dict(spec.params).items()))
         (out / "report.html").write_text(render(rows, title=title, subtitle=subtitle, contents=contents),
                                          encoding="utf-8")
-    if as_json:
+    if as_jsonl:
         for row in rows:
-            click.echo(json.dumps(row, sort_keys=True))
+            emit_json(row)  # one document a line
         return
-    click.echo(format_table(rows))
+    if as_json:
+        emit_json({"rows": rows, "contents": contents, "results_parquet": out / "results.parquet",
+                   "report_html": out / "report.html", "runs": runs_dir if keep_logs else None})
+        return
+    click.echo(format_table(rows, terminal_width()))
     if contents is not None:
         names = [r["config_name"] for r in rows]
         click.echo("\nwhat each log holds at the end (read back with the mqlog data source):")
-        click.echo(format_lines([("configuration", names)] + contents_table(names, contents)))
+        click.echo(format_lines([("configuration", names)] + contents_table(names, contents), terminal_width()))
     click.echo(f"fingerprint {rows[0]['fingerprint'][:16]} (identical in every configuration)")
     click.echo(f"wrote {out / 'results.parquet'} and {out / 'report.html'}"
                + (f"; each configuration's run directory in {runs_dir}" if keep_logs else ""))
@@ -125,7 +130,8 @@ def compare_cmd(workload, sets, matrix, device, host, seed, out, master, crash_a
 @click.option("--host", default=None,
               help="Host profile name or FILE.toml[:NAME] for a sweep that names no hosts "
                    "[default: v93-xeon; see 'mqlog hosts'].")
-def sweep_cmd(sweep, out, master, list_only, host):
+@json_option("the cells (with --list) or what ran")
+def sweep_cmd(sweep, out, master, list_only, host, as_json):
     """Run SWEEP (a built-in name, or a TOML file) as Spark tasks; cells already in OUT are
     skipped. Built-ins: log-size-vs-rollbacks, complog-vs-payload, logload-vs-shunting,
     dual-vs-single, write-integrity-vs-concurrency."""
@@ -136,6 +142,10 @@ def sweep_cmd(sweep, out, master, list_only, host):
     name, doc = load_sweep(sweep)
     tasks = cells(doc, origin=sweep, host=host_for_restart(host) if host is not None else None)
     if list_only:
+        if as_json:
+            emit_json({"sweep": name, "cells": [{k: t[k] for k in ("key", "name", "seed", "device", "host", "sweep")}
+                                                for t in tasks]})
+            return
         for t in tasks:
             click.echo(f"{t['key']}  {t['name']:<20} seed {t['seed']} {t['device']:<6} {t['host']:<8} "
                        + " ".join(f"{k}={v}" for k, v in sorted(t["sweep"].items())))
@@ -153,6 +163,10 @@ def sweep_cmd(sweep, out, master, list_only, host):
         rows = read_results(spark, out)
         (out / "report.html").write_text(render_sweep(rows, title=f"mqlog sweep: {name}", plot=doc.get("plot")),
                                          encoding="utf-8")
+    if as_json:
+        emit_json({"sweep": name, "cells_run": ran, "cells_skipped": skipped, "rows": len(rows),
+                   "results": out / "results", "report_html": out / "report.html"})
+        return
     click.echo(f"{ran} cells run, {skipped} already done; {len(rows)} rows in {out / 'results'}; "
                f"report {out / 'report.html'}")
 
@@ -161,24 +175,24 @@ def sweep_cmd(sweep, out, master, list_only, host):
 @click.argument("directory", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="The HTML file to write [default: DIRECTORY/report.html].")
-def report_cmd(directory: Path, output):
-    """Write the HTML report of a 'mqlog compare' or 'mqlog sweep' output directory again."""
+@json_option("what was written")
+def report_cmd(directory: Path, output, as_json):
+    """Write the HTML report of a 'mqlog compare' or 'mqlog sweep' output directory again
+    (read with pyarrow: no Spark starts)."""
     from mqlog.spark.contents import CONTENTS_FILE, check_contents
-    from mqlog.spark.report import check_result_rows, render, render_sweep
-    from mqlog.spark.session import spark_read_errors, spark_session
-    from mqlog.spark.sweep import BUILTIN_SWEEPS, load_sweep, read_results
+    from mqlog.spark.report import check_result_rows, read_result_rows, render, render_sweep
+    from mqlog.spark.sweep import BUILTIN_SWEEPS, load_sweep
 
     output = output if output is not None else directory / "report.html"
     if not ((directory / "results.parquet").is_dir() or (directory / "results").is_dir()):
         raise MqlogError(f"{directory}: neither results.parquet (mqlog compare) nor results/ (mqlog sweep) is there")
+    _check_writable(output)
     # A compare or sweep writing DIRECTORY holds its lock: read it shared, or exclusively when
     # the page goes into it (the default), as any writer of a directory does.
     writes_there = output.resolve().parent == directory.resolve()
     with (locked(directory) if writes_there else read_locked(directory)):
         if (directory / "results.parquet").is_dir():
-            spark = spark_session(None, "mqlog report")
-            with spark_read_errors(directory / "results.parquet"):
-                rows = [r.asDict() for r in spark.read.parquet(str(directory / "results.parquet")).collect()]
+            rows = read_result_rows(directory / "results.parquet")
             check_result_rows(rows, directory / "results.parquet")
             rows.sort(key=lambda r: r.get("config_name", ""))
             contents_path = directory / CONTENTS_FILE
@@ -188,9 +202,7 @@ def report_cmd(directory: Path, output):
             page = render(rows, title=f"mqlog compare: {rows[0]['workload']}, seed {rows[0]['seed']}",
                           contents=contents)
         else:  # results/ (a sweep's)
-            spark = spark_session(None, "mqlog report")
-            with spark_read_errors(directory / "results"):
-                rows = read_results(spark, directory)
+            rows = read_result_rows(directory / "results", sweep=True)
             check_result_rows(rows, directory / "results", sweep=True)
             name = directory.name.removeprefix("sweep-")
             plot = load_sweep(name)[1].get("plot") if name in BUILTIN_SWEEPS else None
@@ -199,7 +211,29 @@ def report_cmd(directory: Path, output):
             output.write_text(page, encoding="utf-8")
         except OSError as exc:
             raise MqlogError(f"-o {output}: cannot write the report: {exc.strerror or exc}") from None
+    if as_json:
+        emit_json({"wrote": output, "rows": len(rows)})
+        return
     click.echo(f"wrote {output}")
+
+
+def _check_writable(output: Path) -> None:
+    """An -o the report cannot be written to is one line naming it before anything is read:
+    its directory must exist and take a new file, and the file itself, if there, be writable."""
+    import os
+
+    parent = output.parent if str(output.parent) else Path(".")
+    problem = None
+    if output.is_dir():
+        problem = "is a directory"
+    elif not parent.is_dir():
+        problem = f"no directory {parent}"
+    elif output.exists() and not os.access(output, os.W_OK):
+        problem = "the file is not writable"
+    elif not output.exists() and not os.access(parent, os.W_OK | os.X_OK):
+        problem = f"the directory {parent} is not writable"
+    if problem is not None:
+        raise MqlogError(f"-o {output}: cannot write the report: {problem}")
 
 
 @cli.command("calibrate")
@@ -268,7 +302,7 @@ def calibrate_cmd(only, cases_file, master, device, host, out, write_docs, scale
                      image="img/calibration.png")
         click.echo(f"wrote {docs / 'calibration.md'} and {docs / 'img' / 'calibration.png'}", err=True)
     if as_json:
-        click.echo(json.dumps(report.as_json(cases, results), indent=2, sort_keys=True))
+        emit_json(report.as_json(cases, results))
     else:
         click.echo(report.table(cases, results))
     misses = report.missed(results)

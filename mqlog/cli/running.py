@@ -6,14 +6,14 @@
 from __future__ import annotations
 
 import contextlib
-import json
 import re
 from pathlib import Path
 
 import click
 
-from mqlog.cli.group import (END, CrashTime, Progress, cli, device_for_restart, host_for_restart, host_option,
-                             resolve_spec, restart_bar, restart_mode_option)
+from mqlog.cli.group import (END, CrashTime, Progress, cli, device_for_restart, emit_json, host_for_restart,
+                             fitted, host_option, json_option, resolve_spec, restart_bar, restart_mode_option,
+                             terminal_width)
 from mqlog.rundir import JOURNAL_FILE, METRICS_FILE, QM_DIR, RUN_FILE
 from mqlog.rundir import load_run as _load_run
 from mqlog.rundir import read_json as _read_json
@@ -90,7 +90,7 @@ def run_cmd(platform_name, workload, sets, device, host, seed, out, crash_after_
     if metrics.get("crash_not_reached"):
         click.echo(f"mqlog run: {metrics['crash_not_reached']}", err=True)
     if as_json:
-        click.echo(json.dumps(metrics, sort_keys=True))
+        emit_json(metrics)
         return
     _print_metrics(metrics, out)
 
@@ -293,7 +293,7 @@ def restart_cmd(directory: Path, verify: bool, restart_mode: str, as_json: bool)
     if unverifiable is not None:
         result["not_verified"] = unverifiable
     if as_json:
-        click.echo(json.dumps(result, sort_keys=True))
+        emit_json(result)
     else:
         for line in report.messages:
             click.echo(line)
@@ -321,10 +321,20 @@ def restart_cmd(directory: Path, verify: bool, restart_mode: str, as_json: bool)
 
 
 @cli.command("workloads")
-def workloads_cmd():
+@json_option("the workloads and their parameters")
+def workloads_cmd(as_json):
     """List the built-in workloads with their parameters and defaults."""
-    from mqlog.core.workload.spec import BUILTINS, describe
+    from mqlog.core.workload.spec import BUILTINS, describe, format_value
 
+    if as_json:
+        # a default JSON cannot hold as it is (a choice, a size with its unit) goes as --set takes it
+        emit_json({"workloads": [
+            {"name": d.name, "description": d.doc,
+             "params": [{"name": p.name, "kind": p.kind.__name__, "allowed": str(p.allowed), "meaning": p.doc,
+                         "default": p.default if isinstance(p.default, (bool, int, float, str)) else
+                         format_value(p.default)} for p in d.params]}
+            for d in BUILTINS.values()]})
+        return
     click.echo(describe(BUILTINS))
 
 
@@ -346,26 +356,32 @@ def config_cmd(platform_name, sets, as_json):
     if choice.describer is not None:
         rows, derived = choice.describer(values)
         if as_json:
-            click.echo(json.dumps({"platform": platform_name, "log": values,
-                                   "derived": {k: v["bytes"] for k, v in derived.items()},
-                                   "model_only": list(choice.model_only_names())}, sort_keys=True))
+            emit_json({"platform": platform_name, "log": values,
+                       "derived": {k: v["bytes"] for k, v in derived.items()},
+                       "model_only": list(choice.model_only_names())})
             return
         click.echo(f"platform {platform_name}: {choice.description}")
+        width = terminal_width()
         for r in rows:
             mark = "" if r.value == r.default else "   (set)"
-            click.echo(f"  {r.name:<22} {str(r.value):>14}   {r.allowed:<28} {r.meaning}{mark}")
+            for line in fitted(f"  {r.name:<22} {str(r.value):>14}   ", f"{r.allowed:<28} {r.meaning}{mark}", width,
+                               wrapped=f"{r.allowed}: {r.meaning}{mark}"):
+                click.echo(line)
         if choice.model_only_names():
             click.echo(f"model only (no {choice.real_names}): {', '.join(choice.model_only_names())}")
         click.echo("derived:")
         for item in derived.values():
-            click.echo(f"  {item['text']}")
+            for line in fitted("  ", item["text"], width):
+                click.echo(line)
         return
     if as_json:
-        click.echo(json.dumps({"platform": platform_name, "log": values,
-                               "model_only": list(choice.model_only_names())}, sort_keys=True))
+        emit_json({"platform": platform_name, "log": values, "model_only": list(choice.model_only_names())})
         return
     click.echo(f"platform {platform_name}: {choice.description}")
+    width = terminal_width()
     for p in choice.params:
         mark = "" if values[p.name] == p.default else "   (set)"
-        click.echo(f"  {p.name:<24} {values[p.name]:>12}   {p.low}..{p.high}  {p.doc}{mark}")
+        for line in fitted(f"  {p.name:<24} {values[p.name]:>12}   ", f"{p.low}..{p.high}  {p.doc}{mark}", width,
+                           wrapped=f"{p.low}..{p.high}: {p.doc}{mark}"):
+            click.echo(line)
     click.echo(f"model only (no real queue manager has them): {', '.join(choice.model_only_names())}")

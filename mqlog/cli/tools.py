@@ -8,12 +8,12 @@ say how it ends).
 from __future__ import annotations
 
 import contextlib
-import json
+import textwrap
 from pathlib import Path
 
 import click
 
-from mqlog.cli.group import cli, parse_list
+from mqlog.cli.group import cli, emit_json, json_option, jsonl_option, parse_list, terminal_width
 from mqlog.rundir import LOCK_FILE, QM_DIR, RUN_FILE, read_locked
 
 
@@ -30,9 +30,10 @@ from mqlog.rundir import LOCK_FILE, QM_DIR, RUN_FILE, read_locked
               help="Seed for payloads and think times, 0 to 2^64-1.")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path),
               help="Write each run's real log file under this directory.")
-@click.option("--json", "as_json", is_flag=True, help="Print results as JSON lines.")
+@json_option("the results, one per number of committers,")
+@jsonl_option("each number of committers' result as it finishes")
 def groupcommit(committers: str, commits: int, message_size: int, device: str, think_us: float, seed: int,
-                out: Path | None, as_json: bool) -> None:
+                out: Path | None, as_json: bool, as_jsonl: bool) -> None:
     """Group commit on the real log writer: more concurrent committers, fewer writes per commit.
 
     Each application repeatedly puts one persistent message and commits (a forced write);
@@ -52,9 +53,13 @@ def groupcommit(committers: str, commits: int, message_size: int, device: str, t
             if storage is not None:
                 storage.close()
         rows.append(result)
-        if as_json:
-            click.echo(json.dumps(result.as_dict(), sort_keys=True))
+        if as_jsonl:
+            emit_json(result.as_dict())  # one document a line
+    if as_jsonl:
+        return
     if as_json:
+        emit_json({"device": rows[0].device, "message_size_bytes": message_size, "commits_per_application": commits,
+                   "results": [r.as_dict() for r in rows]})
         return
     click.echo(f"Group commit on device '{rows[0].device}', {message_size}-byte persistent messages, "
                f"{commits} commits per application (virtual time)\n")
@@ -77,7 +82,8 @@ def groupcommit(committers: str, commits: int, message_size: int, device: str, t
 @click.option("--name", help="With --from-mqldt: the fitted profile's name (default: the file's name).")
 @click.option("-o", "--output", type=click.Path(dir_okay=False),
               help="With --from-mqldt: write the fitted profile to this TOML file (else it is printed).")
-def devices(path: str | None, mqldt: str | None, name: str | None, output: str | None) -> None:
+@json_option("the profiles (or the fit)")
+def devices(path: str | None, mqldt: str | None, name: str | None, output: str | None, as_json: bool) -> None:
     """List device profiles: latency per I/O, bandwidth, and the channel transfers share;
     or, with --from-mqldt, fit one to an mqldt measurement of your own log volume."""
     from mqlog.core.disk.devices import load_profiles
@@ -85,25 +91,43 @@ def devices(path: str | None, mqldt: str | None, name: str | None, output: str |
     if mqldt is not None:
         if path is not None:
             raise click.UsageError("give --file (list a file's profiles) or --from-mqldt (fit one), not both")
-        _fit_mqldt(mqldt, name, output)
+        _fit_mqldt(mqldt, name, output, as_json)
         return
     if name is not None or output is not None:
         raise click.UsageError("--name and --output go with --from-mqldt FILE")
     profiles = load_profiles(path)
+    if as_json:
+        import attrs
+
+        # channel_mb_s stays as the file gave it (null: not given); the effective one beside it
+        emit_json({"devices": [dict(attrs.asdict(p), effective_channel_mb_s=p.channel) for p in profiles.values()]})
+        return
     # The channel is the one concurrent transfers divide; a profile that leaves it out
     # gets its larger bandwidth, marked "*" so the reader knows it was not stated.
-    click.echo(f"{'name':<8} {'write µs':>9} {'read µs':>8} {'file op µs':>10} {'write MB/s':>10} "
-               f"{'read MB/s':>9} {'channel MB/s':>12} {'queue':>5}  description")
+    width = terminal_width()
+    header = (f"{'name':<8} {'write µs':>9} {'read µs':>8} {'file op µs':>10} {'write MB/s':>10} "
+              f"{'read MB/s':>9} {'channel MB/s':>12} {'queue':>5}")
+    # the description is the free text at the end: on a narrow terminal it goes on lines of
+    # its own under the figures, wrapped, so that no line is wider than the terminal
+    below = width is not None and len(header) + 2 + max(len(p.description) for p in profiles.values()) > width
+    click.echo(header if below else header + "  description")
     for p in profiles.values():
         channel = f"{p.channel:.0f}" + (" " if p.channel_mb_s is not None else "*")
-        click.echo(f"{p.name:<8} {p.write_latency_us:>9.0f} {p.read_latency_us:>8.0f} {p.file_op_us:>10.0f} "
+        figures = (f"{p.name:<8} {p.write_latency_us:>9.0f} {p.read_latency_us:>8.0f} {p.file_op_us:>10.0f} "
                    f"{p.write_bandwidth_mb_s:>10.0f} {p.read_bandwidth_mb_s:>9.0f} {channel:>12} "
-                   f"{p.queue_depth:>5}  {p.description}")
+                   f"{p.queue_depth:>5}")
+        if not below:
+            click.echo(f"{figures}  {p.description}")
+            continue
+        click.echo(figures.rstrip())
+        for line in textwrap.wrap(p.description, max(width - 9, 20), initial_indent="         ",
+                                  subsequent_indent="         "):
+            click.echo(line)
     if any(p.channel_mb_s is None for p in profiles.values()):
         click.echo("* channel_mb_s not given: the larger of the two bandwidths")
 
 
-def _fit_mqldt(source: str, name: str | None, output: str | None) -> None:
+def _fit_mqldt(source: str, name: str | None, output: str | None, as_json: bool = False) -> None:
     """``devices --from-mqldt``: fit, show each row against the fit, write or print the profile."""
     import re
 
@@ -119,6 +143,19 @@ def _fit_mqldt(source: str, name: str | None, output: str | None) -> None:
     rows = read_mqldt(source)
     fit = fit_profile(rows, name, source)
     p = fit.profile
+    if as_json:
+        import attrs
+
+        text = profile_toml(fit, source)
+        if output is not None:
+            _write_profile(output, text)
+        emit_json({"source": source, "profile": attrs.asdict(p), "assumptions": list(fit.assumptions),
+                   "rows": [{"line": r.row.line, "qm": r.row.qm, "blocksize_bytes": r.row.blocksize,
+                             "measured_latency_us": r.measured_latency_us, "latency_us": r.latency_us,
+                             "latency_error_fraction": r.latency_error, "measured_mb_s": r.measured_mb_s,
+                             "mb_s": r.mb_s, "mb_s_error_fraction": r.mb_s_error} for r in fit.rows],
+                   "worst_error_fraction": fit.worst.worst_error, "profile_toml": text, "wrote": output})
+        return
     sizes = sorted({r.blocksize for r in rows if r.qm == 1})
     many = sorted({r.qm for r in rows if r.qm > 1})
     click.echo(f"Device profile '{p.name}' fitted to {len(rows)} result{'s' if len(rows) != 1 else ''} of mqldt output {source} "
@@ -146,12 +183,18 @@ def _fit_mqldt(source: str, name: str | None, output: str | None) -> None:
     if output is None:
         click.echo("\n" + text, nl=False)
         return
+    _write_profile(output, text)
+    click.echo(f"\nwrote {output}: use it as --device {output} (e.g. mqlog compare --device {output})")
+
+
+def _write_profile(output: str, text: str) -> None:
+    from mqlog.core.disk.devices import get_profile
+
     try:
         Path(output).write_text(text, encoding="utf-8")
     except OSError as exc:
         raise click.FileError(output, exc.strerror or str(exc)) from None
     get_profile(output)  # read back through the path every --device FILE.toml takes
-    click.echo(f"\nwrote {output}: use it as --device {output} (e.g. mqlog compare --device {output})")
 
 
 @cli.command("mqldt")
@@ -170,8 +213,9 @@ def _fit_mqldt(source: str, name: str | None, output: str | None) -> None:
 @click.option("--dir", "directory", default=".", show_default=True, help="Echoed as mqldt echoes it; unused.")
 @click.option("--filePrefix", "--file-prefix", "file_prefix", default="mqldt_testfile", show_default=True,
               help="Echoed as mqldt echoes it; unused.")
+@json_option("each block size's result")
 def mqldt_cmd(device: str, bsize: str, num_files: int, file_size: int, duration: int, qm: int, csv_file: str | None,
-              directory: str, file_prefix: str) -> None:
+              directory: str, file_prefix: str, as_json: bool) -> None:
     """mqldt (IBM's MQ Log Disk Tester) run on a device profile in virtual time.
 
     Each simulated queue manager writes --bsize blocks synchronously, one at a time, as mqldt
@@ -185,8 +229,16 @@ def mqldt_cmd(device: str, bsize: str, num_files: int, file_size: int, duration:
                            qm=qm, directory=directory, file_prefix=file_prefix)
     profile = get_profile(device)
     rows = replay(profile, options)
-    click.echo(f"mqlog mqldt: mqldt's test on device profile '{profile.name}' in virtual time; no file is written")
-    click.echo(console_text(rows, options), nl=False)
+    if as_json:
+        import attrs
+
+        # mqldt's own field names (they carry their units: _ns, _bytes_sec), blocksize's given
+        emit_json({"device": profile.name, "qm": qm, "duration_s": duration,
+                   "results": [{("blocksize_bytes" if k == "blocksize" else k): v
+                                for k, v in attrs.asdict(r).items()} for r in rows]})
+    else:
+        click.echo(f"mqlog mqldt: mqldt's test on device profile '{profile.name}' in virtual time; no file is written")
+        click.echo(console_text(rows, options), nl=False)
     if csv_file is not None:
         try:
             with open(csv_file, "w" if qm == 1 else "a", encoding="utf-8", newline="\n") as f:
@@ -197,11 +249,19 @@ def mqldt_cmd(device: str, bsize: str, num_files: int, file_size: int, duration:
 
 @cli.command("hosts")
 @click.option("--file", "path", type=click.Path(dir_okay=False), help="A TOML file of your own host profiles.")
-def hosts(path: str | None) -> None:
+@json_option("the profiles")
+def hosts(path: str | None, as_json: bool) -> None:
     """List host profiles: cores, CPU per MQI call, and what a request/reply round trip costs."""
     from mqlog.core.host.profiles import DEFAULT_HOST, load_hosts
 
     profiles = load_hosts(path)
+    if as_json:
+        import attrs
+
+        emit_json({"default": DEFAULT_HOST, "hosts": [
+            dict(attrs.asdict(p), round_trip_2kb_nonpersistent_us=p.round_trip_us(2048, persistent=False),
+                 round_trip_2kb_persistent_us=p.round_trip_us(2048, persistent=True)) for p in profiles.values()]})
+        return
     # The round trip is IBM's MQ-CPH one (4 calls, 4 commits, 2 KB messages): the figure the
     # profile was split from, so a user's own profile can be checked against its source.
     click.echo(f"{'name':<10} {'cores':>5} {'put/get µs':>10} {'commit µs':>9} {'record µs':>9} {'force µs':>8} "
@@ -224,7 +284,8 @@ def hosts(path: str | None) -> None:
 @cli.command("scan")
 @click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--records", "show", is_flag=True, help="List every record, not just the summary.")
-def scan_cmd(path: Path, show: bool) -> None:
+@json_option("the summary (and with --records the records)")
+def scan_cmd(path: Path, show: bool, as_json: bool) -> None:
     """Read a reference-format log file back and report its records and how it ends."""
     from collections import Counter
 
@@ -247,13 +308,25 @@ def scan_cmd(path: Path, show: bool) -> None:
                 raise LogFormatError(f"not an mqlog log: its first page is {problem}", source=str(path), offset=0)
             reader = LogReader(ReferenceLogSpace(storage, file=path.name), 0)
             kinds: Counter[str] = Counter()
+            listed = []
             for address, record in reader:
                 kinds[type(record).__name__] += 1
-                if show:
+                if show and as_json:
+                    listed.append({"address": f"{address:016X}", "type": type(record).__name__,
+                                   "uow": f"{record.uow:x}"})
+                elif show:
                     click.echo(f"{address:016X} {type(record).__name__:<16} uow={record.uow:x}")
         finally:
             storage.close()
     end = reader.end
+    if as_json:
+        emit_json({"file": str(path), "records": sum(kinds.values()), "pages_read": reader.pages_read,
+                   "by_type": dict(sorted(kinds.items())),
+                   "end": {"address": f"{end.address:016X}", "reason": end.reason,
+                           **({"problem": end.problem, "source": end.source, "offset_bytes": end.offset}
+                              if end.reason != "end" else {})},
+                   **({"record_list": listed} if show else {})})
+        return
     click.echo(f"{sum(kinds.values())} records in {reader.pages_read} pages read: "
                + ", ".join(f"{k} {v}" for k, v in sorted(kinds.items())))
     click.echo(f"log ends at {end.address:016X}: {end.reason}"

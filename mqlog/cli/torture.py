@@ -5,12 +5,11 @@ it exits 1 when a configuration failed a claim or the tool itself failed.
 
 from __future__ import annotations
 
-import json
 import sys
 
 import click
 
-from mqlog.cli.group import cli, host_for_restart, host_option, resolve_spec, restart_mode_option
+from mqlog.cli.group import cli, emit_json, host_for_restart, host_option, resolve_spec, restart_mode_option
 from mqlog.torture import FAULT_CLASSES
 
 
@@ -101,10 +100,9 @@ def torture_cmd(platform_name, matrix, workload, sets, faults, budget, device, h
         bar.close()
     if as_json:
         if matrix is None:
-            click.echo(json.dumps(campaigns[0][2].as_dict(), sort_keys=True))
+            emit_json(campaigns[0][2].as_dict())
         else:
-            click.echo(json.dumps({"matrix": matrix, "configs": [dict(c.as_dict(), name=name)
-                                                                 for name, _, c in campaigns]}, sort_keys=True))
+            emit_json({"matrix": matrix, "configs": [dict(c.as_dict(), name=name) for name, _, c in campaigns]})
     else:
         for n, (name, log, campaign) in enumerate(campaigns):
             settings = " ".join(f"{k}={v}" for k, v in sorted(log.items()))

@@ -5,12 +5,11 @@ these commands parse the options and print what it returns.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import click
 
-from mqlog.cli.group import cli
+from mqlog.cli.group import cli, emit_json, json_option
 from mqlog.core.errors import MqlogError
 from mqlog.rundir import RUN_FILE
 from mqlog.rundir import load_run as _load_run
@@ -32,7 +31,10 @@ def print_cmd(directory: Path, rba_start, rba_end, urid, queue, summary, as_json
 
     result = print_run(directory, rba_start=rba_start, rba_end=rba_end, urid=urid, queue=queue,
                        summary=summary, as_json=as_json)
-    click.echo(json.dumps(result, sort_keys=True) if as_json else result, nl=as_json)
+    if as_json:
+        emit_json(result)
+    else:
+        click.echo(result, nl=False)
 
 
 @cli.command("bsds")
@@ -43,7 +45,10 @@ def bsds_cmd(directory: Path, as_json: bool):
     from mqlog.zosrun import bsds_run
 
     result = bsds_run(directory, as_json=as_json)
-    click.echo(json.dumps(result, sort_keys=True) if as_json else result, nl=as_json)
+    if as_json:
+        emit_json(result)
+    else:
+        click.echo(result, nl=False)
 
 
 @cli.command("stats")
@@ -54,12 +59,16 @@ def stats_cmd(directory: Path, as_json: bool):
     from mqlog.zosrun import stats_run
 
     result = stats_run(directory, as_json=as_json)
-    click.echo(json.dumps(result, sort_keys=True) if as_json else result, nl=as_json)
+    if as_json:
+        emit_json(result)
+    else:
+        click.echo(result, nl=False)
 
 
 @cli.command("convert-rba")
 @click.argument("directory", type=click.Path(exists=True, file_okay=False, path_type=Path))
-def convert_rba_cmd(directory: Path):
+@json_option("whether it converted, with the message")
+def convert_rba_cmd(directory: Path, as_json: bool):
     """Convert the BSDS of the z/OS queue manager a run left in DIRECTORY to 8-byte RBAs
     (like CSQJUCNV). One way: there is no going back to 6-byte RBAs."""
     from mqlog.zosrun import open_zos
@@ -76,5 +85,9 @@ def convert_rba_cmd(directory: Path):
         run = _load_run(directory)
         run["log"]["RBA8"] = "YES"
         write_json(directory / RUN_FILE, run)
-    click.echo("CSQJ445I BSDS converted to 8-byte RBA and LRSN format" if converted
+    message = ("CSQJ445I BSDS converted to 8-byte RBA and LRSN format" if converted
                else "the BSDS already uses 8-byte RBAs: nothing to do")
+    if as_json:
+        emit_json({"converted": converted, "RBA8": "YES", "messages": [message]})
+        return
+    click.echo(message)

@@ -126,7 +126,7 @@ def bare_python(tmp_path_factory):
 
 def test_compare_on_a_standalone_cluster_equals_the_local_result(cluster, bare_python, spark, tmp_path):
     out = subprocess.run([sys.executable, "-m", "mqlog", "compare", "--workload", "putget-pairs", *SETS,
-                          "--master", cluster, "--out", str(tmp_path), "--json", "--logs"],
+                          "--master", cluster, "--out", str(tmp_path), "--jsonl", "--logs"],
                          capture_output=True, text=True, timeout=600, env=dict(os.environ, PYSPARK_PYTHON=bare_python))
     assert out.returncode == 0, out.stderr
     remote = [json.loads(line) for line in out.stdout.splitlines()]

@@ -297,7 +297,7 @@ def test_compare_crash_end_with_every_unit_in_flight_from_the_command_line(spark
         "compare", "--workload", "log-fill", "--set", "workload.queues=2", "--set", "workload.transactions=3",
         "--set", "workload.messages=3000", "--set", "workload.message_size=64", "--set", "workload.commit=never",
         "--set", "qmgr.MAXDEPTH=42", "--matrix", str(matrix), "--crash", "end", "--out", str(tmp_path / "o"),
-        "--master", "local[2]", "--json"])
+        "--master", "local[2]", "--jsonl"])
     assert out.exit_code == 0, out.output
     rows = {r["config_name"]: r for r in map(json.loads, out.stdout.splitlines())}
     assert rows["dist"]["config"]["qmgr"] == {"MAXUMSGS": 20_000, "MAXDEPTH": 42}
