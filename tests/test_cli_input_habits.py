@@ -6,6 +6,7 @@ and a warning before a long run."""
 
 from __future__ import annotations
 
+import itertools
 import json
 
 from test_cli_run import mqlog, one_line_error
@@ -114,7 +115,11 @@ def test_config_says_which_parameters_are_the_models_own_and_not_mqs():
         assert set(doc["model_only"]) == set(doc["log"]) - real, platform
         assert doc["model_only"], platform  # every platform has settings of the model's own
         text = mqlog("config", "--platform", platform)
-        line = [x for x in text.stdout.splitlines() if x.startswith("model only")]
+        lines = text.stdout.splitlines()
+        starts = [i for i, x in enumerate(lines) if x.startswith("model only")]
+        # the line, with what a narrow terminal wrapped under it (indented)
+        line = [" ".join(y.strip() for y in [lines[i], *itertools.takewhile(lambda y: y.startswith("  "),
+                                                                            lines[i + 1:])]) for i in starts]
         assert len(line) == 1 and source in line[0] and all(name in line[0] for name in doc["model_only"]), text.stdout
     # the z/OS names a professional types are IBM's, in any case
     out = mqlog("config", "--platform", "zos", "--set", "log.outbuff=400", "--set", "log.MaxCnOff=4", "--json")

@@ -368,7 +368,9 @@ def config_cmd(platform_name, sets, as_json):
                                wrapped=f"{r.allowed}: {r.meaning}{mark}"):
                 click.echo(line)
         if choice.model_only_names():
-            click.echo(f"model only (no {choice.real_names}): {', '.join(choice.model_only_names())}")
+            for line in fitted("", f"model only (no {choice.real_names}): {', '.join(choice.model_only_names())}",
+                               width):
+                click.echo(line)
         click.echo("derived:")
         for item in derived.values():
             for line in fitted("  ", item["text"], width):
@@ -384,4 +386,6 @@ def config_cmd(platform_name, sets, as_json):
         for line in fitted(f"  {p.name:<24} {values[p.name]:>12}   ", f"{p.low}..{p.high}  {p.doc}{mark}", width,
                            wrapped=f"{p.low}..{p.high}: {p.doc}{mark}"):
             click.echo(line)
-    click.echo(f"model only (no real queue manager has them): {', '.join(choice.model_only_names())}")
+    for line in fitted("", f"model only (no real queue manager has them): {', '.join(choice.model_only_names())}",
+                       width):
+        click.echo(line)
