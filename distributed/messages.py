@@ -73,11 +73,11 @@ MESSAGES: dict[str, tuple[Message, ...]] = {
                            "the log until its coordinator resolves it."),
     ),
     "restart-extent": (
-        Message("AMQ7467", "The oldest log file required to start queue manager {qm} is "
+        Message("AMQ7467I", "The oldest log file required to start queue manager {qm} is "
                            "{extent}."),
     ),
     "media-extent": (
-        Message("AMQ7468", "The oldest log file required to perform media recovery of queue "
+        Message("AMQ7468I", "The oldest log file required to perform media recovery of queue "
                            "manager {qm} is {extent}."),
     ),
     "media-image": (

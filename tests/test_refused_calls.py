@@ -54,6 +54,16 @@ def test_a_clean_run_has_no_refused_row_and_nothing_on_stderr():
     assert "refused" not in out.stdout and out.stderr.strip() == ""
 
 
+def test_a_linear_logs_informational_extent_messages_stay_off_stderr():
+    # AMQ7467I/AMQ7468I (the oldest extents restart and media recovery need) are MQ's
+    # informational messages: a linear log writes them at every checkpoint, and a clean run
+    # must not look as if it warned
+    out = mqlog("run", "--platform", "distributed", "--workload", "putget-pairs", "--set", "log.LogType=LINEAR",
+                "--set", "log.LogFilePages=64", "--set", "workload.messages_per_pair=400")
+    assert out.returncode == 0, out.stderr
+    assert out.stderr.strip() == ""
+
+
 def test_a_comparisons_table_gets_a_refused_row_only_when_a_configuration_had_one():
     from mqlog.spark.compare import flatten, table_cells
 
