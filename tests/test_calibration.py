@@ -477,8 +477,9 @@ def test_a_scaled_case_runs_shorter_with_the_same_shape_settings():
     # The workload's own virtual seconds (its duration and crash point, spec settings, not a
     # measured time) shrink with the scale.
     full = case["runs"]["busy"]
-    assert busy["params"]["duration"] == pytest.approx(full["params"]["duration"] * 0.1)
-    assert busy["crash_at"] == pytest.approx(full["crash_at"] * 0.1)
+    # (the same product scaled() computes, so equal to the bit)
+    assert busy["params"]["duration"] == full["params"]["duration"] * 0.1
+    assert busy["crash_at"] == full["crash_at"] * 0.1
     assert busy["params"]["rate"] == 2000 and busy["params"]["requesters"] == 4  # rates and apps stay
     assert busy["before"]["params"]["depth"] == 30 and busy["before"]["params"]["queues"] == 4
     # the checkpoint interval and the log files scale with the work, the given one and the default
