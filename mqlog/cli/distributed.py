@@ -95,18 +95,45 @@ def _admin_report(qm, as_json: bool, summary: dict) -> None:
     click.echo("; ".join(f"{k} {text_value(v)}" for k, v in summary.items() if k != "messages"))
 
 
+def _generic_names(qm, names: tuple, command: str, *, damaged: bool = False) -> list:
+    """The queues ``names`` select, in order, each once. A name may end in an asterisk, as
+    rcdmqimg's and rcrmqobj's GenericObjName may ("can have a trailing asterisk to [record |
+    re-create] any objects with names matching the portion of the name before the asterisk",
+    IBM MQ, "rcdmqimg (record media image)" / "rcrmqobj (re-create object)"): ``*`` alone is
+    every queue (``rcdmqimg -t all *``), ``FILL.*`` every queue whose name starts ``FILL.``.
+    An asterisk anywhere else is no name MQ accepts, and a generic name that selects no queue
+    is refused rather than doing nothing quietly. ``damaged``: damaged queues match too
+    (rcrmqobj re-creates them)."""
+    known = sorted(set(qm.queues) | (set(qm.damaged) if damaged else set()))
+    chosen: list = []
+    for name in names:
+        if "*" in name[:-1]:
+            raise MqlogError(f"{command}: {name!r}: an asterisk may only end a generic name (as in 'FILL.*' or '*')")
+        if not name.endswith("*"):
+            found = [name]  # a single queue: the command itself says if there is no such queue (2085)
+        else:
+            found = [q for q in known if q.startswith(name[:-1])]
+            if not found:
+                raise MqlogError(f"{command}: no queue matches the generic name {name!r} "
+                                 f"on queue manager {qm.config.name}")
+        chosen += [q for q in found if q not in chosen]
+    return chosen
+
+
 @cli.command("rcdmqimg")
 @click.argument("directory", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.argument("queues", nargs=-1, required=True)
 @click.option("--json", "as_json", is_flag=True)
 def rcdmqimg_cmd(directory: Path, queues: tuple, as_json: bool):
     """Record media images of QUEUES in the log of the distributed queue manager left in
-    DIRECTORY (linear logs only), moving MEDIALOG forward (rcdmqimg -t queue)."""
+    DIRECTORY (linear logs only), moving MEDIALOG forward (rcdmqimg -t queue). A name may
+    end in '*' (quote it from the shell): '*' images every queue, 'FILL.*' every queue whose
+    name starts 'FILL.'."""
     from mqlog.distributed.media import rcdmqimg
 
     def action(qm):
         sizes = {}
-        for name in queues:
+        for name in _generic_names(qm, queues, "rcdmqimg"):
             _, image = yield from rcdmqimg(qm, name)
             sizes[name] = len(image)
         return sizes
@@ -122,12 +149,13 @@ def rcdmqimg_cmd(directory: Path, queues: tuple, as_json: bool):
 def rcrmqobj_cmd(directory: Path, queues: tuple, as_json: bool):
     """Re-create QUEUES from their media images and the log after them (rcrmqobj -t queue),
     on the distributed queue manager left in DIRECTORY. A damaged queue is re-created at
-    restart already when the log is linear; this does it on request."""
+    restart already when the log is linear; this does it on request. A name may end in '*'
+    (quote it from the shell): '*' re-creates every queue, damaged ones included."""
     from mqlog.distributed.media import rcrmqobj
 
     def action(qm):
         depths = {}
-        for name in queues:
+        for name in _generic_names(qm, queues, "rcrmqobj", damaged=True):
             queue = yield from rcrmqobj(qm, name)
             depths[name] = queue.depth if queue is not None else None
         return depths
