@@ -117,6 +117,7 @@ CASES = [
     ("convert-rba", "", lambda p, t, r: ["convert-rba", copy(p, t, "zos")]),
     ("devices", "", lambda p, t, r: ["devices"]),
     ("devices", "--from-mqldt", lambda p, t, r: ["devices", "--from-mqldt", p / "mqldt.csv", "-o", t / "fit.toml"]),
+    ("dmpmqlog", "--base", lambda p, t, r: ["dmpmqlog", p / "dist", "--base"]),
     ("dump", "", lambda p, t, r: ["dump", p / "dist"]),
     ("groupcommit", "", lambda p, t, r: ["groupcommit", "--committers", "1,2", "--commits", "3"]),
     ("hosts", "", lambda p, t, r: ["hosts"]),

@@ -95,18 +95,45 @@ def _admin_report(qm, as_json: bool, summary: dict) -> None:
     click.echo("; ".join(f"{k} {text_value(v)}" for k, v in summary.items() if k != "messages"))
 
 
+def _generic_names(qm, names: tuple, command: str, *, damaged: bool = False) -> list:
+    """The queues ``names`` select, in order, each once. A name may end in an asterisk, as
+    rcdmqimg's and rcrmqobj's GenericObjName may ("can have a trailing asterisk to [record |
+    re-create] any objects with names matching the portion of the name before the asterisk",
+    IBM MQ, "rcdmqimg (record media image)" / "rcrmqobj (re-create object)"): ``*`` alone is
+    every queue (``rcdmqimg -t all *``), ``FILL.*`` every queue whose name starts ``FILL.``.
+    An asterisk anywhere else is no name MQ accepts, and a generic name that selects no queue
+    is refused rather than doing nothing quietly. ``damaged``: damaged queues match too
+    (rcrmqobj re-creates them)."""
+    known = sorted(set(qm.queues) | (set(qm.damaged) if damaged else set()))
+    chosen: list = []
+    for name in names:
+        if "*" in name[:-1]:
+            raise MqlogError(f"{command}: {name!r}: an asterisk may only end a generic name (as in 'FILL.*' or '*')")
+        if not name.endswith("*"):
+            found = [name]  # a single queue: the command itself says if there is no such queue (2085)
+        else:
+            found = [q for q in known if q.startswith(name[:-1])]
+            if not found:
+                raise MqlogError(f"{command}: no queue matches the generic name {name!r} "
+                                 f"on queue manager {qm.config.name}")
+        chosen += [q for q in found if q not in chosen]
+    return chosen
+
+
 @cli.command("rcdmqimg")
 @click.argument("directory", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.argument("queues", nargs=-1, required=True)
 @click.option("--json", "as_json", is_flag=True)
 def rcdmqimg_cmd(directory: Path, queues: tuple, as_json: bool):
     """Record media images of QUEUES in the log of the distributed queue manager left in
-    DIRECTORY (linear logs only), moving MEDIALOG forward (rcdmqimg -t queue)."""
+    DIRECTORY (linear logs only), moving MEDIALOG forward (rcdmqimg -t queue). A name may
+    end in '*' (quote it from the shell): '*' images every queue, 'FILL.*' every queue whose
+    name starts 'FILL.'."""
     from mqlog.distributed.media import rcdmqimg
 
     def action(qm):
         sizes = {}
-        for name in queues:
+        for name in _generic_names(qm, queues, "rcdmqimg"):
             _, image = yield from rcdmqimg(qm, name)
             sizes[name] = len(image)
         return sizes
@@ -122,12 +149,13 @@ def rcdmqimg_cmd(directory: Path, queues: tuple, as_json: bool):
 def rcrmqobj_cmd(directory: Path, queues: tuple, as_json: bool):
     """Re-create QUEUES from their media images and the log after them (rcrmqobj -t queue),
     on the distributed queue manager left in DIRECTORY. A damaged queue is re-created at
-    restart already when the log is linear; this does it on request."""
+    restart already when the log is linear; this does it on request. A name may end in '*'
+    (quote it from the shell): '*' re-creates every queue, damaged ones included."""
     from mqlog.distributed.media import rcrmqobj
 
     def action(qm):
         depths = {}
-        for name in queues:
+        for name in _generic_names(qm, queues, "rcrmqobj", damaged=True):
             queue = yield from rcrmqobj(qm, name)
             depths[name] = queue.depth if queue is not None else None
         return depths
@@ -198,3 +226,78 @@ def dump_cmd(directory: Path, as_json: bool):
             click.echo(f"{key:<18} {' '.join(value)}")
         else:
             click.echo(f"{key:<18} {value:.1f}" if isinstance(value, float) else f"{key:<18} {value}")
+
+
+def _lsn_option(ctx, param, value):
+    from mqlog.distributed.logdump import parse_lsn
+
+    if value is None:
+        return None
+    try:
+        return parse_lsn(value)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc)) from None
+
+
+@cli.command("dmpmqlog")
+@click.argument("directory", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--base", "-b", is_flag=True,
+              help="dmpmqlog -b: from the base LSN, the start of the extent holding the oldest record restart "
+                   "needs (RECLOG).")
+@click.option("--from-lsn", "-s", "from_lsn", callback=_lsn_option, metavar="LSN",
+              help="dmpmqlog -s: from the record at this LSN (0:0:4:1234 or <0:0:4:1234>).")
+@click.option("--extent", "-n", type=click.IntRange(0, 9_999_999), metavar="N",
+              help="dmpmqlog -n: from the first record of extent N (SnnnnnnN.LOG); linear logs only.")
+@click.option("--to-lsn", "-e", "to_lsn", callback=_lsn_option, metavar="LSN",
+              help="dmpmqlog -e: stop after the record at this LSN (else at the end of the log).")
+@click.option("--json", "as_json", is_flag=True)
+def dmpmqlog_cmd(directory: Path, base: bool, from_lsn: int | None, extent: int | None, to_lsn: int | None,
+                 as_json: bool):
+    """dmpmqlog: every log record of the distributed queue manager a run left in DIRECTORY,
+    over all its extents in log order, from the oldest record restart needs (the first record
+    of the active log, in RECLOG) to the end of the log, and how the log ends.
+
+    Damage (a missing extent, a corrupt page) is an error naming the file and the LSN, never
+    taken for the end. For a z/OS queue manager use 'mqlog print' (CSQ1LOGP)."""
+    import itertools
+
+    from mqlog.distributed.logdump import LogDump, summary_line
+    from mqlog.distributed.space import format_lsn
+    from mqlog.rundir import open_platform
+
+    with reading(directory):
+        run = _load_run(directory)
+        if run["platform"] == "zos":
+            raise MqlogError(f"{directory}: a z/OS queue manager; its log is formatted by 'mqlog print {directory}' "
+                             f"(CSQ1LOGP), dmpmqlog is for distributed ones")
+        _, _, platform = open_platform(directory, platform="distributed", label="distributed")
+        try:
+            dump = LogDump(platform.space, platform.record_types, from_lsn=from_lsn, base=base, extent=extent,
+                           to_lsn=to_lsn)
+            header = dump.header()
+            walk = dump.records()
+            # the first record before any output: a start LSN no record starts at is refused
+            # before the header is printed, not after it
+            first = next(walk, None)
+            if not as_json:
+                click.echo("Log File Header")
+                for key, value in header.items():
+                    click.echo(f"  {key:<13}{value}")
+                click.echo(f"\n{'LSN':<22} {'extent':<13} {'LogRecdType':<16} {'XTranid':>8} {'length':>6}  queue")
+            listed, count = [], 0
+            for r in itertools.chain([first] if first is not None else [], walk):
+                count += 1
+                if as_json:
+                    listed.append({"lsn": format_lsn(r.lsn), "extent": r.extent, "type": r.type,
+                                   "uow": f"{r.uow:x}" if r.uow else None, "queue": r.queue or None,
+                                   "length_bytes": r.length})
+                else:
+                    click.echo(f"{format_lsn(r.lsn):<22} {r.extent:<13} {r.type:<16} "
+                               f"{(f'{r.uow:x}' if r.uow else '-'):>8} {r.length:>6}  {r.queue}".rstrip())
+        finally:
+            platform.space.storage.close()
+    summary = dump.summary(count)
+    if as_json:
+        emit_json({"header": dict(header, nextlsn=summary["nextlsn"]), "records": listed, "summary": summary})
+        return
+    click.echo(summary_line(summary))

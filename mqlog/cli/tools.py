@@ -1,8 +1,9 @@
 """The commands over the log writer and its files without a queue manager: ``groupcommit``
 (the group-commit study on the real writer), ``devices`` and ``hosts`` (the device and host
 profiles; ``devices --from-mqldt`` fits one to an mqldt measurement), ``mqldt`` (mqldt's test
-on a device profile in virtual time) and ``scan`` (read a reference-format log file back and
-say how it ends).
+on a device profile in virtual time) and ``scan`` (read one log file back – a reference log,
+a distributed extent, a z/OS data set – and say how it ends; any other file is named for what
+it is, :mod:`mqlog.scanfile`).
 """
 
 from __future__ import annotations
@@ -286,15 +287,20 @@ def hosts(path: str | None, as_json: bool) -> None:
 @click.option("--records", "show", is_flag=True, help="List every record, not just the summary.")
 @json_option("the summary (and with --records the records)")
 def scan_cmd(path: Path, show: bool, as_json: bool) -> None:
-    """Read a reference-format log file back and report its records and how it ends."""
+    """Read one log file back and report its records and how it ends: a reference log, a
+    distributed extent or a z/OS active or archive data set, each read from the log address
+    its own first page names. Any other file (a BSDS, a queue file, the control file) is
+    refused as not a log file, saying what it is."""
     from collections import Counter
 
+    from mqlog.core.errors import LogFormatError, MqlogError
     from mqlog.core.log.reader import LogReader
-    from mqlog.core.log.space import ReferenceLogSpace
     from mqlog.core.disk.storage import DirectoryStorage
-
-    from mqlog.core.errors import LogFormatError
-    from mqlog.core.format.pages import check_page
+    from mqlog.core.format.pages import STALE
+    from mqlog.distributed.space import format_lsn
+    from mqlog.distributed.media import RECORD_TYPES as DISTRIBUTED_TYPES
+    from mqlog.scanfile import FileFromBase, first_record, identify
+    from mqlog.zos.records import RECORD_TYPES as ZOS_TYPES
 
     # A log file of a run (DIR/qm/FILE, run.json or a lock there): read under the run's lock,
     # shared, like every other reader of a run directory.
@@ -303,32 +309,73 @@ def scan_cmd(path: Path, show: bool, as_json: bool) -> None:
     with (read_locked(run_dir) if of_a_run else contextlib.nullcontext()):
         storage = DirectoryStorage(path.parent)
         try:
-            _, problem = check_page(storage.read(path.name, 0, 4096), 0)
-            if problem is not None:
-                raise LogFormatError(f"not an mqlog log: its first page is {problem}", source=str(path), offset=0)
-            reader = LogReader(ReferenceLogSpace(storage, file=path.name), 0)
+            size = storage.size(path.name)
+            kind = identify(path.name, storage.read(path.name, 0, 4096), size)
+            if kind.kind == "other":
+                raise MqlogError(f"{path}: not a log file: {kind.what}"
+                                 + (f" (its run directory: {run_dir})" if of_a_run and "use mqlog" in kind.what
+                                    else ""))
+            if kind.kind == "damaged":
+                raise LogFormatError(kind.what, source=str(path), offset=0)
+            source = FileFromBase(storage, path.name, kind.base)
+            start = first_record(source, size) if kind.kind == "log" else None
             kinds: Counter[str] = Counter()
             listed = []
-            for address, record in reader:
-                kinds[type(record).__name__] += 1
-                if show and as_json:
-                    listed.append({"address": f"{address:016X}", "type": type(record).__name__,
-                                   "uow": f"{record.uow:x}"})
-                elif show:
-                    click.echo(f"{address:016X} {type(record).__name__:<16} uow={record.uow:x}")
+            reader = None
+            if start is not None:
+                # the platforms' record type codes never meet (docs/FORMAT.md §3.2): a file of
+                # either decodes with both platforms' record classes
+                reader = LogReader(source, start, record_types=DISTRIBUTED_TYPES + ZOS_TYPES)
+                for address, record in reader:
+                    kinds[type(record).__name__] += 1
+                    if show and as_json:
+                        listed.append({"address": f"{address:016X}", "type": type(record).__name__,
+                                       "uow": f"{record.uow:x}"})
+                    elif show:
+                        click.echo(f"{address:016X} {type(record).__name__:<16} uow={record.uow:x}")
         finally:
             storage.close()
+    if reader is None:  # formatted and never written, or no record starts in it
+        address = kind.base
+        end = {"address": f"{address:016X}", "reason": "end"}
+        note = kind.what if kind.kind == "unwritten" else "no record starts in it (one record fills it whole)"
+        if as_json:
+            emit_json({"file": str(path), "kind": kind.what, "base_address": f"{kind.base:016X}", "records": 0,
+                       "pages_read": 0, "by_type": {}, "end": end, **({"record_list": []} if show else {})})
+            return
+        click.echo(f"0 records: {note}")
+        return
     end = reader.end
+    past_file = end.offset is not None and end.offset >= size
+    stale = end.reason == "end" and end.problem == str(STALE)
+    # what the end is, in words, beyond the reader's verdict: a platform's extent or data set
+    # is one stretch of a longer log, and a stale page is a page of an earlier use of the file
+    if kind.platform is not None and past_file:
+        beyond = ("its last record continues in the next " if end.reason == "incomplete" else
+                  "the file is full; the log goes on in the next ")
+        beyond += "extent" if kind.platform == "distributed" else "data set"
+    elif stale:
+        beyond = f"{end.problem} at {end.source} offset {end.offset}: the rest of the file is from an earlier use"
+    else:
+        beyond = None
     if as_json:
-        emit_json({"file": str(path), "records": sum(kinds.values()), "pages_read": reader.pages_read,
+        emit_json({"file": str(path), "kind": kind.what, "base_address": f"{kind.base:016X}",
+                   "records": sum(kinds.values()), "pages_read": reader.pages_read,
                    "by_type": dict(sorted(kinds.items())),
                    "end": {"address": f"{end.address:016X}", "reason": end.reason,
                            **({"problem": end.problem, "source": end.source, "offset_bytes": end.offset}
-                              if end.reason != "end" else {})},
+                              if end.reason != "end" or stale else {}),
+                           **({"note": beyond} if beyond else {})},
                    **({"record_list": listed} if show else {})})
         return
+    if kind.platform is not None:
+        click.echo(f"{path.name}: {kind.what}, holding log from "
+                   + (f"LSN {format_lsn(kind.base)} ({kind.base:016X})" if kind.platform == "distributed"
+                      else f"RBA {kind.base:016X}"))
     click.echo(f"{sum(kinds.values())} records in {reader.pages_read} pages read: "
                + ", ".join(f"{k} {v}" for k, v in sorted(kinds.items())))
+    if beyond is not None:
+        click.echo(f"log ends at {end.address:016X}: {end.reason} ({beyond})")
+        return
     click.echo(f"log ends at {end.address:016X}: {end.reason}"
                + (f" ({end.problem} at {end.source} offset {end.offset})" if end.reason != "end" else ""))
-
