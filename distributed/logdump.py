@@ -101,7 +101,7 @@ class LogDump:
         if control is None:
             raise MqlogError("the queue manager was never created (no checkpoint on disk)")
         self.control = control
-        self.reclog = space._holder(control.tail)
+        self.reclog = space.holder(control.tail)
         if sum(x is not None and x is not False for x in (from_lsn, extent, base or None)) > 1:
             raise MqlogError("give one start point: --from-lsn (-s), --extent (-n) or --base (-b)")
         if extent is not None:
@@ -113,7 +113,7 @@ class LogDump:
                                  f"holding log (it was never used, or was reused since)")
             self.start, self.exact = held.start, False
         elif from_lsn is not None:
-            if space._holder(from_lsn) is None:
+            if space.holder(from_lsn) is None:
                 held = [e.start for e in space.extents.values() if e.start != NO_ADDRESS]
                 raise MqlogError(f"--from-lsn {format_lsn(from_lsn)}: no extent holds that LSN (the extents "
                                  f"hold log from {format_lsn(min(held, default=control.tail))} on)")
@@ -153,7 +153,7 @@ class LogDump:
             if self.to_lsn is not None and address > self.to_lsn:
                 self.end = DumpEnd(address, None, tuple(extents))
                 return
-            holder = space._holder(address)
+            holder = space.holder(address)
             name = extent_name(holder.number) if holder is not None else ""
             if not extents or extents[-1] != name:
                 extents.append(name)

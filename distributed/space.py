@@ -198,6 +198,11 @@ class DistributedLogSpace(SpaceDefaults):
 
     # -- mapping addresses to extents -------------------------------------------------------------
 
+    def holder(self, address: int) -> Extent | None:
+        """The extent holding log address ``address`` now (None if no extent does): the log's
+        address-to-extent map, for readers that walk the log in its own order (dmpmqlog)."""
+        return self._holder(address)
+
     def _holder(self, address: int) -> Extent | None:
         idx = self.by_start.bisect_right(address) - 1
         if idx < 0:
