@@ -48,3 +48,14 @@ def test_a_trailing_asterisk_selects_by_prefix_and_anything_else_is_refused(tmp_
     assert list(both["imaged"]) == ["DEEP.0000", "DEEP.0001"]  # each once
     one_line_error(mqlog("rcdmqimg", tmp_path, "FILL.*"), "FILL.*", "no queue matches")
     one_line_error(mqlog("rcdmqimg", tmp_path, "DEEP*0"), "DEEP*0", "asterisk")
+
+
+def test_a_blank_archlog_reads_as_none_not_as_a_field_cut_off(tmp_path):
+    """With LogManagement=Manual nothing waits for SET LOG ARCHIVED, so ARCHLOG is blank: the
+    summary says "none" and qmstatus shows runmqsc's blank value, ( )."""
+    _deep_linear_run(tmp_path)
+    imaged = mqlog("rcdmqimg", tmp_path, "*")
+    assert imaged.returncode == 0, imaged.stderr
+    assert imaged.stdout.splitlines()[-1].endswith("; ARCHLOG none")
+    assert json.loads(mqlog("rcdmqimg", tmp_path, "*", "--json").stdout)["ARCHLOG"] == ""
+    assert "   ARCHLOG( )" in mqlog("qmstatus", tmp_path).stdout.splitlines()

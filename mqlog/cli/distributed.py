@@ -51,7 +51,7 @@ def qmstatus_cmd(directory: Path, as_json: bool):
         return
     click.echo("AMQ8705I: Display Queue Manager Status Details.")
     for key, value in status.items():
-        click.echo(f"   {key}({value})")
+        click.echo(f"   {key}({value if value != '' else ' '})")  # runmqsc shows a blank value as ( )
 
 
 def _administer(directory: Path, action):
@@ -92,7 +92,8 @@ def _admin_report(qm, as_json: bool, summary: dict) -> None:
     for line in qm.messages:
         click.echo(line)
     # "; " between the fields: a field's own value may be a comma-separated list
-    click.echo("; ".join(f"{k} {text_value(v)}" for k, v in summary.items() if k != "messages"))
+    # a blank ARCHLOG (nothing waits for SET LOG ARCHIVED) would read as a field cut off
+    click.echo("; ".join(f"{k} {text_value(v) if v != '' else 'none'}" for k, v in summary.items() if k != "messages"))
 
 
 def _generic_names(qm, names: tuple, command: str, *, damaged: bool = False) -> list:
