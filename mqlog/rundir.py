@@ -178,8 +178,12 @@ def save_run(out: Path, *, platform: str, log: dict, device: str, workload: str,
     out = Path(out)
     write_json(out / METRICS_FILE, result.metrics)
     write_json(out / JOURNAL_FILE, result.journal.to_json())
-    write_json(out / RUN_FILE, _run_json(platform=platform, log=log, device=device, workload=workload, params=params,
-                                         seed=seed, host=host, qmgr=qmgr, finished=True, crashed=result.crashed))
+    from mqlog.core.workload.run import ENDING_KEYS
+
+    run = _run_json(platform=platform, log=log, device=device, workload=workload, params=params, seed=seed,
+                    host=host, qmgr=qmgr, finished=True, crashed=result.crashed)
+    run["ended"] = {k: result.metrics.get(k) for k in ENDING_KEYS}  # how it ended: restart says so
+    write_json(out / RUN_FILE, run)
     with open(out / result.qm.platform.error_log, "a", encoding="utf-8") as messages:
         for line in result.messages:
             messages.write(line + "\n")

@@ -105,6 +105,26 @@ END_COMMANDS = {
 }
 
 
+#: the metrics that say how a run ended (run.json keeps them, for ``restart`` to say what it restarts after)
+ENDING_KEYS = ("ended", "end_command", "ended_at_seconds", "uows_in_flight_at_end", "uows_in_doubt_at_end",
+               "uows_backed_out_at_stop", "in_flight_at_end")
+
+
+def ending_text(ending: dict) -> str:
+    """One line: how a run ended (run.json's ``ended``, or the metrics)."""
+    how = ending.get("ended")
+    when = f" at {ending['ended_at_seconds']:.6f} virtual seconds" if ending.get("ended_at_seconds") is not None else ""
+    if how in END_MODES:
+        text = f"a{'n' if how == 'immediate' else ''} {how} shutdown ({ending.get('end_command')}){when}"
+    elif how == "crash":
+        text = f"a crash{when}"
+    else:
+        text = f"an abnormal end{when}"
+    units = ending.get("uows_in_flight_at_end") or 0
+    return text + (f", {units} unit(s) of work in flight: {ending.get('in_flight_at_end')}" if units else
+                   ", no unit of work in flight")
+
+
 def end_command(platform: str, mode: str) -> str:
     """The platform's own command for a shutdown mode (``endmqm -i``, ``STOP QMGR MODE(FORCE)``)."""
     return END_COMMANDS.get(platform, END_COMMANDS[None])[mode]
