@@ -189,6 +189,19 @@ def save_run(out: Path, *, platform: str, log: dict, device: str, workload: str,
             messages.write(line + "\n")
 
 
+def record_ending(directory: Path, ending: dict | None) -> None:
+    """Say in run.json how the queue manager on DIR's files last stopped (``ended``: see
+    :data:`mqlog.core.workload.run.ENDING_KEYS`), after a command that started it there; None:
+    not known (the command failed part way), so that ``restart`` claims nothing."""
+    path = Path(directory) / RUN_FILE
+    run = read_json(path)
+    if ending is None:
+        run.pop("ended", None)
+    else:
+        run["ended"] = ending
+    write_json(path, run)
+
+
 #: :func:`copy_files` leaves runs of zero bytes this long as holes
 _HOLE = 64 * 1024
 

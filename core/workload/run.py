@@ -116,6 +116,8 @@ def ending_text(ending: dict) -> str:
     when = f" at {ending['ended_at_seconds']:.6f} virtual seconds" if ending.get("ended_at_seconds") is not None else ""
     if how in END_MODES:
         text = f"a{'n' if how == 'immediate' else ''} {how} shutdown ({ending.get('end_command')}){when}"
+    elif how == "restart":
+        text = "an earlier 'mqlog restart' (restart recovery and its checkpoint, no shutdown after it)"
     elif how == "crash":
         text = f"a crash{when}"
     else:
@@ -123,6 +125,16 @@ def ending_text(ending: dict) -> str:
     units = ending.get("uows_in_flight_at_end") or 0
     return text + (f", {units} unit(s) of work in flight: {ending.get('in_flight_at_end')}" if units else
                    ", no unit of work in flight")
+
+
+def later_ending(platform: str, how: str, indoubt: int = 0) -> dict:
+    """run.json's ``ended`` after a command that started the queue manager on a run's files:
+    ``restart`` (``mqlog restart``: recovery and its checkpoint, no shutdown after it) or
+    ``controlled`` (an administrative command, which ends with a controlled shutdown). Restart
+    recovery backed out every unit in flight; those in doubt stay so."""
+    return {"ended": how, "end_command": end_command(platform, "controlled") if how == "controlled" else None,
+            "ended_at_seconds": None, "uows_in_flight_at_end": 0, "uows_in_doubt_at_end": indoubt,
+            "uows_backed_out_at_stop": 0, "in_flight_at_end": "none"}
 
 
 def end_command(platform: str, mode: str) -> str:
@@ -296,7 +308,8 @@ def _ending(cfg: RunConfig, mode: str, qm: QueueManager, env, ended: dict, *, cr
     elif active and how in ("controlled", "immediate"):
         fate = "listed by the shutdown checkpoint: the next restart backs them out"
     elif active:
-        fate = "not ended in the log: the next restart backs them out"
+        # (a unit whose records never left the log buffer is not in the log at all)
+        fate = "not ended: the next restart backs out those the log holds"
     else:
         fate = "none"
     out = {
