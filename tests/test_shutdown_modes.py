@@ -135,3 +135,19 @@ def test_the_summary_names_the_platforms_own_command():
 ])
 def test_a_bad_end_is_a_one_line_error(args, words):
     one_line_error(mqlog("run", "--platform", "distributed", *BUSY, *args), *words)
+
+
+def test_restart_says_what_it_restarts_after_and_run_json_stays_true(tmp_path):
+    """The run's own end first; after a restart (recovery and its checkpoint, no shutdown) or
+    an administrative command (a controlled shutdown), that, not the run's end."""
+    run(tmp_path, "stop", "distributed", *FILL, "--set", "log.LogType=LINEAR", "--end", "preemptive",
+        "--end-at", "0.01")
+    first = mqlog("restart", tmp_path / "stop", "--verify")
+    assert first.returncode == 0, first.stderr
+    assert first.stdout.splitlines()[0].startswith("restarting after a preemptive shutdown (endmqm -p) at 0.010000")
+    again = mqlog("restart", tmp_path / "stop", "--json")
+    assert json.loads(again.stdout)["restarted_after"]["ended"] == "restart"
+    assert mqlog("rcdmqimg", tmp_path / "stop", "FILL.0000").returncode == 0
+    last = mqlog("restart", tmp_path / "stop", "--verify")
+    assert last.returncode == 0, last.stderr
+    assert last.stdout.splitlines()[0] == "restarting after a controlled shutdown (endmqm -c), no unit of work in flight"
