@@ -43,7 +43,7 @@ def restart(tmp_path: Path, name: str) -> dict:
 def test_controlled_mid_run_quiesces_and_leaves_nothing_to_back_out(tmp_path, platform):
     whole = run(tmp_path, "whole", platform, *BUSY)
     m = run(tmp_path, "quiesced", platform, *BUSY, "--end", "controlled", "--end-at", "0.02")
-    assert m["ended"] == "controlled" and m["ended_at_seconds"] == 0.02
+    assert m["ended"] == "controlled" and m["ended_at_s"] == 0.02
     assert m["end_command"] == ("endmqm -c" if platform == "distributed" else "STOP QMGR MODE(QUIESCE)")
     # the waiting MQGETs were told the queue manager is quiescing; nothing else was refused
     assert set(m["failed_calls"]) == {"MQRC_Q_MGR_QUIESCING"}
@@ -58,7 +58,7 @@ def test_controlled_mid_run_quiesces_and_leaves_nothing_to_back_out(tmp_path, pl
 def test_immediate_mid_run_refuses_later_calls_and_backs_out_the_units_in_flight(tmp_path, platform):
     whole = run(tmp_path, "whole", platform, *FILL)
     m = run(tmp_path, "immediate", platform, *FILL, "--end", "immediate", "--end-at", "0.01")
-    assert m["ended"] == "immediate" and m["ended_at_seconds"] == 0.01
+    assert m["ended"] == "immediate" and m["ended_at_s"] == 0.01
     # the filler's puts after the command, and its commit, were refused (it has no MQGET to refuse)
     assert set(m["failed_calls"]) == {"MQRC_Q_MGR_STOPPING"}
     assert m["failed_calls"]["MQRC_Q_MGR_STOPPING"]["reason"] == 2162 and m["failed_calls"]["MQRC_Q_MGR_STOPPING"]["calls"] > 0
@@ -113,7 +113,7 @@ def test_an_end_command_after_the_workload_ended_is_issued_when_it_ends(tmp_path
     out = mqlog("run", "--platform", "distributed", *BUSY, "--end", "immediate", "--end-at", "5", "--json")
     assert out.returncode == 0, out.stderr
     m = json.loads(out.stdout)
-    assert m["ended"] == "immediate" and m["ended_at_seconds"] == m["workload_seconds"] < 5
+    assert m["ended"] == "immediate" and m["ended_at_s"] == m["workload_seconds"] < 5
     assert "came after the workload ended" in out.stderr and m["failed_calls"] == {}
 
 

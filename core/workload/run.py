@@ -106,14 +106,14 @@ END_COMMANDS = {
 
 
 #: the metrics that say how a run ended (run.json keeps them, for ``restart`` to say what it restarts after)
-ENDING_KEYS = ("ended", "end_command", "ended_at_seconds", "uows_in_flight_at_end", "uows_in_doubt_at_end",
+ENDING_KEYS = ("ended", "end_command", "ended_at_s", "uows_in_flight_at_end", "uows_in_doubt_at_end",
                "uows_backed_out_at_stop", "in_flight_at_end")
 
 
 def ending_text(ending: dict) -> str:
     """One line: how a run ended (run.json's ``ended``, or the metrics)."""
     how = ending.get("ended")
-    when = f" at {ending['ended_at_seconds']:.6f} virtual seconds" if ending.get("ended_at_seconds") is not None else ""
+    when = f" at {ending['ended_at_s']:.6f} virtual seconds" if ending.get("ended_at_s") is not None else ""
     if how in END_MODES:
         text = f"a{'n' if how == 'immediate' else ''} {how} shutdown ({ending.get('end_command')}){when}"
     elif how == "restart":
@@ -133,7 +133,7 @@ def later_ending(platform: str, how: str, indoubt: int = 0) -> dict:
     ``controlled`` (an administrative command, which ends with a controlled shutdown). Restart
     recovery backed out every unit in flight; those in doubt stay so."""
     return {"ended": how, "end_command": end_command(platform, "controlled") if how == "controlled" else None,
-            "ended_at_seconds": None, "uows_in_flight_at_end": 0, "uows_in_doubt_at_end": indoubt,
+            "ended_at_s": None, "uows_in_flight_at_end": 0, "uows_in_doubt_at_end": indoubt,
             "uows_backed_out_at_stop": 0, "in_flight_at_end": "none"}
 
 
@@ -316,8 +316,8 @@ def _ending(cfg: RunConfig, mode: str, qm: QueueManager, env, ended: dict, *, cr
         "ended": how,
         "end_command": end_command(cfg.platform, mode) if how in END_MODES else None,
         # the end command's (or the crash's) virtual time; for a run that failed part way, its end
-        "ended_at_seconds": ended.get("command_us", env.now) / 1e6,
-        "end_at_seconds": cfg.end_at_s,
+        "ended_at_s": ended.get("command_us", env.now) / 1e6,
+        "end_at_s": cfg.end_at_s,
         "uows_in_flight_at_end": active,
         "uows_in_doubt_at_end": indoubt,
         "uows_backed_out_at_stop": qm.backed_out_at_stop,

@@ -229,10 +229,10 @@ def _out_storage(out: Path, started):
 def _print_metrics(m: dict, out) -> None:
     state = "crashed" if m["crashed"] else "ended with a controlled shutdown"
     ended = m.get("ended", "controlled")
-    if ended in ("immediate", "preemptive") or (ended == "controlled" and m.get("end_at_seconds") is not None):
+    if ended in ("immediate", "preemptive") or (ended == "controlled" and m.get("end_at_s") is not None):
         # the end asked for: its mode, the platform's command, when, and the units it found
         state = (f"ended with {'an' if ended == 'immediate' else 'a'} {ended} shutdown ({m['end_command']} at "
-                 f"{m['ended_at_seconds']:.6f} s; units of work in flight {m['uows_in_flight_at_end']}"
+                 f"{m['ended_at_s']:.6f} s; units of work in flight {m['uows_in_flight_at_end']}"
                  + (f": {m['in_flight_at_end']}" if m["uows_in_flight_at_end"] else "") + ")")
     if m.get("abnormal_end"):
         state = f"ended abnormally ({m['abnormal_end']})"
