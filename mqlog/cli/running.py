@@ -86,7 +86,7 @@ def run_cmd(platform_name, workload, sets, device, host, seed, out, crash_after_
         cfg = RunConfig(platform_name, choice.maker(log_config), log_config, spec, seed, device,
                         crash_after_writes, None if crash_at == END else crash_at, crash_at_end=crash_at == END,
                         qm_config=with_qmgr(QmConfig(), qmgr), host=host, end=end_mode, end_at_s=end_at)
-        long = _warn_if_long(spec, None if crash_at in (None, END) else crash_at)
+        long = _warn_if_long(spec, end_at if end_at is not None else None if crash_at in (None, END) else crash_at)
         progress = Progress(f"{spec.workload} on {platform_name}", long=long,
                             total=spec.params.get("duration") if long else None)
         try:
