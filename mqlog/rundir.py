@@ -178,11 +178,28 @@ def save_run(out: Path, *, platform: str, log: dict, device: str, workload: str,
     out = Path(out)
     write_json(out / METRICS_FILE, result.metrics)
     write_json(out / JOURNAL_FILE, result.journal.to_json())
-    write_json(out / RUN_FILE, _run_json(platform=platform, log=log, device=device, workload=workload, params=params,
-                                         seed=seed, host=host, qmgr=qmgr, finished=True, crashed=result.crashed))
+    from mqlog.core.workload.run import ENDING_KEYS
+
+    run = _run_json(platform=platform, log=log, device=device, workload=workload, params=params, seed=seed,
+                    host=host, qmgr=qmgr, finished=True, crashed=result.crashed)
+    run["ended"] = {k: result.metrics.get(k) for k in ENDING_KEYS}  # how it ended: restart says so
+    write_json(out / RUN_FILE, run)
     with open(out / result.qm.platform.error_log, "a", encoding="utf-8") as messages:
         for line in result.messages:
             messages.write(line + "\n")
+
+
+def record_ending(directory: Path, ending: dict | None) -> None:
+    """Say in run.json how the queue manager on DIR's files last stopped (``ended``: see
+    :data:`mqlog.core.workload.run.ENDING_KEYS`), after a command that started it there; None:
+    not known (the command failed part way), so that ``restart`` claims nothing."""
+    path = Path(directory) / RUN_FILE
+    run = read_json(path)
+    if ending is None:
+        run.pop("ended", None)
+    else:
+        run["ended"] = ending
+    write_json(path, run)
 
 
 #: :func:`copy_files` leaves runs of zero bytes this long as holes

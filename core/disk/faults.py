@@ -177,6 +177,21 @@ class FaultInjectingStorage:
         self._pending_end.clear()
         self._ghosts.clear()
 
+    def kill(self) -> None:
+        """The queue manager's processes are killed, the machine keeps running (``endmqm -p``,
+        a z/OS CANCEL): every write the OS accepted – synced or not – is in its page cache and
+        reaches the disk whole (no torn sector, unlike :meth:`crash`); what the queue manager
+        had not yet written (its log buffer) went with its memory. Later I/O raises
+        SimulatedCrash: nothing of the dead queue manager writes any more."""
+        for name in list(self._pending):
+            pending = self._pending[name]
+            for off, buf in pending:
+                self.durable.write(name, off, buf)
+                if name in self._ghosts:
+                    self._trim_ghosts(name, off, off + len(buf))
+            self._drop(name)
+        self.crashed = True
+
     def _attempt(self, name: str, offset: int, length: int, vectored: bool, kind: str) -> int:
         """Count one physical write and apply the plan's crash and error; return its number."""
         if self.crashed:

@@ -29,7 +29,8 @@ class Reason(enum.IntEnum):
     MQRC_OBJECT_IN_USE = 2042
     MQRC_UOW_IN_DOUBT = 2128  # MQRC_OUTCOME_PENDING in spirit: the UOW awaits its coordinator
     MQRC_HCONN_ERROR = 2018
-    MQRC_Q_MGR_STOPPING = 2162
+    MQRC_Q_MGR_QUIESCING = 2161  # a controlled shutdown (endmqm -c): a wait the application asked to fail
+    MQRC_Q_MGR_STOPPING = 2162  # an immediate shutdown (endmqm -i): every call issued after it
 
 
 class MqiError(MqlogError):

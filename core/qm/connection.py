@@ -55,17 +55,25 @@ class Connection:
         # The application's side first (its own CPU around the call), then the call's path
         # as a non-persistent call of its kind: one hold of one core for both. Calls are never
         # free, so even work that logs nothing moves the clock and competes for the cores.
-        cpu = self.qm.cpu
+        qm = self.qm
+        if qm.ending == "immediate":
+            call.close()
+            raise qm.refusal()  # endmqm -i: "any MQI requests made after the command starts fail"
+        cpu = qm.cpu
         profile = cpu.profile
-        yield from cpu.charge(profile.call_us(kind), "mqi", app_us=profile.app_call_us)
+        qm._calls += 1  # in progress from its entry: an immediate shutdown waits for it
         try:
-            return (yield from call)
-        except MqiError as exc:
-            # MQRC_BACKED_OUT ends the unit of work: the application's next call starts afresh.
-            if exc.reason is Reason.MQRC_BACKED_OUT and self.uow is not None and self.uow.doomed:
-                self.uow = None
-            raise
+            yield from cpu.charge(profile.call_us(kind), "mqi", app_us=profile.app_call_us)
+            try:
+                return (yield from call)
+            except MqiError as exc:
+                # MQRC_BACKED_OUT ends the unit of work: the application's next call starts afresh.
+                if exc.reason is Reason.MQRC_BACKED_OUT and self.uow is not None and self.uow.doomed:
+                    self.uow = None
+                raise
+            finally:
+                if self._in_call is not None:
+                    self._in_call.in_call -= 1
+                    self._in_call = None
         finally:
-            if self._in_call is not None:
-                self._in_call.in_call -= 1
-                self._in_call = None
+            qm._call_ended()

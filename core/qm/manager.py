@@ -47,7 +47,7 @@ from mqlog.core.format.records import (NO_ADDRESS, Begin, Codec, Get, ObjectActi
 from mqlog.core.log.writer import LogWriter
 from mqlog.core.objects.queuefile import IoCost, MessageState, QueueFile, file_name_for, list_queue_files
 from mqlog.core.objects.queues import DamagedQueue, Message, Queue
-from mqlog.core.objects.uow import MEMBER_SHIFT, MqiError, Op, Reason, UnitOfWork
+from mqlog.core.objects.uow import MEMBER_SHIFT, MqiError, Op, Reason, UnitOfWork, UowState
 from mqlog.core.platform import Platform
 from mqlog.core.qm.checkpoints import CheckpointMixin
 from mqlog.core.qm.config import QmConfig, QmCounters
@@ -125,6 +125,13 @@ class QueueManager(UnitsOfWorkMixin, LogSpaceMixin, CheckpointMixin, ShuntingMix
         self._inflight = SortedList()
         self._extents_said: tuple = ()  # the restart / media extents last reported
         self.stopped = False
+        #: the end command issued and not yet done (:meth:`end`): None while running,
+        #: "controlled" (quiescing) or "immediate" (stopping)
+        self.ending: str | None = None
+        self._calls = 0  # MQI calls in progress (an immediate shutdown waits for them)
+        self._calls_done: simpy.Event | None = None
+        #: units of work the queue manager backed out as it stopped (z/OS MODE(FORCE))
+        self.backed_out_at_stop = 0
         #: called with the number of records replayed so far, as restart's replay goes on
         #: (a progress bar: ``mqlog restart``); None: nobody is watching
         self.restart_progress: Callable[[int], None] | None = None
@@ -173,8 +180,58 @@ class QueueManager(UnitsOfWorkMixin, LogSpaceMixin, CheckpointMixin, ShuntingMix
             return LogWriter.resume(self.env, p.space, self.device, reader, **kwargs)
         return LogWriter(self.env, p.space, self.device, **kwargs)
 
+    def end(self, mode: str) -> None:
+        """The operator's end command is issued: ``controlled`` (endmqm -c, STOP QMGR
+        MODE(QUIESCE)) or ``immediate`` (endmqm -i, STOP QMGR MODE(FORCE)); see
+        :mod:`mqlog.core.workload.run` for what IBM documents of each. From now on an
+        immediate end refuses every MQI call with MQRC_Q_MGR_STOPPING (2162) at its entry;
+        a controlled one lets calls go on, so that applications finish the unit of work they
+        are in, but refuses MQGETs with MQRC_Q_MGR_QUIESCING (2161), the applications being
+        modelled as getting with MQGMO_FAIL_IF_QUIESCING (IBM's advice for a getting loop,
+        which would otherwise hold a controlled shutdown for ever). Either way, MQGETs waiting
+        now are woken to be refused (IBM, 2162: "the wait has been canceled"). Calls already
+        past their entry complete (:meth:`calls_finished`)."""
+        self.ending = mode
+        for name in sorted(self.queues):
+            queue = self.queues[name]
+            getters, queue.getters = queue.getters, []
+            for event, _ in getters:
+                if not event.triggered:
+                    event.succeed(None)
+
+    def refusal(self) -> MqiError:
+        """What a call the end command refuses is told."""
+        if self.ending == "immediate":
+            return MqiError(Reason.MQRC_Q_MGR_STOPPING, "the queue manager is stopping (an immediate shutdown)")
+        return MqiError(Reason.MQRC_Q_MGR_QUIESCING, "the queue manager is quiescing (a controlled shutdown)")
+
+    def calls_finished(self) -> Generator:
+        """Wait until no MQI call is in progress (an immediate shutdown's wait)."""
+        while self._calls:
+            self._calls_done = self.env.event()
+            yield self._calls_done
+
+    def _call_ended(self) -> None:
+        self._calls -= 1
+        if not self._calls and self._calls_done is not None:
+            self._calls_done, done = None, self._calls_done
+            done.succeed()
+
+    def back_out_in_flight(self) -> Generator:
+        """Back out every unit of work still in flight (not in doubt) as the queue manager
+        stops, as z/OS does at STOP QMGR MODE(FORCE) ("active threads: back out"): its
+        compensation is logged and forced before the shutdown checkpoint, so restart has
+        nothing to back out. The applications are not told: their connections are ended."""
+        for uow_id in sorted(self.uows):
+            uow = self.uows[uow_id]
+            if uow.state is UowState.ACTIVE and uow.logged:
+                uow.doomed = True
+                yield from self._backout_uow(uow)
+                self.backed_out_at_stop += 1
+
     def shutdown(self) -> Generator:
-        """A controlled shutdown: a final checkpoint, then nothing more is accepted.
+        """A shutdown with its checkpoint (controlled or immediate: :meth:`end` said which
+        calls it refuses): a final checkpoint, then nothing more is accepted.
         Where the platform takes media images, empty queues are imaged first (as MQ does at
         every shutdown): cheap, and their media recovery records move up to now. The space's
         background copies in progress (z/OS archive offloads) finish before it ends, so a
@@ -535,6 +592,8 @@ class QueueManager(UnitsOfWorkMixin, LogSpaceMixin, CheckpointMixin, ShuntingMix
     # -- MQGET -------------------------------------------------------------------------------
 
     def _get(self, conn: Connection, queue_name: str, syncpoint: bool, wait_us: float):
+        if self.ending is not None:
+            raise self.refusal()  # quiescing: MQGMO_FAIL_IF_QUIESCING (see end())
         queue = self._queue(queue_name)
         if queue.unloaded is not None:
             yield from self._load_unloaded(queue)
@@ -557,6 +616,8 @@ class QueueManager(UnitsOfWorkMixin, LogSpaceMixin, CheckpointMixin, ShuntingMix
             if event.triggered and isinstance(event.value, GotMessage):
                 self.counters.messages_got += 1
                 return event.value  # handed over directly by an out-of-syncpoint put
+            if self.ending is not None:
+                raise self.refusal()  # the end command cancelled the wait
         data, cost = queue.read(message)
         if cost.reads:
             yield from self._charge(cost)

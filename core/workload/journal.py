@@ -127,6 +127,12 @@ class Journal:
             else:
                 m.got = outcome
 
+    def refused(self, key) -> None:
+        """A commit, backout or prepare was refused at its entry (MQRC_Q_MGR_STOPPING: an
+        immediate shutdown refuses calls before they do anything): nothing was asked of the
+        unit, which stays in flight – backed out at the stop or by the next restart."""
+        self._asked.pop(key, None)
+
     def prepared(self, key, uow_id: int) -> None:
         self._prepared[key] = uow_id
 

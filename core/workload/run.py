@@ -1,4 +1,4 @@
-"""Running a workload on a platform, crashing it on request, and the one metrics schema.
+"""Running a workload on a platform, ending or crashing it on request, and the one metrics schema.
 
 :func:`run_workload` starts a queue manager on a platform over a storage, runs one
 workload spec with one seed in virtual time, optionally crashes it (after a number of
@@ -6,6 +6,35 @@ physical writes, at a virtual time, or the moment the workload's last call retur
 the same schema (platforms add keys under ``platform_*``) with the
 application journal. :func:`restart_run` restarts a queue manager on what a run left and,
 given the journal, verifies it.
+
+A run that does not crash ends with one of MQ's three shutdowns (``RunConfig.end``, issued
+at ``end_at_s`` or, by default, when the workload's last call returns). What IBM documents
+of them (endmqm, "Stop a queue manager", IBM MQ 9.3 docs, controlcmd/endmqm; STOP QMGR on
+z/OS, refadmin q086810_; "Normal termination", csqsat0364; reason codes 2161 q042200_ and
+2162 q042210_), and how the model does it:
+
+* **controlled** (``endmqm -c``, the default; z/OS ``STOP QMGR MODE(QUIESCE)``): "the queue
+  manager stops after all applications are disconnected. Any MQI calls currently being
+  processed are completed." Calls keep working (so an application finishes the unit of
+  work it is in), except where the application asked to be told – MQGMO_FAIL_IF_QUIESCING,
+  which the model's applications use on their MQGETs: 2161 MQRC_Q_MGR_QUIESCING. Each
+  workload loop sees the quiesce before it starts a new unit and disconnects; then the
+  shutdown checkpoint. At the workload's end it is exactly the run's ordinary end.
+* **immediate** (``endmqm -i``; z/OS ``STOP QMGR MODE(FORCE)``): "the queue manager stops
+  after all the MQI calls currently being processed are completed. Any MQI requests made
+  after the command starts fail" – 2162 MQRC_Q_MGR_STOPPING, counted in ``failed_calls``;
+  a waiting MQGET's "wait has been canceled". It does not wait for applications to
+  disconnect. Units of work in flight: on distributed "rolled back when the queue manager
+  is next started" – the shutdown checkpoint lists them and restart backs them out; on
+  z/OS FORCE "active threads: back out", and a stop in any mode ends connections before
+  "the shutdown checkpoint is taken", so the queue manager backs them out as it stops
+  and restart finds nothing to back out. Units in doubt stay in doubt on both.
+* **preemptive** (``endmqm -p``; z/OS has no STOP QMGR mode for it: IBM's answer to a
+  queue manager that will not stop is the z/OS CANCEL of its address space): "the queue
+  manager might stop without waiting for applications to disconnect or for MQI calls to
+  complete". Modelled as the kill of its processes: every write the OS accepted reaches
+  the disk whole (no torn page, unlike the plug-pull crash), the log buffer not yet written
+  is lost, there is no shutdown checkpoint, and restart recovers from the log.
 """
 
 from __future__ import annotations
@@ -59,6 +88,66 @@ class RunConfig:
     #: the host profile (a built-in name, FILE.toml[:NAME] or a HostProfile): cores and CPU
     #: per MQI call; the metrics name it as given (a profile by its name)
     host: str | HostProfile = DEFAULT_HOST
+    #: how the run ends when it does not crash (END_MODES; None: controlled, as endmqm's
+    #: default), and the virtual time the end command is issued (None: when the workload's
+    #: last call returns)
+    end: str | None = None
+    end_at_s: float | None = None
+
+
+#: the shutdown modes, and each platform's own command for them (the module docstring says
+#: what IBM documents of each); the reference platform uses endmqm's names
+END_MODES = ("controlled", "immediate", "preemptive")
+END_COMMANDS = {
+    "zos": {"controlled": "STOP QMGR MODE(QUIESCE)", "immediate": "STOP QMGR MODE(FORCE)",
+            "preemptive": "CANCEL of the queue manager's address space"},
+    None: {"controlled": "endmqm -c", "immediate": "endmqm -i", "preemptive": "endmqm -p"},
+}
+
+
+#: the metrics that say how a run ended (run.json keeps them, for ``restart`` to say what it restarts after)
+ENDING_KEYS = ("ended", "end_command", "ended_at_s", "uows_in_flight_at_end", "uows_in_doubt_at_end",
+               "uows_backed_out_at_stop", "in_flight_at_end")
+
+
+def ending_text(ending: dict) -> str:
+    """One line: how a run ended (run.json's ``ended``, or the metrics)."""
+    how = ending.get("ended")
+    when = f" at {ending['ended_at_s']:.6f} virtual seconds" if ending.get("ended_at_s") is not None else ""
+    if how in END_MODES:
+        text = f"a{'n' if how == 'immediate' else ''} {how} shutdown ({ending.get('end_command')}){when}"
+    elif how == "restart":
+        text = "an earlier 'mqlog restart' (restart recovery and its checkpoint, no shutdown after it)"
+    elif how == "crash":
+        text = f"a crash{when}"
+    else:
+        text = f"an abnormal end{when}"
+    units = ending.get("uows_in_flight_at_end") or 0
+    return text + (f", {units} unit(s) of work in flight: {ending.get('in_flight_at_end')}" if units else
+                   ", no unit of work in flight")
+
+
+def later_ending(platform: str, how: str, indoubt: int = 0) -> dict:
+    """run.json's ``ended`` after a command that started the queue manager on a run's files:
+    ``restart`` (``mqlog restart``: recovery and its checkpoint, no shutdown after it) or
+    ``controlled`` (an administrative command, which ends with a controlled shutdown). Restart
+    recovery backed out every unit in flight; those in doubt stay so."""
+    return {"ended": how, "end_command": end_command(platform, "controlled") if how == "controlled" else None,
+            "ended_at_s": None, "uows_in_flight_at_end": 0, "uows_in_doubt_at_end": indoubt,
+            "uows_backed_out_at_stop": 0, "in_flight_at_end": "none"}
+
+
+def end_command(platform: str, mode: str) -> str:
+    """The platform's own command for a shutdown mode (``endmqm -i``, ``STOP QMGR MODE(FORCE)``)."""
+    return END_COMMANDS.get(platform, END_COMMANDS[None])[mode]
+
+
+def _in_flight(qm: QueueManager) -> tuple[int, int]:
+    """Units of work of the log not ended now: (in flight, in doubt)."""
+    from mqlog.core.objects.uow import UowState
+
+    units = [u for u in qm.uows.values() if u.logged]
+    return (sum(u.state is UowState.ACTIVE for u in units), sum(u.state is UowState.PREPARED for u in units))
 
 
 @attrs.define
@@ -92,18 +181,42 @@ def run_workload(cfg: RunConfig, storage: Storage, progress: Callable[[float, in
     ctx = Context(env, qm, cfg.spec, cfg.seed, journal)
 
     ended = {}
+    mode = cfg.end or "controlled"
+    if mode not in END_MODES:
+        raise MqlogError(f"end mode {mode!r}: give one of {', '.join(END_MODES)}")
+    # z/OS backs in-flight units out as it stops (module docstring); distributed leaves them to restart
+    back_out_at_stop = mode == "immediate" and cfg.platform == "zos"
 
     def main():
         yield from qm.start()
-        yield from RUNNERS[cfg.spec.workload](ctx)
-        ended["workload_us"] = env.now  # before the shutdown (its checkpoint, offloads in progress)
-        if cfg.crash_at_end:
-            return  # the plug is pulled below, before the shutdown could begin
+        if cfg.end_at_s is None or mode == "preemptive":
+            # (the ordinary end, unchanged: the end command when the last call returns; a
+            # preemptive end at a time is the loop's below, as a crash's)
+            yield from RUNNERS[cfg.spec.workload](ctx)
+            ended["workload_us"] = ended["command_us"] = env.now  # before the shutdown (its checkpoint, offloads)
+            if cfg.crash_at_end or mode == "preemptive":
+                return  # the plug is pulled (or the processes killed) below, before any shutdown
+            qm.end(mode)
+        else:
+            work = env.process(RUNNERS[cfg.spec.workload](ctx))
+            yield work | env.timeout(max(0.0, cfg.end_at_s * 1e6 - env.now))
+            ended["command_us"] = env.now
+            qm.end(mode)
+            if mode == "controlled":
+                yield work  # the applications finish their units of work and disconnect
+            else:
+                yield from qm.calls_finished()  # the calls in progress complete; no more are accepted
+            ended["workload_us"] = env.now
+        ended["in_flight"] = _in_flight(qm)
+        if back_out_at_stop:
+            yield from qm.back_out_in_flight()
         yield from qm.shutdown()
 
     proc = env.process(main())
     crash_at = cfg.crash_at_s * 1e6 if cfg.crash_at_s is not None else None
-    crashed = False
+    if mode == "preemptive" and cfg.end_at_s is not None:
+        crash_at = cfg.end_at_s * 1e6  # the processes are killed then, as the plug is pulled at a crash time
+    crashed = killed = False
     abnormal_end = None
     try:
         while not proc.triggered:
@@ -118,14 +231,25 @@ def run_workload(cfg: RunConfig, storage: Storage, progress: Callable[[float, in
             if progress is not None:
                 progress(env.now / 1e6, qm.writer.stats.log_records if qm.writer else 0)
             if crash_at is not None and env.now >= crash_at and not proc.triggered:
-                fs.crash()
-                crashed = True
+                ended["command_us"] = env.now
+                ended["in_flight"] = _in_flight(qm)
+                if mode == "preemptive":
+                    fs.kill()
+                    killed = True
+                else:
+                    fs.crash()
+                    crashed = True
                 break
         if proc.triggered and not proc.ok:
             raise proc.value
         if cfg.crash_at_end and not crashed:
             fs.crash()  # at the virtual time the last call returned: nothing ran after it
             crashed = True
+            ended["in_flight"] = _in_flight(qm)
+        elif mode == "preemptive" and not killed:
+            fs.kill()  # when the last call returned: the queue manager never began a shutdown
+            killed = True
+            ended["in_flight"] = _in_flight(qm)
     except SimulatedCrash:
         crashed = True
     except StorageError as exc:
@@ -149,6 +273,7 @@ def run_workload(cfg: RunConfig, storage: Storage, progress: Callable[[float, in
     journal.crash()
     metrics = collect_metrics(cfg, qm, ctx, env, crashed)
     metrics["abnormal_end"] = abnormal_end
+    metrics.update(_ending(cfg, mode, qm, env, ended, crashed=crashed, killed=killed, abnormal=abnormal_end))
     # A crash asked for at a point the run never reached is no crash: say so, not a quiet
     # clean shutdown that looks as if the crash had been tested.
     metrics["crash_not_reached"] = None
@@ -156,7 +281,7 @@ def run_workload(cfg: RunConfig, storage: Storage, progress: Callable[[float, in
         metrics["crash_not_reached"] = (f"the crash point (after {cfg.crash_after_writes} physical writes) was never "
                                         f"reached: the run ended with a controlled shutdown after "
                                         f"{fs.physical_writes} physical writes")
-    elif not crashed and crash_at is not None:
+    elif not crashed and cfg.crash_at_s is not None:
         metrics["crash_not_reached"] = (f"the crash point (at {cfg.crash_at_s:g} virtual seconds) was never reached: "
                                         f"the run ended with a controlled shutdown at {env.now / 1e6:.6f} virtual "
                                         f"seconds")
@@ -164,6 +289,46 @@ def run_workload(cfg: RunConfig, storage: Storage, progress: Callable[[float, in
     # over the shutdown after it (which waits for a z/OS offload in progress, say)
     metrics["workload_seconds"] = ended.get("workload_us", env.now) / 1e6
     return RunResult(metrics, journal, qm, fs, crashed, list(qm.messages))
+
+
+def _ending(cfg: RunConfig, mode: str, qm: QueueManager, env, ended: dict, *, crashed: bool, killed: bool,
+            abnormal: str | None) -> dict:
+    """How the run ended, for the metrics (and run.json, so that ``restart`` can say what it
+    restarts after): the way, the platform's command, when, and the units of work of the log
+    not ended then and what became of them."""
+    if abnormal is not None:
+        how = "abnormal"
+    elif crashed:
+        how = "crash"
+    else:
+        how = mode
+    active, indoubt = ended.get("in_flight", _in_flight(qm))
+    if how == "immediate" and qm.backed_out_at_stop:
+        fate = "backed out by the queue manager as it stopped"
+    elif active and how in ("controlled", "immediate"):
+        fate = "listed by the shutdown checkpoint: the next restart backs them out"
+    elif active:
+        # (a unit whose records never left the log buffer is not in the log at all)
+        fate = "not ended: the next restart backs out those the log holds"
+    else:
+        fate = "none"
+    out = {
+        "ended": how,
+        "end_command": end_command(cfg.platform, mode) if how in END_MODES else None,
+        # the end command's (or the crash's) virtual time; for a run that failed part way, its end
+        "ended_at_s": ended.get("command_us", env.now) / 1e6,
+        "end_at_s": cfg.end_at_s,
+        "uows_in_flight_at_end": active,
+        "uows_in_doubt_at_end": indoubt,
+        "uows_backed_out_at_stop": qm.backed_out_at_stop,
+        "in_flight_at_end": fate,
+        "end_not_reached": None,
+    }
+    if how in END_MODES and cfg.end_at_s is not None and ended.get("command_us", 0.0) < cfg.end_at_s * 1e6:
+        out["end_not_reached"] = (f"the end command (at {cfg.end_at_s:g} virtual seconds) came after the workload "
+                                  f"ended: it was issued at {ended['command_us'] / 1e6:.6f} virtual seconds, when "
+                                  f"the last call returned")
+    return out
 
 
 def collect_metrics(cfg: RunConfig, qm: QueueManager, ctx: Context, env: simpy.Environment, crashed: bool) -> dict:

@@ -80,6 +80,13 @@ class Context:
     def now_s(self) -> float:
         return self.env.now / 1e6
 
+    @property
+    def ending(self) -> bool:
+        """The queue manager was told to end (:meth:`QueueManager.end`): a loop starts no new
+        unit of work and its application disconnects (a controlled shutdown waits for that;
+        an immediate one refuses the calls anyway)."""
+        return self.qm.ending is not None
+
 
 class App:
     """One simulated application: a connection whose calls are journalled and fingerprinted."""
@@ -147,6 +154,8 @@ class App:
             yield from self.conn.commit()
         except MqiError as exc:
             self._failed(exc)
+            if exc.reason is Reason.MQRC_Q_MGR_STOPPING:
+                journal.refused(self.key)
             return False
         journal.ended(self.key, committed=True)
         self._uow += 1
@@ -155,7 +164,12 @@ class App:
     def backout(self) -> Generator:
         self._issued("backout")
         self.ctx.journal.backout_asked(self.key)
-        yield from self.conn.backout()
+        try:
+            yield from self.conn.backout()
+        except MqiError as exc:  # refused by an immediate shutdown: the unit stays in flight
+            self._failed(exc)
+            self.ctx.journal.refused(self.key)
+            return
         self.ctx.journal.ended(self.key, committed=False)
         self._uow += 1
 
@@ -167,6 +181,8 @@ class App:
             uow_id = yield from self.conn.prepare(xid)
         except MqiError as exc:
             self._failed(exc)
+            if exc.reason is Reason.MQRC_Q_MGR_STOPPING:
+                self.ctx.journal.refused(self.key)
             return None
         self.ctx.journal.prepared(self.key, uow_id)
         self.conn.uow = None
@@ -215,11 +231,11 @@ def requester_responder(ctx: Context) -> Generator:
         next_at = app.rng.expovariate(1 / interval) if interval else 0.0
         i = n
         while True:
-            if env.now >= stop:
+            if env.now >= stop or ctx.ending:
                 return  # a slow round trip ran past the end: no waiting for the next request
             if next_at > env.now:
                 yield env.timeout(min(next_at, stop) - env.now)
-            if env.now >= stop:
+            if env.now >= stop or ctx.ending:
                 return
             pair = i % served
             i += 1
@@ -239,7 +255,7 @@ def requester_responder(ctx: Context) -> Generator:
     def responder(n: int):
         app = ctx.app(f"RESPONDER{n:05d}")
         pair = n % served
-        while env.now < stop:
+        while env.now < stop and not ctx.ending:
             got = yield from app.get(requests[pair], syncpoint=syncpoint, wait_us=max(0.0, stop - env.now))
             if got is None:
                 continue
@@ -265,6 +281,8 @@ def putget_pairs(ctx: Context) -> Generator:
     def putter(i: int):
         app = ctx.app(f"PUTTER{i:05d}")
         for _ in range(count):
+            if ctx.ending:
+                return
             yield from app.put(queues[i], app.payload(size), persistent=persistent, syncpoint=syncpoint)
             if syncpoint:
                 yield from app.commit()
@@ -277,6 +295,8 @@ def putget_pairs(ctx: Context) -> Generator:
     def getter(i: int):
         app = ctx.app(f"GETTER{i:05d}")
         for _ in range(count):
+            if ctx.ending:
+                return
             got = yield from app.get(queues[i], syncpoint=syncpoint, wait_us=60e6)
             if got is None:
                 return
@@ -302,6 +322,8 @@ def putget(ctx: Context) -> Generator:
         app = ctx.app(f"PUTGET{i:05d}")
         queue = queues[i]
         for _ in range(count):
+            if ctx.ending:
+                return
             yield from app.put(queue, app.payload(size), persistent=persistent, syncpoint=syncpoint)
             if syncpoint:
                 yield from app.commit()
@@ -336,6 +358,8 @@ def long_uow(ctx: Context) -> Generator:
             yield from app.prepare(b"MQLOG.LONG.UOW.XID")
             return  # the coordinator never answers: in doubt to the end
         yield env.timeout(max(0.0, stop - env.now))
+        if ctx.ending:
+            return  # ended while it waited: its unit is left in flight
         # It never commits. It comes back for one more put – which is how it learns, with
         # MQRC_BACKED_OUT, if the queue manager backed it out to free log space – then gives up.
         yield from app.put("LONG.UOW", app.payload(size))
@@ -344,7 +368,7 @@ def long_uow(ctx: Context) -> Generator:
     def worker(i: int):
         app = ctx.app(f"BACKGROUND{i:04d}")
         queue = queues[1 + i]
-        while env.now < stop:
+        while env.now < stop and not ctx.ending:
             yield from app.put(queue, app.payload(size))
             yield from app.commit()
             yield from app.get(queue, wait_us=1e6)
@@ -376,6 +400,8 @@ def log_fill(ctx: Context) -> Generator:
         # Units that would get no message never begin: there are at most as many as messages.
         units = [ctx.app(f"FILLER{u:08d}") for u in range(min(transactions, total))]
         for sent in range(total):
+            if ctx.ending:
+                break
             unit = units[sent % transactions]
             yield from unit.put(queues[sent % len(queues)], unit.payload(size))
         yield env.timeout(0)
@@ -383,7 +409,7 @@ def log_fill(ctx: Context) -> Generator:
     filler = ctx.app("FILLER")
     per = max(1, -(-total // transactions))
     sent = 0
-    while sent < total:
+    while sent < total and not ctx.ending:
         for _ in range(min(per, total - sent)):
             yield from filler.put(queues[sent % len(queues)], filler.payload(size))
             sent += 1
@@ -402,12 +428,16 @@ def deep_queue(ctx: Context) -> Generator:
     yield from _define(ctx, queues)
     loader = ctx.app("LOADER")
     for i in range(p("depth") * len(queues)):  # depth messages on each queue
+        if ctx.ending:
+            break  # (its unit of work is committed below, as a controlled end lets it)
         yield from loader.put(queues[i % len(queues)], loader.payload(size))
         if i % 100 == 99:
             yield from loader.commit()
     yield from loader.commit()
     worker = ctx.app("WORKER")
     for i in range(p("then_messages")):
+        if ctx.ending:
+            return
         queue = queues[i % len(queues)]
         yield from worker.put(queue, worker.payload(size))
         yield from worker.commit()

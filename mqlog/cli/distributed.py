@@ -57,7 +57,8 @@ def qmstatus_cmd(directory: Path, as_json: bool):
 def _administer(directory: Path, action):
     """Run an administrative ``action(qm)`` on the distributed queue manager left in
     ``directory``: restart it, act, shut it down; its messages go to the error log."""
-    from mqlog.core.workload.run import administer
+    from mqlog.core.workload.run import administer, later_ending
+    from mqlog.rundir import record_ending
     from mqlog.core.disk.storage import DirectoryStorage
 
     def keep_messages(qm):  # also when the action fails part way: what it did is on disk
@@ -75,11 +76,17 @@ def _administer(directory: Path, action):
         choice, values = run_platform(directory, run)
         storage = DirectoryStorage(directory / QM_DIR)
         try:
-            return administer(choice.maker(values), storage, action, device=device_for_restart(run["device"]),
+            done = administer(choice.maker(values), storage, action, device=device_for_restart(run["device"]),
                               host=run["host"], qm_config=run_qm_config(run),
                               on_exit=keep_messages)
+        except BaseException:
+            record_ending(directory, None)  # stopped part way: how is not known
+            raise
         finally:
             storage.close()
+        # it ended with a controlled shutdown: a later restart says so, not the run's own end
+        record_ending(directory, later_ending(run["platform"], "controlled", len(done[1].in_doubt())))
+        return done
 
 
 def _admin_report(qm, as_json: bool, summary: dict) -> None:

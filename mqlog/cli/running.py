@@ -17,7 +17,7 @@ from mqlog.cli.group import (END, CrashTime, Progress, cli, device_for_restart, 
 from mqlog.rundir import JOURNAL_FILE, METRICS_FILE, QM_DIR, RUN_FILE
 from mqlog.rundir import load_run as _load_run
 from mqlog.rundir import read_json as _read_json
-from mqlog.rundir import locked, run_platform, run_qm_config, save_run, start_run
+from mqlog.rundir import locked, record_ending, run_platform, run_qm_config, save_run, start_run
 
 
 @cli.command("run")
@@ -37,8 +37,14 @@ from mqlog.rundir import locked, run_platform, run_qm_config, save_run, start_ru
 @click.option("--crash-at", type=CrashTime(), default=None,
               help="Pull the plug at this virtual time (s), or 'end': the moment the workload's last call "
                    "returns, before any shutdown. A time after the workload ends crashes nothing.")
+@click.option("--end", "end_mode", type=click.Choice(["controlled", "immediate", "preemptive"], case_sensitive=False),
+              default=None, help="End the run with MQ's shutdown (endmqm -c/-i/-p; on zos STOP QMGR "
+                                 "MODE(QUIESCE)/MODE(FORCE)/a CANCEL) instead of the default controlled one.")
+@click.option("--end-at", type=float, default=None, metavar="SECONDS", callback=lambda c, p, v: _end_at(v),
+              help="The virtual time the end command is issued (default: when the workload's last call returns).")
 @click.option("--json", "as_json", is_flag=True, help="Print the metrics as one JSON object.")
-def run_cmd(platform_name, workload, sets, device, host, seed, out, crash_after_writes, crash_at, as_json):
+def run_cmd(platform_name, workload, sets, device, host, seed, out, crash_after_writes, crash_at, end_mode, end_at,
+            as_json):
     """Run a workload on a platform in virtual time and report the log's figures."""
     from mqlog.core.disk.devices import get_profile
     from mqlog.core.host.profiles import get_host
@@ -51,6 +57,12 @@ def run_cmd(platform_name, workload, sets, device, host, seed, out, crash_after_
 
     if crash_after_writes is not None and crash_at is not None:
         raise click.UsageError("give --crash-after-writes or --crash-at, not both")
+    if end_mode is not None or end_at is not None:
+        ending = "--end" if end_mode is not None else "--end-at"
+        crash = "--crash-at" if crash_at is not None else "--crash-after-writes" if crash_after_writes is not None else None
+        if crash is not None:
+            raise click.UsageError(f"give {ending} or {crash}, not both: a run ends with a shutdown or a crash")
+        end_mode = (end_mode or "controlled").lower()
     parsed = parse_set(list(sets))
     spec, log_overrides, spec_seed, qmgr = resolve_spec(workload, parsed)
     choice = choose(platform_name)
@@ -73,8 +85,8 @@ def run_cmd(platform_name, workload, sets, device, host, seed, out, crash_after_
                 workload=spec.workload, params=dict(spec.params), seed=seed, qmgr=qmgr))
         cfg = RunConfig(platform_name, choice.maker(log_config), log_config, spec, seed, device,
                         crash_after_writes, None if crash_at == END else crash_at, crash_at_end=crash_at == END,
-                        qm_config=with_qmgr(QmConfig(), qmgr), host=host)
-        long = _warn_if_long(spec, None if crash_at in (None, END) else crash_at)
+                        qm_config=with_qmgr(QmConfig(), qmgr), host=host, end=end_mode, end_at_s=end_at)
+        long = _warn_if_long(spec, end_at if end_at is not None else None if crash_at in (None, END) else crash_at)
         progress = Progress(f"{spec.workload} on {platform_name}", long=long,
                             total=spec.params.get("duration") if long else None)
         try:
@@ -89,10 +101,21 @@ def run_cmd(platform_name, workload, sets, device, host, seed, out, crash_after_
     _echo_warnings(result.messages)
     if metrics.get("crash_not_reached"):
         click.echo(f"mqlog run: {metrics['crash_not_reached']}", err=True)
+    if metrics.get("end_not_reached"):
+        click.echo(f"mqlog run: {metrics['end_not_reached']}", err=True)
     if as_json:
         emit_json(metrics)
         return
     _print_metrics(metrics, out)
+
+
+def _end_at(value):
+    """--end-at: a virtual time, 0 or more (a one-line error otherwise)."""
+    import math
+
+    if value is not None and not (math.isfinite(value) and value >= 0):
+        raise click.BadParameter(f"{value!r} is not a number of virtual seconds (0 or more)", param_hint="--end-at")
+    return value
 
 
 #: a console message's id: MQ's AMQnnnn (with or without its severity letter) or CSQxnnn + letter
@@ -205,6 +228,12 @@ def _out_storage(out: Path, started):
 
 def _print_metrics(m: dict, out) -> None:
     state = "crashed" if m["crashed"] else "ended with a controlled shutdown"
+    ended = m.get("ended", "controlled")
+    if ended in ("immediate", "preemptive") or (ended == "controlled" and m.get("end_at_s") is not None):
+        # the end asked for: its mode, the platform's command, when, and the units it found
+        state = (f"ended with {'an' if ended == 'immediate' else 'a'} {ended} shutdown ({m['end_command']} at "
+                 f"{m['ended_at_s']:.6f} s; units of work in flight {m['uows_in_flight_at_end']}"
+                 + (f": {m['in_flight_at_end']}" if m["uows_in_flight_at_end"] else "") + ")")
     if m.get("abnormal_end"):
         state = f"ended abnormally ({m['abnormal_end']})"
     elif m.get("crash_not_reached"):
@@ -287,7 +316,13 @@ def restart_cmd(directory: Path, verify: bool, restart_mode: str, as_json: bool)
         with open(directory / qm.platform.error_log, "a", encoding="utf-8") as log:
             for line in report.messages:
                 log.write(line + "\n")
+        from mqlog.core.workload.run import later_ending
+
+        record_ending(directory, later_ending(run["platform"], "restart", report.uows_indoubt))
     result = report.as_dict()
+    ending = run.get("ended") if isinstance(run.get("ended"), dict) else None  # (runs saved before it: none)
+    if ending is not None:
+        result["restarted_after"] = ending
     if verdict is not None:
         result.update(verdict.as_dict())
     if unverifiable is not None:
@@ -295,6 +330,10 @@ def restart_cmd(directory: Path, verify: bool, restart_mode: str, as_json: bool)
     if as_json:
         emit_json(result)
     else:
+        if ending is not None:
+            from mqlog.core.workload.run import ending_text
+
+            click.echo(f"restarting after {ending_text(ending)}")
         for line in report.messages:
             click.echo(line)
         click.echo(f"records replayed {report.records_replayed}, bytes read {report.bytes_read}, "
