@@ -289,7 +289,11 @@ class QueueManagerServices(Protocol):
         """Charge queue-file I/O to the device."""
 
 
-#: A console hook: formats an event of the core's as the platform's message, or None.
+#: A console hook: formats an event of the core's as the platform's message, or None. An event
+#: about a unit of work names it by ``uow`` (the queue manager's number for it) and ``begin``
+#: (the address of its Begin record, where it started on the log: re-logging it – a round of
+#: shunting, a roll forward – does not move that), so a platform that names units by where
+#: they start needs nothing else of the queue manager's.
 Console = Callable[[str, dict], "str | None"]
 
 

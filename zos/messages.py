@@ -3,8 +3,11 @@ and ids: one table from each event the queue manager, the log space and the queu
 group report to the lines written for it (a message id and a text template, see
 :mod:`mqlog.core.messages`). Every line with an id reads ``ID QMGR text``; ``{rba:rba}`` is
 an RBA as wide as the addressing's. Where IBM's message numbers are known but their texts are
-not public (CSQJ160I, CSQJ161I, CSQE121I, CSQE130I, CSQE131I) the wording is ours. Events
-mapped to no lines are known and say nothing.
+not public (CSQJ160I, CSQJ161I, CSQE121I, CSQE130I, CSQE131I) the wording is ours. A unit of
+work is named as MQ for z/OS names it, by its URID: the RBA of its first (Begin UR) record,
+which the core's events give as ``begin`` (it stays the unit's URID after a round of
+shunting moves its first record needed for backout). Events mapped to no lines are known
+and say nothing.
 """
 
 from __future__ import annotations
@@ -74,7 +77,7 @@ MESSAGES: dict[str, tuple[Message, ...]] = {
     "log-full": (),
     "log-full-housekeeping": _OUT_OF_SPACE,
     "log-full-long-uow": (
-        Message("CSQJ111A", "OUT OF SPACE IN ACTIVE LOG DATA SETS (unit of work {uow:X} of "
+        Message("CSQJ111A", "OUT OF SPACE IN ACTIVE LOG DATA SETS (URID={begin:rba} of "
                             "{application} holds the log)"),
     ),
     "rba-warning": (
@@ -96,11 +99,11 @@ MESSAGES: dict[str, tuple[Message, ...]] = {
                             "TERMINATES WITH REASON CODE 00D10257"),
     ),
     "long-uow-at-switch": (
-        Message("CSQJ160I", "LONG-RUNNING UOW FOUND, URID={uow:X} CONNECTION NAME={application} "
+        Message("CSQJ160I", "LONG-RUNNING UOW FOUND, URID={begin:rba} CONNECTION NAME={application} "
                             "({checkpoints} CHECKPOINTS, FIRST RBA {first:rba})",
                 when=lambda f: f["times"] == 1, defaults={"times": 1}),
         # {switches}: with OFFLOAD=NO the log switches without offloading
-        Message("CSQJ161I", "UOW UNRESOLVED AFTER {times} {switches}, URID={uow:X} "
+        Message("CSQJ161I", "UOW UNRESOLVED AFTER {times} {switches}, URID={begin:rba} "
                             "CONNECTION NAME={application}",
                 when=lambda f: f["times"] != 1, defaults={"times": 1}),
     ),
@@ -113,7 +116,7 @@ MESSAGES: dict[str, tuple[Message, ...]] = {
                             "MERGED BY LRSN)"),
     ),
     "shunt-failed": (
-        Message("CSQR027I", "UNABLE TO COMPLETE LOG SHUNTING FOR UNIT OF WORK {uow:X}: {bytes} "
+        Message("CSQR027I", "UNABLE TO COMPLETE LOG SHUNTING FOR URID={begin:rba}: {bytes} "
                             "BYTES DO NOT FIT IN THE ACTIVE LOG NOW"),
     ),
     "bsds-damaged": (

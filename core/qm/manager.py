@@ -339,7 +339,7 @@ class QueueManager(UnitsOfWorkMixin, LogSpaceMixin, CheckpointMixin, ShuntingMix
             raise MqiError(Reason.MQRC_BACKED_OUT, "the queue manager backed the unit of work out to free log space")
         if not uow.logged:
             begin = yield from self._log(Begin(int(self.env.now), uow.application[:28], uow=uow.id))
-            uow.first = uow.last = begin
+            uow.first = uow.last = uow.begin = begin
             self._uow_ages.add((begin, uow.id))
         address = yield from self._log(record_for(uow.last), essential=essential or ending, need=need)
         if uow.doomed and not ending:

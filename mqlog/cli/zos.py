@@ -20,7 +20,7 @@ from mqlog.rundir import locked, write_json
 @click.argument("directory", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.option("--rba-start", default=None, help="First RBA of the range, hex (CSQ1LOGP RBASTART).")
 @click.option("--rba-end", default=None, help="Last RBA of the range, hex (RBAEND).")
-@click.option("--urid", default=None, help="Only this unit of recovery (hex).")
+@click.option("--urid", default=None, help="Only this unit of recovery: its URID, the RBA of its first record (hex).")
 @click.option("--queue", default=None, help="Only records naming this queue (the model's PAGESET selection).")
 @click.option("--summary", type=click.Choice(["no", "yes", "only"], case_sensitive=False), default="no",
               show_default=True, help="Add the summary of units of recovery, or print only it.")

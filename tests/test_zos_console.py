@@ -1,0 +1,51 @@
+"""The z/OS job log in MQ for z/OS's habits (issue 22), driven through the command line: a unit
+of recovery is named by its URID – the RBA of its first log record, the one `mqlog print`
+shows it beginning at."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from test_cli_run import mqlog
+
+#: a z/OS run whose long-running unit of work is shunted again and again and reported as
+#: long-running at the log switches (the workload of test_zos_utilities_from_the_command_line)
+LONG_UOW = ["--platform", "zos", "--workload", "long-uow", "--set", "workload.duration=0.1",
+            "--set", "log.ACTIVE_LOG_CIS=16", "--set", "log.COMPLOG=RLE",
+            "--set", "workload.payload=padded-records"]
+
+
+@pytest.fixture(scope="module")
+def long_uow_run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("zos-console")
+    run = mqlog("run", *LONG_UOW, "--out", out, "--json")
+    assert run.returncode == 0, run.stderr
+    printed = mqlog("print", out, "--json")
+    assert printed.returncode == 0, printed.stderr
+    return out, json.loads(run.stdout), json.loads(printed.stdout)
+
+
+def _job_log(out) -> list[str]:
+    return (out / "CSQMSTR.JESMSGLG").read_text().splitlines()
+
+
+def test_every_urid_in_the_job_log_is_the_rba_of_that_units_first_record_in_the_print(long_uow_run):
+    out, _, printed = long_uow_run
+    begins = {r["rba_hex"]: r for r in printed["records"] if r["type"] == "BEGIN"}
+    named = [(line, m.group(1)) for line in _job_log(out) for m in [re.search(r"URID=([0-9A-F]+)", line)] if m]
+    assert "CSQJ161I" in {line.split()[0] for line, _ in named}
+    for line, urid in named:
+        assert urid in begins, line  # an RBA, as wide as the print's, where the unit begins
+        # and every record the print gives that unit names the same URID
+        assert {r["urid_hex"] for r in printed["records"] if r["uow"] == begins[urid]["uow"]} == {urid}
+    # selecting by that URID prints the unit from its first record on
+    urid = named[0][1]
+    listing = mqlog("print", out, "--urid", urid)
+    assert listing.returncode == 0, listing.stderr
+    records = [line for line in listing.stdout.splitlines() if line[:1].isalnum() and "  URID(" in line]
+    assert records[0].startswith(f"{urid}  URID({urid}) RM(RECOVERY) TYPE(BEGIN)")
+    assert all(f"URID({urid})" in line for line in records)
+
