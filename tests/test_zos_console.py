@@ -1,6 +1,6 @@
 """The z/OS job log in MQ for z/OS's habits (issue 22), driven through the command line: a unit
 of recovery is named by its URID – the RBA of its first log record, the one `mqlog print`
-shows it beginning at."""
+shows it beginning at – and each successful round of log shunting issues CSQR026I."""
 
 from __future__ import annotations
 
@@ -49,3 +49,16 @@ def test_every_urid_in_the_job_log_is_the_rba_of_that_units_first_record_in_the_
     assert records[0].startswith(f"{urid}  URID({urid}) RM(RECOVERY) TYPE(BEGIN)")
     assert all(f"URID({urid})" in line for line in records)
 
+
+def test_each_successful_round_of_shunting_issues_csqr026i_with_the_rba_it_was_shunted_to(long_uow_run):
+    out, metrics, printed = long_uow_run
+    shunted = [line for line in _job_log(out) if line.startswith("CSQR026I ")]
+    assert metrics["shunts"] > 0 and len(shunted) == metrics["shunts"]
+    shunts = {r["rba_hex"]: r for r in printed["records"] if r["type"] == "SHUNT"}
+    for line in shunted:
+        found = re.fullmatch(r"CSQR026I CSQ1 LONG-RUNNING UOW SHUNTED TO RBA=([0-9A-F]+), URID=([0-9A-F]+) "
+                             r"CONNECTION NAME=LONGUOW", line)
+        assert found, line
+        rba, urid = found.groups()
+        # the round starts with a shunt record of that unit (IBM: "shunted to RBA=")
+        assert shunts[rba]["urid_hex"] == urid

@@ -119,6 +119,13 @@ MESSAGES: dict[str, tuple[Message, ...]] = {
         Message("CSQR027I", "UNABLE TO COMPLETE LOG SHUNTING FOR URID={begin:rba}: {bytes} "
                             "BYTES DO NOT FIT IN THE ACTIVE LOG NOW"),
     ),
+    # IBM's text (support page "CSQJ160I ... CSQR026I" for a long-running SVRCONN unit of
+    # work, ibm.com/support/pages/node/347143): "CSQR026I LONG-RUNNING UOW SHUNTED TO RBA=rba,
+    # URID=urid CONNECTION NAME=name", written when a round of shunting is complete
+    "uow-shunted": (
+        Message("CSQR026I", "LONG-RUNNING UOW SHUNTED TO RBA={address:rba}, URID={begin:rba} "
+                            "CONNECTION NAME={application}"),
+    ),
     "bsds-damaged": (
         Message("CSQJ126E", "BSDS ERROR, LOG MAP OF {dsname} IS NOT USABLE; USING THE OTHER COPY"),
     ),
@@ -130,7 +137,7 @@ MESSAGES: dict[str, tuple[Message, ...]] = {
     **{event: () for event in (
         "checkpoint", "define-log", "image-failed", "media-extent", "media-image",
         "object-damaged", "object-recreated", "restart-extent", "rollforward-no-room",
-        "set-log", "uow-rolled-back", "uow-rolled-forward", "uow-shunted")},
+        "set-log", "uow-rolled-back", "uow-rolled-forward")},
 }
 
 
