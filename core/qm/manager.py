@@ -45,6 +45,7 @@ from mqlog.core.host.profiles import DEFAULT_HOST, Cpu, HostProfile
 from mqlog.core.format.records import (NO_ADDRESS, Begin, Codec, Get, ObjectAction, ObjectChange, ObjectType, Put,
                                        PutSegment, split_message)
 from mqlog.core.log.writer import LogWriter
+from mqlog.core.messages import Said
 from mqlog.core.objects.queuefile import IoCost, MessageState, QueueFile, file_name_for, list_queue_files
 from mqlog.core.objects.queues import DamagedQueue, Message, Queue
 from mqlog.core.objects.uow import MEMBER_SHIFT, MqiError, Op, Reason, UnitOfWork
@@ -199,9 +200,13 @@ class QueueManager(UnitsOfWorkMixin, LogSpaceMixin, CheckpointMixin, ShuntingMix
         return Connection(self, application)
 
     def say(self, event: str, **fields) -> None:
+        """Report ``event`` in the platform's words; the line keeps the event's virtual time
+        (``at_us``: an event that happened earlier than it is said, a log space's, carries
+        its own), which the platform's error log stamps it with."""
+        at_us = fields.pop("at_us", self.env.now)
         text = self.platform.message(event, **fields)
         if text is not None:
-            self.messages.append(text)
+            self.messages.append(Said(text, at_us))
 
     # -- objects -----------------------------------------------------------------------------
 
