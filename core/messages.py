@@ -115,7 +115,7 @@ def timed_lines(lines, base_us: float) -> list[tuple[float, str]]:
     out = []
     last = base_us
     for message in lines:
-        at = getattr(message, "at_us", None)
+        at = message.at_us if isinstance(message, Said) else None
         last = max(last, base_us + at) if at is not None else last
         out.extend((last, line) for line in str(message).splitlines())
     return out
