@@ -19,7 +19,30 @@ import attrs
 
 from mqlog.core.format.records import NO_ADDRESS
 
-__all__ = ["REFERENCE_CONSOLE", "REFERENCE_MESSAGES", "Message", "MessageTable", "cut_at_written_end"]
+__all__ = ["REFERENCE_CONSOLE", "REFERENCE_MESSAGES", "Message", "MessageTable", "Said", "VIRTUAL_EPOCH",
+           "cut_at_written_end"]
+
+#: The virtual clock's zero as a date, for platforms whose logs stamp their lines with a date
+#: and time: a fixed date, never the wall clock, so that the same spec and seed give the
+#: same bytes. A queue manager's clock runs from it: a run's events at their virtual time,
+#: a later restart's after the run's end (see the platforms' error-log formats).
+VIRTUAL_EPOCH = (2026, 1, 1)
+
+
+class Said(str):
+    """A console line as the queue manager said it (``qm.messages``): the text, as a str
+    every reader may use as it is, and ``at_us``, the virtual time (µs on the queue
+    manager's clock) of the event it reports, which a platform's log stamps it with."""
+
+    at_us: float
+
+    def __new__(cls, text: str, at_us: float):
+        said = super().__new__(cls, text)
+        said.at_us = at_us
+        return said
+
+    def __reduce__(self):  # kept whole when copied or sent to another process
+        return (Said, (str(self), self.at_us))
 
 
 @attrs.frozen
@@ -75,6 +98,27 @@ class MessageTable:
                                                                   self.values))
                        if line.id else text)
         return "\n".join(out) if out else None
+
+
+def virtual_datetime(us: float):
+    """The date and time ``us`` µs after :data:`VIRTUAL_EPOCH` (UTC, to the µs)."""
+    from datetime import datetime, timedelta, timezone
+
+    return datetime(*VIRTUAL_EPOCH, tzinfo=timezone.utc) + timedelta(microseconds=round(us))
+
+
+def timed_lines(lines, base_us: float) -> list[tuple[float, str]]:
+    """Each line of ``lines`` (``qm.messages``; one message may hold several lines) with its
+    time on the clock that starts at ``base_us``: a :class:`Said` at its event's time, a
+    plain line (said outside the queue manager, without a time) at the time of the line
+    before it. Never earlier than the line before, so a log's stamps do not go back."""
+    out = []
+    last = base_us
+    for message in lines:
+        at = message.at_us if isinstance(message, Said) else None
+        last = max(last, base_us + at) if at is not None else last
+        out.extend((last, line) for line in str(message).splitlines())
+    return out
 
 
 def _from_start(fields: Mapping[str, Any]) -> bool:

@@ -289,7 +289,25 @@ class QueueManagerServices(Protocol):
         """Charge queue-file I/O to the device."""
 
 
-#: A console hook: formats an event of the core's as the platform's message, or None.
+class ErrorLogFormat(Protocol):
+    """How a platform's error log file (``Platform.error_log``) lays out what the queue
+    manager said, each line stamped with its virtual time (µs after
+    :data:`mqlog.core.messages.VIRTUAL_EPOCH`, never the wall clock)."""
+
+    def entries(self, lines: Sequence[str], base_us: float) -> str:
+        """The text to append for ``lines`` (``qm.messages``, see
+        :func:`mqlog.core.messages.timed_lines`), the queue manager's clock starting at
+        ``base_us``."""
+
+    def clock_us(self, text: str) -> float | None:
+        """The latest time stamped in ``text`` (what this format wrote), or None."""
+
+
+#: A console hook: formats an event of the core's as the platform's message, or None. An event
+#: about a unit of work names it by ``uow`` (the queue manager's number for it) and ``begin``
+#: (the address of its Begin record, where it started on the log: re-logging it – a round of
+#: shunting, a roll forward – does not move that), so a platform that names units by where
+#: they start needs nothing else of the queue manager's.
 Console = Callable[[str, dict], "str | None"]
 
 
@@ -323,6 +341,8 @@ class Platform:
     hold_partial_tail: bool = False
     #: the file the platform's messages go to beside its files (distributed: AMQERR01.LOG)
     error_log: str = "messages.log"
+    #: how that file stamps and lays out each message; None: one message a line, as said
+    error_log_format: ErrorLogFormat | None = None
     #: media images and media recovery; None: the platform takes no images, and a damaged
     #: queue stays damaged until it is deleted
     media: MediaImages | None = None

@@ -3,6 +3,15 @@ ids: one table from each event the queue manager and the log space report to the
 written for it (a message id and a text template, see :mod:`mqlog.core.messages`). ``{qm}``
 is the queue manager's name and ``{address:lsn}`` an LSN as MQ prints it. Messages without an
 id are the model's own notes; events mapped to no lines are known and say nothing.
+
+:class:`AmqErrLog` lays the file out as MQ does, an entry a message: a header whose first line
+is the date and time, the message, and a dashed line. The header's layout is MQ's as the
+Elastic Filebeat ``ibmmq`` module parses it (``Process(…) User(…) Program(…) Host(…)
+Installation(…) VRMF(…) QMgr(…) Time(<ISO 8601>) …``, then ``AMQnnnnX: text``,
+``EXPLANATION:``, ``ACTION:``). Kept: the date and time – of the run's virtual clock, from
+:data:`~mqlog.core.messages.VIRTUAL_EPOCH`, to the µs where MQ gives ms – and QMgr(). Left
+out, because the model has no such thing or no IBM text for it: Process, User, Program,
+Host, Installation, VRMF, the inserts, and the EXPLANATION and ACTION paragraphs.
 """
 
 from __future__ import annotations
@@ -10,10 +19,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from mqlog.core.messages import Message, MessageTable, cut_at_written_end
+import re
+
+from mqlog.core.messages import Message, MessageTable, cut_at_written_end, timed_lines, virtual_datetime
 from mqlog.distributed.space import format_lsn
 
-__all__ = ["MESSAGES", "console"]
+__all__ = ["MESSAGES", "AmqErrLog", "console"]
 
 
 def _clean_end(fields: Mapping[str, Any]) -> bool:
@@ -110,3 +121,34 @@ def console(qm_name: str) -> MessageTable:
     """Messages for the error log (AMQERR01.LOG), in MQ's words and ids."""
     return MessageTable(MESSAGES, layout="{id}: {text}", values={"qm": qm_name},
                         specs={"lsn": format_lsn})
+
+
+_TIME = re.compile(r"Time\((\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)\.(\d{6})Z\)")
+_RULE = "-" * 79
+
+
+class AmqErrLog:
+    """AMQERR01.LOG's entries (see the module docstring) for queue manager ``qm_name``."""
+
+    def __init__(self, qm_name: str):
+        self.qm_name = qm_name
+
+    def entries(self, lines, base_us: float) -> str:
+        out = []
+        for at, line in timed_lines(lines, base_us):
+            when = virtual_datetime(at)
+            hour = when.hour % 12 or 12
+            out += [f"{when:%m/%d/%Y} {hour:02d}:{when:%M:%S} {'AM' if when.hour < 12 else 'PM'} - "
+                    f"QMgr({self.qm_name})",
+                    f"{'':<24}Time({when:%Y-%m-%dT%H:%M:%S}.{when.microsecond:06d}Z)", "", line, _RULE]
+        return "".join(line + "\n" for line in out)
+
+    def clock_us(self, text: str) -> float | None:
+        found = _TIME.findall(text)
+        if not found:
+            return None
+        from datetime import datetime, timedelta, timezone
+
+        y, mo, d, h, mi, s, us = map(int, found[-1])
+        return float((datetime(y, mo, d, h, mi, s, us, tzinfo=timezone.utc) - virtual_datetime(0))
+                     // timedelta(microseconds=1))

@@ -13,7 +13,7 @@ from mqlog.core.platform import ImageSchedule, MediaImages, Platform, RecordCoun
 from mqlog.core.format.records import NO_ADDRESS
 from mqlog.core.disk.storage import Storage
 from mqlog.distributed import media
-from mqlog.distributed.messages import console
+from mqlog.distributed.messages import AmqErrLog, console
 from mqlog.distributed.space import MANUAL, DistributedLogSpace, extent_name, format_lsn
 
 #: About 20% of the active log is held in reserve so checkpoints can always be
@@ -96,6 +96,7 @@ def distributed_platform(storage: Storage, *, primary: int = 3, secondary: int =
         write_threshold_pages=None,
         hold_partial_tail=True,
         error_log="AMQERR01.LOG",
+        error_log_format=AmqErrLog(qm_name),
         record_types=media.RECORD_TYPES,
         # circular logs reconcile in-flight work but cannot recover a damaged queue
         media=MediaImages(media.MediaImage, ImageSchedule(

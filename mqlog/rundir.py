@@ -184,9 +184,35 @@ def save_run(out: Path, *, platform: str, log: dict, device: str, workload: str,
                     host=host, qmgr=qmgr, finished=True, crashed=result.crashed)
     run["ended"] = {k: result.metrics.get(k) for k in ENDING_KEYS}  # how it ended: restart says so
     write_json(out / RUN_FILE, run)
-    with open(out / result.qm.platform.error_log, "a", encoding="utf-8") as messages:
-        for line in result.messages:
-            messages.write(line + "\n")
+    append_messages(out, result.qm.platform, result.messages, continuing=False)
+
+
+def append_messages(directory: Path, platform, messages, *, continuing: bool = True) -> None:
+    """Append the queue manager's ``messages`` to the platform's error log in ``directory``,
+    in the platform's layout with their virtual time stamps (a platform without one: a line
+    a message). A run's clock starts at the epoch; a queue manager started again on the
+    run's files (``continuing``: restart, an administrative command) goes on a µs after where
+    the clock had got to – the end of the run (metrics.json) or the last stamp in the log,
+    whichever is later – so that its lines come after everything before them."""
+    path = Path(directory) / platform.error_log
+    form = platform.error_log_format
+    if form is None:
+        text = "".join(f"{line}\n" for line in messages)
+    else:
+        base = 0.0
+        if continuing:
+            metrics = Path(directory) / METRICS_FILE
+            if metrics.is_file():
+                try:
+                    base = float(json.loads(metrics.read_text()).get("virtual_seconds", 0)) * 1e6
+                except (ValueError, TypeError, AttributeError):
+                    base = 0.0  # unreadable metrics: the log's own stamps still order it
+            if path.is_file():
+                base = max(base, form.clock_us(path.read_text(encoding="utf-8", errors="replace")) or 0.0)
+            base += 1.0  # (µs) the queue manager starts again after what is already written
+        text = form.entries(messages, base)
+    with open(path, "a", encoding="utf-8") as log:
+        log.write(text)
 
 
 def record_ending(directory: Path, ending: dict | None) -> None:

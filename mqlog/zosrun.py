@@ -77,11 +77,11 @@ def print_run(directory: Path, *, rba_start: str | None = None, rba_end: str | N
               urid: str | None = None, queue: str | None = None, summary: str = "NO",
               as_json: bool = False):
     """``mqlog print DIR``: the log print of a z/OS run's queue manager; RBAs and the URID
-    as hex text. Returns text, or the report dict with ``as_json``."""
+    (the RBA of the unit's first record, as MQ for z/OS names units) as hex text. Returns text, or the report dict with ``as_json``."""
     def action(space, addressing, codec, metrics):
         kwargs = dict(rba_start=None if rba_start is None else addressing.parse(rba_start),
                       rba_end=None if rba_end is None else addressing.parse(rba_end),
-                      urid=None if urid is None else _parse_urid(urid), queue=queue)
+                      urid=None if urid is None else _parse_urid(urid, addressing), queue=queue)
         decoder = CompLogCodec("NONE")  # expands any codec; the run's own counters stay as they were
         if as_json:
             return log_report(space, addressing, decoder, summary=summary, **kwargs)
@@ -90,14 +90,12 @@ def print_run(directory: Path, *, rba_start: str | None = None, rba_end: str | N
     return _closing(Path(directory), action)
 
 
-def _parse_urid(text: str) -> int:
+def _parse_urid(text: str, addressing) -> int:
+    """A URID as MQ for z/OS gives it: the RBA of the unit's Begin record, in hex."""
     try:
-        value = int(text.strip().removeprefix("0x").removeprefix("0X"), 16)
-    except ValueError:
-        raise ParameterError("URID", text, "a unit of recovery id in hex") from None
-    if value <= 0:
-        raise ParameterError("URID", text, "a unit of recovery id in hex, not 0")
-    return value
+        return addressing.parse(text.strip().removeprefix("0x").removeprefix("0X"))
+    except ParameterError:
+        raise ParameterError("URID", text, "a unit of recovery id: the RBA of its first record, in hex") from None
 
 
 def bsds_run(directory: Path, *, as_json: bool = False):

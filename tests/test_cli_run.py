@@ -238,7 +238,13 @@ def test_mqlog_hosts_lists_the_profiles_and_refuses_a_bad_file(tmp_path):
     out = mqlog("hosts")
     assert out.returncode == 0, out.stderr
     calls, restart = out.stdout.split("\n\n")
-    lines = {line.split()[0]: line for line in calls.splitlines()[1:]}
+    rows = []  # a row wider than the terminal (COLUMNS=80 here) goes on under it, indented
+    for line in calls.splitlines():
+        if line.startswith(" "):
+            rows[-1] += " " + line.strip()
+        else:
+            rows.append(line)
+    lines = {line.split()[0]: line for line in rows[1:]}
     assert "(default)" in lines["v93-xeon"] and "(default)" not in lines["v91-xeon"]
     assert "30.0 / 162.9" in lines["v93-xeon"]  # the H1 round trip each profile was split from
     # Restart's CPU is listed from each profile: a user's own figure shows as given.

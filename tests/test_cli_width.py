@@ -1,6 +1,7 @@
-"""Tables fit the terminal (issue 22): with ``COLUMNS=80`` no line of ``mqlog devices`` or of
-compare's side-by-side table is wider than 80 characters, and every cell is still shown;
-piped output without ``COLUMNS`` keeps whole lines, as before.
+"""Tables fit the terminal (issue 22): with ``COLUMNS=80`` no line of ``mqlog devices``,
+``hosts``, ``bsds``, ``print``, ``stats`` or of compare's side-by-side table is wider than 80
+characters, and every cell is still shown; piped output without ``COLUMNS`` keeps whole
+lines, as before.
 """
 
 from __future__ import annotations
@@ -85,3 +86,47 @@ def test_config_fits_80_columns_and_keeps_every_parameter(platform):
     assert max(len(line) for line in narrow.stdout.splitlines()) <= 80
     names = {line.split()[0] for line in narrow.stdout.splitlines() if line.startswith("  ") and line[2] != " "}
     assert set(choose(platform).configure({})) <= names
+
+
+def _mqlog(args, columns: str | None) -> str:
+    env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
+    if columns is not None:
+        env["COLUMNS"] = columns
+    out = subprocess.run([sys.executable, "-m", "mqlog", *map(str, args)], capture_output=True, text=True,
+                         timeout=300, env=env)
+    assert out.returncode == 0, out.stderr
+    return out.stdout
+
+
+@pytest.fixture(scope="module")
+def zos_run(tmp_path_factory):
+    """A z/OS run with archives, a long-running unit and shunting: long BSDS, print and stats lines."""
+    out = tmp_path_factory.mktemp("zos-width")
+    _mqlog(["run", "--platform", "zos", "--workload", "long-uow", "--set", "workload.duration=0.05",
+            "--set", "log.ACTIVE_LOG_CIS=16", "--out", out], None)
+    return out
+
+
+@pytest.mark.parametrize("command", [["bsds"], ["print", "--summary", "yes"], ["stats"]])
+def test_zos_listings_fit_the_terminal_and_keep_every_word(zos_run, command):
+    whole = _mqlog([command[0], zos_run, *command[1:]], None)
+    assert max(len(line) for line in whole.splitlines()) > 80  # piped: whole lines, as before
+    for columns in (80, 200):
+        text = _mqlog([command[0], zos_run, *command[1:]], str(columns))
+        assert max(len(line) for line in text.splitlines()) <= columns, columns
+        assert text.split() == whole.split()  # wrapped, nothing cut or dropped
+    assert _mqlog([command[0], zos_run, *command[1:]], "200") != _mqlog([command[0], zos_run, *command[1:]], "80")
+
+
+def test_hosts_fits_80_columns_and_keeps_every_figure_and_description():
+    from mqlog.core.host.profiles import load_hosts
+
+    for columns in ("80", "200"):
+        text = _mqlog(["hosts"], columns)
+        assert max(len(line) for line in text.splitlines()) <= int(columns)
+        words = " ".join(text.split())
+        for p in load_hosts(None).values():
+            assert p.name in words and " ".join(p.description.split()) in words
+            assert f"{p.round_trip_us(2048, persistent=False):.1f} / {p.round_trip_us(2048, persistent=True):.1f}" \
+                in words
+    assert max(len(line) for line in _mqlog(["hosts"], None).splitlines()) > 80  # piped: one line a host

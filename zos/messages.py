@@ -3,8 +3,17 @@ and ids: one table from each event the queue manager, the log space and the queu
 group report to the lines written for it (a message id and a text template, see
 :mod:`mqlog.core.messages`). Every line with an id reads ``ID QMGR text``; ``{rba:rba}`` is
 an RBA as wide as the addressing's. Where IBM's message numbers are known but their texts are
-not public (CSQJ160I, CSQJ161I, CSQE121I, CSQE130I, CSQE131I) the wording is ours. Events
-mapped to no lines are known and say nothing.
+not public (CSQJ160I, CSQJ161I, CSQE121I, CSQE130I, CSQE131I) the wording is ours. A unit of
+work is named as MQ for z/OS names it, by its URID: the RBA of its first (Begin UR) record,
+which the core's events give as ``begin`` (it stays the unit's URID after a round of
+shunting moves its first record needed for backout). Events mapped to no lines are known
+and say nothing.
+
+:class:`JobLog` stamps each line as a JES2 job log (JESMSGLG) does: the time of day,
+``hh.mm.ss`` – here with the virtual clock's µs, ``hh.mm.ss.ffffff`` – before the message,
+and a ``---- THURSDAY, 01 JAN 2026 ----`` line first and where the date changes, as JES
+writes at midnight; the clock runs from :data:`~mqlog.core.messages.VIRTUAL_EPOCH`, never the wall
+clock. Left out: the job log's banner, the job id column and the console's routing flags.
 """
 
 from __future__ import annotations
@@ -12,10 +21,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from mqlog.core.messages import Message, MessageTable
+import re
+
+from mqlog.core.messages import Message, MessageTable, timed_lines, virtual_datetime
 from mqlog.core.format.records import NO_ADDRESS
 
-__all__ = ["MESSAGES", "console"]
+__all__ = ["MESSAGES", "JobLog", "console"]
 
 
 def _has_checkpoint(fields: Mapping[str, Any]) -> bool:
@@ -74,7 +85,7 @@ MESSAGES: dict[str, tuple[Message, ...]] = {
     "log-full": (),
     "log-full-housekeeping": _OUT_OF_SPACE,
     "log-full-long-uow": (
-        Message("CSQJ111A", "OUT OF SPACE IN ACTIVE LOG DATA SETS (unit of work {uow:X} of "
+        Message("CSQJ111A", "OUT OF SPACE IN ACTIVE LOG DATA SETS (URID={begin:rba} of "
                             "{application} holds the log)"),
     ),
     "rba-warning": (
@@ -96,11 +107,11 @@ MESSAGES: dict[str, tuple[Message, ...]] = {
                             "TERMINATES WITH REASON CODE 00D10257"),
     ),
     "long-uow-at-switch": (
-        Message("CSQJ160I", "LONG-RUNNING UOW FOUND, URID={uow:X} CONNECTION NAME={application} "
+        Message("CSQJ160I", "LONG-RUNNING UOW FOUND, URID={begin:rba} CONNECTION NAME={application} "
                             "({checkpoints} CHECKPOINTS, FIRST RBA {first:rba})",
                 when=lambda f: f["times"] == 1, defaults={"times": 1}),
         # {switches}: with OFFLOAD=NO the log switches without offloading
-        Message("CSQJ161I", "UOW UNRESOLVED AFTER {times} {switches}, URID={uow:X} "
+        Message("CSQJ161I", "UOW UNRESOLVED AFTER {times} {switches}, URID={begin:rba} "
                             "CONNECTION NAME={application}",
                 when=lambda f: f["times"] != 1, defaults={"times": 1}),
     ),
@@ -113,8 +124,15 @@ MESSAGES: dict[str, tuple[Message, ...]] = {
                             "MERGED BY LRSN)"),
     ),
     "shunt-failed": (
-        Message("CSQR027I", "UNABLE TO COMPLETE LOG SHUNTING FOR UNIT OF WORK {uow:X}: {bytes} "
+        Message("CSQR027I", "UNABLE TO COMPLETE LOG SHUNTING FOR URID={begin:rba}: {bytes} "
                             "BYTES DO NOT FIT IN THE ACTIVE LOG NOW"),
+    ),
+    # IBM's text (support page "CSQJ160I ... CSQR026I" for a long-running SVRCONN unit of
+    # work, ibm.com/support/pages/node/347143): "CSQR026I LONG-RUNNING UOW SHUNTED TO RBA=rba,
+    # URID=urid CONNECTION NAME=name", written when a round of shunting is complete
+    "uow-shunted": (
+        Message("CSQR026I", "LONG-RUNNING UOW SHUNTED TO RBA={address:rba}, URID={begin:rba} "
+                            "CONNECTION NAME={application}"),
     ),
     "bsds-damaged": (
         Message("CSQJ126E", "BSDS ERROR, LOG MAP OF {dsname} IS NOT USABLE; USING THE OTHER COPY"),
@@ -127,7 +145,7 @@ MESSAGES: dict[str, tuple[Message, ...]] = {
     **{event: () for event in (
         "checkpoint", "define-log", "image-failed", "media-extent", "media-image",
         "object-damaged", "object-recreated", "restart-extent", "rollforward-no-room",
-        "set-log", "uow-rolled-back", "uow-rolled-forward", "uow-shunted")},
+        "set-log", "uow-rolled-back", "uow-rolled-forward")},
 }
 
 
@@ -139,3 +157,39 @@ def console(qm_name: str, addressing, offload: bool = True) -> MessageTable:
                         values={"qm": qm_name,
                                 "switches": "OFFLOADS" if offload else "ACTIVE LOG SWITCHES"},
                         specs={"rba": addressing.format})
+
+
+_DAYS = ("MONDAY", "TUESDAY", "WEDNESDAY", "THURSDAY", "FRIDAY", "SATURDAY", "SUNDAY")
+_MONTHS = ("JAN", "FEB", "MAR", "APR", "MAY", "JUN", "JUL", "AUG", "SEP", "OCT", "NOV", "DEC")
+_DATE_LINE = re.compile(r"^---- [A-Z]+, (\d\d) ([A-Z]{3}) (\d{4}) ----$", re.MULTILINE)
+_TIME_LINE = re.compile(r"^(\d\d)\.(\d\d)\.(\d\d)\.(\d{6}) ", re.MULTILINE)
+
+
+def _date_line(when) -> str:
+    return f"---- {_DAYS[when.weekday()]}, {when.day:02d} {_MONTHS[when.month - 1]} {when.year} ----"
+
+
+class JobLog:
+    """The job log's stamped lines (see the module docstring)."""
+
+    def entries(self, lines, base_us: float) -> str:
+        out = []
+        day = None  # each start of the queue manager's job log says its date first
+        for at, line in timed_lines(lines, base_us):
+            when = virtual_datetime(at)
+            if when.date() != day:
+                day = when.date()
+                out.append(_date_line(when))
+            out.append(f"{when:%H.%M.%S}.{when.microsecond:06d} {line}")
+        return "".join(line + "\n" for line in out)
+
+    def clock_us(self, text: str) -> float | None:
+        dates, times = list(_DATE_LINE.finditer(text)), list(_TIME_LINE.finditer(text))
+        if not dates or not times:
+            return None
+        from datetime import datetime, timedelta, timezone
+
+        d, mon, y = dates[-1].groups()
+        h, mi, s, us = map(int, times[-1].groups())
+        when = datetime(int(y), _MONTHS.index(mon) + 1, int(d), h, mi, s, us, tzinfo=timezone.utc)
+        return float((when - virtual_datetime(0)) // timedelta(microseconds=1))

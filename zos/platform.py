@@ -10,7 +10,7 @@ from mqlog.core.log.addressing import PlainAddressing
 from mqlog.core.platform import Platform, RecordCountCheckpoints, Shunting
 from mqlog.core.disk.storage import Storage
 from mqlog.zos.codec import CompLogCodec
-from mqlog.zos.messages import console
+from mqlog.zos.messages import JobLog, console
 from mqlog.zos.records import RECORD_TYPES, EveryThirdCheckpoint, pageset_records, shunt_round
 from mqlog.zos.space import DEFAULT_MAX_OFFLOADS, ZosLogSpace
 
@@ -101,6 +101,7 @@ def zos_platform(storage: Storage, *, data_sets: int = 3, cis: int = 4096, dual:
         # partial pages"). Dual copies protect the rewrite (zos/space.py _copy_writes).
         pad_policy=None,
         error_log="CSQMSTR.JESMSGLG",
+        error_log_format=JobLog(),
     )
 
 

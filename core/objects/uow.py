@@ -97,6 +97,10 @@ class UnitOfWork:
     end_commit: bool = False
     #: an event while the queue manager re-logs it (roll forward); the coordinator waits
     busy: object = None
+    #: address of its Begin record, where it started on the log: unlike ``first`` it does not
+    #: move when the unit is re-logged (shunted, rolled forward), so a platform that names
+    #: units by where they start (z/OS's URID) reads it from the events that name the unit
+    begin: int = NO_ADDRESS
 
     @property
     def logged(self) -> bool:

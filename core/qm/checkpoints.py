@@ -177,4 +177,5 @@ class CheckpointMixin:
             if uow.logged and uow.end_address == NO_ADDRESS and uow.checkpoints_seen > 3:
                 uow.switches_reported += 1
                 self.say("long-uow-at-switch", uow=uow.id, application=uow.application,
-                         checkpoints=uow.checkpoints_seen, first=uow.first, times=uow.switches_reported)
+                         checkpoints=uow.checkpoints_seen, first=uow.first, times=uow.switches_reported,
+                         begin=uow.begin)

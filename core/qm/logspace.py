@@ -138,7 +138,8 @@ class LogSpaceMixin:
             if self._tail_held_by_uow():
                 uow = self.uows.get(self._uow_ages[0][1])
                 self.say("log-full-long-uow", uow=self._uow_ages[0][1],
-                         application=uow.application if uow is not None else "")
+                         application=uow.application if uow is not None else "",
+                         begin=uow.begin if uow is not None else NO_ADDRESS)
             else:
                 # Nothing holds the tail but the last checkpoint: records arrive faster than
                 # checkpoints free the log behind them.
@@ -172,13 +173,14 @@ class LogSpaceMixin:
                     continue
                 if action.action == "rollback" and uow.state is UowState.ACTIVE:
                     uow.doomed = True  # from now on the application's calls get MQRC_BACKED_OUT
-                    self.say("uow-rolled-back", uow=uow.id, application=uow.application)
+                    self.say("uow-rolled-back", uow=uow.id, application=uow.application, begin=uow.begin)
                     yield from self._backout_uow(uow)
                     self.counters.uows_rolled_back += 1
                     released = True
                 elif action.action == "rollforward" and uow.state is UowState.PREPARED:
                     if (yield from self._roll_forward(uow)):
-                        self.say("uow-rolled-forward", uow=uow.id, application=uow.application)
+                        self.say("uow-rolled-forward", uow=uow.id, application=uow.application,
+                                 begin=uow.begin)
                         self.counters.uows_rolled_forward += 1
                         released = True
             if released:
@@ -207,7 +209,7 @@ class LogSpaceMixin:
         if free is not None and free - estimate < self._reserve_bytes():
             if uow.id not in self._no_room_said:
                 self._no_room_said.add(uow.id)
-                self.say("rollforward-no-room", uow=uow.id, needed=estimate)
+                self.say("rollforward-no-room", uow=uow.id, needed=estimate, begin=uow.begin)
             return False
         self._claimed += estimate
         uow.busy = self.env.event()

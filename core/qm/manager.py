@@ -45,6 +45,7 @@ from mqlog.core.host.profiles import DEFAULT_HOST, Cpu, HostProfile
 from mqlog.core.format.records import (NO_ADDRESS, Begin, Codec, Get, ObjectAction, ObjectChange, ObjectType, Put,
                                        PutSegment, split_message)
 from mqlog.core.log.writer import LogWriter
+from mqlog.core.messages import Said
 from mqlog.core.objects.queuefile import IoCost, MessageState, QueueFile, file_name_for, list_queue_files
 from mqlog.core.objects.queues import DamagedQueue, Message, Queue
 from mqlog.core.objects.uow import MEMBER_SHIFT, MqiError, Op, Reason, UnitOfWork, UowState
@@ -256,9 +257,13 @@ class QueueManager(UnitsOfWorkMixin, LogSpaceMixin, CheckpointMixin, ShuntingMix
         return Connection(self, application)
 
     def say(self, event: str, **fields) -> None:
+        """Report ``event`` in the platform's words; the line keeps the event's virtual time
+        (``at_us``: an event that happened earlier than it is said, a log space's, carries
+        its own), which the platform's error log stamps it with."""
+        at_us = fields.pop("at_us", self.env.now)
         text = self.platform.message(event, **fields)
         if text is not None:
-            self.messages.append(text)
+            self.messages.append(Said(text, at_us))
 
     # -- objects -----------------------------------------------------------------------------
 
@@ -396,7 +401,7 @@ class QueueManager(UnitsOfWorkMixin, LogSpaceMixin, CheckpointMixin, ShuntingMix
             raise MqiError(Reason.MQRC_BACKED_OUT, "the queue manager backed the unit of work out to free log space")
         if not uow.logged:
             begin = yield from self._log(Begin(int(self.env.now), uow.application[:28], uow=uow.id))
-            uow.first = uow.last = begin
+            uow.first = uow.last = uow.begin = begin
             self._uow_ages.add((begin, uow.id))
         address = yield from self._log(record_for(uow.last), essential=essential or ending, need=need)
         if uow.doomed and not ending:

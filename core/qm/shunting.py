@@ -63,7 +63,8 @@ class ShuntingMixin:
             free = self.log_free_bytes()
             if free is not None and free - sum(sizes) < self._reserve_bytes():
                 self.counters.shunts_failed += 1
-                self.say("shunt-failed", uow=uow.id, bytes=sum(sizes))
+                self.say("shunt-failed", uow=uow.id, bytes=sum(sizes), begin=uow.begin,
+                         application=uow.application)
                 continue
             # The round's room is held from the free space until its records are in (as a
             # roll forward's is): other work is refused sooner meanwhile, never the round.
@@ -129,4 +130,4 @@ class ShuntingMixin:
         self.counters.shunts += 1
         self.counters.shunted_bytes += nbytes
         self.say("uow-shunted", uow=uow.id, round=uow.shunts, address=first, bytes=nbytes,
-                 application=uow.application)
+                 application=uow.application, begin=uow.begin)

@@ -202,7 +202,7 @@ class Undo:
     def keep_in_doubt(self, uow_id: int, entry: RebuiltUow, ops) -> None:
         qm = self.qm
         uow = UnitOfWork(uow_id, "", entry.begin_us, LiveState.PREPARED, entry.first, entry.last, xid=entry.xid,
-                         prepare_address=entry.last)  # in doubt on the log: later checkpoints must say so
+                         prepare_address=entry.last, begin=entry.first)  # in doubt on the log: later checkpoints must say so
         for address, record in reversed(ops):
             kind = "put" if isinstance(record, Put) else "get"
             length = record.message_length

@@ -12,7 +12,7 @@ import click
 
 from mqlog.cli.group import cli, device_for_restart, emit_json, reading, text_value
 from mqlog.core.errors import MqlogError
-from mqlog.rundir import METRICS_FILE, QM_DIR
+from mqlog.rundir import METRICS_FILE, QM_DIR, append_messages
 from mqlog.rundir import load_run as _load_run
 from mqlog.rundir import read_json as _read_json
 from mqlog.rundir import locked, run_platform, run_qm_config
@@ -62,9 +62,7 @@ def _administer(directory: Path, action):
     from mqlog.core.disk.storage import DirectoryStorage
 
     def keep_messages(qm):  # also when the action fails part way: what it did is on disk
-        with open(directory / qm.platform.error_log, "a", encoding="utf-8") as log:
-            for line in qm.messages:
-                log.write(line + "\n")
+        append_messages(directory, qm.platform, qm.messages)
 
     _load_run(directory)  # not a run directory: say so before taking its lock
     with locked(directory):  # from reading run.json to the last message logged

@@ -17,7 +17,7 @@ from mqlog.cli.group import (END, CrashTime, Progress, cli, device_for_restart, 
 from mqlog.rundir import JOURNAL_FILE, METRICS_FILE, QM_DIR, RUN_FILE
 from mqlog.rundir import load_run as _load_run
 from mqlog.rundir import read_json as _read_json
-from mqlog.rundir import locked, record_ending, run_platform, run_qm_config, save_run, start_run
+from mqlog.rundir import append_messages, locked, record_ending, run_platform, run_qm_config, save_run, start_run
 
 
 @cli.command("run")
@@ -313,9 +313,7 @@ def restart_cmd(directory: Path, verify: bool, restart_mode: str, as_json: bool)
         finally:
             bar.close()
             storage.close()
-        with open(directory / qm.platform.error_log, "a", encoding="utf-8") as log:
-            for line in report.messages:
-                log.write(line + "\n")
+        append_messages(directory, qm.platform, report.messages)
         from mqlog.core.workload.run import later_ending
 
         record_ending(directory, later_ending(run["platform"], "restart", report.uows_indoubt))

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import click
 
-from mqlog.cli.group import cli, emit_json, json_option, jsonl_option, parse_list, terminal_width
+from mqlog.cli.group import cli, emit_json, fitted, json_option, jsonl_option, parse_list, terminal_width
 from mqlog.rundir import LOCK_FILE, QM_DIR, RUN_FILE, read_locked
 
 
@@ -265,20 +265,28 @@ def hosts(path: str | None, as_json: bool) -> None:
         return
     # The round trip is IBM's MQ-CPH one (4 calls, 4 commits, 2 KB messages): the figure the
     # profile was split from, so a user's own profile can be checked against its source.
-    click.echo(f"{'name':<10} {'cores':>5} {'put/get µs':>10} {'commit µs':>9} {'record µs':>9} {'force µs':>8} "
-               f"{'app µs':>6} {'2 KB round trip µs: np / persistent':>36}  description")
+    # A row wider than the terminal keeps its figures in columns and wraps the round trip
+    # and the description under them (issue 22: tables fit COLUMNS; --json has it all).
+    width = terminal_width()
+    for line in fitted(f"{'name':<10} {'cores':>5} {'put/get µs':>10} {'commit µs':>9} {'record µs':>9} "
+                       f"{'force µs':>8} {'app µs':>6} ", f"{'2 KB round trip µs: np / persistent':>36}  description",
+                       width, wrapped="2 KB round trip µs: np / persistent, description"):
+        click.echo(line)
     for p in profiles.values():
         np_, pers = p.round_trip_us(2048, persistent=False), p.round_trip_us(2048, persistent=True)
         mark = " (default)" if p.name == DEFAULT_HOST and path is None else ""
-        click.echo(f"{p.name:<10} {p.cores:>5} {p.put_us:>4g}/{p.get_us:<5g} {p.commit_us:>9g} {p.log_record_us:>9g} "
-                   f"{p.force_wait_us:>8g} {p.app_call_us:>6g} {np_:>22.1f} / {pers:<11.1f}  {p.description}{mark}")
+        for line in fitted(f"{p.name:<10} {p.cores:>5} {p.put_us:>4g}/{p.get_us:<5g} {p.commit_us:>9g} "
+                           f"{p.log_record_us:>9g} {p.force_wait_us:>8g} {p.app_call_us:>6g} ",
+                           f"{np_:>22.1f} / {pers:<11.1f}  {p.description}{mark}", width,
+                           wrapped=f"{np_:.1f} / {pers:.1f}, {p.description}{mark}"):
+            click.echo(line)
     # Restart's own CPU (issue 21): what restart pays per record replayed, per uncommitted
     # message backed out and per message's index entry loaded, on one core.
     click.echo("")
-    click.echo(f"{'restart CPU':<11} {'replay a record µs':>18} {'back out a message µs':>21} {'load a message µs':>17} "
+    click.echo(f"{'restart CPU':<11} {'replay a record µs':>18} {'back out a msg µs':>17} {'load a msg µs':>13} "
                f"{'copy ns/byte':>12}")
     for p in profiles.values():
-        click.echo(f"{p.name:<11} {p.replay_record_us:>18g} {p.reconcile_message_us:>21g} {p.load_message_us:>17g} "
+        click.echo(f"{p.name:<11} {p.replay_record_us:>18g} {p.reconcile_message_us:>17g} {p.load_message_us:>13g} "
                    f"{p.copy_ns_per_byte:>12g}")
 
 

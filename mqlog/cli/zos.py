@@ -1,6 +1,7 @@
 """The z/OS utilities over a run directory: ``print`` (CSQ1LOGP), ``bsds`` (CSQJU004),
 ``stats`` (SMF 115 QJST) and ``convert-rba`` (CSQJUCNV). The work is :mod:`mqlog.zosrun`'s;
-these commands parse the options and print what it returns.
+these commands parse the options and print what it returns, each line fitted to the terminal
+(:func:`fit_lines`); ``--json`` gives the whole of it.
 """
 
 from __future__ import annotations
@@ -9,18 +10,38 @@ from pathlib import Path
 
 import click
 
-from mqlog.cli.group import cli, emit_json, json_option
+from mqlog.cli.group import cli, emit_json, json_option, terminal_width
 from mqlog.core.errors import MqlogError
 from mqlog.rundir import RUN_FILE
 from mqlog.rundir import load_run as _load_run
 from mqlog.rundir import locked, write_json
 
 
+def fit_lines(text: str, width: int | None) -> str:
+    """``text`` with each line wider than ``width`` wrapped at its spaces, the rest indented
+    under it (4 more than the line's own indent), so that nothing is cut and the listing fits
+    the terminal; None: as it is (piped output keeps whole lines). A single word wider than
+    the terminal – none of these listings has one – is left whole rather than split."""
+    import textwrap
+
+    if width is None:
+        return text
+    out = []
+    for line in text.splitlines():
+        if len(line) <= width:
+            out.append(line)
+            continue
+        indent = " " * (len(line) - len(line.lstrip()))
+        out.extend(textwrap.wrap(line.strip(), width, initial_indent=indent, subsequent_indent=indent + "    ",
+                                 break_long_words=False, break_on_hyphens=False))
+    return "\n".join(out) + ("\n" if text.endswith("\n") else "")
+
+
 @cli.command("print")
 @click.argument("directory", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.option("--rba-start", default=None, help="First RBA of the range, hex (CSQ1LOGP RBASTART).")
 @click.option("--rba-end", default=None, help="Last RBA of the range, hex (RBAEND).")
-@click.option("--urid", default=None, help="Only this unit of recovery (hex).")
+@click.option("--urid", default=None, help="Only this unit of recovery: its URID, the RBA of its first record (hex).")
 @click.option("--queue", default=None, help="Only records naming this queue (the model's PAGESET selection).")
 @click.option("--summary", type=click.Choice(["no", "yes", "only"], case_sensitive=False), default="no",
               show_default=True, help="Add the summary of units of recovery, or print only it.")
@@ -34,7 +55,7 @@ def print_cmd(directory: Path, rba_start, rba_end, urid, queue, summary, as_json
     if as_json:
         emit_json(result)
     else:
-        click.echo(result, nl=False)
+        click.echo(fit_lines(result, terminal_width()), nl=False)
 
 
 @cli.command("bsds")
@@ -48,7 +69,7 @@ def bsds_cmd(directory: Path, as_json: bool):
     if as_json:
         emit_json(result)
     else:
-        click.echo(result, nl=False)
+        click.echo(fit_lines(result, terminal_width()), nl=False)
 
 
 @cli.command("stats")
@@ -62,7 +83,7 @@ def stats_cmd(directory: Path, as_json: bool):
     if as_json:
         emit_json(result)
     else:
-        click.echo(result, nl=False)
+        click.echo(fit_lines(result, terminal_width()), nl=False)
 
 
 @cli.command("convert-rba")

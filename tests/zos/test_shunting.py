@@ -87,8 +87,10 @@ def test_a_long_unit_of_work_is_shunted_every_third_checkpoint_and_multi_shunted
     uow = long_conn.uow
     assert uow.shunts == len(shunts) and qm.counters.shunted_bytes > 0
     # and at log switches after its third checkpoint it is reported as long-running
-    found = [m for m in qm.messages if m.startswith("CSQJ160I") and f"URID={uow.id:X}" in m]
-    later = [m for m in qm.messages if m.startswith("CSQJ161I") and f"URID={uow.id:X}" in m]
+    # (by its URID: the RBA of its Begin record, which the rounds do not move)
+    urid = f"URID={qm.platform.addressing.format(uow.begin)} "
+    found = [m for m in qm.messages if m.startswith("CSQJ160I") and urid in m]
+    later = [m for m in qm.messages if m.startswith("CSQJ161I") and urid in m]
     assert len(found) == 1 and later  # found once, then reported unresolved at later offloads
     # its first record is now the newest round's, not its first put
     assert uow.first > uow.ops[-1].address
@@ -99,7 +101,8 @@ def test_a_long_unit_of_work_is_reported_after_offloads_or_after_switches(offloa
     """CSQJ161I counts offloads; with OFFLOAD=NO nothing is offloaded, so it counts switches."""
     env, platform, qm = make(FaultInjectingStorage(MemoryStorage()), logload=100_000, offload=offload)
     long_conn, _ = run(env, long_uow_workload(qm, checkpoints=10))
-    later = [m for m in qm.messages if m.startswith("CSQJ161I") and f"URID={long_conn.uow.id:X}" in m]
+    urid = f"URID={platform.addressing.format(long_conn.uow.begin)} "
+    later = [m for m in qm.messages if m.startswith("CSQJ161I") and urid in m]
     assert later and all(f" {counted}, URID=" in m for m in later), later
 
 

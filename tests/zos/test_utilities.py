@@ -125,7 +125,13 @@ def scenario():
 
 
 def _by_urid(rows):
-    return {r["urid"]: r for r in rows}
+    """The summary's rows by the unit's number (the tests know units by it)."""
+    return {r["uow"]: r for r in rows}
+
+
+def _urid(p, uow: int) -> int:
+    """The unit's URID as the print gives it: the RBA of its Begin record."""
+    return next(r["rba"] for r in log_records(p.space, p.addressing) if r["type"] == "BEGIN" and r["uow"] == uow)
 
 
 # ------------------------------------------------------------------------------ log print
@@ -159,7 +165,7 @@ def test_after_restart_the_inflight_unit_is_backed_out_with_clrs_and_the_prepare
     assert rows[ids["indoubt"]]["status"] == "INDOUBT"
     assert rows[ids["commit"]]["status"] == "COMMITTED"
     assert rows[ids["backout"]]["status"] == "BACKED OUT"
-    types = [r["type"] for r in log_records(p.space, p.addressing, urid=ids["inflight"])]
+    types = [r["type"] for r in log_records(p.space, p.addressing, urid=_urid(p, ids["inflight"]))]
     assert types == ["BEGIN", "PUT", "PUT", "CLR", "CLR", "BACKOUT"]
 
 
@@ -190,9 +196,10 @@ def test_urid_selection_returns_exactly_that_units_records(scenario):
     p = scenario.reopened()
     for name, expected in (("commit", ["BEGIN", "PUT", "PUT", "COMMIT"]), ("backout", ["BEGIN", "PUT", "BACKOUT"]),
                            ("indoubt", ["BEGIN", "PUT", "PREPARE"])):
-        got = log_records(p.space, p.addressing, urid=scenario.ids[name])
+        got = log_records(p.space, p.addressing, urid=_urid(p, scenario.ids[name]))
         assert [r["type"] for r in got] == expected
-        assert {r["urid"] for r in got} == {scenario.ids[name]}
+        assert {r["uow"] for r in got} == {scenario.ids[name]}
+        assert {r["urid"] for r in got} == {got[0]["rba"]}  # the URID is its Begin record's RBA
     assert log_records(p.space, p.addressing, urid=0xDEAD_BEEF_0000) == []
 
 
@@ -223,7 +230,7 @@ def test_queue_selection_stands_in_for_page_sets(scenario):
     put_ids = {r["msg_id"] for r in got if r["type"] == "PUT"}
     assert put_ids == {m for m, (q, _) in scenario.sent.items() if q == "APP.Q2"}
     assert [r["type"] for r in got if r["type"] == "OBJECT_CHANGE"] == ["OBJECT_CHANGE"]
-    urids = {r["urid"] for r in ur_summary(p.space, p.addressing, queue="APP.Q1")}
+    urids = {r["uow"] for r in ur_summary(p.space, p.addressing, queue="APP.Q1")}
     ids = scenario.ids
     assert urids == {ids["commit"], ids["inflight"], ids["indoubt"]}
 
@@ -241,8 +248,8 @@ def test_compressed_puts_are_shown_expanded(scenario):
             assert r["codec"] == "NONE" and r["stored_length"] == len(data)
         else:
             assert r["codec"] == "RLE" and r["stored_length"] < len(data) // 10
-    text = log_print(p.space, p.addressing, urid=scenario.ids["commit"])
-    r = next(r for r in puts if r["urid"] == scenario.ids["commit"])
+    text = log_print(p.space, p.addressing, urid=_urid(p, scenario.ids["commit"]))
+    r = next(r for r in puts if r["uow"] == scenario.ids["commit"])
     assert f"DATA(RLE {r['stored_length']} -> {len(_padded(1))} BYTES)" in text
 
 
@@ -252,7 +259,8 @@ def test_log_print_text(scenario):
     first = text.splitlines()[0]
     assert "our own layout" in first and "not public" in first
     assert "CHECKPOINT_END" in text and "UR URID(" in text and "CSQ1106I END OF SUMMARY" in text
-    assert f"URID({scenario.ids['indoubt']:X})" in text
+    begin = _urid(p, scenario.ids["indoubt"])
+    assert f"{p.addressing.format(begin)}  URID({p.addressing.format(begin)}) RM(RECOVERY) TYPE(BEGIN)" in text
     report = log_report(p.space, p.addressing, summary="ONLY")
     assert "records" not in report and report["counts"]["INDOUBT"] == 1 and report["counts"]["INFLIGHT"] == 1
     json.dumps(report)
@@ -354,7 +362,7 @@ def test_backout_of_an_old_unit_reads_the_archive():
             yield from filler.commit()
 
     env.run(until=env.process(work()))
-    first = next(r for r in log_records(p.space, p.addressing, urid=ids["old"]) if r["type"] == "PUT")
+    first = next(r for r in log_records(p.space, p.addressing, urid=_urid(p, ids["old"])) if r["type"] == "PUT")
     active = bsds_dict(p.space)["active"]["1"]
     assert all(not a["start"] <= first["rba"] <= a["end"] for a in active if a["start"] is not None), \
         "the old put should be only in the archive now"
@@ -365,7 +373,7 @@ def test_backout_of_an_old_unit_reads_the_archive():
     s = log_statistics(p2.space, qm2.writer.stats.as_dict(), p2.codec.stats(), attrs.asdict(qm2.counters))
     assert s["QJSTRARH"] > 0
     assert s["QJSTRACT"] > 0
-    row = _by_urid(ur_summary(p2.space, p2.addressing, urid=ids["old"]))[ids["old"]]
+    row = _by_urid(ur_summary(p2.space, p2.addressing, urid=_urid(p2, ids["old"])))[ids["old"]]
     assert row["status"] == "BACKED OUT" and row["clrs"] == 1
 
 
@@ -396,7 +404,7 @@ def test_open_zos_on_a_run_directory(tmp_path):
     assert "ARCHIVE LOG COPY 2" in bsds_run(out)
     report = print_run(out, summary="only", as_json=True)
     assert report["counts"]["COMMITTED"] == metrics["commits"] and report["counts"]["IN COMMIT"] == 0
-    urid = f"{report['summary'][0]['urid']:X}"
+    urid = report["summary"][0]["urid_hex"]
     text = print_run(out, urid=urid, rba_start="0")
     assert "3 RECORDS PRINTED" in text and text.count(f"URID({urid})") == 1 + 3  # criteria; begin, put or get, commit
     json.dumps(report)

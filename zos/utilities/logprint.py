@@ -41,6 +41,30 @@ def oldest_address(space: ZosLogSpace) -> int:
     return min(starts) if starts else space.start
 
 
+def _urid(begins: dict[int, int], uow: int, fmt) -> dict:
+    """A unit's URID, as MQ for z/OS names a unit of recovery: the RBA of its Begin record
+    (``urid``, an int, and ``urid_hex``); both None for a record of no unit, or of one whose
+    Begin record is no longer on the log (its number, ``uow``, is still printed)."""
+    begin = begins.get(uow) if uow else None
+    return {"urid": begin, "urid_hex": None if begin is None else fmt(begin)}
+
+
+def _begins(space: ZosLogSpace, oldest: int, before: int, limit: int, fmt) -> dict[int, int]:
+    """The RBA of each Begin record from ``oldest`` up to ``before``: the URIDs of units that
+    began before a range printed. Reading stops quietly where the log cannot be read: a unit
+    whose Begin is past that point is printed by its number instead."""
+    begins: dict[int, int] = {}
+    start = _first_record_from(space, oldest, limit)
+    if start is None:
+        return begins
+    for address, record in LogReader(space, start, format_address=fmt, record_types=RECORD_TYPES):
+        if address >= before:
+            break
+        if record.uow and isinstance(record, Begin):
+            begins[record.uow] = address
+    return begins
+
+
 def _first_record_from(space: ZosLogSpace, address: int, limit: int) -> int | None:
     """The address of the first record that starts in the CI at or after ``address``'s CI
     (None if no readable CI before ``limit`` has one)."""
@@ -118,7 +142,7 @@ def _describe(record, addressing) -> dict:
         out["number"] = record.number
     elif isinstance(record, CheckpointEnd):
         out.update(number=record.number, begin=fmt(record.begin),
-                   uows=[{"urid": f"{u.uow:X}", "state": _name(UowState, u.state),
+                   uows=[{"uow": u.uow, "state": _name(UowState, u.state),
                           "first": None if u.first == NO_ADDRESS else fmt(u.first),
                           "last": None if u.last == NO_ADDRESS else fmt(u.last), "operations": u.operations}
                          for u in record.uows],
@@ -179,6 +203,9 @@ def _scan(space: ZosLogSpace, addressing, codec, *, rba_start=None, rba_end=None
     first = _first_record_from(space, begin_at, limit)
     records: list[dict] = []
     urs: dict[int, dict] = {}
+    # each unit's URID: the RBA of its Begin record (a unit that began before the range is
+    # looked up in the log before it)
+    begins = _begins(space, oldest, rba_start, limit, fmt) if rba_start is not None and oldest < rba_start else {}
     read = {"oldest": fmt(oldest), "from": None, "to": None, "end": None, "records_read": 0}
     if first is None:
         read["end"] = "no record at or after the start"
@@ -196,20 +223,25 @@ def _scan(space: ZosLogSpace, addressing, codec, *, rba_start=None, rba_end=None
             read["from"] = fmt(address)
         last = address
         uow = record.uow
+        if uow and isinstance(record, Begin):
+            begins[uow] = address
         entry = {"rba": address, "rba_hex": fmt(address), "type": _code_name(_TYPE_NAMES, _type_code(record)),
-                 "rm": _code_name(_RM_NAMES, _rm_code(record)), "urid": uow, "urid_hex": f"{uow:X}" if uow else None,
+                 "rm": _code_name(_RM_NAMES, _rm_code(record)), "uow": uow, **_urid(begins, uow, fmt),
                  "lrsn": record.stamp, "length": len(record.to_bytes()),
                  "prev": None if record.prev == NO_ADDRESS else fmt(record.prev)}
         entry.update(_describe(record, addressing))
+        for u in entry.get("uows", ()) if isinstance(entry.get("uows"), list) else ():
+            u.update(_urid(begins, u["uow"], fmt))  # a checkpoint's table of open units
         if isinstance(record, Put):
             _expand_put(codec, record, entry, pending)
         elif isinstance(record, PutSegment):
             _expand_segment(codec, record, pending)
-        selected = (urid is None or uow == urid) and (queue is None or queue in _queues_named(record))
+        selected = ((urid is None or (uow and begins.get(uow) == urid))
+                    and (queue is None or queue in _queues_named(record)))
         if uow:
             ur = urs.get(uow)
             if ur is None:
-                ur = urs[uow] = {"urid": uow, "urid_hex": f"{uow:X}", "start": address, "end": address,
+                ur = urs[uow] = {"uow": uow, **_urid(begins, uow, fmt), "start": address, "end": address,
                                  "records": 0, "begin_seen": False, "commit": False, "backout": False,
                                  "prepare": False, "clrs": 0, "puts": 0, "gets": 0, "shunts": 0,
                                  "queues": set(), "selected": False, "application": None}
@@ -290,7 +322,7 @@ def _summary_rows(urs: dict, addressing) -> list[dict]:
     for ur in sorted(urs.values(), key=lambda u: u["start"]):
         if not ur["selected"]:
             continue
-        rows.append({"urid": ur["urid"], "urid_hex": ur["urid_hex"], "status": _status(ur),
+        rows.append({"uow": ur["uow"], "urid": ur["urid"], "urid_hex": ur["urid_hex"], "status": _status(ur),
                      "start_rba": fmt(ur["start"]), "end_rba": fmt(ur["end"]), "start": ur["start"], "end": ur["end"],
                      "records": ur["records"], "begin_in_range": ur["begin_seen"], "puts": ur["puts"],
                      "gets": ur["gets"], "clrs": ur["clrs"], "shunts": ur["shunts"],
@@ -302,8 +334,9 @@ def log_records(space: ZosLogSpace, addressing, codec=None, *, rba_start: int | 
                 rba_end: int | None = None, urid: int | None = None, queue: str | None = None) -> list[dict]:
     """The selected log records, oldest first, as JSON-able dicts (see docs/zos-utilities.md).
 
-    Every dict has ``rba`` (int) and ``rba_hex``, ``type``, ``rm``, ``urid`` (0: none) and
-    ``urid_hex``, ``lrsn``, ``length`` (bytes on the log) and ``prev``; then the record's own
+    Every dict has ``rba`` (int) and ``rba_hex``, ``type``, ``rm``, ``uow`` (the unit's
+    number in the record, 0: none), ``urid`` (the RBA of the unit's Begin record: its URID,
+    None if none or no longer on the log) and ``urid_hex``, ``lrsn``, ``length`` (bytes on the log) and ``prev``; then the record's own
     fields. A put has ``message_length`` (before compression), ``stored_length``, ``codec``
     and, once expanded, ``expanded_length`` and ``data_prefix`` (first 16 bytes, hex).
     ``codec`` (a CompLogCodec; None: a new one) expands compressed data and counts it."""
@@ -330,7 +363,7 @@ def log_report(space: ZosLogSpace, addressing, codec=None, *, rba_start: int | N
     fmt = addressing.format
     criteria = {"rba_start": None if rba_start is None else fmt(rba_start),
                 "rba_end": None if rba_end is None else fmt(rba_end),
-                "urid": None if urid is None else f"{urid:X}", "queue": queue, "summary": summary}
+                "urid": None if urid is None else fmt(urid), "queue": queue, "summary": summary}
     report: dict = {"criteria": criteria, "read": scan["read"]}
     if summary != "ONLY":
         report["records"] = scan["records"]
@@ -339,6 +372,14 @@ def log_report(space: ZosLogSpace, addressing, codec=None, *, rba_start: int | N
         report["summary"] = rows
         report["counts"] = {status: sum(r["status"] == status for r in rows) for status in UR_STATUSES}
     return report
+
+
+def _urid_text(entry: dict) -> str:
+    """The URID as printed: the Begin record's RBA; NONE for a record of no unit; the unit's
+    number where its Begin record is no longer on the log (no RBA to print)."""
+    if entry["urid_hex"] is not None:
+        return entry["urid_hex"]
+    return f"BEGIN NOT ON LOG, UOW {entry['uow']:X}" if entry.get("uow") else "NONE"
 
 
 def _detail_lines(entry: dict) -> list[str]:
@@ -383,7 +424,7 @@ def _detail_lines(entry: dict) -> list[str]:
         lines.append(f"CHECKPOINT NUMBER({entry['number']}) BEGIN({entry['begin']}) "
                      f"URS({len(entry['uows'])}) QUEUES({len(entry['queues'])})")
         for u in entry["uows"]:
-            lines.append(f"  UR URID({u['urid']}) STATE({u['state']}) FIRST({u['first']}) LAST({u['last']}) "
+            lines.append(f"  UR URID({_urid_text(u)}) STATE({u['state']}) FIRST({u['first']}) LAST({u['last']}) "
                          f"OPERATIONS({u['operations']})")
         for q in entry["queues"]:
             lines.append(f"  QUEUE({q['name']}) DEPTH({q['depth']}) MEDIA RECOVERY RBA({q['media'] or 'NONE'})")
@@ -428,7 +469,7 @@ def log_print(space: ZosLogSpace, addressing, codec=None, *, rba_start: int | No
     indent = " " * (len(addressing.format(0)) + 2)
     if "records" in report:
         for e in report["records"]:
-            head = (f"{e['rba_hex']}  URID({e['urid_hex'] or 'NONE'}) RM({e['rm']}) TYPE({e['type']})"
+            head = (f"{e['rba_hex']}  URID({_urid_text(e)}) RM({e['rm']}) TYPE({e['type']})"
                     + (f" LRSN({e['lrsn']:X})" if e["lrsn"] else "") + f" LENGTH({e['length']})")
             out.append(head)
             if detail:
@@ -438,7 +479,7 @@ def log_print(space: ZosLogSpace, addressing, codec=None, *, rba_start: int | No
         out.append("CSQ1105I LOG PRINT UTILITY SUMMARY")
         for r in report["summary"]:
             begin = "" if r["begin_in_range"] else " (BEGIN UR NOT IN RANGE)"
-            out.append(f"UR URID({r['urid_hex']}) STATUS({r['status']}) START RBA({r['start_rba']}) "
+            out.append(f"UR URID({_urid_text(r)}) STATUS({r['status']}) START RBA({r['start_rba']}) "
                        f"END RBA({r['end_rba']}) RECORDS({r['records']}){begin}")
             if detail:
                 shunts = f" SHUNTS({r['shunts']})" if r["shunts"] else ""

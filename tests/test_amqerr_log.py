@@ -1,0 +1,58 @@
+"""AMQERR01.LOG in MQ's layout (issue 22), driven through the command line: an entry a message,
+its header's first line the date and time and its Time() stamp from the run's virtual clock,
+the message line as the queue manager said it, a dashed line after it; stamps never go
+back, a restart's come after the run's end, and the same run gives the same bytes."""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import datetime, timezone
+
+from test_cli_run import mqlog
+from test_refused_calls import TOO_BIG
+
+ENTRY = re.compile(r"(\d\d/\d\d/\d{4} \d\d:\d\d:\d\d [AP]M) - QMgr\(QM1\)\n {24}Time\(([-0-9T:.]+)Z\)\n\n"
+                   r"([^\n]+)\n-{79}\n")
+
+
+def _entries(path) -> list[tuple[float, str]]:
+    """Each entry as (seconds after the virtual epoch, message line); the file is entries only."""
+    text = path.read_text()
+    found = list(ENTRY.finditer(text))
+    assert "".join(m.group(0) for m in found) == text  # nothing but whole entries
+    epoch = datetime(2026, 1, 1, tzinfo=timezone.utc)
+    out = []
+    for m in found:
+        when = datetime.fromisoformat(m.group(2)).replace(tzinfo=timezone.utc)
+        assert m.group(1) == when.strftime("%m/%d/%Y %I:%M:%S %p")  # the header's first line says the same time
+        out.append(((when - epoch).total_seconds(), m.group(3)))
+    return out
+
+
+def test_error_log_entries_are_stamped_from_the_virtual_clock_and_a_restart_comes_after_the_run(tmp_path):
+    runs = []
+    for name in ("a", "b"):
+        out = tmp_path / name
+        run = mqlog("run", *TOO_BIG, "--crash-at", "end", "--out", out, "--json")
+        assert run.returncode == 0, run.stderr
+        ran = _entries(out / "AMQERR01.LOG")
+        restart = mqlog("restart", out)
+        assert restart.returncode == 0, restart.stderr
+        runs.append((out, json.loads(run.stdout), ran, _entries(out / "AMQERR01.LOG"), restart.stdout,
+                     (out / "AMQERR01.LOG").read_bytes()))
+    # the same spec and seed: the same error log, byte for byte (virtual time, never the wall clock)
+    assert runs[0][5] == runs[1][5]
+    out, metrics, ran, after, restart_out, _ = runs[0]
+    assert ran[0][1] == "AMQ7463: The log for queue manager QM1 is full."
+    assert 0 < ran[0][0] and ran[-1][0] <= metrics["virtual_seconds"]
+    times = [t for t, _ in after]
+    assert times == sorted(times)
+    restarted = after[len(ran):]
+    assert restarted[0][1].startswith("AMQ5037I: ") and restarted[0][0] > metrics["virtual_seconds"]
+    # the message lines are what restart printed, in order
+    assert [m for _, m in restarted] == [line for line in restart_out.splitlines() if line.startswith("AMQ")]
+    # a second restart goes on after the first
+    assert mqlog("restart", out).returncode == 0
+    again = _entries(out / "AMQERR01.LOG")[len(after):]
+    assert again and again[0][0] > after[-1][0]
