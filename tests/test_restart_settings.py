@@ -71,6 +71,10 @@ def test_carry_on_after_a_clean_end(platform, tmp_path):
                     "--set", "workload.duration=0.02")).stdout
     assert "verify: " in text and "OK" in text
     assert "long-uow on " + platform in text and "ended with a controlled shutdown" in text
+    # the restart's messages are in the queue manager's error log once, as after any restart
+    error_log = d / json.loads((d / "metrics.json").read_text())["error_log"]
+    begins = {"distributed": "AMQ5037I", "zos": "CSQR001I"}[platform]
+    assert error_log.read_text().count(begins) == 1
     run = run_json(d)
     assert run["workload"] == "long-uow" and run["params"]["background"] == 2
     assert [h["command"] for h in run["history"]] == ["run", "run --in"]
@@ -271,3 +275,14 @@ def test_carrying_on_stops_when_the_recovered_queues_disagree_with_the_journal(t
     assert "messages put" not in out.stdout  # nothing was run on it
     assert (d / "journal.json").read_bytes() == before
     assert run_json(d)["history"][-1]["stopped"] == "the restart's recovery did not verify"
+
+
+def test_a_crash_during_the_restart_of_run_in_is_recovered_by_the_next(tmp_path):
+    d = tmp_path / "qm"
+    ok(mqlog("run", "--platform", "distributed", *LONG_UOW, "--crash-at", "0.03", "--out", d))
+    # --crash-at counts from the restart's start: this one comes before the workload's first call
+    out = ok(mqlog("run", "--in", d, "--crash-after-writes", "1", "--json"))
+    m = json.loads(out.stdout)
+    assert m["crashed"] and m["messages_put"] == 0 and "during the restart" in out.stderr
+    assert run_json(d)["journal_complete"]
+    verified(d)

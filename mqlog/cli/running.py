@@ -344,6 +344,9 @@ def _run_in(directory: Path, platform_name, workload, sets, device, host, seed, 
             restarted(directory, run, log=log_config, device=device, host=host, finished=True,
                       segment={"command": "run --in", "changed": changed, "finished": True,
                                "stopped": "the restart's recovery did not verify"})
+            with open(directory / restart["qm"].platform.error_log, "a", encoding="utf-8") as log:
+                for line in restart["qm"].messages:
+                    log.write(line + "\n")
         else:
             history = [*(restart["run"]["history"][:-1] if "run" in restart else run["history"]),
                        {"command": "run --in", "changed": changed, "workload": spec.workload, "seed": seed,
@@ -351,9 +354,6 @@ def _run_in(directory: Path, platform_name, workload, sets, device, host, seed, 
             save_run(directory, platform=choice.name, log=log_config, device=device, host=host,
                      workload=spec.workload, params=dict(spec.params), seed=seed, result=result, qmgr=run["qmgr"],
                      history=history)
-            with open(directory / restart["qm"].platform.error_log, "a", encoding="utf-8") as log:
-                for line in restart["qm"].messages:
-                    log.write(line + "\n")
     recovery = {**(report.as_dict() if report is not None else {}), **(verdict.as_dict() if verdict else {}),
                 "changed": changed}
     if result is not None:
@@ -361,6 +361,9 @@ def _run_in(directory: Path, platform_name, workload, sets, device, host, seed, 
         _echo_warnings(result.messages)
         if metrics.get("crash_not_reached"):
             click.echo(f"mqlog run: {metrics['crash_not_reached']}", err=True)
+        if result.crashed and report is None:
+            click.echo("mqlog run: the crash came during the restart, before the workload's first call: "
+                       f"'mqlog restart {directory} --verify' recovers it", err=True)
     if as_json:
         emit_json(metrics if result is not None else {"restart": recovery})
     else:
