@@ -320,10 +320,10 @@ def _run_in(directory: Path, platform_name, workload, sets, device, host, seed, 
                 raise _NotVerified()
             journal.settle(qm)
             restart["run"] = restarted(directory, run, log=log_config, device=device, host=host, finished=False,
-                                       journal_complete=False, workload=spec.workload, params=dict(spec.params), seed=seed,
-                                       crashed=None, segment={"command": "run --in", "changed": changed,
-                                                              "workload": spec.workload, "seed": seed,
-                                                              "finished": False, "crashed": None})
+                                       journal_complete=False, workload=spec.workload, params=dict(spec.params),
+                                       seed=seed, crashed=None,
+                                       segment={"command": "run --in", "changed": changed, "workload": spec.workload,
+                                                "seed": seed, "finished": False, "crashed": None})
 
         cfg = RunConfig(choice.name, choice.maker(log_config), log_config, spec, seed, device,
                         crash_after_writes, None if crash_at == END else crash_at, crash_at_end=crash_at == END,
