@@ -204,6 +204,9 @@ def test_in_and_out_together_are_refused(tmp_path):
     one_line_error(mqlog("run", "--in", d, "--platform", "zos"), "--platform")
     one_line_error(mqlog("run", "--workload", "putget"), "--platform")
     assert not (tmp_path / "other").exists()
+    spec = tmp_path / "w.toml"
+    spec.write_text('workload = "putget"\n[params]\nmessages = 5\n[qmgr]\nMAXUMSGS = 50\n')
+    one_line_error(mqlog("run", "--in", d, "--workload", spec), "[qmgr]", "MAXUMSGS")
     verified(d)
 
 

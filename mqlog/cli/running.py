@@ -270,7 +270,7 @@ def _run_in(directory: Path, platform_name, workload, sets, device, host, seed, 
     every earlier message's."""
     from mqlog.core.errors import MqlogError
     from mqlog.core.disk.storage import DirectoryStorage
-    from mqlog.core.qm.config import QmConfig, with_qmgr
+    from mqlog.core.qm.config import QmConfig, qmgr_settings, with_qmgr
     from mqlog.core.workload.journal import Journal
     from mqlog.core.workload.run import RunConfig, run_workload
     from mqlog.core.workload.spec import parse_set
@@ -300,9 +300,12 @@ def _run_in(directory: Path, platform_name, workload, sets, device, host, seed, 
         if not (directory / QM_DIR).is_dir():
             raise MqlogError(f"{directory}: no {QM_DIR}/ directory with the queue manager's files")
         # the run's own workload and parameters unless told otherwise; --set workload.X over them
-        spec, log_sets, spec_seed, _ = resolve_spec(
+        spec, log_sets, spec_seed, qmgr = resolve_spec(
             workload or run["workload"],
             {"workload": {**({} if workload else run.get("params", {})), **parsed["workload"]}, "log": parsed["log"]})
+        if qmgr not in (qmgr_settings({}), run["qmgr"]):  # a spec file's [qmgr] table: not the queue manager's
+            raise MqlogError(f"--workload {workload}: its [qmgr] table would change the queue manager's attributes, "
+                             f"which --in keeps as the run's ({run['qmgr']})")
         choice, log_config, changed = restart_log(directory, run, log_sets)
         changed = {**changed, **_changed_device_host(run, device, host)}
         device, host = device or run["device"], host or run["host"]
