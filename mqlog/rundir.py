@@ -149,10 +149,17 @@ def write_json(path: Path, data) -> None:
 
 
 def _run_json(*, platform: str, log: dict, device: str, workload: str, params: dict, seed: int, host: str,
-              qmgr: dict | None, finished: bool, crashed: bool | None) -> dict:
+              qmgr: dict | None, finished: bool, crashed: bool | None, history: list | None = None,
+              journal_complete: bool | None = None) -> dict:
+    # ``history``: the commands that ran the queue manager, oldest first (see mqlog.restarting);
+    # a first run's is itself. ``journal_complete``: journal.json holds what every run's
+    # applications were told (false once a run's process died before writing it).
+    if history is None:
+        history = [{"command": "run", "workload": workload, "seed": seed, "finished": finished, "crashed": crashed}]
     return {"version": 1, "platform": platform, "log": dict(log), "device": device, "host": host,
             "workload": workload, "params": dict(params), "seed": seed, "qmgr": qmgr_settings(qmgr or {}),
-            "crashed": crashed, "finished": finished}
+            "crashed": crashed, "finished": finished, "history": history,
+            "journal_complete": finished if journal_complete is None else journal_complete}
 
 
 def start_run(out: Path, *, platform: str, log: dict, device: str, workload: str, params: dict, seed: int,
@@ -168,23 +175,27 @@ def start_run(out: Path, *, platform: str, log: dict, device: str, workload: str
 
 
 def save_run(out: Path, *, platform: str, log: dict, device: str, workload: str, params: dict, seed: int,
-             result, host: str = DEFAULT_HOST, qmgr: dict | None = None) -> None:
+             result, host: str = DEFAULT_HOST, qmgr: dict | None = None, history: list | None = None,
+             continuing: bool = False) -> None:
     """Write a finished run (a :class:`~mqlog.core.workload.run.RunResult`) as ``mqlog run --out`` leaves
     it: run.json, metrics.json, journal.json and the platform's message log. run.json keeps the
     queue manager attributes (``qmgr``, by MQ's names: the defaults unless given), so that every
     later command starts the queue manager with the run's settings. The queue manager's
     files are the caller's (``mqlog run`` writes them under ``qm/`` as it goes; see
-    :func:`copy_files` for a run held in memory)."""
+    :func:`copy_files` for a run held in memory). ``history``: the commands that ran the queue
+    manager before and including this one (``mqlog run --in``; default: this run alone).
+    ``continuing``: the queue manager ran on the directory's files before (``run --in``), so its
+    messages' stamps go on from where the error log's clock had got to."""
     out = Path(out)
     write_json(out / METRICS_FILE, result.metrics)
     write_json(out / JOURNAL_FILE, result.journal.to_json())
     from mqlog.core.workload.run import ENDING_KEYS
 
     run = _run_json(platform=platform, log=log, device=device, workload=workload, params=params, seed=seed,
-                    host=host, qmgr=qmgr, finished=True, crashed=result.crashed)
+                    host=host, qmgr=qmgr, finished=True, crashed=result.crashed, history=history)
     run["ended"] = {k: result.metrics.get(k) for k in ENDING_KEYS}  # how it ended: restart says so
     write_json(out / RUN_FILE, run)
-    append_messages(out, result.qm.platform, result.messages, continuing=False)
+    append_messages(out, result.qm.platform, result.messages, continuing=continuing)
 
 
 def append_messages(directory: Path, platform, messages, *, continuing: bool = True) -> None:
@@ -280,6 +291,13 @@ def load_run(directory: Path) -> dict:
         raise MqlogError(f"{path}: field 'host' is of the wrong type (a host profile name or file)")
     # A run saved before run.json was written first has one only once it finished.
     run.setdefault("finished", True)
+    # A run saved before restarts were recorded: its journal is whole if its run finished,
+    # and its history is the run alone.
+    run.setdefault("journal_complete", run["finished"])
+    run.setdefault("history", [{"command": "run", "workload": run.get("workload"), "seed": run.get("seed"),
+                                "finished": run["finished"], "crashed": run.get("crashed")}])
+    if not isinstance(run["journal_complete"], bool) or not isinstance(run["history"], list):
+        raise MqlogError(f"{path}: field 'journal_complete' or 'history' is of the wrong type")
     # A run saved before the [qmgr] section names no attributes: it ran with the defaults.
     run.setdefault("qmgr", {})
     if not isinstance(run["qmgr"], dict):

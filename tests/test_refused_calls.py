@@ -178,17 +178,21 @@ def test_a_run_whose_process_was_killed_can_be_restarted_and_is_not_claimed_veri
     run = json.loads((out / "run.json").read_text())
     assert run["finished"] is False and run["platform"] == "distributed"
     assert not (out / "journal.json").exists()
+    one_line_error(mqlog("run", "--platform", "distributed", "--workload", "putget-pairs", "--out", out),
+                   "ended before it finished", f"mqlog restart {out}")
     verify = mqlog("restart", out, "--verify")
     assert verify.returncode == 1, (verify.stdout, verify.stderr)  # a check asked for and not made is no pass
     assert "Traceback" not in verify.stderr
     assert any(line.startswith("AMQ8003I") for line in verify.stdout.splitlines())  # the queue manager started
-    assert "verify: NOT VERIFIED: the run's process ended before it finished" in verify.stdout
+    assert "verify: NOT VERIFIED: a run's process ended before it finished" in verify.stdout
     assert "OK" not in verify.stdout.split("verify:")[1]
     as_json = json.loads(mqlog("restart", out, "--verify", "--json").stdout)
     assert "journal.json" in as_json["not_verified"] and "committed_missing" not in as_json
     assert mqlog("restart", out).returncode == 0
+    # recovered now (run.json says so), but still no run's to reuse, and still not verifiable
     one_line_error(mqlog("run", "--platform", "distributed", "--workload", "putget-pairs", "--out", out),
-                   "ended before it finished", f"mqlog restart {out}")
+                   "already holds a run")
+    assert "NOT VERIFIED" in mqlog("restart", out, "--verify").stdout
 
 
 def test_a_warning_written_many_times_is_echoed_once_with_its_count_and_informational_ones_not(capsys):

@@ -175,6 +175,27 @@ class Journal:
         self._open.clear()
         self._asked.clear()
 
+    def settle(self, qm) -> None:
+        """After a restart :meth:`verify` passed, learn from the recovered queues what the
+        crash left open – a commit that may or may not have happened, a get outside syncpoint
+        whose message the application never saw – so that a workload carried on after the
+        restart (``mqlog run --in``) extends a journal whose every message is known: a later
+        verify then checks each old message exactly (there, or gone) instead of tolerating it
+        as maybe. Messages in doubt stay so: the coordinator, not the restart, resolves them."""
+        state = {msg_id: message.state for queue in qm.queues.values() for msg_id, message in queue.messages.items()}
+        undecided = ("indoubt", "maybe_indoubt")
+        for msg_id, m in self.messages.items():
+            if not m.persistent or m.put in undecided or m.got in undecided:
+                continue  # (non-persistent ones are gone at every restart: verify keeps checking that)
+            if state.get(msg_id) is MessageState.COMMITTED:
+                m.put, m.got = "committed", ""
+            elif msg_id not in state:
+                if m.put == "committed":
+                    m.got = "committed"  # consumed: by a get that committed, or one in flight the crash excused
+                else:
+                    m.put = "backed_out"
+        self._gets_in_flight.clear()  # the messages they may have taken are settled above
+
     def to_json(self) -> dict:
         """The journal as JSON-able data (after :meth:`crash`: nothing is in flight)."""
         return {

@@ -161,15 +161,23 @@ class RunResult:
 
 
 def run_workload(cfg: RunConfig, storage: Storage, progress: Callable[[float, int], None] | None = None, *,
-                 recorder=None) -> RunResult:
+                 recorder=None, journal: Journal | None = None,
+                 started: Callable[[QueueManager, object], None] | None = None) -> RunResult:
     """Run ``cfg`` on ``storage`` to the end (a controlled shutdown) or to the planned crash.
 
     ``recorder`` (a :class:`mqlog.core.workload.recording.Recorder`) records the run's file changes
-    and journal events, for the fault campaign to materialise crash points from."""
+    and journal events, for the fault campaign to materialise crash points from.
+
+    On a storage a queue manager already used, the start is a restart (recovery first), and
+    the workload carries on from what it recovered (``mqlog run --in``): ``journal`` is the
+    application journal to extend (what the earlier runs' applications were told), and
+    ``started(qm, report)`` is called between the restart and the workload's first call, with
+    the recovery report (None for a new queue manager) – to verify the recovered queues
+    against the journal before anything changes them; an error it raises ends the run."""
     plan = cfg.fault_plan if cfg.fault_plan is not None else FaultPlan(crash_after_writes=cfg.crash_after_writes)
     if recorder is None:
         fs = FaultInjectingStorage(storage, plan, keep_write_log=cfg.keep_write_log)
-        journal = Journal()
+        journal = journal if journal is not None else Journal()
     else:
         fs = recorder.storage(storage, plan, keep_write_log=cfg.keep_write_log)
         journal = recorder.journal()
@@ -188,7 +196,9 @@ def run_workload(cfg: RunConfig, storage: Storage, progress: Callable[[float, in
     back_out_at_stop = mode == "immediate" and cfg.platform == "zos"
 
     def main():
-        yield from qm.start()
+        report = yield from qm.start()
+        if started is not None:
+            started(qm, report)
         if cfg.end_at_s is None or mode == "preemptive":
             # (the ordinary end, unchanged: the end command when the last call returns; a
             # preemptive end at a time is the loop's below, as a crash's)

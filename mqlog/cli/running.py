@@ -21,8 +21,10 @@ from mqlog.rundir import append_messages, locked, record_ending, run_platform, r
 
 
 @cli.command("run")
-@click.option("--platform", "platform_name", required=True, help="distributed, zos, or reference.")
-@click.option("--workload", required=True, help="A built-in workload name (see 'mqlog workloads') or FILE.toml.")
+@click.option("--platform", "platform_name", default=None, help="distributed, zos, or reference (required "
+                                                                  "unless --in).")
+@click.option("--workload", default=None, help="A built-in workload name (see 'mqlog workloads') or FILE.toml "
+                                               "(required unless --in; with --in, default: the run's own).")
 @click.option("--set", "sets", multiple=True, metavar="SECTION.KEY=VALUE",
               help="workload.KEY=VALUE, log.PARAM=VALUE (the platform's own parameter names) or "
                    "qmgr.ATTR=VALUE (MAXUMSGS, MAXDEPTH); repeatable.")
@@ -32,6 +34,9 @@ from mqlog.rundir import append_messages, locked, record_ending, run_platform, r
               help="Seed for payloads and timing, 0 to 2^64-1 (default: the spec's, else 0).")
 @click.option("--out", type=click.Path(file_okay=False), default=None,
               help="Directory for the real log files, queue files, messages, metrics and journal.")
+@click.option("--in", "in_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Carry on in a run directory: restart the queue manager it holds (recovery verified against "
+                   "its journal), then run the workload on it, extending the journal.")
 @click.option("--crash-after-writes", type=click.IntRange(min=0), default=None,
               help="Pull the plug after this many physical writes.")
 @click.option("--crash-at", type=CrashTime(), default=None,
@@ -43,9 +48,16 @@ from mqlog.rundir import append_messages, locked, record_ending, run_platform, r
 @click.option("--end-at", type=float, default=None, metavar="SECONDS", callback=lambda c, p, v: _end_at(v),
               help="The virtual time the end command is issued (default: when the workload's last call returns).")
 @click.option("--json", "as_json", is_flag=True, help="Print the metrics as one JSON object.")
-def run_cmd(platform_name, workload, sets, device, host, seed, out, crash_after_writes, crash_at, end_mode, end_at,
-            as_json):
+def run_cmd(platform_name, workload, sets, device, host, seed, out, in_dir, crash_after_writes, crash_at, end_mode,
+            end_at, as_json):
     """Run a workload on a platform in virtual time and report the log's figures."""
+    if in_dir is not None:
+        _run_in(in_dir, platform_name, workload, sets, device, host, seed, out, crash_after_writes, crash_at, end_mode,
+                end_at, as_json)
+        return
+    for value, name in ((platform_name, "platform"), (workload, "workload")):
+        if value is None:
+            raise click.MissingParameter(param_type="option", param_hint=f"'--{name}'")
     from mqlog.core.disk.devices import get_profile
     from mqlog.core.host.profiles import get_host
     from mqlog.core.qm.config import QmConfig, with_qmgr
@@ -55,14 +67,7 @@ def run_cmd(platform_name, workload, sets, device, host, seed, out, crash_after_
     from mqlog.core.disk.storage import MemoryStorage
     from mqlog.platforms import choose
 
-    if crash_after_writes is not None and crash_at is not None:
-        raise click.UsageError("give --crash-after-writes or --crash-at, not both")
-    if end_mode is not None or end_at is not None:
-        ending = "--end" if end_mode is not None else "--end-at"
-        crash = "--crash-at" if crash_at is not None else "--crash-after-writes" if crash_after_writes is not None else None
-        if crash is not None:
-            raise click.UsageError(f"give {ending} or {crash}, not both: a run ends with a shutdown or a crash")
-        end_mode = (end_mode or "controlled").lower()
+    end_mode = _ending(end_mode, end_at, crash_at, crash_after_writes)
     parsed = parse_set(list(sets))
     spec, log_overrides, spec_seed, qmgr = resolve_spec(workload, parsed)
     choice = choose(platform_name)
@@ -107,6 +112,20 @@ def run_cmd(platform_name, workload, sets, device, host, seed, out, crash_after_
         emit_json(metrics)
         return
     _print_metrics(metrics, out)
+
+
+def _ending(end_mode, end_at, crash_at, crash_after_writes):
+    """How a run is to end, checked: the end mode in its canonical spelling (None: the ordinary
+    end), or a one-line usage error for a crash and a shutdown given together."""
+    if crash_after_writes is not None and crash_at is not None:
+        raise click.UsageError("give --crash-after-writes or --crash-at, not both")
+    if end_mode is None and end_at is None:
+        return None
+    ending = "--end" if end_mode is not None else "--end-at"
+    crash = "--crash-at" if crash_at is not None else "--crash-after-writes" if crash_after_writes is not None else None
+    if crash is not None:
+        raise click.UsageError(f"give {ending} or {crash}, not both: a run ends with a shutdown or a crash")
+    return (end_mode or "controlled").lower()
 
 
 def _end_at(value):
@@ -270,33 +289,180 @@ def _print_metrics(m: dict, out) -> None:
                    f"{m['error_log']}")
 
 
+def _given(name: str) -> bool:
+    """Whether the user gave option ``name`` (not its default)."""
+    from click.core import ParameterSource
+
+    return click.get_current_context().get_parameter_source(name) is not ParameterSource.DEFAULT
+
+
+def _run_in(directory: Path, platform_name, workload, sets, device, host, seed, out, crash_after_writes, crash_at,
+            end_mode, end_at, as_json) -> None:
+    """``mqlog run --in DIR``: restart the queue manager DIR holds with its settings (``--set
+    log.X``, ``--device``, ``--host`` changing them as ``restart`` does), verify the recovered
+    queues against DIR's journal, then run the workload (default: the run's own) on it and
+    extend the journal, so that crash, restart and carrying on are one experiment and a later
+    ``restart --verify`` checks everything ever committed. The new messages' ids carry the
+    restarted queue manager's incarnation (its first checkpoint's number), so they differ from
+    every earlier message's."""
+    from mqlog.core.errors import MqlogError
+    from mqlog.core.disk.storage import DirectoryStorage
+    from mqlog.core.qm.config import QmConfig, qmgr_settings, with_qmgr
+    from mqlog.core.workload.journal import Journal
+    from mqlog.core.workload.run import RunConfig, run_workload
+    from mqlog.core.workload.spec import parse_set
+    from mqlog.restarting import restart_log, restarted
+
+    if out is not None:
+        raise click.UsageError("give --in DIR (carry on in a run directory) or --out DIR (a new one), not both")
+    if platform_name is not None:
+        raise click.UsageError("--in DIR: the platform is the queue manager's in DIR; drop --platform")
+    end_mode = _ending(end_mode, end_at, crash_at, crash_after_writes)
+    parsed = parse_set(list(sets))
+    if parsed.get("qmgr"):
+        raise click.UsageError("--in DIR: the queue manager's attributes are the run's; --set qmgr.X is not taken")
+    device, host = _checked_device_host(device if _given("device") else None, host if _given("host") else None)
+    _load_run(directory)  # not a run directory: say so before taking its lock
+    with locked(directory, "--in"):
+        run = _load_run(directory)
+        if not run["journal_complete"]:
+            raise MqlogError(f"{directory}: a run's process ended before it finished, so {JOURNAL_FILE} does not hold "
+                             f"what its applications were told: a run carried on from it could not be verified "
+                             f"(recover it with 'mqlog restart {directory}', or start a new run with --out)")
+        path = directory / JOURNAL_FILE
+        if not path.is_file():
+            raise MqlogError(f"{directory}: no {JOURNAL_FILE} to verify the restart against and to extend")
+        journal = Journal.from_json(_read_json(path), source=str(path))
+        if not (directory / QM_DIR).is_dir():
+            raise MqlogError(f"{directory}: no {QM_DIR}/ directory with the queue manager's files")
+        # the run's own workload and parameters unless told otherwise; --set workload.X over them
+        spec, log_sets, spec_seed, qmgr = resolve_spec(
+            workload or run["workload"],
+            {"workload": {**({} if workload else run.get("params", {})), **parsed["workload"]}, "log": parsed["log"]})
+        if qmgr not in (qmgr_settings({}), run["qmgr"]):  # a spec file's [qmgr] table: not the queue manager's
+            raise MqlogError(f"--workload {workload}: its [qmgr] table would change the queue manager's attributes, "
+                             f"which --in keeps as the run's ({run['qmgr']})")
+        choice, log_config, changed = restart_log(directory, run, log_sets)
+        changed = {**changed, **_changed_device_host(run, device, host)}
+        device, host = device or run["device"], host or run["host"]
+        seed = seed if seed is not None else (spec_seed if spec_seed is not None else run.get("seed", 0))
+        restart = {}
+
+        def started(qm, report):
+            # Between the restart and the workload's first call: the recovered queues are
+            # checked against the journal as 'restart --verify' checks them, and run.json
+            # says from now on that this run is under way (a process that dies from here
+            # leaves a journal that no longer holds everything, and says so).
+            verdict = journal.verify(qm)
+            restart.update(report=report, verdict=verdict, qm=qm)
+            if not verdict.ok:
+                raise _NotVerified()
+            journal.settle(qm)
+            restart["run"] = restarted(directory, run, log=log_config, device=device, host=host, finished=False,
+                                       journal_complete=False, workload=spec.workload, params=dict(spec.params),
+                                       seed=seed, crashed=None,
+                                       segment={"command": "run --in", "changed": changed, "workload": spec.workload,
+                                                "seed": seed, "finished": False, "crashed": None})
+
+        cfg = RunConfig(choice.name, choice.maker(log_config), log_config, spec, seed, device,
+                        crash_after_writes, None if crash_at == END else crash_at, crash_at_end=crash_at == END,
+                        qm_config=with_qmgr(QmConfig(), run["qmgr"]), host=host, end=end_mode, end_at_s=end_at)
+        long = _warn_if_long(spec, end_at if end_at is not None else None if crash_at in (None, END) else crash_at)
+        progress = Progress(f"{spec.workload} on {choice.name}, carried on", long=long,
+                            total=spec.params.get("duration") if long else None)
+        storage = DirectoryStorage(directory / QM_DIR)
+        try:
+            result = run_workload(cfg, storage, progress=progress.update, journal=journal, started=started)
+        except _NotVerified:
+            result = None
+        finally:
+            progress.close()
+            storage.close()
+        report, verdict = restart.get("report"), restart.get("verdict")
+        if result is None:  # the restart's recovery did not pass: nothing was run, the journal is as it was
+            restarted(directory, run, log=log_config, device=device, host=host, finished=True,
+                      segment={"command": "run --in", "changed": changed, "finished": True,
+                               "stopped": "the restart's recovery did not verify"})
+            append_messages(directory, restart["qm"].platform, restart["qm"].messages)
+            record_ending(directory, None)  # stopped at the check, not by a shutdown: how is not known
+        else:
+            history = [*(restart["run"]["history"][:-1] if "run" in restart else run["history"]),
+                       {"command": "run --in", "changed": changed, "workload": spec.workload, "seed": seed,
+                        "finished": True, "crashed": result.crashed}]
+            save_run(directory, platform=choice.name, log=log_config, device=device, host=host,
+                     workload=spec.workload, params=dict(spec.params), seed=seed, result=result, qmgr=run["qmgr"],
+                     history=history, continuing=True)
+    recovery = {**(report.as_dict() if report is not None else {}), **(verdict.as_dict() if verdict else {}),
+                "changed": changed}
+    if result is not None:
+        metrics = {**result.metrics, "restart": recovery}
+        _echo_warnings(result.messages)
+        if metrics.get("crash_not_reached"):
+            click.echo(f"mqlog run: {metrics['crash_not_reached']}", err=True)
+        if metrics.get("end_not_reached"):
+            click.echo(f"mqlog run: {metrics['end_not_reached']}", err=True)
+        if result.crashed and report is None:
+            click.echo("mqlog run: the crash came during the restart, before the workload's first call: "
+                       f"'mqlog restart {directory} --verify' recovers it", err=True)
+    if as_json:
+        emit_json(metrics if result is not None else {"restart": recovery})
+    else:
+        if changed:
+            click.echo("changed at restart: " + ", ".join(f"{k} {a} -> {b}" for k, (a, b) in changed.items()))
+        if report is not None:
+            for line in report.messages:
+                click.echo(line)
+        if verdict is not None:
+            click.echo("verify: " + ", ".join(f"{k} {v}" for k, v in verdict.as_dict().items())
+                       + ("  OK" if verdict.ok else "  FAILED"))
+        if result is not None:
+            _print_metrics(metrics, directory)
+    if result is None:
+        raise click.exceptions.Exit(1)  # the recovered queues are not what the journal says: nothing was run
+
+
+class _NotVerified(Exception):
+    """The restart before ``run --in``'s workload recovered queues its journal does not agree with."""
+
+
 @cli.command("restart")
 @click.argument("directory", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.option("--verify", is_flag=True, help="Check the recovered queues against the application journal.")
 @restart_mode_option("")
+@click.option("--set", "sets", multiple=True, metavar="log.PARAM=VALUE",
+              help="A log parameter the restarted queue manager runs with (one read at start: LogPrimaryFiles, "
+                   "OUTBUFF, ...; one fixed at creation is refused); repeatable.")
+@click.option("--device", default=None, help="Device profile name or FILE.toml[:NAME] the log is on from now on "
+                                              "(default: the run's).")
+@click.option("--host", default=None, help="Host profile name or FILE.toml[:NAME] from now on (default: the run's).")
 @click.option("--json", "as_json", is_flag=True, help="Print the recovery report as JSON.")
-def restart_cmd(directory: Path, verify: bool, restart_mode: str, as_json: bool):
+def restart_cmd(directory: Path, verify: bool, restart_mode: str, sets, device, host, as_json: bool):
     """Restart the queue manager a run left in DIRECTORY and report the recovery."""
     from mqlog.core.errors import MqlogError
     from mqlog.core.workload.journal import Journal
     from mqlog.core.workload.run import restart_run
     from mqlog.core.disk.storage import DirectoryStorage
+    from mqlog.restarting import restart_log, restarted
 
+    log_sets = _log_sets(sets, "restart")
+    device, host = _checked_device_host(device, host)
     _load_run(directory)  # not a run directory: say so before taking its lock
     with locked(directory):  # from reading run.json to the last message logged
         run = _load_run(directory)
-        choice, log_config = run_platform(directory, run)
+        choice, log_config, changed = restart_log(directory, run, log_sets)
+        changed = {**changed, **_changed_device_host(run, device, host)}
+        device, host = device or run["device"], host or run["host"]
         journal = None
         unverifiable = None
         if verify:
             path = directory / JOURNAL_FILE
-            if not path.is_file() and not run["finished"]:
-                # The run's process died (Ctrl-C, kill -9) before it wrote its journal: what the
+            if not run["journal_complete"]:
+                # A run's process died (Ctrl-C, kill -9) before it wrote its journal: what the
                 # applications were told is lost, so the queues cannot be checked. The restart
                 # itself (every record read back, checksums, units of work resolved) still runs.
-                unverifiable = (f"the run's process ended before it finished, so it left no {JOURNAL_FILE}: "
-                                f"the restart recovered the log, but the queues cannot be checked against "
-                                f"what the applications were told")
+                unverifiable = (f"a run's process ended before it finished, so {JOURNAL_FILE} does not hold what "
+                                f"its applications were told: the restart recovered the log, but the queues "
+                                f"cannot be checked against it")
             elif not path.is_file():
                 raise MqlogError(f"{directory}: no {JOURNAL_FILE} to verify against")
             else:
@@ -306,7 +472,7 @@ def restart_cmd(directory: Path, verify: bool, restart_mode: str, as_json: bool)
         storage = DirectoryStorage(directory / QM_DIR)
         bar = restart_bar()
         try:
-            report, verdict, qm = restart_run(choice.maker(log_config), storage, device=run["device"], host=run["host"],
+            report, verdict, qm = restart_run(choice.maker(log_config), storage, device=device, host=host,
                                               journal=journal,
                                               qm_config=run_qm_config(run, restart_mode=restart_mode),
                                               progress=lambda n: bar.update(n - bar.n))
@@ -314,10 +480,14 @@ def restart_cmd(directory: Path, verify: bool, restart_mode: str, as_json: bool)
             bar.close()
             storage.close()
         append_messages(directory, qm.platform, report.messages)
+        # the queue manager now runs with these settings: the next command starts it so
+        restarted(directory, run, log=log_config, device=device, host=host, finished=True,
+                  segment={"command": "restart", "changed": changed, "finished": True})
         from mqlog.core.workload.run import later_ending
 
         record_ending(directory, later_ending(run["platform"], "restart", report.uows_indoubt))
     result = report.as_dict()
+    result["changed"] = changed
     ending = run.get("ended") if isinstance(run.get("ended"), dict) else None  # (runs saved before it: none)
     if ending is not None:
         result["restarted_after"] = ending
@@ -332,6 +502,8 @@ def restart_cmd(directory: Path, verify: bool, restart_mode: str, as_json: bool)
             from mqlog.core.workload.run import ending_text
 
             click.echo(f"restarting after {ending_text(ending)}")
+        if changed:
+            click.echo("changed at restart: " + ", ".join(f"{k} {a} -> {b}" for k, (a, b) in changed.items()))
         for line in report.messages:
             click.echo(line)
         click.echo(f"records replayed {report.records_replayed}, bytes read {report.bytes_read}, "
@@ -355,6 +527,36 @@ def restart_cmd(directory: Path, verify: bool, restart_mode: str, as_json: bool)
             click.echo(f"verify: NOT VERIFIED: {unverifiable}")
     if (verdict is not None and not verdict.ok) or unverifiable is not None:
         raise click.exceptions.Exit(1)  # --verify asked for a check that did not pass, or could not be made
+
+
+def _log_sets(sets, command: str) -> dict:
+    """``--set`` items of a command that takes log.PARAM=VALUE only (restart, run --in)."""
+    from mqlog.core.workload.spec import parse_set
+
+    parsed = parse_set(list(sets))
+    if parsed.get("workload") or parsed.get("qmgr"):
+        raise click.UsageError(f"{command} takes log.PARAM=VALUE settings only")
+    return parsed.get("log", {})
+
+
+def _checked_device_host(device, host):
+    """``--device`` and ``--host`` as run.json names them (None: not given), a bad profile
+    refused before anything runs."""
+    from mqlog.core.disk.devices import get_profile
+    from mqlog.core.host.profiles import get_host
+
+    if device is not None:
+        get_profile(device)
+        device = device_for_restart(device)
+    if host is not None:
+        get_host(host)
+        host = host_for_restart(host)
+    return device, host
+
+
+def _changed_device_host(run: dict, device, host) -> dict:
+    return {name: [run[name], new] for name, new in (("device", device), ("host", host))
+            if new is not None and new != run[name]}
 
 
 @cli.command("workloads")
