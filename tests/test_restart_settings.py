@@ -322,3 +322,19 @@ def test_a_run_in_whose_process_is_killed_leaves_a_directory_that_says_it_cannot
     verify = mqlog("restart", d, "--verify")
     assert verify.returncode == 1 and "NOT VERIFIED" in verify.stdout
     one_line_error(mqlog("run", "--in", d), "journal.json")
+
+
+def test_carrying_on_can_end_with_a_shutdown_mode_and_restart_says_so(tmp_path):
+    """crash -> run --in ... --end immediate --end-at T -> restart --verify: the carried-on run
+    ends with endmqm -i at T (later calls refused, its in-flight units left to the restart),
+    run.json says so, and the restart backs them out and verifies everything ever committed."""
+    d = tmp_path / "qm"
+    ok(mqlog("run", "--platform", "distributed", *LONG_UOW, "--crash-at", "0.03", "--out", d))
+    out = json.loads(ok(mqlog("run", "--in", d, "--end", "IMMEDIATE", "--end-at", "0.02", "--json")).stdout)
+    assert out["ended"] == "immediate" and out["ended_at_s"] == 0.02 and out["uows_in_flight_at_end"] >= 1
+    assert "MQRC_Q_MGR_STOPPING" in out["failed_calls"]
+    assert run_json(d)["ended"]["ended"] == "immediate"
+    report = verified(d)
+    assert report["restarted_after"]["ended"] == "immediate"
+    assert report["uows_backed_out"] >= out["uows_in_flight_at_end"]
+    one_line_error(mqlog("run", "--in", d, "--end", "immediate", "--crash-at", "0.01"), "--end", "--crash-at")
