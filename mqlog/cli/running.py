@@ -210,7 +210,7 @@ def _print_metrics(m: dict, out) -> None:
     elif m.get("crash_not_reached"):
         state = m["crash_not_reached"]
     click.echo(f"{m['workload']} on {m['platform']} ({m['device']}, host {m['host']}), seed {m['seed']}: "
-               f"{m['virtual_seconds']:.6f} virtual seconds, {state}")
+               f"{m['virtual_s']:.6f} virtual seconds, {state}")
     rows = [
         ("messages put / got", f"{m['messages_put']} / {m['messages_got']}"),
         ("commits / backouts", f"{m['commits']} / {m['backouts']}"),
@@ -223,8 +223,8 @@ def _print_metrics(m: dict, out) -> None:
         ("log records / write cycles", f"{m.get('log_records', 0)} / {m.get('write_cycles', 0)}"),
         ("logical bytes / writes", f"{m['logical_bytes']} / {m['logical_writes']}"),
         ("physical bytes / writes", f"{m['physical_bytes']} / {m['physical_writes']}"),
-        ("write size short / long / max", f"{m['write_size_short']:.0f} / {m['write_size_long']:.0f} / "
-                                          f"{m['write_size_max']}"),
+        ("write size short / long / max", f"{m['write_size_short_bytes']:.0f} / {m['write_size_long_bytes']:.0f} / "
+                                          f"{m['write_size_max_bytes']}"),
         ("write time short / long / max (µs)", f"{m['write_time_short_us']:.1f} / {m['write_time_long_us']:.1f} / "
                                                f"{m['write_time_max_us']:.1f}"),
         ("checkpoints", m["checkpoints"]),
