@@ -52,7 +52,7 @@ def run_cmd(platform_name, workload, sets, device, host, seed, out, crash_after_
     if crash_after_writes is not None and crash_at is not None:
         raise click.UsageError("give --crash-after-writes or --crash-at, not both")
     parsed = parse_set(list(sets))
-    spec, log_overrides, spec_seed, qmgr = resolve_spec(workload, parsed)
+    spec, log_overrides, spec_seed, qmgr = resolve_spec(workload, parsed, platform=platform_name)
     choice = choose(platform_name)
     platform_name = choice.name  # the canonical spelling goes into the run directory and metrics
     log_config = choice.configure(log_overrides)
