@@ -54,3 +54,62 @@ def test_a_set_over_a_spec_file_is_not_blamed_on_the_file(tmp_path):
     out = mqlog("run", "--platform", "distributed", "--workload", spec, "--set", "workload.pairs=0")
     one_line_error(out, "workload.pairs=0 is not valid")
     assert out.stderr.startswith("mqlog: error: workload.pairs=0"), out.stderr
+
+
+# ------------------------------------------------------------------ c: typed TOML
+
+SWEEP = '''workload = "putget-pairs"
+seeds = [SEED]
+[params]
+pairs = 1
+messages_per_pair = PAIRS
+[grid]
+message_size = [SIZE]
+[[config]]
+name = "dist"
+platform = "distributed"
+'''
+
+CASES = '''[T1]
+title = "a tiny case"
+source = "nobody: a test"
+[T1.runs.sw]
+workload = "putget"
+params = { apps = 1, messages = MESSAGES, message_size = 100 }
+[[T1.figures]]
+name = "got_per_put"
+compute = "ratio"
+num = "sw.messages_got"
+den = "sw.messages_put"
+ibm = 1.0
+tolerance = 0.1
+'''
+
+
+def _sweep(tmp_path, **values):
+    text = SWEEP
+    for key, value in {"SEED": "1", "PAIRS": "5", "SIZE": "500", **values}.items():
+        text = text.replace(key, value)
+    path = tmp_path / "sweep.toml"
+    path.write_text(text)
+    return path
+
+
+def test_a_sweep_file_refuses_a_string_where_a_number_belongs_naming_the_file_and_field(tmp_path):
+    for given, field in (({"PAIRS": '"5"'}, "params.messages_per_pair"), ({"SIZE": '"500"'}, "grid.message_size"),
+                         ({"SEED": '"1"'}, "seeds")):
+        path = _sweep(tmp_path, **given)
+        one_line_error(mqlog("sweep", path, "--list"), f"{path}: ", field, "'")
+    out = mqlog("sweep", _sweep(tmp_path), "--list")  # the same file with numbers lists its cell
+    assert out.returncode == 0 and "workload.message_size=500" in out.stdout, out.stderr
+
+
+def test_a_calibration_case_file_refuses_a_string_where_a_number_belongs(tmp_path):
+    """The case file is checked before Spark starts: --only names a case that is not there, so a
+    good file fails on that and a bad one on its value."""
+    path = tmp_path / "cases.toml"
+    path.write_text(CASES.replace("MESSAGES", '"10"'))
+    out = mqlog("calibrate", "--cases", path, "--only", "T9")
+    one_line_error(out, f"{path}: T1.runs.sw.params.messages: expected an integer", "got '10'")
+    path.write_text(CASES.replace("MESSAGES", "10"))
+    one_line_error(mqlog("calibrate", "--cases", path, "--only", "T9"), "'T9': no such case")

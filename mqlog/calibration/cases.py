@@ -72,7 +72,7 @@ try:  # Python 3.11+
 except ModuleNotFoundError:  # pragma: no cover - Python 3.10
     import tomli as tomllib  # type: ignore[no-redef]
 
-from mqlog.core.errors import CalibrationCaseError, CalibrationRunError, MqlogError
+from mqlog.core.errors import CalibrationCaseError, CalibrationRunError, MqlogError, SpecError
 
 #: the built-in cases' file (package data)
 BUILTIN_CASES = "cases.toml"
@@ -367,14 +367,19 @@ def _check_run(name: str, run: object, source: str, where: str) -> dict:
             _fail(source, f"{where}.before.params", "expected a table")
     try:
         QmConfig(**qmgr)
-        spec = build_spec(BUILTINS[workload], run.get("params", {}), origin="", section=f"{where}.params")
+        # params are TOML's, typed: a string where a number belongs is refused naming the field,
+        # as a workload spec file refuses one, never read as the number (text=False)
+        spec = build_spec(BUILTINS[workload], run.get("params", {}), origin="", section=f"{where}.params",
+                          text=False)
         values = choose(platform).configure({k: str(v) for k, v in run.get("log", {}).items()})
         if before is not None:
             before = {"workload": before_workload,
                       "params": dict(build_spec(BUILTINS[before_workload], before.get("params", {}), origin="",
-                                                section=f"{where}.before.params").params)}
+                                                section=f"{where}.before.params", text=False).params)}
     except CalibrationCaseError:
         raise
+    except SpecError as exc:  # a params error names its whole field (CASE.runs.RUN.params.X) already
+        _fail(source, None, str(exc))
     except MqlogError as exc:
         _fail(source, where, str(exc))
     return {"platform": platform, "workload": workload, "params": dict(spec.params),
