@@ -113,3 +113,34 @@ def test_a_calibration_case_file_refuses_a_string_where_a_number_belongs(tmp_pat
     one_line_error(out, f"{path}: T1.runs.sw.params.messages: expected an integer", "got '10'")
     path.write_text(CASES.replace("MESSAGES", "10"))
     one_line_error(mqlog("calibrate", "--cases", path, "--only", "T9"), "'T9': no such case")
+
+
+# ------------------------------------------------------------------ d: restart's end of log
+
+BIG = ("--platform", "distributed", "--workload", "putget-pairs", "--set", "workload.pairs=2",
+       "--set", "workload.messages_per_pair=50", "--set", "workload.message_size=200000")
+
+
+def test_restart_json_words_the_end_of_the_log_as_its_text_does(tmp_path):
+    """A crash while a record's write is on its way leaves the log ending in space never
+    written: the console says "end of written log" (the record cut short was never
+    acknowledged), and --json must say the same, not "incomplete". Crash times around such a
+    write: each run's two outputs agree, and at least one of them is that end."""
+    import json
+    import shutil
+
+    cut = 0
+    for at in ("0.0029", "0.003", "0.0031", "0.0033"):
+        run = tmp_path / f"crash-{at}"
+        out = mqlog("run", *BIG, "--crash-at", at, "--out", run)
+        assert out.returncode == 0, out.stderr
+        shutil.copytree(run, tmp_path / "copy")
+        text = mqlog("restart", run)
+        document = mqlog("restart", tmp_path / "copy", "--json")
+        shutil.rmtree(tmp_path / "copy")
+        assert text.returncode == 0 and document.returncode == 0, (text.stderr, document.stderr)
+        end = json.loads(document.stdout)["end_of_log"]
+        said_cut = "end of written log" in text.stdout and "cut short" in text.stdout
+        assert end["reason"] == "end" and end["last_record_cut_short"] is said_cut, (at, end, text.stdout)
+        cut += said_cut
+    assert cut >= 1

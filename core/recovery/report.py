@@ -11,6 +11,7 @@ import attrs
 from mqlog.core.errors import LogCorruptionError
 from mqlog.core.format.records import NO_ADDRESS
 from mqlog.core.log.reader import EndOfLog
+from mqlog.core.messages import cut_at_written_end
 
 
 class BackoutImpossible(LogCorruptionError):
@@ -80,9 +81,18 @@ class RecoveryReport:
             "phases": dict(self.phases),
             "restart_phases": dict(self.restart_phases),
             "messages": list(self.messages),
-            "end_of_log": None if end is None else {"reason": end.reason, "address": end.address,
-                                                    "problem": end.problem, "source": end.source},
+            "end_of_log": None if end is None else _end_of_log(end),
         }
+
+
+def _end_of_log(end: EndOfLog) -> dict:
+    """Where the log ended, worded as the restart's console message words it: a last record
+    cut short by space never written is the end of the written log (the crash came while its
+    write was on its way, so nothing in it was acknowledged), not an "incomplete" log;
+    ``last_record_cut_short`` says which of the two clean ends it was."""
+    cut = cut_at_written_end({"end": end})
+    return {"reason": "end" if cut else end.reason, "last_record_cut_short": cut, "address": end.address,
+            "problem": end.problem, "source": end.source}
 
 
 @attrs.define
