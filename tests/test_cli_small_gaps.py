@@ -144,3 +144,28 @@ def test_restart_json_words_the_end_of_the_log_as_its_text_does(tmp_path):
         assert end["reason"] == "end" and end["last_record_cut_short"] is said_cut, (at, end, text.stdout)
         cut += said_cut
     assert cut >= 1
+
+
+# ------------------------------------------------------------------ e: the long-run estimate
+
+def test_the_long_run_warning_prints_the_estimate_core_workload_makes():
+    """The estimate lives with the spec (mqlog.core.workload.estimate), the command line prints
+    it: the calls and the parameter to lower in the warning are the core's for the same spec,
+    and a spec the core does not call long gets no warning."""
+    import re
+
+    from mqlog.core.workload.estimate import estimate_wall
+    from mqlog.core.workload.spec import BUILTINS, build_spec
+
+    rr = ("run", "--platform", "reference", "--workload", "requester-responder", "--crash-after-writes", "5")
+    for duration in (86400, 0.5):
+        spec = build_spec(BUILTINS["requester-responder"], {"duration": duration}, origin="")
+        estimate = estimate_wall(spec)
+        out = mqlog(*rr, "--set", f"workload.duration={duration}", "--json")
+        assert out.returncode == 0, out.stderr
+        warned = [line for line in out.stderr.splitlines() if "wall time" in line]
+        assert bool(warned) is estimate.long, (duration, estimate, out.stderr)
+        if warned:
+            calls = re.search(r"about ([\d,]+) MQI calls", warned[0]).group(1)
+            assert calls == f"{estimate.calls:,.0f}" and f"lower workload.{estimate.scale} " in warned[0]
+    assert estimate_wall(build_spec(BUILTINS["requester-responder"], {"duration": 86400}, origin="")).long
