@@ -169,3 +169,31 @@ def test_the_long_run_warning_prints_the_estimate_core_workload_makes():
             calls = re.search(r"about ([\d,]+) MQI calls", warned[0]).group(1)
             assert calls == f"{estimate.calls:,.0f}" and f"lower workload.{estimate.scale} " in warned[0]
     assert estimate_wall(build_spec(BUILTINS["requester-responder"], {"duration": 86400}, origin="")).long
+
+
+# ------------------------------------------------------------------ f: devices fits as config does
+
+def test_devices_lays_out_a_narrow_terminal_as_config_and_compare_do():
+    """``mqlog devices`` at COLUMNS=100: each profile is exactly what group.fitted makes of its
+    figures and description (the one helper config and compare use), so a description that
+    fits stays on its row, one that does not goes under it, and no line is wider."""
+    import os
+    import subprocess
+    import sys
+
+    from mqlog.cli.group import fitted
+    from mqlog.core.disk.devices import load_profiles
+
+    out = subprocess.run([sys.executable, "-m", "mqlog", "devices"], capture_output=True, text=True, timeout=120,
+                         env=dict(os.environ, COLUMNS="100"))
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert max(map(len, lines)) <= 100 and lines[0].endswith("  description")
+    printed = lines[1:]
+    for p in load_profiles(None).values():
+        row = next(n for n, line in enumerate(printed) if line.startswith(f"{p.name} "))
+        head = printed[row][:printed[row].index(f"{p.queue_depth:>5}") + 5] + "  "
+        expected = fitted(head, p.description, 100)
+        assert printed[row:row + len(expected)] == expected, p.name
+    inline = [line for line in printed if line.startswith("ssd ")]
+    assert inline and inline[0].endswith("local NVMe SSD")  # short enough to stay on its row
