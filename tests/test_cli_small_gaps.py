@@ -197,3 +197,34 @@ def test_devices_lays_out_a_narrow_terminal_as_config_and_compare_do():
         assert printed[row:row + len(expected)] == expected, p.name
     inline = [line for line in printed if line.startswith("ssd ")]
     assert inline and inline[0].endswith("local NVMe SSD")  # short enough to stay on its row
+
+
+# ------------------------------------------------------------------ g: print and the archived log
+
+ZOS = ("run", "--platform", "zos", "--workload", "putget-pairs", "--set", "workload.pairs=2",
+       "--set", "workload.messages_per_pair=400", "--set", "workload.message_size=2000",
+       "--set", "log.ACTIVE_LOG_CIS=16")
+
+
+def test_print_reads_the_archived_log_and_says_why_log_no_longer_recorded_is_missing(tmp_path):
+    """A z/OS run that offloads many times: with every archive recorded, print reads from RBA 0
+    through the archives; with MAXARCH(10) the BSDS forgets the oldest, and a range in them
+    prints nothing, saying why, instead of an empty listing that ends "RBAEND reached"."""
+    import json
+
+    kept, dropped = tmp_path / "kept", tmp_path / "dropped"
+    assert mqlog(*ZOS, "--out", kept).returncode == 0
+    assert mqlog(*ZOS, "--set", "log.MAXARCH=10", "--out", dropped).returncode == 0
+    assert sorted(p.name for p in (kept / "qm").glob("CSQARC1.A*"))  # it did offload
+
+    whole = json.loads(mqlog("print", kept, "--rba-start", "0", "--rba-end", "100", "--json").stdout)
+    assert whole["read"]["oldest"] == "0000000000000000" and whole["read"]["records_read"] > 0
+    assert whole["read"]["before_oldest"] is None
+
+    out = mqlog("print", dropped, "--rba-start", "0", "--rba-end", "100")
+    assert out.returncode == 0, out.stderr
+    assert "0 RECORDS PRINTED" in out.stdout and "RBAEND reached" not in out.stdout
+    assert "RBAEND is before the oldest RBA available" in out.stdout
+    assert "DROPPED FROM THE BSDS (MAXARCH(10))" in out.stdout
+    read = json.loads(mqlog("print", dropped, "--json").stdout)["read"]
+    assert read["oldest"] != "0000000000000000" and "MAXARCH(10)" in read["before_oldest"]
