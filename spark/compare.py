@@ -302,7 +302,7 @@ TABLE_ROWS = (
     ("restart: records replayed", "restart_records_replayed"),
     ("restart: bytes read", "restart_bytes_read"),
     ("restart: units backed out", "restart_uows_backed_out"),
-    ("restart: virtual seconds", "restart_restart_virtual_seconds"),
+    ("restart: virtual seconds", "restart_restart_virtual_s"),
     ("restart: replay / recovery (s)", ("restart_replay_s", "restart_recovery_s")),
     ("restart: queues loaded / deferred", ("restart_queues_loaded", "restart_queues_deferred")),
     ("restart: verified", "restart_verified"),
