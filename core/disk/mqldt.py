@@ -597,4 +597,4 @@ class _Console:
                                        line=number)
         self.block[field] = self._whole(value, number, label)
         if at is not None and field in ("max_latency_ns", "min_latency_ns"):
-            self.block[field.replace("_ns", "_at")] = self._whole(at, number, label)
+            self.block[field.replace("_ns", "_write")] = self._whole(at, number, label)  # the "(#N)"
