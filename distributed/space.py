@@ -557,7 +557,7 @@ class DistributedLogSpace(SpaceDefaults):
             "log_physical_bytes_written": writer_stats.get("physical_bytes", 0),
             "log_logical_bytes_written": writer_stats.get("logical_bytes", 0),
             "log_write_latency_us": writer_stats.get("write_time_short_us", 0.0),
-            "log_write_size": writer_stats.get("write_size_short", 0.0),
+            "log_write_size_bytes": writer_stats.get("write_size_short_bytes", 0.0),
             "log_current_primary_space_in_use_percent": status["LOGINUSE"],
             "log_workload_primary_space_utilization_percent": status["LOGUTIL"],
             "log_bytes_required_for_media_recovery": int(status["MEDIASZ"] * 1e6),

@@ -29,9 +29,9 @@ class GroupCommitResult:
 
     committers: int
     commits: int
-    message_size: int
+    message_size_bytes: int
     device: str
-    virtual_seconds: float
+    virtual_s: float
     forces: int
     logical_bytes: int
     physical_bytes: int
@@ -106,8 +106,8 @@ def run_group_commit(committers: int, commits_each: int = 50, message_size: int 
     total = committers * commits_each
     seconds = env.now / 1e6
     return GroupCommitResult(
-        committers=committers, commits=total, message_size=message_size, device=profile.name,
-        virtual_seconds=seconds, forces=stats.forces, logical_bytes=stats.logical_bytes,
+        committers=committers, commits=total, message_size_bytes=message_size, device=profile.name,
+        virtual_s=seconds, forces=stats.forces, logical_bytes=stats.logical_bytes,
         physical_bytes=stats.physical_bytes, physical_writes=stats.physical_writes,
         useful_bytes_per_write=stats.logical_bytes / stats.physical_writes,
         commits_per_write=total / stats.physical_writes,

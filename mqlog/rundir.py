@@ -215,7 +215,8 @@ def append_messages(directory: Path, platform, messages, *, continuing: bool = T
             metrics = Path(directory) / METRICS_FILE
             if metrics.is_file():
                 try:
-                    base = float(json.loads(metrics.read_text()).get("virtual_seconds", 0)) * 1e6
+                    saved = json.loads(metrics.read_text())
+                    base = float(saved.get("virtual_s", saved.get("virtual_seconds", 0))) * 1e6  # (older runs: _seconds)
                 except (ValueError, TypeError, AttributeError):
                     base = 0.0  # unreadable metrics: the log's own stamps still order it
             if path.is_file():

@@ -41,7 +41,7 @@ def crashed_log(platform: str, per_pair: int):
     spec = build_spec(BUILTINS["putget-pairs"], {"pairs": "10", "messages_per_pair": str(per_pair),
                                                  "message_size": "200"}, origin="perf")
     full = run_workload(RunConfig(platform, choice.maker(values), values, spec, seed=1, device="ssd"),
-                        MemoryStorage()).metrics["virtual_seconds"]
+                        MemoryStorage()).metrics["virtual_s"]
     cfg = RunConfig(platform, choice.maker(values), values, spec, seed=1, device="ssd", crash_at_s=full * 0.95)
     return choice.maker(values), run_workload(cfg, MemoryStorage()).storage.durable
 

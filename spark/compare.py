@@ -192,7 +192,7 @@ def run_cell(task: dict) -> dict:
         metrics["restart_mode"] = mode
         metrics.update({f"restart_{k}": restart[k] for k in (
             "records_replayed", "bytes_read", "uows_backed_out", "uows_indoubt", "clrs_written",
-            "restart_virtual_seconds", "cpu_expand_us", "cpu_us", "messages_backed_out", "queues_loaded",
+            "restart_virtual_s", "cpu_expand_us", "cpu_us", "messages_backed_out", "queues_loaded",
             "queues_deferred", "replay_spills")})
         # IBM's phases and their sub-steps (the contract the R1 calibration reads), as one
         # JSON column and as a column each (restart_replay_s, restart_recovery_s, ...)
@@ -297,12 +297,12 @@ TABLE_ROWS = (
     ("compression in / out", ("compression_in_bytes", "compression_out_bytes")),
     ("shunts", "shunts"),
     ("archive offloads / bytes", ("archive_offloads", "archive_bytes")),
-    ("virtual seconds", "virtual_seconds"),
+    ("virtual seconds", "virtual_s"),
     ("restart: mode", "restart_mode"),
     ("restart: records replayed", "restart_records_replayed"),
     ("restart: bytes read", "restart_bytes_read"),
     ("restart: units backed out", "restart_uows_backed_out"),
-    ("restart: virtual seconds", "restart_restart_virtual_seconds"),
+    ("restart: virtual seconds", "restart_restart_virtual_s"),
     ("restart: replay / recovery (s)", ("restart_replay_s", "restart_recovery_s")),
     ("restart: queues loaded / deferred", ("restart_queues_loaded", "restart_queues_deferred")),
     ("restart: verified", "restart_verified"),

@@ -214,11 +214,20 @@ def cells(doc: dict, *, origin: str = "sweep", host: str | None = None) -> list[
             get_host(name)
         except MqlogError as exc:
             raise MqlogError(f"{origin}: hosts: {exc}") from None
+    for seed in seeds:
+        if type(seed) is not int:  # a seed "1" is a string, refused as a spec file refuses one
+            raise MqlogError(f"{origin}: field 'seeds' must be a list of whole numbers, got {seed!r}")
     params, grid = need("params", dict, {}), need("grid", dict, {})
     configs = need("config", list)
     for key, values in grid.items():
         if not isinstance(values, list) or not values:
             raise MqlogError(f"{origin}: grid.{key} must be a non-empty list")
+    # the values are TOML's, typed: a string where a number belongs is refused naming the field
+    # (params.X, grid.X), as a workload spec file refuses one, never read as the number
+    build_spec(BUILTINS[workload], params, origin=origin, section="params", text=False)
+    for key, values in grid.items():
+        for value in values:
+            build_spec(BUILTINS[workload], {key: value}, origin=origin, section="grid", text=False)
     out = []
     for config in configs:
         if not isinstance(config, dict) or not isinstance(config.get("name"), str):
@@ -246,8 +255,7 @@ def cells(doc: dict, *, origin: str = "sweep", host: str | None = None) -> list[
             for work_values in itertools.product(*[v for _, v in work_axes]):
                 chosen = dict(params)
                 chosen.update({k: v for (k, _), v in zip(work_axes, work_values)})
-                spec = build_spec(BUILTINS[workload], {k: str(v) for k, v in chosen.items()},
-                                  origin=f"{origin} ({config['name']})")
+                spec = build_spec(BUILTINS[workload], chosen, origin=f"{origin} ({config['name']})", text=False)
                 for seed, device, host_name in itertools.product(seeds, devices, hosts):
                     swept = {f"log.{k}": v for (k, _), v in zip(log_axes, log_values)}
                     swept.update({f"workload.{k}": v for (k, _), v in zip(work_axes, work_values)})

@@ -123,7 +123,7 @@ def test_unreadable_and_non_toml_case_files_and_unknown_ids_are_one_line_errors(
 
 SYNTHETIC = {
     "sw": {"physical_writes": 100, "logical_writes": 80, "physical_bytes": 100 * 4096 + 50 * 4096,
-           "logical_bytes": 61_440, "round_trips": 50, "messages_got": 500, "virtual_seconds": 2.1, "workload_seconds": 2.0,
+           "logical_bytes": 61_440, "round_trips": 50, "messages_got": 500, "virtual_s": 2.1, "workload_s": 2.0,
            "checkpoint_marks": [{"reason": "start", "messages_put": 0, "log_records": 0},
                                 {"reason": "records", "messages_put": 100, "log_records": 400},
                                 {"reason": "records", "messages_put": 300, "log_records": 1200},
@@ -134,7 +134,7 @@ SYNTHETIC = {
                             {"uow": 1, "checkpoint": 7, "operations": 100},
                             {"uow": 2, "checkpoint": 9, "operations": 60},
                             {"uow": 1, "checkpoint": 10, "operations": 100}]},
-    "tw": {"physical_writes": 125, "messages_got": 500, "virtual_seconds": 2.9, "workload_seconds": 2.5},
+    "tw": {"physical_writes": 125, "messages_got": 500, "virtual_s": 2.9, "workload_s": 2.5},
 }
 
 
@@ -240,7 +240,7 @@ def test_the_device_override_reaches_every_run():
     (case,) = parse_cases(tomllib.loads(TINY.replace("{second}", "g").replace("{ibm}", "1")), "t").values()
     fast, slow = run_case(case, "ssd"), run_case(case, "nfs2")
     assert (fast["runs"]["sw"]["device"], slow["runs"]["sw"]["device"]) == ("ssd", "nfs2")
-    assert fast["runs"]["sw"]["virtual_seconds"] < slow["runs"]["sw"]["virtual_seconds"]
+    assert fast["runs"]["sw"]["virtual_s"] < slow["runs"]["sw"]["virtual_s"]
 
 
 def test_triplewrite_cost_for_a_pair_comes_from_the_host_cpu_against_the_device_write_time():
@@ -409,7 +409,7 @@ def test_a_crashed_run_is_restarted_as_its_case_says_and_reports_the_restart():
     assert (slow["restart_mode"], slow["restart_device"]) == ("legacy", "nfs3")
     assert busy["restart_verified"] and slow["restart_verified"]
     assert busy["records_replayed"] == slow["records_replayed"] > 0
-    assert busy["restart_s"] == busy["restart"]["restart_virtual_seconds"] > 0
+    assert busy["restart_s"] == busy["restart"]["restart_virtual_s"] > 0
     assert result["figures"]["slower"]["ok"] and slow["restart_s"] > 3 * busy["restart_s"]
     assert run_case(r1_like()) == result  # deterministic, restart included
 

@@ -163,6 +163,71 @@ def _messages_are_strings(value, where="$"):
             _messages_are_strings(item, f"{where}[{n}]")
 
 
+#: words that name a size or a time: a key holding one says its unit (README's --json contract)
+QUANTITY_WORDS = {"size", "time", "latency", "seconds", "position", "duration", "elapsed"}
+#: the last word of a key that is a unit: microseconds, nanoseconds, milliseconds, seconds,
+#: bytes, pages (4 KiB), percent, a fraction (a ratio has none); rates end in one too (``mb_s``)
+UNIT_WORDS = {"us", "ns", "ms", "s", "bytes", "pages", "percent", "fraction", "sec"}
+#: documents whose keys are MQ's own field names and stay MQ's: dump's amqldmpa names,
+#: qmstatus's DISPLAY QMSTATUS names
+MQ_NAMED = {"dump", "qmstatus"}
+#: subtrees whose keys are the names a user gives (workload and log parameters, a sweep's grid
+#: axes): echoed as given, so that they can be given back
+AS_GIVEN = {"params", "config", "sweep", "grid"}
+#: keys with a quantity word that hold a count, not a size or a time (why, for each)
+COUNTS = {
+    "write_size_histogram": "writes per size bucket; the bucket labels carry the unit",
+    "max_latency_write": "the number of the write that took longest (mqldt's #N)",
+    "min_latency_write": "the number of the write that took shortest (mqldt's #N)",
+}
+
+
+def unitless_keys(document, command):
+    """The keys of a --json document that name a size or a time without a unit, as paths."""
+    if command in MQ_NAMED:
+        return []
+    found = []
+
+    def walk(value, where):
+        if isinstance(value, dict):
+            for key, item in value.items():
+                words = str(key).lower().split("_")
+                if set(words) & QUANTITY_WORDS and words[-1] not in UNIT_WORDS and key not in COUNTS:
+                    found.append(f"{where}.{key}")
+                if key not in AS_GIVEN:
+                    walk(item, f"{where}.{key}")
+        elif isinstance(value, list):
+            for item in value:
+                walk(item, f"{where}[]")
+
+    walk(document, "$")
+    return sorted(set(found))
+
+
+def test_unit_check_refuses_the_old_unitless_names():
+    """The check below is not one that cannot fail: the names the metrics had before issue 22
+    gave them units are caught, wherever they sit, and the renamed ones pass."""
+    old = {"virtual_seconds": 1.0, "workload_seconds": 1.0, "write_size_short": 1.0, "write_size_long": 1.0,
+           "write_size_max": 1, "platform_log_write_size": 1.0, "restart": {"restart_virtual_seconds": 0.1},
+           "results": [{"message_size": 2048}]}
+    assert unitless_keys(old, "run") == [
+        "$.platform_log_write_size", "$.restart.restart_virtual_seconds", "$.results[].message_size",
+        "$.virtual_seconds", "$.workload_seconds", "$.write_size_long", "$.write_size_max", "$.write_size_short"]
+    new = {"virtual_s": 1.0, "workload_s": 1.0, "write_size_short_bytes": 1.0, "platform_log_write_size_bytes": 1.0,
+           "restart": {"restart_virtual_s": 0.1}, "results": [{"message_size_bytes": 2048}],
+           "params": {"message_size": 2048}, "channel_mb_s": 1.0, "avg_bytes_sec": 1}
+    assert unitless_keys(new, "run") == []
+    assert unitless_keys({"WriteSizeShort": 1}, "dump") == []  # amqldmpa's name stays MQ's
+
+
+@pytest.mark.parametrize("name", ["dist", "zos"])
+def test_every_platforms_metrics_carry_units(place, name):
+    """The ``run`` case above runs the reference platform: the metrics of a distributed and a
+    z/OS run (their ``platform_*`` keys among them) are what ``run --json`` prints for those."""
+    metrics = json.loads((place / name / "metrics.json").read_text())
+    assert unitless_keys(metrics, "run") == []
+
+
 @pytest.mark.parametrize("command, what, args", [
     pytest.param(c, w, a, id=f"{c} {w}".strip(), marks=[pytest.mark.spark] if (c, w) in NEEDS_SPARK else [])
     for c, w, a in CASES])
@@ -176,6 +241,7 @@ def test_json_is_one_valid_document(command, what, args, place, tmp_path, reques
     assert isinstance(document, dict) and document
     assert out.stdout.count("\n") == 1  # one line: a stream of them is --jsonl's
     _messages_are_strings(document)
+    assert unitless_keys(document, command) == []
 
 
 def test_jsonl_streams_a_document_a_row_only_when_asked():

@@ -42,7 +42,7 @@ def test_commit_never_leaves_every_unit_in_flight_at_the_end_and_restart_backs_t
     assert m["crashed"] is True
     assert m["commits"] == 0 and m["backouts"] == 0 and m["messages_put"] == 3 + 3000
     # the plug was pulled the moment the last call returned: no shutdown ran after it
-    assert m["virtual_seconds"] == m["workload_seconds"]
+    assert m["virtual_s"] == m["workload_s"]
     report = invoke("restart", out, "--verify")
     # every filler unit and every holder was in flight, and each is backed out
     assert report["uows_backed_out"] == 7 + 3
@@ -147,11 +147,11 @@ def test_bad_qmgr_keys_and_values_are_one_line_naming_them(capsys, tmp_path):
 
 def test_crash_at_end_crashes_and_a_time_beyond_the_run_still_does_not(tmp_path, capsys):
     ended = invoke("run", "--platform", "zos", *SMALL_RR, "--crash-at", "end", "--out", tmp_path / "end")
-    assert ended["crashed"] is True and ended["virtual_seconds"] == ended["workload_seconds"]
+    assert ended["crashed"] is True and ended["virtual_s"] == ended["workload_s"]
     assert json.loads((tmp_path / "end" / "run.json").read_text())["crashed"] is True
     assert invoke("restart", tmp_path / "end", "--verify")["committed_missing"] == 0
     beyond = invoke("run", "--platform", "zos", *SMALL_RR, "--crash-at", "100")
-    assert beyond["crashed"] is False and beyond["virtual_seconds"] > beyond["workload_seconds"]  # shut down
+    assert beyond["crashed"] is False and beyond["virtual_s"] > beyond["workload_s"]  # shut down
     err = fails(capsys, "run", "--platform", "zos", *SMALL_RR, "--crash-at", "soon")
     assert "--crash-at" in err and "'end'" in err
     err = fails(capsys, "run", "--platform", "zos", *SMALL_RR, "--crash-at", "-1")
@@ -167,7 +167,7 @@ def test_the_busy_queue_manager_killed_later_in_a_checkpoint_interval_replays_mo
     for at in (0.2, 0.5):
         out = tmp_path / f"at-{at}"
         m = invoke("run", *busy, "--crash-at", at, "--out", out)
-        assert m["crashed"] is True and m["virtual_seconds"] == pytest.approx(at)
+        assert m["crashed"] is True and m["virtual_s"] == pytest.approx(at)
         checkpoints.append(m["checkpoints"])
         report = invoke("restart", out, "--verify")
         assert report["committed_missing"] == 0

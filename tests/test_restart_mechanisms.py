@@ -125,7 +125,7 @@ def test_a_deep_queue_no_in_flight_unit_touched_does_not_slow_restart():
     empty = crashed(deep=0, **work)
     deep = crashed(deep=50_000, **work)
     (r0, _, _), (r1, qm, _) = empty.restart(), deep.restart()
-    assert r1.restart_virtual_seconds == pytest.approx(r0.restart_virtual_seconds, rel=1e-9)
+    assert r1.restart_virtual_s == pytest.approx(r0.restart_virtual_s, rel=1e-9)
     # WORK0 (the in-flight units' queue) loaded by recovery; DEEP0 left to its first use
     assert (r1.queues_loaded, r1.queues_deferred) == (1, 1)
     assert qm.queues["DEEP0"].unloaded is not None and qm.queues["WORK0"].unloaded is None
@@ -318,7 +318,7 @@ def test_restart_phases_sum_to_the_total(mode):
     report, _, _ = crashed(deep=100, committed=300, uncommitted=100, units=4).restart(restart_mode=mode)
     p = report.as_dict()["restart_phases"]
     assert set(p) == PHASE_KEYS
-    assert p["total_s"] == report.restart_virtual_seconds
+    assert p["total_s"] == report.restart_virtual_s
     assert p["replay_s"] + p["recovery_s"] + p["media_recovery_s"] + p["checkpoint_s"] == pytest.approx(p["total_s"])
     assert p["recovery_s"] == pytest.approx(p["recovery_queue_load_s"] + p["recovery_backout_s"])
     assert all(v >= 0 for v in p.values()) and p["replay_s"] > 0 and p["recovery_backout_s"] > 0

@@ -49,7 +49,7 @@ def test_controlled_mid_run_quiesces_and_leaves_nothing_to_back_out(tmp_path, pl
     assert set(m["failed_calls"]) == {"MQRC_Q_MGR_QUIESCING"}
     assert m["failed_calls"]["MQRC_Q_MGR_QUIESCING"]["reason"] == 2161
     assert m["uows_in_flight_at_end"] == 0  # every application finished its unit of work first
-    assert 0 < m["commits"] < whole["commits"] and m["workload_seconds"] < whole["workload_seconds"]
+    assert 0 < m["commits"] < whole["commits"] and m["workload_s"] < whole["workload_s"]
     report = restart(tmp_path, "quiesced")
     assert report["uows_backed_out"] == 0 and report["restarted_after"]["ended"] == "controlled"
 
@@ -65,7 +65,7 @@ def test_immediate_mid_run_refuses_later_calls_and_backs_out_the_units_in_flight
     in_flight = m["uows_in_flight_at_end"]
     assert in_flight == 3  # the two holders' and the filler's, caught part way
     # It stopped once the calls in progress completed, far before the workload would have ended.
-    assert m["virtual_seconds"] < 0.011 < whole["workload_seconds"]
+    assert m["virtual_s"] < 0.011 < whole["workload_s"]
     report = restart(tmp_path, "immediate")
     assert report["restarted_after"]["ended"] == "immediate"
     if platform == "distributed":
@@ -80,7 +80,7 @@ def test_immediate_mid_run_refuses_later_calls_and_backs_out_the_units_in_flight
 def test_preemptive_mid_run_needs_recovery_from_the_log(tmp_path, platform):
     controlled = run(tmp_path, "controlled", platform, *BUSY, "--end", "controlled", "--end-at", "0.02")
     m = run(tmp_path, "preemptive", platform, *BUSY, "--end", "preemptive", "--end-at", "0.02")
-    assert m["ended"] == "preemptive" and not m["crashed"] and m["virtual_seconds"] == 0.02
+    assert m["ended"] == "preemptive" and not m["crashed"] and m["virtual_s"] == 0.02
     # no shutdown checkpoint: only the start's and any the records asked for
     assert m["checkpoints"] == controlled["checkpoints"] - 1
     after_preemptive = restart(tmp_path, "preemptive")
@@ -113,7 +113,7 @@ def test_an_end_command_after_the_workload_ended_is_issued_when_it_ends(tmp_path
     out = mqlog("run", "--platform", "distributed", *BUSY, "--end", "immediate", "--end-at", "5", "--json")
     assert out.returncode == 0, out.stderr
     m = json.loads(out.stdout)
-    assert m["ended"] == "immediate" and m["ended_at_s"] == m["workload_seconds"] < 5
+    assert m["ended"] == "immediate" and m["ended_at_s"] == m["workload_s"] < 5
     assert "came after the workload ended" in out.stderr and m["failed_calls"] == {}
 
 

@@ -229,8 +229,9 @@ class MqldtRow:
     min_latency_ns: int | None = None
     slowest_bytes_sec: int | None = None
     fastest_bytes_sec: int | None = None
-    max_latency_at: int | None = None
-    min_latency_at: int | None = None
+    # which write (its number, mqldt's "(#N)") took the longest and the shortest: a count
+    max_latency_write: int | None = None
+    min_latency_write: int | None = None
     line: int | None = None
 
 
@@ -316,7 +317,8 @@ def _row(bsize: int, parts: list[_QmStats]) -> MqldtRow:
         writes=sum(s.writes for s in parts), bytes_written=sum(s.writes for s in parts) * bsize,
         max_bytes_sec=max(s.imax for s in parts), min_bytes_sec=min(s.imin for s in parts),
         avg_bytes_sec=sum(s.avg_rate for s in parts),
-        max_latency_ns=tmax.tmax, max_latency_at=tmax.tmax_at, min_latency_ns=tmin.tmin, min_latency_at=tmin.tmin_at,
+        max_latency_ns=tmax.tmax, max_latency_write=tmax.tmax_at,
+        min_latency_ns=tmin.tmin, min_latency_write=tmin.tmin_at,
         avg_latency_ns=sum(s.tavg for s in parts) // len(parts),
         slowest_bytes_sec=_rate_of(bsize, tmax.tmax), fastest_bytes_sec=_rate_of(bsize, tmin.tmin))
 
@@ -392,9 +394,9 @@ def console_text(rows: Iterable[MqldtRow], options: MqldtOptions) -> str:
         figures = (r.writes, r.bytes_written, r.max_bytes_sec, r.min_bytes_sec, r.avg_bytes_sec)
         out += [f"{label:<{width}} : {value:>15,}" for label, value in zip(titles, figures)]
         out += ["",
-                f"{MAX_LATENCY:<30} : {r.max_latency_ns:>15,} (#{r.max_latency_at:,})",
+                f"{MAX_LATENCY:<30} : {r.max_latency_ns:>15,} (#{r.max_latency_write:,})",
                 f"{SLOWEST:<30} : {r.slowest_bytes_sec:>15,}",
-                f"{MIN_LATENCY:<30} : {r.min_latency_ns:>15,} (#{r.min_latency_at:,})",
+                f"{MIN_LATENCY:<30} : {r.min_latency_ns:>15,} (#{r.min_latency_write:,})",
                 f"{FASTEST:<30} : {r.fastest_bytes_sec:>15,}",
                 f"{AVG_LATENCY:<30} : {r.avg_latency_ns:>15,}", ""]
     return "\n".join(out) + "\n"
@@ -595,4 +597,4 @@ class _Console:
                                        line=number)
         self.block[field] = self._whole(value, number, label)
         if at is not None and field in ("max_latency_ns", "min_latency_ns"):
-            self.block[field.replace("_ns", "_at")] = self._whole(at, number, label)
+            self.block[field.replace("_ns", "_write")] = self._whole(at, number, label)  # the "(#N)"

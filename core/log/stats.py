@@ -100,7 +100,7 @@ class LogStatistics:
     log_buffer_bytes: int = 0  # the buffer's size (logBufSz)
     formats: int = 0  # log files formatted on demand (secondary or linear extents)
     formatted_bytes: int = 0
-    write_size_max: int = 0
+    write_size_max_bytes: int = 0
     #: physical writes per size bucket (:data:`WRITE_SIZE_BOUNDS`, one more for the rest)
     write_size_counts: list = attrs.field(factory=lambda: [0] * (len(WRITE_SIZE_BOUNDS) + 1))
     write_time_max_us: float = 0.0
@@ -130,8 +130,8 @@ class LogStatistics:
         self.pages_written += pages
         self._size_short.add(nbytes)
         self._size_long.add(nbytes)
-        if nbytes > self.write_size_max:
-            self.write_size_max = nbytes
+        if nbytes > self.write_size_max_bytes:
+            self.write_size_max_bytes = nbytes
         self.write_size_counts[write_size_bucket(nbytes)] += 1
         short = self._time_short.add(elapsed_us)
         long = self._time_long.add(elapsed_us)
@@ -147,11 +147,11 @@ class LogStatistics:
             worst[file] = (elapsed_us, now_us)
 
     @property
-    def write_size_short(self) -> float:
+    def write_size_short_bytes(self) -> float:
         return self._size_short.value
 
     @property
-    def write_size_long(self) -> float:
+    def write_size_long_bytes(self) -> float:
         return self._size_long.value
 
     @property
@@ -194,9 +194,9 @@ class LogStatistics:
             "wrapped_writes": self.wrapped_writes,
             "buffer_waits": self.buffer_waits,
             "buffer_high_water_bytes": self.buffer_high_water_bytes,
-            "write_size_short": self.write_size_short,
-            "write_size_long": self.write_size_long,
-            "write_size_max": self.write_size_max,
+            "write_size_short_bytes": self.write_size_short_bytes,
+            "write_size_long_bytes": self.write_size_long_bytes,
+            "write_size_max_bytes": self.write_size_max_bytes,
             "write_size_histogram": [[label, n] for label, n in zip(write_size_labels(), self.write_size_counts)],
             "write_time_short_us": self.write_time_short_us,
             "write_time_long_us": self.write_time_long_us,

@@ -11,6 +11,7 @@ import attrs
 from mqlog.core.errors import LogCorruptionError
 from mqlog.core.format.records import NO_ADDRESS
 from mqlog.core.log.reader import EndOfLog
+from mqlog.core.messages import cut_at_written_end
 
 
 class BackoutImpossible(LogCorruptionError):
@@ -37,7 +38,7 @@ class RecoveryReport:
     queues_recreated: int = 0  # damaged queues re-created from their media images
     queues_damaged: list = attrs.field(factory=list)  # left damaged: their files would not load
     checkpoint: int = NO_ADDRESS
-    restart_virtual_seconds: float = 0.0
+    restart_virtual_s: float = 0.0
     #: restart's CPU expanding compressed message data (µs, within its virtual time)
     cpu_expand_us: float = 0.0
     #: restart's own CPU (µs) on the host's cores: replaying, loading, walking, backing out
@@ -50,7 +51,7 @@ class RecoveryReport:
     #: ``replay_s`` (of which, as charged time that may overlap: ``replay_log_read_s``,
     #: ``replay_queue_files_s``, ``replay_cpu_s``); ``recovery_s`` = ``recovery_queue_load_s``
     #: + ``recovery_backout_s`` (walls); ``media_recovery_s``, ``checkpoint_s``; ``total_s``
-    #: (= restart_virtual_seconds = replay_s + recovery_s + media_recovery_s + checkpoint_s)
+    #: (= restart_virtual_s = replay_s + recovery_s + media_recovery_s + checkpoint_s)
     restart_phases: dict = attrs.field(factory=dict)
     messages: list = attrs.field(factory=list)
     end_of_log: EndOfLog | None = None
@@ -72,7 +73,7 @@ class RecoveryReport:
             "replay_spills": self.replay_spills,
             "queues_recreated": self.queues_recreated,
             "queues_damaged": list(self.queues_damaged),
-            "restart_virtual_seconds": self.restart_virtual_seconds,
+            "restart_virtual_s": self.restart_virtual_s,
             "cpu_expand_us": self.cpu_expand_us,
             "cpu_us": self.cpu_us,
             "cache_hits": self.cache_hits,
@@ -80,9 +81,18 @@ class RecoveryReport:
             "phases": dict(self.phases),
             "restart_phases": dict(self.restart_phases),
             "messages": list(self.messages),
-            "end_of_log": None if end is None else {"reason": end.reason, "address": end.address,
-                                                    "problem": end.problem, "source": end.source},
+            "end_of_log": None if end is None else _end_of_log(end),
         }
+
+
+def _end_of_log(end: EndOfLog) -> dict:
+    """Where the log ended, worded as the restart's console message words it: a last record
+    cut short by space never written is the end of the written log (the crash came while its
+    write was on its way, so nothing in it was acknowledged), not an "incomplete" log;
+    ``last_record_cut_short`` says which of the two clean ends it was."""
+    cut = cut_at_written_end({"end": end})
+    return {"reason": "end" if cut else end.reason, "last_record_cut_short": cut, "address": end.address,
+            "problem": end.problem, "source": end.source}
 
 
 @attrs.define

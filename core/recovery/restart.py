@@ -171,7 +171,7 @@ class Restart(Recovery):
         self.phase("checkpoint", t)
         checkpoint_us = env.now - t
         total_us = env.now - t0
-        report.restart_virtual_seconds = total_us / 1e6
+        report.restart_virtual_s = total_us / 1e6
         report.cache_hits, report.cache_misses = self.cache.hits, self.cache.misses
         report.restart_phases = {
             "replay_s": replay_us_wall / 1e6,
@@ -185,7 +185,7 @@ class Restart(Recovery):
             "checkpoint_s": checkpoint_us / 1e6,
             "total_s": total_us / 1e6,
         }
-        qm.say("restart-complete", seconds=report.restart_virtual_seconds)
+        qm.say("restart-complete", seconds=report.restart_virtual_s)
         report.messages = list(qm.messages)
         return report
 

@@ -297,7 +297,7 @@ def run_workload(cfg: RunConfig, storage: Storage, progress: Callable[[float, in
                                         f"seconds")
     # the virtual time the workload's last call returned: throughput is measured over it, not
     # over the shutdown after it (which waits for a z/OS offload in progress, say)
-    metrics["workload_seconds"] = ended.get("workload_us", env.now) / 1e6
+    metrics["workload_s"] = ended.get("workload_us", env.now) / 1e6
     return RunResult(metrics, journal, qm, fs, crashed, list(qm.messages))
 
 
@@ -358,7 +358,7 @@ def collect_metrics(cfg: RunConfig, qm: QueueManager, ctx: Context, env: simpy.E
         "params": dict(cfg.spec.params),
         "fingerprint": ctx.fingerprint(),
         "crashed": crashed,
-        "virtual_seconds": env.now / 1e6,
+        "virtual_s": env.now / 1e6,
         "messages_put": c.messages_put,
         "messages_got": c.messages_got,
         "commits": c.commits,
@@ -402,9 +402,9 @@ def collect_metrics(cfg: RunConfig, qm: QueueManager, ctx: Context, env: simpy.E
         "offload_us": s.get("offload_us", 0.0),
         "offload_waits": s.get("offload_waits", 0),
         "offload_wait_us": s.get("offload_wait_us", 0.0),
-        "write_size_short": s.get("write_size_short", 0.0),
-        "write_size_long": s.get("write_size_long", 0.0),
-        "write_size_max": s.get("write_size_max", 0),
+        "write_size_short_bytes": s.get("write_size_short_bytes", 0.0),
+        "write_size_long_bytes": s.get("write_size_long_bytes", 0.0),
+        "write_size_max_bytes": s.get("write_size_max_bytes", 0),
         "write_size_histogram": s.get("write_size_histogram", []),
         "write_time_short_us": s.get("write_time_short_us", 0.0),
         "write_time_long_us": s.get("write_time_long_us", 0.0),

@@ -72,7 +72,7 @@ try:  # Python 3.11+
 except ModuleNotFoundError:  # pragma: no cover - Python 3.10
     import tomli as tomllib  # type: ignore[no-redef]
 
-from mqlog.core.errors import CalibrationCaseError, CalibrationRunError, MqlogError
+from mqlog.core.errors import CalibrationCaseError, CalibrationRunError, MqlogError, SpecError
 
 #: the built-in cases' file (package data)
 BUILTIN_CASES = "cases.toml"
@@ -145,10 +145,10 @@ def per_round_trip(runs: dict, metric: str) -> float:
 
 
 def throughput_ratio(runs: dict, num: str, den: str) -> float:
-    """Messages got per virtual second of the workload (``workload_seconds``: to its last
+    """Messages got per virtual second of the workload (``workload_s``: to its last
     call, not through the shutdown after it) in run ``num`` over the same in run ``den``."""
     def rate(run: str) -> float:
-        return _ratio(_metric(runs, f"{run}.messages_got"), _metric(runs, f"{run}.workload_seconds"))
+        return _ratio(_metric(runs, f"{run}.messages_got"), _metric(runs, f"{run}.workload_s"))
 
     return _ratio(rate(num), rate(den))
 
@@ -367,14 +367,19 @@ def _check_run(name: str, run: object, source: str, where: str) -> dict:
             _fail(source, f"{where}.before.params", "expected a table")
     try:
         QmConfig(**qmgr)
-        spec = build_spec(BUILTINS[workload], run.get("params", {}), origin="", section=f"{where}.params")
+        # params are TOML's, typed: a string where a number belongs is refused naming the field,
+        # as a workload spec file refuses one, never read as the number (text=False)
+        spec = build_spec(BUILTINS[workload], run.get("params", {}), origin="", section=f"{where}.params",
+                          text=False)
         values = choose(platform).configure({k: str(v) for k, v in run.get("log", {}).items()})
         if before is not None:
             before = {"workload": before_workload,
                       "params": dict(build_spec(BUILTINS[before_workload], before.get("params", {}), origin="",
-                                                section=f"{where}.before.params").params)}
+                                                section=f"{where}.before.params", text=False).params)}
     except CalibrationCaseError:
         raise
+    except SpecError as exc:  # a params error names its whole field (CASE.runs.RUN.params.X) already
+        _fail(source, None, str(exc))
     except MqlogError as exc:
         _fail(source, where, str(exc))
     return {"platform": platform, "workload": workload, "params": dict(spec.params),
@@ -649,13 +654,13 @@ def run_one(case: dict, name: str, device: str | None = None, host: str | None =
     metrics = result.metrics
     if result.metrics.get("abnormal_end"):
         raise CalibrationRunError(f"{where}: the queue manager ended abnormally at "
-                                  f"{metrics['virtual_seconds']:.3f} virtual s ({metrics['abnormal_end']}), "
+                                  f"{metrics['virtual_s']:.3f} virtual s ({metrics['abnormal_end']}), "
                                   f"not the crash the case asks for")
     if crash_at is None:
         return metrics
     if not result.crashed:
         raise CalibrationRunError(f"{where}: crash_at = {crash_at} s, but the workload ended at "
-                                  f"{metrics['workload_seconds']:.3f} virtual s, before it: nothing to restart "
+                                  f"{metrics['workload_s']:.3f} virtual s, before it: nothing to restart "
                                   f"(crash earlier, or run the workload longer)")
     # Every restart is verified: a figure from a restart that lost or kept the wrong messages
     # would be silently wrong.
@@ -682,7 +687,7 @@ def restart_metrics(report: dict, mode: str, device: str) -> dict:
     whole report (its console messages aside) under ``restart``."""
     restart = {k: v for k, v in report.items() if k not in ("messages", "end_of_log")}
     out = {"restart": restart, "restart_mode": mode, "restart_device": device, "restart_verified": True,
-           "restart_s": report["restart_virtual_seconds"], "records_replayed": report["records_replayed"]}
+           "restart_s": report["restart_virtual_s"], "records_replayed": report["records_replayed"]}
     if "restart_phases" in report:
         out["restart_phases"] = dict(report["restart_phases"])
     return out

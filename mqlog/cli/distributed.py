@@ -211,8 +211,8 @@ def dump_cmd(directory: Path, as_json: bool):
     dump = {
         "logactive": space.primary, "loginactive": space.secondary, "FileCount": len(order),
         "filenum": [extent_name(n) for n in order], "logBufSz": m.get("log_buffer_bytes", 0) // 4096,
-        "WriteSizeShort": m.get("write_size_short", 0), "WriteSizeLong": m.get("write_size_long", 0),
-        "WriteSizeMax": m.get("write_size_max", 0), "WriteTimeShort": m.get("write_time_short_us", 0),
+        "WriteSizeShort": m.get("write_size_short_bytes", 0), "WriteSizeLong": m.get("write_size_long_bytes", 0),
+        "WriteSizeMax": m.get("write_size_max_bytes", 0), "WriteTimeShort": m.get("write_time_short_us", 0),
         "WriteTimeLong": m.get("write_time_long_us", 0), "WriteTimeShortMax": m.get("write_time_short_max_us", 0),
         "WriteTimeLongMax": m.get("write_time_long_max_us", 0), "WriteTimeMax": m.get("write_time_max_us", 0),
         "WriteTimeMaxAt": m.get("write_time_max_at_us", 0),

@@ -76,10 +76,16 @@ def cli() -> None:
     """
 
 
-def resolve_spec(workload: str, sets: dict):
+def resolve_spec(workload: str, sets: dict, *, platform: str | None = None):
     """The workload spec from a built-in name or a TOML file, with --set overrides applied:
     (spec, log parameters as text, the file's seed or None, queue manager attributes by MQ's
-    names, every one filled in – a file's ``[qmgr]`` table, ``--set qmgr.X`` over it)."""
+    names, every one filled in – a file's ``[qmgr]`` table, ``--set qmgr.X`` over it).
+
+    With ``platform`` a file's ``[log]`` table is checked here by that platform's names and
+    ranges, so that a wrong name or value in it is reported naming the file, as everything
+    else in the file is (the caller configures the platform with the merged values later)."""
+    import attrs
+
     from mqlog.core.qm.config import qmgr_settings
     from mqlog.core.workload.spec import BUILTINS, build_spec, load_spec_document
 
@@ -99,7 +105,28 @@ def resolve_spec(workload: str, sets: dict):
         raise click.BadParameter(f"unknown workload {name!r}; built-ins: {', '.join(BUILTINS)}",
                                  param_hint="--workload")
     qmgr = qmgr_settings({**qmgr_from_file, **qmgr_set})
-    return build_spec(definition, overrides, origin=origin), {**log_from_file, **sets.get("log", {})}, seed, qmgr
+    log = {**log_from_file, **sets.get("log", {})}
+    if platform is not None and log_from_file:
+        _check_file_log(platform, log, log_from_file.keys() - sets.get("log", {}).keys(), workload)
+    # a bad value here is a --set's (the file's own params were checked with the file's name):
+    # its field, workload.X, is the one prefix the error needs
+    spec = build_spec(definition, overrides, origin="")
+    return attrs.evolve(spec, origin=origin), log, seed, qmgr
+
+
+def _check_file_log(platform: str, log: dict, from_file, path: str) -> None:
+    """``log`` (a spec file's ``[log]`` table with the --set log values over it) configured on
+    ``platform``; an error about one of the names only the file gave names the file."""
+    from mqlog.core.errors import ParameterError, SpecError
+    from mqlog.platforms import choose
+
+    try:
+        choose(platform).configure(log)
+    except ParameterError as exc:
+        named = exc.name.lower().removeprefix("log.")
+        if any(named == key.lower() for key in from_file):
+            raise SpecError(str(exc), source=path) from None
+        raise
 
 
 class Progress:

@@ -69,7 +69,7 @@ def run_cmd(platform_name, workload, sets, device, host, seed, out, in_dir, cras
 
     end_mode = _ending(end_mode, end_at, crash_at, crash_after_writes)
     parsed = parse_set(list(sets))
-    spec, log_overrides, spec_seed, qmgr = resolve_spec(workload, parsed)
+    spec, log_overrides, spec_seed, qmgr = resolve_spec(workload, parsed, platform=platform_name)
     choice = choose(platform_name)
     platform_name = choice.name  # the canonical spelling goes into the run directory and metrics
     log_config = choice.configure(log_overrides)
@@ -164,56 +164,19 @@ def _refused(m: dict) -> str:
     return ", ".join(f"{name} ({v['reason']}) {v['calls']}" for name, v in calls)
 
 
-#: Wall time the model spends on one MQI call, an assumption for the estimate below: measured
-#: on the 2-core development machine, requester-responder (10 requesters) and long-uow (4
-#: workers) at their defaults cost about 80 µs of wall time a call (MQPUT, MQGET, MQCMIT and
-#: MQBACK counted from the metrics); perf's suite 4 (putget-pairs, about 50,000 log records a
-#: wall second, perf/results/README.md) is faster, so the estimate errs long.
-WALL_US_PER_CALL = 80.0
-#: Virtual µs of one requester's round trip (7 calls) and of one background worker's put, commit,
-#: get, commit, as fast as possible at the defaults on ssd (measured as above: 474 and 359 µs)
-ROUND_TRIP_US = 470.0
-ITERATION_US = 360.0
-#: Runs estimated longer than this (wall seconds) are announced before they start
-LONG_RUN_S = 60.0
-
-
-def _expected_calls(spec) -> tuple[float, str]:
-    """The MQI calls a built-in workload is expected to make, and the parameter that scales
-    them (what to lower to shorten the run)."""
-    p = spec.params
-    per_message = 4 if p.get("syncpoint", True) else 2  # put and get, each committed or not
-    if spec.workload == "requester-responder":
-        fast = p["requesters"] * p["duration"] * 1e6 / (ROUND_TRIP_US + p.get("think_us", 0.0))
-        trips = min(fast, p["rate"] * p["duration"]) if p["rate"] > 0 else fast
-        return trips * 7, "duration"
-    if spec.workload == "long-uow":
-        return p["background"] * p["duration"] * 1e6 / (ITERATION_US + p.get("think_us", 0.0)) * 4, "duration"
-    if spec.workload == "putget-pairs":
-        return p["pairs"] * p["messages_per_pair"] * per_message, "messages_per_pair"
-    if spec.workload == "putget":
-        return p["apps"] * p["messages"] * per_message, "messages"
-    if spec.workload == "log-fill":
-        return p["queues"] + p["messages"] + p["transactions"], "messages"
-    if spec.workload == "deep-queue":
-        return p["queues"] * p["depth"] + p["then_messages"] * 4, "depth"
-    return 0.0, ""
-
-
 def _warn_if_long(spec, crash_at_s: float | None) -> bool:
     """Say on stderr, before a run starts, that it is estimated to be long (one line: the
     estimate, what it rests on and how to shorten it); True if it is."""
+    from mqlog.core.workload.estimate import WALL_US_PER_CALL, estimate_wall
     from mqlog.core.workload.spec import format_value
 
-    calls, scale = _expected_calls(spec)
-    if crash_at_s is not None and "duration" in spec.params and spec.params["duration"] > 0:
-        calls *= min(1.0, crash_at_s / spec.params["duration"])  # the plug is pulled before the end
-    wall_s = calls * WALL_US_PER_CALL / 1e6
-    if wall_s <= LONG_RUN_S:
+    estimate = estimate_wall(spec, crash_at_s)
+    if not estimate.long:
         return False
-    click.echo(f"mqlog: this run may take about {_duration_text(wall_s)} of wall time (about {calls:,.0f} MQI "
-               f"calls at {WALL_US_PER_CALL:.0f} µs each); to shorten it, lower workload.{scale} "
-               f"(now {format_value(spec.params[scale])}) with --set workload.{scale}=N", err=True)
+    scale = estimate.scale
+    click.echo(f"mqlog: this run may take about {_duration_text(estimate.wall_s)} of wall time (about "
+               f"{estimate.calls:,.0f} MQI calls at {WALL_US_PER_CALL:.0f} µs each); to shorten it, lower "
+               f"workload.{scale} (now {format_value(spec.params[scale])}) with --set workload.{scale}=N", err=True)
     return True
 
 
@@ -258,7 +221,7 @@ def _print_metrics(m: dict, out) -> None:
     elif m.get("crash_not_reached"):
         state = m["crash_not_reached"]
     click.echo(f"{m['workload']} on {m['platform']} ({m['device']}, host {m['host']}), seed {m['seed']}: "
-               f"{m['virtual_seconds']:.6f} virtual seconds, {state}")
+               f"{m['virtual_s']:.6f} virtual seconds, {state}")
     rows = [
         ("messages put / got", f"{m['messages_put']} / {m['messages_got']}"),
         ("commits / backouts", f"{m['commits']} / {m['backouts']}"),
@@ -271,8 +234,8 @@ def _print_metrics(m: dict, out) -> None:
         ("log records / write cycles", f"{m.get('log_records', 0)} / {m.get('write_cycles', 0)}"),
         ("logical bytes / writes", f"{m['logical_bytes']} / {m['logical_writes']}"),
         ("physical bytes / writes", f"{m['physical_bytes']} / {m['physical_writes']}"),
-        ("write size short / long / max", f"{m['write_size_short']:.0f} / {m['write_size_long']:.0f} / "
-                                          f"{m['write_size_max']}"),
+        ("write size short / long / max", f"{m['write_size_short_bytes']:.0f} / {m['write_size_long_bytes']:.0f} / "
+                                          f"{m['write_size_max_bytes']}"),
         ("write time short / long / max (µs)", f"{m['write_time_short_us']:.1f} / {m['write_time_long_us']:.1f} / "
                                                f"{m['write_time_max_us']:.1f}"),
         ("checkpoints", m["checkpoints"]),

@@ -9,7 +9,6 @@ it is, :mod:`mqlog.scanfile`).
 from __future__ import annotations
 
 import contextlib
-import textwrap
 from pathlib import Path
 
 import click
@@ -108,21 +107,19 @@ def devices(path: str | None, mqldt: str | None, name: str | None, output: str |
     width = terminal_width()
     header = (f"{'name':<8} {'write µs':>9} {'read µs':>8} {'file op µs':>10} {'write MB/s':>10} "
               f"{'read MB/s':>9} {'channel MB/s':>12} {'queue':>5}")
-    # the description is the free text at the end: on a narrow terminal it goes on lines of
-    # its own under the figures, wrapped, so that no line is wider than the terminal
-    below = width is not None and len(header) + 2 + max(len(p.description) for p in profiles.values()) > width
-    click.echo(header if below else header + "  description")
+    # the description is the free text at the end: a row it does not fit on has it on lines of
+    # its own under the figures, wrapped (group.fitted, as config and compare do), so that no
+    # line is wider than the terminal; the header names the column while a row still has it
+    rows = []
     for p in profiles.values():
         channel = f"{p.channel:.0f}" + (" " if p.channel_mb_s is not None else "*")
-        figures = (f"{p.name:<8} {p.write_latency_us:>9.0f} {p.read_latency_us:>8.0f} {p.file_op_us:>10.0f} "
-                   f"{p.write_bandwidth_mb_s:>10.0f} {p.read_bandwidth_mb_s:>9.0f} {channel:>12} "
-                   f"{p.queue_depth:>5}")
-        if not below:
-            click.echo(f"{figures}  {p.description}")
-            continue
-        click.echo(figures.rstrip())
-        for line in textwrap.wrap(p.description, max(width - 9, 20), initial_indent="         ",
-                                  subsequent_indent="         "):
+        rows.append((f"{p.name:<8} {p.write_latency_us:>9.0f} {p.read_latency_us:>8.0f} {p.file_op_us:>10.0f} "
+                     f"{p.write_bandwidth_mb_s:>10.0f} {p.read_bandwidth_mb_s:>9.0f} {channel:>12} "
+                     f"{p.queue_depth:>5}  ", p.description))
+    inline = width is None or any(len(figures) + len(text) <= width for figures, text in rows)
+    click.echo(header + "  description" if inline else header)
+    for figures, text in rows:
+        for line in fitted(figures, text, width):
             click.echo(line)
     if any(p.channel_mb_s is None for p in profiles.values()):
         click.echo("* channel_mb_s not given: the larger of the two bandwidths")

@@ -55,7 +55,7 @@ def torture_cmd(platform_name, matrix, workload, sets, faults, budget, device, h
                                  + ", ".join(FAULT_CLASSES), param_hint="--faults")
     if (platform_name is None) == (matrix is None):
         raise click.UsageError("give --platform or --matrix (one of them)")
-    spec, log_overrides, spec_seed, qmgr = resolve_spec(workload, parse_set(list(sets)))
+    spec, log_overrides, spec_seed, qmgr = resolve_spec(workload, parse_set(list(sets)), platform=platform_name)
     if matrix is not None:
         from mqlog.spark.compare import check_matrix, load_matrix
 

@@ -159,7 +159,7 @@ def test_non_persistent_throughput_scales_with_cores_while_the_cpu_bounds_it(tmp
             assert m["cpu_wait_us"] > 0  # calls queued for a core
             # no more round trips than the cores can carry: their CPU fits in the cores'
             # capacity over the run (simulated core-µs from the metrics, not wall-clock time)
-            capacity = cores * m["virtual_seconds"] * 1e6
+            capacity = cores * m["virtual_s"] * 1e6
             assert trips[cores] * per_trip / capacity <= 1.0
     # (the queues are defined first, on the device's time, so the applications' time is
     # the same for every host but a little short of the duration: compare the hosts)

@@ -176,9 +176,9 @@ def test_statistics_agree_with_the_writes_storage_saw():
     sizes = [w.length for w in storage.write_log if w.kind == "write"]
     assert stats.physical_writes == len(sizes)
     assert stats.physical_bytes == sum(sizes)
-    assert stats.write_size_max == max(sizes)
-    assert stats.write_size_short == pytest.approx(sum(sizes[-64:]) / len(sizes[-64:]))
-    assert stats.write_size_long == pytest.approx(sum(sizes[-1024:]) / len(sizes[-1024:]))
+    assert stats.write_size_max_bytes == max(sizes)
+    assert stats.write_size_short_bytes == pytest.approx(sum(sizes[-64:]) / len(sizes[-64:]))
+    assert stats.write_size_long_bytes == pytest.approx(sum(sizes[-1024:]) / len(sizes[-1024:]))
     # the size distribution: each write in the first bucket whose bound holds it
     histogram = dict(stats.as_dict()["write_size_histogram"])
     assert sum(histogram.values()) == len(sizes)

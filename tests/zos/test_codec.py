@@ -414,7 +414,7 @@ def test_restart_charges_the_expansion_of_compressed_data_to_its_time():
     assert report.cpu_expand_us == pytest.approx(expanded * host.rle_expand_ns_per_byte / 1000)
     assert qm.cpu.by_kind["expand"] == report.cpu_expand_us
     assert free_report.cpu_expand_us == 0
-    slower = report.restart_virtual_seconds - free_report.restart_virtual_seconds
+    slower = report.restart_virtual_s - free_report.restart_virtual_s
     assert slower * 1e6 == pytest.approx(report.cpu_expand_us)
 
 

@@ -65,6 +65,19 @@ def _begins(space: ZosLogSpace, oldest: int, before: int, limit: int, fmt) -> di
     return begins
 
 
+def unavailable_reason(space: ZosLogSpace, oldest: int) -> str | None:
+    """Why the log before ``oldest`` (the oldest RBA still available) cannot be printed, or None
+    when nothing before it was ever written (it is the log's first RBA). With OFFLOAD(YES) the
+    BSDS records at most MAXARCH archive data sets and drops the oldest entry when one more is
+    added (IBM: CSQ6ARVP MAXARCH, "the maximum number of archive log volumes to be recorded in
+    the BSDS"); with OFFLOAD(NO) nothing is archived and active data sets are reused."""
+    if oldest <= space.start:
+        return None
+    if space.offload:
+        return f"its archive data sets were dropped from the BSDS (MAXARCH({space.max_arch}))"
+    return "OFFLOAD(NO): never archived, its active log data sets reused"
+
+
 def _first_record_from(space: ZosLogSpace, address: int, limit: int) -> int | None:
     """The address of the first record that starts in the CI at or after ``address``'s CI
     (None if no readable CI before ``limit`` has one)."""
@@ -206,7 +219,14 @@ def _scan(space: ZosLogSpace, addressing, codec, *, rba_start=None, rba_end=None
     # each unit's URID: the RBA of its Begin record (a unit that began before the range is
     # looked up in the log before it)
     begins = _begins(space, oldest, rba_start, limit, fmt) if rba_start is not None and oldest < rba_start else {}
-    read = {"oldest": fmt(oldest), "from": None, "to": None, "end": None, "records_read": 0}
+    # the log before the oldest RBA is gone: when the range reaches back into it, say why,
+    # rather than print less (or nothing) silently
+    gone = unavailable_reason(space, oldest) if rba_start is None or rba_start < oldest else None
+    read = {"oldest": fmt(oldest), "from": None, "to": None, "end": None, "records_read": 0,
+            "before_oldest": None if gone is None else f"log before {fmt(oldest)} not available: {gone}"}
+    if rba_end is not None and rba_end < oldest:
+        read["end"] = f"RBAEND is before the oldest RBA available ({fmt(oldest)}): nothing to read"
+        return {"records": records, "urs": urs, "read": read}
     if first is None:
         read["end"] = "no record at or after the start"
         return {"records": records, "urs": urs, "read": read}
@@ -466,6 +486,8 @@ def log_print(space: ZosLogSpace, addressing, codec=None, *, rba_start: int | No
     read = report["read"]
     out.append(f"  OLDEST RBA AVAILABLE {read['oldest']}; READ {read['from'] or '-'} TO {read['to'] or '-'} "
                f"({read['records_read']} RECORDS, END: {read['end']})")
+    if read["before_oldest"]:
+        out.append(f"  {read['before_oldest'].upper()}")
     indent = " " * (len(addressing.format(0)) + 2)
     if "records" in report:
         for e in report["records"]:
