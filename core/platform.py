@@ -311,6 +311,10 @@ class ErrorLogFormat(Protocol):
 Console = Callable[[str, dict], "str | None"]
 
 
+#: endmqm's options for the three shutdown modes (IBM MQ, "endmqm (end queue manager)")
+ENDMQM = {"controlled": "endmqm -c", "immediate": "endmqm -i", "preemptive": "endmqm -p"}
+
+
 @attrs.frozen
 class Platform:
     """Everything the core asks a platform, in one bundle."""
@@ -339,6 +343,14 @@ class Platform:
     #: the writer leaves a partial last page for the next cycle when the full pages already
     #: satisfy a waiting force (see :mod:`mqlog.core.log.writer`)
     hold_partial_tail: bool = False
+    #: the platform's own command for each shutdown mode (controlled, immediate, preemptive:
+    #: see :mod:`mqlog.core.workload.run`), for the run's summary and run.json; MQ's endmqm
+    #: unless the platform says otherwise
+    end_commands: Mapping[str, str] = attrs.field(factory=lambda: dict(ENDMQM))
+    #: whether an immediate shutdown backs the units of work in flight out as the queue manager
+    #: stops (the shutdown checkpoint then lists none), rather than leaving them to the next
+    #: restart, as endmqm -i does ("rolled back when the queue manager is next started")
+    stop_backs_out_in_flight: bool = False
     #: the file the platform's messages go to beside its files (distributed: AMQERR01.LOG)
     error_log: str = "messages.log"
     #: how that file stamps and lays out each message; None: one message a line, as said

@@ -338,3 +338,8 @@ def test_carrying_on_can_end_with_a_shutdown_mode_and_restart_says_so(tmp_path):
     assert report["restarted_after"]["ended"] == "immediate"
     assert report["uows_backed_out"] >= out["uows_in_flight_at_end"]
     one_line_error(mqlog("run", "--in", d, "--end", "immediate", "--crash-at", "0.01"), "--end", "--crash-at")
+    # run --in restarts too, and says what it restarts after as restart does
+    again = ok(mqlog("run", "--in", d, "--set", "workload.duration=0.01"))
+    assert again.stdout.splitlines()[0].startswith("restarting after an earlier 'mqlog restart'")
+    assert json.loads(ok(mqlog("run", "--in", d, "--set", "workload.duration=0.01", "--json")).stdout
+                      )["restart"]["restarted_after"]["ended"] == "controlled"

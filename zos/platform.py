@@ -61,6 +61,16 @@ def rba_addressing(rba8: bool = True, start: int = 0, lrsn: bool = False) -> Rba
     return RbaAddressing(start=start, limit=1 << (4 * digits), digits=digits, stamps=lrsn)
 
 
+#: The shutdown modes as z/OS says them (IBM MQ for z/OS: STOP QMGR, refadmin q086810_;
+#: "Normal termination", csqsat0364): controlled is MODE(QUIESCE) (applications finish, then
+#: the shutdown checkpoint), immediate is MODE(FORCE) ("active threads: back out" before the
+#: shutdown checkpoint). STOP QMGR has no preemptive mode: IBM's answer to a queue manager
+#: that will not stop is the z/OS CANCEL of its address space, which the model's preemptive
+#: end is (the processes killed, what the OS accepted on disk).
+STOP_QMGR = {"controlled": "STOP QMGR MODE(QUIESCE)", "immediate": "STOP QMGR MODE(FORCE)",
+             "preemptive": "CANCEL of the queue manager's address space"}
+
+
 def zos_platform(storage: Storage, *, data_sets: int = 3, cis: int = 4096, dual: bool = True,
                  dual_archive: bool = True, dual_bsds: bool = True, offload: bool = True, max_arch: int = 500,
                  outbuff_kb: int = 4000, wrthrsh: int = DEFAULT_WRTHRSH, logload: int = 500_000,
@@ -102,6 +112,10 @@ def zos_platform(storage: Storage, *, data_sets: int = 3, cis: int = 4096, dual:
         pad_policy=None,
         error_log="CSQMSTR.JESMSGLG",
         error_log_format=JobLog(),
+        end_commands=STOP_QMGR,
+        # FORCE: "active threads: back out", and a stop in any mode ends the connections before
+        # "the shutdown checkpoint is taken" (STOP_QMGR's sources): restart finds none to back out
+        stop_backs_out_in_flight=True,
     )
 
 

@@ -9,32 +9,33 @@ given the journal, verifies it.
 
 A run that does not crash ends with one of MQ's three shutdowns (``RunConfig.end``, issued
 at ``end_at_s`` or, by default, when the workload's last call returns). What IBM documents
-of them (endmqm, "Stop a queue manager", IBM MQ 9.3 docs, controlcmd/endmqm; STOP QMGR on
-z/OS, refadmin q086810_; "Normal termination", csqsat0364; reason codes 2161 q042200_ and
-2162 q042210_), and how the model does it:
+of them (endmqm, "Stop a queue manager", IBM MQ 9.3 docs, controlcmd/endmqm; reason codes
+2161 q042200_ and 2162 q042210_; a platform whose stop differs says so where it is built, as
+zos/platform.py does for STOP QMGR), and how the model does it:
 
-* **controlled** (``endmqm -c``, the default; z/OS ``STOP QMGR MODE(QUIESCE)``): "the queue
-  manager stops after all applications are disconnected. Any MQI calls currently being
-  processed are completed." Calls keep working (so an application finishes the unit of
-  work it is in), except where the application asked to be told – MQGMO_FAIL_IF_QUIESCING,
-  which the model's applications use on their MQGETs: 2161 MQRC_Q_MGR_QUIESCING. Each
-  workload loop sees the quiesce before it starts a new unit and disconnects; then the
-  shutdown checkpoint. At the workload's end it is exactly the run's ordinary end.
-* **immediate** (``endmqm -i``; z/OS ``STOP QMGR MODE(FORCE)``): "the queue manager stops
-  after all the MQI calls currently being processed are completed. Any MQI requests made
-  after the command starts fail" – 2162 MQRC_Q_MGR_STOPPING, counted in ``failed_calls``;
-  a waiting MQGET's "wait has been canceled". It does not wait for applications to
-  disconnect. Units of work in flight: on distributed "rolled back when the queue manager
-  is next started" – the shutdown checkpoint lists them and restart backs them out; on
-  z/OS FORCE "active threads: back out", and a stop in any mode ends connections before
-  "the shutdown checkpoint is taken", so the queue manager backs them out as it stops
-  and restart finds nothing to back out. Units in doubt stay in doubt on both.
-* **preemptive** (``endmqm -p``; z/OS has no STOP QMGR mode for it: IBM's answer to a
-  queue manager that will not stop is the z/OS CANCEL of its address space): "the queue
-  manager might stop without waiting for applications to disconnect or for MQI calls to
-  complete". Modelled as the kill of its processes: every write the OS accepted reaches
-  the disk whole (no torn page, unlike the plug-pull crash), the log buffer not yet written
-  is lost, there is no shutdown checkpoint, and restart recovers from the log.
+* **controlled** (``endmqm -c``, the default): "the queue manager stops after all
+  applications are disconnected. Any MQI calls currently being processed are completed."
+  Calls keep working (so an application finishes the unit of work it is in), except where
+  the application asked to be told – MQGMO_FAIL_IF_QUIESCING, which the model's
+  applications use on their MQGETs: 2161 MQRC_Q_MGR_QUIESCING. Each workload loop sees the
+  quiesce before it starts a new unit and disconnects; then the shutdown checkpoint. At the
+  workload's end it is exactly the run's ordinary end.
+* **immediate** (``endmqm -i``): "the queue manager stops after all the MQI calls currently
+  being processed are completed. Any MQI requests made after the command starts fail" –
+  2162 MQRC_Q_MGR_STOPPING, counted in ``failed_calls``; a waiting MQGET's "wait has been
+  canceled". It does not wait for applications to disconnect. Units of work in flight are
+  "rolled back when the queue manager is next started": the shutdown checkpoint lists them
+  and restart backs them out – unless the platform backs them out as it stops
+  (``Platform.stop_backs_out_in_flight``), and restart then finds nothing to back out.
+  Units in doubt stay in doubt either way.
+* **preemptive** (``endmqm -p``): "the queue manager might stop without waiting for
+  applications to disconnect or for MQI calls to complete". Modelled as the kill of its
+  processes: every write the OS accepted reaches the disk whole (no torn page, unlike the
+  plug-pull crash), the log buffer not yet written is lost, there is no shutdown
+  checkpoint, and restart recovers from the log.
+
+Each platform names the command for each mode (``Platform.end_commands``), for the summary
+and run.json.
 """
 
 from __future__ import annotations
@@ -95,14 +96,9 @@ class RunConfig:
     end_at_s: float | None = None
 
 
-#: the shutdown modes, and each platform's own command for them (the module docstring says
-#: what IBM documents of each); the reference platform uses endmqm's names
+#: the shutdown modes (the module docstring says what IBM documents of each); each platform
+#: names its own command for them (``Platform.end_commands``)
 END_MODES = ("controlled", "immediate", "preemptive")
-END_COMMANDS = {
-    "zos": {"controlled": "STOP QMGR MODE(QUIESCE)", "immediate": "STOP QMGR MODE(FORCE)",
-            "preemptive": "CANCEL of the queue manager's address space"},
-    None: {"controlled": "endmqm -c", "immediate": "endmqm -i", "preemptive": "endmqm -p"},
-}
 
 
 #: the metrics that say how a run ended (run.json keeps them, for ``restart`` to say what it restarts after)
@@ -127,7 +123,7 @@ def ending_text(ending: dict) -> str:
                    ", no unit of work in flight")
 
 
-def later_ending(platform: str, how: str, indoubt: int = 0) -> dict:
+def later_ending(platform: Platform, how: str, indoubt: int = 0) -> dict:
     """run.json's ``ended`` after a command that started the queue manager on a run's files:
     ``restart`` (``mqlog restart``: recovery and its checkpoint, no shutdown after it) or
     ``controlled`` (an administrative command, which ends with a controlled shutdown). Restart
@@ -137,9 +133,9 @@ def later_ending(platform: str, how: str, indoubt: int = 0) -> dict:
             "uows_backed_out_at_stop": 0, "in_flight_at_end": "none"}
 
 
-def end_command(platform: str, mode: str) -> str:
+def end_command(platform: Platform, mode: str) -> str:
     """The platform's own command for a shutdown mode (``endmqm -i``, ``STOP QMGR MODE(FORCE)``)."""
-    return END_COMMANDS.get(platform, END_COMMANDS[None])[mode]
+    return platform.end_commands[mode]
 
 
 def _in_flight(qm: QueueManager) -> tuple[int, int]:
@@ -192,8 +188,8 @@ def run_workload(cfg: RunConfig, storage: Storage, progress: Callable[[float, in
     mode = cfg.end or "controlled"
     if mode not in END_MODES:
         raise MqlogError(f"end mode {mode!r}: give one of {', '.join(END_MODES)}")
-    # z/OS backs in-flight units out as it stops (module docstring); distributed leaves them to restart
-    back_out_at_stop = mode == "immediate" and cfg.platform == "zos"
+    # a platform that backs in-flight units out as it stops does so here; the others leave them to restart
+    back_out_at_stop = mode == "immediate" and qm.platform.stop_backs_out_in_flight
 
     def main():
         report = yield from qm.start()
@@ -324,7 +320,7 @@ def _ending(cfg: RunConfig, mode: str, qm: QueueManager, env, ended: dict, *, cr
         fate = "none"
     out = {
         "ended": how,
-        "end_command": end_command(cfg.platform, mode) if how in END_MODES else None,
+        "end_command": end_command(qm.platform, mode) if how in END_MODES else None,
         # the end command's (or the crash's) virtual time; for a run that failed part way, its end
         "ended_at_s": ended.get("command_us", env.now) / 1e6,
         "end_at_s": cfg.end_at_s,

@@ -83,7 +83,7 @@ def _administer(directory: Path, action):
         finally:
             storage.close()
         # it ended with a controlled shutdown: a later restart says so, not the run's own end
-        record_ending(directory, later_ending(run["platform"], "controlled", len(done[1].in_doubt())))
+        record_ending(directory, later_ending(done[1].platform, "controlled", len(done[1].in_doubt())))
         return done
 
 

@@ -357,6 +357,9 @@ def _run_in(directory: Path, platform_name, workload, sets, device, host, seed, 
                      history=history, continuing=True)
     recovery = {**(report.as_dict() if report is not None else {}), **(verdict.as_dict() if verdict else {}),
                 "changed": changed}
+    ending = run.get("ended") if isinstance(run.get("ended"), dict) else None  # (runs saved before it: none)
+    if ending is not None:
+        recovery["restarted_after"] = ending
     if result is not None:
         metrics = {**result.metrics, "restart": recovery}
         _echo_warnings(result.messages)
@@ -370,6 +373,10 @@ def _run_in(directory: Path, platform_name, workload, sets, device, host, seed, 
     if as_json:
         emit_json(metrics if result is not None else {"restart": recovery})
     else:
+        if ending is not None:
+            from mqlog.core.workload.run import ending_text
+
+            click.echo(f"restarting after {ending_text(ending)}")
         if changed:
             click.echo("changed at restart: " + ", ".join(f"{k} {a} -> {b}" for k, (a, b) in changed.items()))
         if report is not None:
@@ -448,7 +455,7 @@ def restart_cmd(directory: Path, verify: bool, restart_mode: str, sets, device, 
                   segment={"command": "restart", "changed": changed, "finished": True})
         from mqlog.core.workload.run import later_ending
 
-        record_ending(directory, later_ending(run["platform"], "restart", report.uows_indoubt))
+        record_ending(directory, later_ending(qm.platform, "restart", report.uows_indoubt))
     result = report.as_dict()
     result["changed"] = changed
     ending = run.get("ended") if isinstance(run.get("ended"), dict) else None  # (runs saved before it: none)
