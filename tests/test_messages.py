@@ -72,7 +72,8 @@ def test_zos_lines_carry_id_and_queue_manager_and_rbas_in_the_modes_width():
 
 
 def test_zos_long_uow_says_offloads_or_switches_as_archiving_is_on_or_off():
-    fields = {"uow": 0xA, "application": "APP", "checkpoints": 4, "first": 0, "times": 2}
+    # (as the core reports it: a unit's event carries ``begin``, its Begin record's address)
+    fields = {"uow": 0xA, "begin": 0x2000, "application": "APP", "checkpoints": 4, "first": 0, "times": 2}
     on = zos_console("CSQ1", rba_addressing(True), offload=True)("long-uow-at-switch", fields)
     off = zos_console("CSQ1", rba_addressing(True), offload=False)("long-uow-at-switch", fields)
     assert "AFTER 2 OFFLOADS" in on and "AFTER 2 ACTIVE LOG SWITCHES" in off

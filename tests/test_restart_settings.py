@@ -252,7 +252,7 @@ def test_a_carried_on_journal_knows_what_the_restart_decided():
     journal.crash()
     restarted = _Qm(Q={committed: MessageState.COMMITTED, lost: MessageState.COMMITTED})
     assert journal.verify(restarted).ok
-    journal.settle(restarted)
+    journal.settle(journal.settlement(restarted))
     # later, after more work, a restart finds one of them gone: that is now a loss, not a maybe
     later = _Qm(Q={committed: MessageState.COMMITTED})
     verdict = journal.verify(later)

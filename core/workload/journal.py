@@ -175,26 +175,34 @@ class Journal:
         self._open.clear()
         self._asked.clear()
 
-    def settle(self, qm) -> None:
-        """After a restart :meth:`verify` passed, learn from the recovered queues what the
+    def settlement(self, qm) -> dict:
+        """After a restart :meth:`verify` passed, what the recovered queues say of what the
         crash left open – a commit that may or may not have happened, a get outside syncpoint
-        whose message the application never saw – so that a workload carried on after the
-        restart (``mqlog run --in``) extends a journal whose every message is known: a later
-        verify then checks each old message exactly (there, or gone) instead of tolerating it
-        as maybe. Messages in doubt stay so: the coordinator, not the restart, resolves them."""
+        whose message the application never saw: ``{msg_id: (put, got)}`` for each message whose
+        fate the restart decided, for :meth:`settle`. Messages in doubt stay so: the
+        coordinator, not the restart, resolves them."""
         state = {msg_id: message.state for queue in qm.queues.values() for msg_id, message in queue.messages.items()}
         undecided = ("indoubt", "maybe_indoubt")
+        decided = {}
         for msg_id, m in self.messages.items():
             if not m.persistent or m.put in undecided or m.got in undecided:
                 continue  # (non-persistent ones are gone at every restart: verify keeps checking that)
             if state.get(msg_id) is MessageState.COMMITTED:
-                m.put, m.got = "committed", ""
+                decided[msg_id] = ("committed", "")
             elif msg_id not in state:
-                if m.put == "committed":
-                    m.got = "committed"  # consumed: by a get that committed, or one in flight the crash excused
-                else:
-                    m.put = "backed_out"
-        self._gets_in_flight.clear()  # the messages they may have taken are settled above
+                # consumed (by a get that committed, or one in flight the crash excused), or never put
+                decided[msg_id] = ("committed", "committed") if m.put == "committed" else ("backed_out", m.got)
+        return decided
+
+    def settle(self, decided: dict) -> None:
+        """Learn what a restart decided (:meth:`settlement`), so that a workload carried on after
+        it (``mqlog run --in``) extends a journal whose every message is known: a later verify
+        then checks each old message exactly (there, or gone) instead of tolerating it as maybe.
+        Takes data, not the queue manager, so that a recording journal can record it."""
+        for msg_id, (put, got) in decided.items():
+            m = self.messages[msg_id]
+            m.put, m.got = put, got
+        self._gets_in_flight.clear()  # the messages they may have taken are settled now
 
     def to_json(self) -> dict:
         """The journal as JSON-able data (after :meth:`crash`: nothing is in flight)."""

@@ -320,7 +320,7 @@ def _run_in(directory: Path, platform_name, workload, sets, device, host, seed, 
             restart.update(report=report, verdict=verdict, qm=qm)
             if not verdict.ok:
                 raise _NotVerified()
-            journal.settle(qm)
+            journal.settle(journal.settlement(qm))
             restart["run"] = restarted(directory, run, log=log_config, device=device, host=host, finished=False,
                                        journal_complete=False, workload=spec.workload, params=dict(spec.params),
                                        seed=seed, crashed=None,
