@@ -42,6 +42,28 @@ def mqlog(*args):
                           timeout=300)
 
 
+def kill_mqlog_when(args, ready) -> None:
+    """Start ``mqlog ARGS`` and kill -9 it as soon as ``ready()`` is true (polled): the first
+    kill -9 experiment an MQ person tries. The deadline is a safeguard against a hang, not a
+    timing assertion."""
+    import signal
+    import time
+
+    proc = subprocess.Popen([sys.executable, "-m", "mqlog", *map(str, args)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 120
+        while not ready():
+            assert proc.poll() is None, "the run ended before it could be killed"
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        os.kill(proc.pid, signal.SIGKILL)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+
+
 def sets(workload):
     return [x for item in SMALL[workload] for x in ("--set", item)]
 

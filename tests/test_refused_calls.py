@@ -150,31 +150,14 @@ def test_csq1logp_summary_shows_finished_urs_as_committed_and_only_incomplete_on
 
 
 def test_a_run_whose_process_was_killed_can_be_restarted_and_is_not_claimed_verified(tmp_path):
-    import os
-    import signal
-    import subprocess
-    import sys
-    import time
-
-    from test_cli_run import one_line_error
+    from test_cli_run import kill_mqlog_when, one_line_error
 
     out = tmp_path / "run"
-    proc = subprocess.Popen([sys.executable, "-m", "mqlog", "run", "--platform", "distributed", "--workload",
-                             "putget-pairs", "--set", "workload.messages_per_pair=10000000", "--out", str(out)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        # the queue's file exists once the queue manager's first checkpoint and the queue's
-        # definition are on disk: from then on there is a queue manager to recover
-        deadline = time.monotonic() + 120  # a safeguard against a hang, not a timing assertion
-        while not (out / "qm" / "PAIR.00000.mqq").exists():
-            assert proc.poll() is None, "the run ended before it could be killed"
-            assert time.monotonic() < deadline
-            time.sleep(0.05)
-        os.kill(proc.pid, signal.SIGKILL)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        proc.wait()
+    # the queue's file exists once the queue manager's first checkpoint and the queue's
+    # definition are on disk: from then on there is a queue manager to recover
+    kill_mqlog_when(["run", "--platform", "distributed", "--workload", "putget-pairs", "--set",
+                     "workload.messages_per_pair=10000000", "--out", out],
+                    lambda: (out / "qm" / "PAIR.00000.mqq").exists())
     run = json.loads((out / "run.json").read_text())
     assert run["finished"] is False and run["platform"] == "distributed"
     assert not (out / "journal.json").exists()

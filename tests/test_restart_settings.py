@@ -292,30 +292,14 @@ def test_a_crash_during_the_restart_of_run_in_is_recovered_by_the_next(tmp_path)
 
 
 def test_a_run_in_whose_process_is_killed_leaves_a_directory_that_says_it_cannot_be_verified(tmp_path):
-    import os
-    import signal
-    import subprocess
-    import sys
-    import time
+    from test_cli_run import kill_mqlog_when
 
     d = tmp_path / "qm"
     ok(mqlog("run", "--platform", "distributed", *PUTGET, "--out", d))
-    proc = subprocess.Popen([sys.executable, "-m", "mqlog", "run", "--in", d, "--workload", "putget-pairs",
-                             "--set", "workload.messages_per_pair=10000000"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        # run.json says the carried-on run is under way once the restart verified and before
-        # the workload's first call: kill it after that
-        deadline = time.monotonic() + 120  # a safeguard against a hang, not a timing assertion
-        while not run_json(d)["history"][-1]["command"] == "run --in":
-            assert proc.poll() is None, "the run ended before it could be killed"
-            assert time.monotonic() < deadline
-            time.sleep(0.05)
-        os.kill(proc.pid, signal.SIGKILL)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        proc.wait()
+    # run.json says the carried-on run is under way once the restart verified and before
+    # the workload's first call: kill it after that
+    kill_mqlog_when(["run", "--in", d, "--workload", "putget-pairs", "--set", "workload.messages_per_pair=10000000"],
+                    lambda: run_json(d)["history"][-1]["command"] == "run --in")
     run = run_json(d)
     assert not run["finished"] and not run["journal_complete"] and run["workload"] == "putget-pairs"
     # the old journal.json is still there, but it does not hold the killed run's messages
