@@ -164,7 +164,7 @@ def _messages_are_strings(value, where="$"):
 
 
 #: words that name a size or a time: a key holding one says its unit (README's --json contract)
-QUANTITY_WORDS = {"size", "time", "latency", "seconds", "position", "duration", "elapsed"}
+QUANTITY_WORDS = {"size", "time", "latency", "seconds", "position", "duration", "elapsed", "length"}
 #: the last word of a key that is a unit: microseconds, nanoseconds, milliseconds, seconds,
 #: bytes, pages (4 KiB), percent, a fraction (a ratio has none); rates end in one too (``mb_s``)
 UNIT_WORDS = {"us", "ns", "ms", "s", "bytes", "pages", "percent", "fraction", "sec"}

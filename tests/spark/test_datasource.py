@@ -135,9 +135,9 @@ def test_zos_rows_match_log_print(mqlog_spark, zos_run):
     assert len(rows) == printed["read"]["records_read"] == len(printed["records"])
     got = sorted((r.address, r.address_text, r.record_type, r.rm, r.uow, r.length, r.stamp, r.payload_length,
                   r.stored_length, r.codec) for r in rows)
-    want = sorted((p["rba"], p["rba_hex"], p["type"], p["rm"], p["uow"], p["length"], p["lrsn"],
-                   p.get("message_length") if p["type"] == "PUT" else None,
-                   p.get("stored_length") if p["type"] in ("PUT", "PUT_SEGMENT") else None,
+    want = sorted((p["rba"], p["rba_hex"], p["type"], p["rm"], p["uow"], p["length_bytes"], p["lrsn"],
+                   p.get("message_length_bytes") if p["type"] == "PUT" else None,
+                   p.get("stored_length_bytes") if p["type"] in ("PUT", "PUT_SEGMENT") else None,
                    p.get("codec") if p["type"] in ("PUT", "PUT_SEGMENT") else None) for p in printed["records"])
     assert got == want
     files = {r.file for r in rows}
@@ -315,7 +315,7 @@ def test_transforms_on_real_logs(mqlog_spark, zos_run, shunt_run):
     want = {}
     for p in shunts:
         n, b = want.get(p["uow"], (0, 0))
-        want[p["uow"]] = (n + 1, b + p["length"])
+        want[p["uow"]] = (n + 1, b + p["length_bytes"])
     assert got == want
     outcomes = {r.uow: r.outcome for r in T.uow_lifetimes(long_df).collect()}
     assert {outcomes[u] for u in want} <= {"backed_out", "in_flight", "committed"}

@@ -310,11 +310,11 @@ def test_shared_queue_puts_are_logged_uncompressed_and_private_ones_compressed()
     _, (a, _) = qsg_members(env)
     put_to_both(env, a, PADDED)
     puts = [r for r in log_records(a.platform.space, a.platform.addressing) if r.get("queue") and "codec" in r
-            and "message_length" in r]
+            and "message_length_bytes" in r]
     codecs = {(r["queue"], r["codec"]) for r in puts}
     assert codecs == {("SHARED.Q", "NONE"), ("PRIVATE.Q", "RLE")}  # read back from the log's bytes
-    assert all(r["stored_length"] == len(PADDED) for r in puts if r["queue"] == "SHARED.Q")
-    assert all(r["stored_length"] < len(PADDED) / 4 for r in puts if r["queue"] == "PRIVATE.Q")
+    assert all(r["stored_length_bytes"] == len(PADDED) for r in puts if r["queue"] == "SHARED.Q")
+    assert all(r["stored_length_bytes"] < len(PADDED) / 4 for r in puts if r["queue"] == "PRIVATE.Q")
     stats = a.platform.codec.stats()
     assert stats["QJSTCMPREQ"] == 3  # the private puts only: a shared put is no request
     assert stats["mqlog_cmp_shared_skipped"] == 3

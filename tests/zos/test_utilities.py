@@ -242,15 +242,15 @@ def test_compressed_puts_are_shown_expanded(scenario):
     for r in puts:
         queue, data = scenario.sent[r["msg_id"]]
         assert r["queue"] == queue
-        assert r["message_length"] == r["expanded_length"] == len(data)
+        assert r["message_length_bytes"] == r["expanded_length_bytes"] == len(data)
         assert r["data_prefix"] == data[:16].hex().upper()
         if queue == FILL:
-            assert r["codec"] == "NONE" and r["stored_length"] == len(data)
+            assert r["codec"] == "NONE" and r["stored_length_bytes"] == len(data)
         else:
-            assert r["codec"] == "RLE" and r["stored_length"] < len(data) // 10
+            assert r["codec"] == "RLE" and r["stored_length_bytes"] < len(data) // 10
     text = log_print(p.space, p.addressing, urid=_urid(p, scenario.ids["commit"]))
     r = next(r for r in puts if r["uow"] == scenario.ids["commit"])
-    assert f"DATA(RLE {r['stored_length']} -> {len(_padded(1))} BYTES)" in text
+    assert f"DATA(RLE {r['stored_length_bytes']} -> {len(_padded(1))} BYTES)" in text
 
 
 def test_log_print_text(scenario):
@@ -318,7 +318,7 @@ def test_statistics_checkpoints_and_compression_agree_with_what_happened(scenari
     datas = [data for _, data in scenario.sent.values()]
     assert s["QJSTCMPREQ"] == len(datas)
     assert s["QJSTCMPUNCMP"] == sum(len(d) for d in datas)
-    stored = sum(r["stored_length"] for r in records if r["type"] == "PUT")
+    stored = sum(r["stored_length_bytes"] for r in records if r["type"] == "PUT")
     assert s["QJSTCMPCOMP"] == stored < s["QJSTCMPUNCMP"]
     assert s["QJSTCMPFAIL"] == 80  # the random filler
     assert s["QJSTALW"] == 2 * s["mqlog_archive_offloads"] > 0

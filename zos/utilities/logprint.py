@@ -128,15 +128,15 @@ def _describe(record, addressing) -> dict:
     if isinstance(record, Begin):
         out["application"] = record.application
     elif isinstance(record, Put):
-        out.update(queue=record.queue, msg_id=record.msg_id.hex().upper(), message_length=record.message_length,
-                   stored_length=len(record.data), codec=Codec(record.codec).name, segments=record.segments)
+        out.update(queue=record.queue, msg_id=record.msg_id.hex().upper(), message_length_bytes=record.message_length,
+                   stored_length_bytes=len(record.data), codec=Codec(record.codec).name, segments=record.segments)
         if record.relogged:
             out["relogged"] = True
     elif isinstance(record, PutSegment):
         out.update(queue=record.queue, msg_id=record.msg_id.hex().upper(), index=record.index,
-                   offset=record.offset, stored_length=len(record.data), codec=Codec(record.codec).name)
+                   offset=record.offset, stored_length_bytes=len(record.data), codec=Codec(record.codec).name)
     elif isinstance(record, Get):
-        out.update(queue=record.queue, msg_id=record.msg_id.hex().upper(), message_length=record.message_length)
+        out.update(queue=record.queue, msg_id=record.msg_id.hex().upper(), message_length_bytes=record.message_length)
         if record.relogged:
             out["relogged"] = True
     elif isinstance(record, Prepare):
@@ -150,7 +150,7 @@ def _describe(record, addressing) -> dict:
     elif isinstance(record, Clr):
         out.update(action=_name(ClrAction, record.action), undoes=fmt(record.undoes),
                    undo_next=None if record.undo_next == NO_ADDRESS else fmt(record.undo_next),
-                   queue=record.queue, msg_id=record.msg_id.hex().upper(), message_length=record.message_length)
+                   queue=record.queue, msg_id=record.msg_id.hex().upper(), message_length_bytes=record.message_length)
     elif isinstance(record, CheckpointBegin):
         out["number"] = record.number
     elif isinstance(record, CheckpointEnd):
@@ -165,7 +165,7 @@ def _describe(record, addressing) -> dict:
         out.update(action=_name(ObjectAction, record.action), object_type=_name(ObjectType, record.object_type),
                    name=record.name, attributes=record.attributes)
     elif isinstance(record, OpaqueRecord):
-        out["body_length"] = len(record.body)
+        out["body_length_bytes"] = len(record.body)
     else:  # a platform record class registered by its format module (shunt, page-set control ...)
         for key in ("index", "count", "number"):
             if isinstance(getattr(record, key, None), int):
@@ -173,7 +173,7 @@ def _describe(record, addressing) -> dict:
         shunted = getattr(record, "shunted", None)
         if shunted is not None:
             out["operations"] = [{"queue": getattr(op, "queue", ""), "address": fmt(getattr(op, "address", 0)),
-                                  "length": getattr(op, "length", 0)} for op in shunted]
+                                  "length_bytes": getattr(op, "length", 0)} for op in shunted]
         for key in ("pagesets", "entries", "queues"):
             value = getattr(record, key, None)
             if isinstance(value, (tuple, list)):
@@ -247,7 +247,7 @@ def _scan(space: ZosLogSpace, addressing, codec, *, rba_start=None, rba_end=None
             begins[uow] = address
         entry = {"rba": address, "rba_hex": fmt(address), "type": _code_name(_TYPE_NAMES, _type_code(record)),
                  "rm": _code_name(_RM_NAMES, _rm_code(record)), "uow": uow, **_urid(begins, uow, fmt),
-                 "lrsn": record.stamp, "length": len(record.to_bytes()),
+                 "lrsn": record.stamp, "length_bytes": len(record.to_bytes()),
                  "prev": None if record.prev == NO_ADDRESS else fmt(record.prev)}
         entry.update(_describe(record, addressing))
         for u in entry.get("uows", ()) if isinstance(entry.get("uows"), list) else ():
@@ -299,7 +299,7 @@ def _expand_put(codec, record: Put, entry: dict, pending: dict) -> None:
         except LogFormatError as exc:
             entry["expand_error"] = exc.reason if hasattr(exc, "reason") else str(exc)
             return
-        entry["expanded_length"] = len(data)
+        entry["expanded_length_bytes"] = len(data)
         entry["data_prefix"] = data[:16].hex().upper()
         return
     pending[(record.uow, record.msg_id)] = {"entry": entry, "parts": [record.data], "record": record}
@@ -320,7 +320,7 @@ def _expand_segment(codec, record: PutSegment, pending: dict) -> None:
     except LogFormatError as exc:
         entry["expand_error"] = exc.reason if hasattr(exc, "reason") else str(exc)
         return
-    entry["expanded_length"] = len(data)
+    entry["expanded_length_bytes"] = len(data)
     entry["data_prefix"] = data[:16].hex().upper()
 
 
@@ -356,9 +356,9 @@ def log_records(space: ZosLogSpace, addressing, codec=None, *, rba_start: int | 
 
     Every dict has ``rba`` (int) and ``rba_hex``, ``type``, ``rm``, ``uow`` (the unit's
     number in the record, 0: none), ``urid`` (the RBA of the unit's Begin record: its URID,
-    None if none or no longer on the log) and ``urid_hex``, ``lrsn``, ``length`` (bytes on the log) and ``prev``; then the record's own
-    fields. A put has ``message_length`` (before compression), ``stored_length``, ``codec``
-    and, once expanded, ``expanded_length`` and ``data_prefix`` (first 16 bytes, hex).
+    None if none or no longer on the log) and ``urid_hex``, ``lrsn``, ``length_bytes`` (bytes on the log) and ``prev``; then the record's own
+    fields. A put has ``message_length_bytes`` (before compression), ``stored_length_bytes``, ``codec``
+    and, once expanded, ``expanded_length_bytes`` and ``data_prefix`` (first 16 bytes, hex).
     ``codec`` (a CompLogCodec; None: a new one) expands compressed data and counts it."""
     return _scan(space, addressing, codec, rba_start=rba_start, rba_end=rba_end, urid=urid, queue=queue)["records"]
 
@@ -409,24 +409,24 @@ def _detail_lines(entry: dict) -> list[str]:
     if t == "BEGIN":
         lines.append(f"APPLICATION({entry['application']})")
     elif t == "PUT":
-        if "expanded_length" in entry:
-            data = f"DATA({entry['codec']} {entry['stored_length']} -> {entry['expanded_length']} BYTES)"
+        if "expanded_length_bytes" in entry:
+            data = f"DATA({entry['codec']} {entry['stored_length_bytes']} -> {entry['expanded_length_bytes']} BYTES)"
         elif "expand_error" in entry:
-            data = f"DATA({entry['codec']} {entry['stored_length']} BYTES, NOT EXPANDABLE: {entry['expand_error']})"
+            data = f"DATA({entry['codec']} {entry['stored_length_bytes']} BYTES, NOT EXPANDABLE: {entry['expand_error']})"
         else:
-            data = f"DATA({entry['codec']} {entry['stored_length']} BYTES STORED, " \
-                   f"{entry['message_length']} EXPANDED; SEGMENTS NOT ALL READ)"
+            data = f"DATA({entry['codec']} {entry['stored_length_bytes']} BYTES STORED, " \
+                   f"{entry['message_length_bytes']} EXPANDED; SEGMENTS NOT ALL READ)"
         lines.append(f"QUEUE({entry['queue']}) MSGID({entry['msg_id']})")
         extra = f" SEGMENTS({entry['segments']})" if entry["segments"] > 1 else ""
-        lines.append(f"{data} MESSAGE LENGTH({entry['message_length']}){extra}"
+        lines.append(f"{data} MESSAGE LENGTH({entry['message_length_bytes']}){extra}"
                      + (" RELOGGED" if entry.get("relogged") else ""))
         if "data_prefix" in entry:
             lines.append(f"DATA START X'{entry['data_prefix']}'")
     elif t == "PUT_SEGMENT":
         lines.append(f"QUEUE({entry['queue']}) MSGID({entry['msg_id']}) SEGMENT({entry['index']}) "
-                     f"OFFSET({entry['offset']}) STORED({entry['codec']} {entry['stored_length']} BYTES)")
+                     f"OFFSET({entry['offset']}) STORED({entry['codec']} {entry['stored_length_bytes']} BYTES)")
     elif t == "GET":
-        lines.append(f"QUEUE({entry['queue']}) MSGID({entry['msg_id']}) MESSAGE LENGTH({entry['message_length']})"
+        lines.append(f"QUEUE({entry['queue']}) MSGID({entry['msg_id']}) MESSAGE LENGTH({entry['message_length_bytes']})"
                      + (" RELOGGED" if entry.get("relogged") else ""))
     elif t == "PREPARE":
         lines.append(f"XID(X'{entry['xid']}')" + (" RELOGGED" if entry.get("relogged") else ""))
@@ -437,7 +437,7 @@ def _detail_lines(entry: dict) -> list[str]:
     elif t == "CLR":
         lines.append(f"COMPENSATES({entry['undoes']}) ACTION({entry['action']}) "
                      f"UNDO NEXT({entry['undo_next'] or 'NONE'})")
-        lines.append(f"QUEUE({entry['queue']}) MSGID({entry['msg_id']}) MESSAGE LENGTH({entry['message_length']})")
+        lines.append(f"QUEUE({entry['queue']}) MSGID({entry['msg_id']}) MESSAGE LENGTH({entry['message_length_bytes']})")
     elif t == "CHECKPOINT_BEGIN":
         lines.append(f"CHECKPOINT NUMBER({entry['number']})")
     elif t == "CHECKPOINT_END":
@@ -454,11 +454,11 @@ def _detail_lines(entry: dict) -> list[str]:
             lines.append(f"  {entry['attributes']}")
     else:
         fields = " ".join(f"{k.upper()}({v})" for k, v in entry.items()
-                          if k in ("index", "count", "number", "body_length", "pagesets", "entries", "queues"))
+                          if k in ("index", "count", "number", "body_length_bytes", "pagesets", "entries", "queues"))
         if fields:
             lines.append(fields)
         for op in entry.get("operations", []) if isinstance(entry.get("operations"), list) else []:
-            lines.append(f"  QUEUE({op['queue']}) ORIGINAL({op['address']}) LENGTH({op['length']})")
+            lines.append(f"  QUEUE({op['queue']}) ORIGINAL({op['address']}) LENGTH({op['length_bytes']})")
     return lines
 
 
@@ -492,7 +492,7 @@ def log_print(space: ZosLogSpace, addressing, codec=None, *, rba_start: int | No
     if "records" in report:
         for e in report["records"]:
             head = (f"{e['rba_hex']}  URID({_urid_text(e)}) RM({e['rm']}) TYPE({e['type']})"
-                    + (f" LRSN({e['lrsn']:X})" if e["lrsn"] else "") + f" LENGTH({e['length']})")
+                    + (f" LRSN({e['lrsn']:X})" if e["lrsn"] else "") + f" LENGTH({e['length_bytes']})")
             out.append(head)
             if detail:
                 out.extend(indent + line for line in _detail_lines(e))
