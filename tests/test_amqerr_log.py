@@ -37,7 +37,7 @@ def test_error_log_entries_are_stamped_from_the_virtual_clock_and_a_restart_come
         run = mqlog("run", *TOO_BIG, "--crash-at", "end", "--out", out, "--json")
         assert run.returncode == 0, run.stderr
         ran = _entries(out / "AMQERR01.LOG")
-        restart = mqlog("restart", out)
+        restart = mqlog("restart", out, "--verify")
         assert restart.returncode == 0, restart.stderr
         runs.append((out, json.loads(run.stdout), ran, _entries(out / "AMQERR01.LOG"), restart.stdout,
                      (out / "AMQERR01.LOG").read_bytes()))
@@ -53,6 +53,6 @@ def test_error_log_entries_are_stamped_from_the_virtual_clock_and_a_restart_come
     # the message lines are what restart printed, in order
     assert [m for _, m in restarted] == [line for line in restart_out.splitlines() if line.startswith("AMQ")]
     # a second restart goes on after the first
-    assert mqlog("restart", out).returncode == 0
+    assert mqlog("restart", out, "--verify").returncode == 0
     again = _entries(out / "AMQERR01.LOG")[len(after):]
     assert again and again[0][0] > after[-1][0]

@@ -49,7 +49,7 @@ def test_enumerated_values_are_read_in_any_case_and_printed_canonically():
 def test_restart_mode_is_read_in_any_case(tmp_path):
     out = mqlog("run", "--platform", "distributed", *SMALL, "--out", tmp_path / "r", "--crash-at", "end")
     assert out.returncode == 0, out.stderr
-    out = mqlog("restart", tmp_path / "r", "--restart-mode", "LEGACY", "--json")
+    out = mqlog("restart", tmp_path / "r", "--restart-mode", "LEGACY", "--verify", "--json")
     assert out.returncode == 0, out.stderr
 
 

@@ -252,8 +252,8 @@ def test_a_user_device_profile_carries_over_to_restart(tmp_path):
     fast = mqlog("run", "--platform", "reference", "--workload", "putget-pairs", *sets("putget-pairs"),
                  "--crash-after-writes", "20", "--out", tmp_path / "fast")
     assert fast.returncode == 0
-    slow_restart = json.loads(mqlog("restart", tmp_path / "run", "--json").stdout)
-    fast_restart = json.loads(mqlog("restart", tmp_path / "fast", "--json").stdout)
+    slow_restart = json.loads(mqlog("restart", tmp_path / "run", "--verify", "--json").stdout)
+    fast_restart = json.loads(mqlog("restart", tmp_path / "fast", "--verify", "--json").stdout)
     assert slow_restart["restart_virtual_s"] > 10 * fast_restart["restart_virtual_s"]
 
 
@@ -559,7 +559,7 @@ def test_a_run_directory_in_use_is_refused_not_shared(tmp_path):
                   "--crash-after-writes", "30", "--out", out)
     assert first.returncode == 0, first.stderr
     with locked(out):
-        busy = mqlog("restart", out)
+        busy = mqlog("restart", out, "--verify")
         assert busy.returncode == 2 and "in use" in busy.stderr
     assert mqlog("restart", out, "--verify").returncode == 0
 

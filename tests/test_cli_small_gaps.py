@@ -135,8 +135,8 @@ def test_restart_json_words_the_end_of_the_log_as_its_text_does(tmp_path):
         out = mqlog("run", *BIG, "--crash-at", at, "--out", run)
         assert out.returncode == 0, out.stderr
         shutil.copytree(run, tmp_path / "copy")
-        text = mqlog("restart", run)
-        document = mqlog("restart", tmp_path / "copy", "--json")
+        text = mqlog("restart", run, "--verify")
+        document = mqlog("restart", tmp_path / "copy", "--verify", "--json")
         shutil.rmtree(tmp_path / "copy")
         assert text.returncode == 0 and document.returncode == 0, (text.stderr, document.stderr)
         end = json.loads(document.stdout)["end_of_log"]

@@ -110,7 +110,7 @@ def test_a_writer_is_refused_while_a_reader_holds_the_directory(runs, tmp_path, 
             code, _, err = mqlog(capsys, *argv)
             assert code == 2 and f"{directory} is in use: another mqlog command is reading it" in err, err
     assert {p.name: p.read_bytes() for p in (directory / "qm").iterdir()} == before  # nothing written
-    assert mqlog(capsys, "restart", directory)[0] == 0
+    assert mqlog(capsys, "restart", directory, "--verify")[0] == 0
 
 
 def test_a_restart_holds_the_lock_from_reading_run_json(runs, tmp_path, capsys, monkeypatch):
@@ -130,7 +130,7 @@ def test_a_restart_holds_the_lock_from_reading_run_json(runs, tmp_path, capsys, 
         return real(d)
 
     monkeypatch.setattr(cli, "_load_run", load_run)
-    assert mqlog(capsys, "restart", directory)[0] == 0
+    assert mqlog(capsys, "restart", directory, "--verify")[0] == 0
     assert seen[-1] == "locked"
 
 

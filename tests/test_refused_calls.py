@@ -102,7 +102,7 @@ def test_a_log_that_simply_ends_at_restart_reads_as_a_clean_end_not_damage(tmp_p
     run = mqlog("run", "--platform", "distributed", "--workload", "putget-pairs", "--set", "workload.messages_per_pair=50",
                 "--crash-after-writes", "37", "--out", out)
     assert run.returncode == 0, run.stderr
-    restart = mqlog("restart", out)
+    restart = mqlog("restart", out, "--verify")
     assert restart.returncode == 0, restart.stderr
     line = next(x for x in restart.stdout.splitlines() if x.startswith("AMQ7230I"))
     assert "The log ends: end of written log at LSN <0:0:0:" in line and "damaged or torn" not in line

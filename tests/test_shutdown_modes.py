@@ -145,7 +145,7 @@ def test_restart_says_what_it_restarts_after_and_run_json_stays_true(tmp_path):
     first = mqlog("restart", tmp_path / "stop", "--verify")
     assert first.returncode == 0, first.stderr
     assert first.stdout.splitlines()[0].startswith("restarting after a preemptive shutdown (endmqm -p) at 0.010000")
-    again = mqlog("restart", tmp_path / "stop", "--json")
+    again = mqlog("restart", tmp_path / "stop", "--verify", "--json")
     assert json.loads(again.stdout)["restarted_after"]["ended"] == "restart"
     assert mqlog("rcdmqimg", tmp_path / "stop", "FILL.0000").returncode == 0
     last = mqlog("restart", tmp_path / "stop", "--verify")

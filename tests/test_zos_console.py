@@ -90,7 +90,7 @@ def test_job_log_lines_carry_virtual_times_that_never_go_back_and_a_restart_come
         run = mqlog("run", *LONG_UOW, "--crash-at", "end", "--out", out, "--json")
         assert run.returncode == 0, run.stderr
         ran = _stamped(out)
-        restart = mqlog("restart", out)
+        restart = mqlog("restart", out, "--verify")
         assert restart.returncode == 0, restart.stderr
         runs.append((out, json.loads(run.stdout), ran, _stamped(out)))
     out, metrics, ran, after = runs[0]

@@ -174,7 +174,7 @@ def test_kept_runs_are_run_directories_the_tools_read(kept):
     for row in rows:
         run = runs / row["config_name"]
         assert json.loads((run / "metrics.json").read_text())["physical_bytes"] == row["physical_bytes"]
-        out = subprocess.run([sys.executable, "-m", "mqlog", "restart", str(run)], capture_output=True, text=True,
+        out = subprocess.run([sys.executable, "-m", "mqlog", "restart", str(run), "--verify"], capture_output=True, text=True,
                              timeout=300)
         # a clean shutdown's log: restart finds nothing to do and the journal verifies
         assert out.returncode == 0, out.stderr

@@ -288,7 +288,7 @@ def test_a_directory_written_after_planning_is_not_read_with_the_old_plan(dist_r
     directory = shutil.copytree(dist_run, tmp_path / "dist")
     reader = MqlogReader(str(directory), FAILFAST)
     parts = reader.partitions()
-    subprocess.run([PY, "-m", "mqlog", "restart", str(directory)], check=True, capture_output=True, timeout=300)
+    subprocess.run([PY, "-m", "mqlog", "restart", str(directory), "--verify"], check=True, capture_output=True, timeout=300)
     with pytest.raises(MqlogError, match="read it again"):
         list(reader.read(parts[0]))
     assert list(reader.read(reader.partitions()[0]))
