@@ -5,6 +5,7 @@ long-run estimate, ``devices`` fitting the terminal and ``print``'s archive log.
 
 from __future__ import annotations
 
+from test_cli_json import TINY_CASES
 from test_cli_run import mqlog, one_line_error
 
 SMALL = ("--workload", "putget-pairs", "--set", "workload.pairs=1", "--set", "workload.messages_per_pair=3")
@@ -70,20 +71,8 @@ name = "dist"
 platform = "distributed"
 '''
 
-CASES = '''[T1]
-title = "a tiny case"
-source = "nobody: a test"
-[T1.runs.sw]
-workload = "putget"
-params = { apps = 1, messages = MESSAGES, message_size = 100 }
-[[T1.figures]]
-name = "got_per_put"
-compute = "ratio"
-num = "sw.messages_got"
-den = "sw.messages_put"
-ibm = 1.0
-tolerance = 0.1
-'''
+# test_cli_json's tiny calibration case, with its message count to be filled in
+CASES = TINY_CASES.lstrip().replace("messages = 10,", "messages = MESSAGES,")
 
 
 def _sweep(tmp_path, **values):

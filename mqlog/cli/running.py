@@ -450,12 +450,13 @@ def restart_cmd(directory: Path, verify: bool, restart_mode: str, sets, device, 
             bar.close()
             storage.close()
         append_messages(directory, qm.platform, report.messages)
-        # the queue manager now runs with these settings: the next command starts it so
-        restarted(directory, run, log=log_config, device=device, host=host, finished=True,
-                  segment={"command": "restart", "changed": changed, "finished": True})
         from mqlog.core.workload.run import later_ending
 
-        record_ending(directory, later_ending(qm.platform, "restart", report.uows_indoubt))
+        # the queue manager now runs with these settings, and last stopped after this restart:
+        # the next command starts it so, and says so (run.json written once)
+        restarted(directory, run, log=log_config, device=device, host=host, finished=True,
+                  ended=later_ending(qm.platform, "restart", report.uows_indoubt),
+                  segment={"command": "restart", "changed": changed, "finished": True})
     result = report.as_dict()
     result["changed"] = changed
     ending = run.get("ended") if isinstance(run.get("ended"), dict) else None  # (runs saved before it: none)
