@@ -77,6 +77,19 @@ def test_immediate_mid_run_refuses_later_calls_and_backs_out_the_units_in_flight
 
 
 @pytest.mark.parametrize("platform", PLATFORMS)
+@pytest.mark.parametrize("workload, applications", [(FILL, 2 + 1), (BUSY, 3 + 3)], ids=["log-fill", "requester-responder"])
+def test_an_application_ends_at_the_first_call_an_immediate_end_refuses(tmp_path, platform, workload, applications):
+    """IBM's programmer response to 2162: "The application should tidy up and end" – so each
+    application is refused once at most (log-fill: the filler, part way through its unit of
+    100 puts, is refused one put, not the rest of them and its commit), and the journal of what
+    the refused calls were told still checks every message at restart."""
+    m = run(tmp_path, "immediate", platform, *workload, "--end", "immediate", "--end-at", "0.01")
+    assert set(m["failed_calls"]) == {"MQRC_Q_MGR_STOPPING"}
+    assert 0 < m["failed_calls"]["MQRC_Q_MGR_STOPPING"]["calls"] <= applications
+    restart(tmp_path, "immediate")
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
 def test_preemptive_mid_run_needs_recovery_from_the_log(tmp_path, platform):
     controlled = run(tmp_path, "controlled", platform, *BUSY, "--end", "controlled", "--end-at", "0.02")
     m = run(tmp_path, "preemptive", platform, *BUSY, "--end", "preemptive", "--end-at", "0.02")
