@@ -21,11 +21,11 @@ issued") is the same: "The application should tidy up and end" (IBM MQ docs, API
 q042200_ and q042210_); a unit of work the queue manager coordinates "is backed out
 automatically". So an :class:`App` whose call is refused with either journals and counts the
 call as it does any refusal and then raises :class:`ApplicationEnded`, which the wrapper every
-application runs in (:meth:`Context.start`, and :func:`applications` around the workload itself, where
-applications run inline) catches: the application's process ends cleanly at its first such
-refusal, whatever loop it is in, and issues nothing more – not even MQDISC, which the stopping
-queue manager would refuse too. Each application so counts at most one refused call of an
-end, as a real one does.
+application runs in catches (:meth:`Context.start`, and :func:`applications` around the
+workload itself, where applications run inline): the application's process ends cleanly at its
+first such refusal, whatever loop it is in, and issues nothing more – not even MQDISC, which
+the stopping queue manager would refuse too. Each application so counts at most one refused
+call of an end, as a real one does.
 """
 
 from __future__ import annotations
@@ -51,8 +51,8 @@ ENDING_REASONS = (Reason.MQRC_Q_MGR_QUIESCING, Reason.MQRC_Q_MGR_STOPPING)
 class ApplicationEnded(Exception):
     """An application's call was refused because the queue manager is ending, and the
     application ends: raised by :class:`App` once the call is journalled and counted, caught by
-    the wrapper the application runs in (:meth:`Context.start`, :func:`applications`). Never leaves a
-    workload."""
+    the wrapper the application runs in (:meth:`Context.start`, :func:`applications`). Never
+    leaves a workload."""
 
 
 @attrs.define
