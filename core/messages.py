@@ -171,8 +171,8 @@ REFERENCE_MESSAGES: dict[str, tuple[Message, ...]] = {
     **{event: () for event in (
         "checkpoint", "image-failed", "log-disk-full", "log-full", "log-full-housekeeping",
         "log-full-long-uow", "long-uow-at-switch", "media-extent", "media-image",
-        "object-damaged", "object-recreated", "restart-extent", "rollforward-no-room",
-        "shunt-failed", "uow-shunted")},
+        "object-damaged", "object-recreated", "qm-ended", "qm-stopping", "restart-extent",
+        "rollforward-no-room", "shunt-failed", "uow-shunted")},
 }
 
 REFERENCE_CONSOLE = MessageTable(REFERENCE_MESSAGES, layout="{text}")

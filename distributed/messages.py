@@ -57,6 +57,13 @@ MESSAGES: dict[str, tuple[Message, ...]] = {
     "restart-complete": (
         Message("AMQ8003I", "IBM MQ queue manager '{qm}' started ({seconds:.6f} virtual seconds)."),
     ),
+    # endmqm -c or -i has ended the queue manager (after its shutdown checkpoint): IBM's
+    # AMQ8004I, "IBM MQ queue manager <insert_5> ended." (severity 0, AMQ8xxx: Administration,
+    # IBM MQ 9.2 docs, amq8), as MQ writes it to AMQERR01.LOG and a container's output, e.g.
+    # "AMQ8004I: IBM MQ queue manager 'QM1' ended.". Nothing when the command is accepted (IBM
+    # documents no message for it), nor after endmqm -p, which kills the processes before they
+    # could say anything (no documented message either): the model says nothing it cannot cite.
+    "qm-ended": (Message("AMQ8004I", "IBM MQ queue manager '{qm}' ended."),),
     "uow-rolled-back": (
         Message("AMQ7469", "Transactions rolled back to release log space. Unit of work {uow:X} "
                            "of application {application} was rolled back."),
@@ -112,7 +119,7 @@ MESSAGES: dict[str, tuple[Message, ...]] = {
     "extent-archived-again": (Message("", "Log extent {extent} was already marked as archived."),),
     # reported, but not written to the error log
     **{event: () for event in (
-        "checkpoint", "extent-reusable", "image-failed", "long-uow-at-switch",
+        "checkpoint", "extent-reusable", "image-failed", "long-uow-at-switch", "qm-stopping",
         "secondary-released", "shunt-failed", "uow-shunted")},
 }
 

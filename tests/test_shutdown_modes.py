@@ -5,6 +5,7 @@ calls after it and to the units of work in flight, and that every restart after 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -74,6 +75,19 @@ def test_immediate_mid_run_refuses_later_calls_and_backs_out_the_units_in_flight
     else:
         # STOP QMGR MODE(FORCE): active threads are backed out before the shutdown checkpoint
         assert m["uows_backed_out_at_stop"] == in_flight and report["uows_backed_out"] == 0
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+@pytest.mark.parametrize("workload, applications", [(FILL, 2 + 1), (BUSY, 3 + 3)], ids=["log-fill", "requester-responder"])
+def test_an_application_ends_at_the_first_call_an_immediate_end_refuses(tmp_path, platform, workload, applications):
+    """IBM's programmer response to 2162: "The application should tidy up and end" – so each
+    application is refused once at most (log-fill: the filler, part way through its unit of
+    100 puts, is refused one put, not the rest of them and its commit), and the journal of what
+    the refused calls were told still checks every message at restart."""
+    m = run(tmp_path, "immediate", platform, *workload, "--end", "immediate", "--end-at", "0.01")
+    assert set(m["failed_calls"]) == {"MQRC_Q_MGR_STOPPING"}
+    assert 0 < m["failed_calls"]["MQRC_Q_MGR_STOPPING"]["calls"] <= applications
+    restart(tmp_path, "immediate")
 
 
 @pytest.mark.parametrize("platform", PLATFORMS)
@@ -151,3 +165,52 @@ def test_restart_says_what_it_restarts_after_and_run_json_stays_true(tmp_path):
     last = mqlog("restart", tmp_path / "stop", "--verify")
     assert last.returncode == 0, last.stderr
     assert last.stdout.splitlines()[0] == "restarting after a controlled shutdown (endmqm -c), no unit of work in flight"
+
+
+#: what each platform's console says of an end command: when it is accepted, and when the queue
+#: manager has ended (distributed: AMQ8004I only; z/OS: STOP QMGR's CSQY002I, then CSQ9022I and
+#: CSQ3104I); a kill (endmqm -p, a CANCEL) or a crash says none of them
+STOPPING = {"distributed": [], "zos": ["CSQY002I"]}
+ENDED = {"distributed": ["AMQ8004I"], "zos": ["CSQ9022I", "CSQ3104I"]}
+_JOB_LOG_LINE = re.compile(r"^(\d\d)\.(\d\d)\.(\d\d)\.(\d{6}) (CSQ\w+) ", re.MULTILINE)
+_AMQERR_ENTRY = re.compile(r"Time\(2026-01-01T(\d\d):(\d\d):(\d\d)\.(\d{6})Z\)\n\n(AMQ\w+)")
+
+
+def console(directory: Path, platform: str) -> list[tuple[float, str]]:
+    """Each message of the run directory's error log: (its stamp in virtual seconds, its id)."""
+    path = directory / ("AMQERR01.LOG" if platform == "distributed" else "CSQMSTR.JESMSGLG")
+    text = path.read_text() if path.is_file() else ""
+    found = (_AMQERR_ENTRY if platform == "distributed" else _JOB_LOG_LINE).findall(text)
+    return [(int(h) * 3600 + int(m) * 60 + int(s) + int(us) / 1e6, msg_id) for h, m, s, us, msg_id in found]
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+@pytest.mark.parametrize("end", [["--end", "controlled", "--end-at", "0.01"], ["--end", "immediate", "--end-at", "0.01"],
+                                 []], ids=["controlled", "immediate", "default"])
+def test_the_console_says_the_end_was_accepted_and_the_queue_manager_ended_at_their_times(tmp_path, platform, end):
+    m = run(tmp_path, "ended", platform, *FILL, *end)
+    said = console(tmp_path / "ended", platform)
+    ids = [msg_id for _, msg_id in said]
+    # each once, the ended lines last, everything in time order
+    assert [i for i in ids if i in STOPPING[platform] + ENDED[platform]] == STOPPING[platform] + ENDED[platform]
+    assert ids[-len(ENDED[platform]):] == ENDED[platform]
+    assert [t for t, _ in said] == sorted(t for t, _ in said)
+    at = dict((msg_id, t) for t, msg_id in said)
+    # accepted when the command was issued; ended when the shutdown (its checkpoint) was done
+    assert all(abs(at[i] - m["ended_at_s"]) <= 1e-6 for i in STOPPING[platform])
+    assert all(abs(at[i] - m["virtual_s"]) <= 1e-6 for i in ENDED[platform])
+    assert m["ended_at_s"] < m["virtual_s"]
+    restart(tmp_path, "ended")  # the restart's lines follow, later
+    after = console(tmp_path / "ended", platform)
+    assert after[:len(said)] == said and len(after) > len(said) and after[len(said)][0] > said[-1][0]
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+@pytest.mark.parametrize("end", [["--end", "preemptive", "--end-at", "0.01"], ["--end", "preemptive"],
+                                 ["--crash-at", "0.01"], ["--crash-at", "end"]],
+                         ids=["preemptive", "preemptive-at-end", "crash", "crash-at-end"])
+def test_a_kill_or_a_crash_leaves_no_end_messages(tmp_path, platform, end):
+    m = run(tmp_path, "killed", platform, *FILL, *end)
+    assert m["ended"] in ("preemptive", "crash")
+    ids = [msg_id for _, msg_id in console(tmp_path / "killed", platform)]
+    assert not set(ids) & set(STOPPING[platform] + ENDED[platform]), ids

@@ -61,6 +61,19 @@ MESSAGES: dict[str, tuple[Message, ...]] = {
         Message("CSQR006I", "RESTART - BACKWARD RECOVERY COMPLETE - INFLIGHT=0, IN BACKOUT=0"),
     ),
     "restart-complete": (Message("CSQR002I", "RESTART COMPLETED"),),
+    # STOP QMGR, as IBM's "Stop messages" (MQ for z/OS System Setup Guide, "Stopping a queue
+    # manager") lists them and the CSQY and CSQ9 message pages explain them: CSQY002I when "the
+    # STOP QMGR command is accepted" (csq_y: "Message CSQ9022I is issued when the queue manager
+    # shutdown process has completed"), then, when it has, CSQ9022I from CSQYASCP and CSQ3104I
+    # from CSQ3EC0X. Left out: CSQY009I before CSQY002I ("' STOP QMGR' COMMAND ACCEPTED FROM
+    # USER(userid), STOP MODE(...)"), as the model has no user to name, and CSQ3100I ("SUBSYSTEM
+    # ssnm READY FOR START COMMAND"), which the subsystem, not the queue manager, writes. A
+    # CANCEL of the address space (the preemptive end) issues no STOP QMGR: none of these.
+    "qm-stopping": (Message("CSQY002I", "QUEUE MANAGER STOPPING"),),
+    "qm-ended": (
+        Message("CSQ9022I", "CSQYASCP ' STOP QMGR' NORMAL COMPLETION"),
+        Message("CSQ3104I", "CSQ3EC0X - TERMINATION COMPLETE"),
+    ),
     "CSQJ001I": (
         Message("CSQJ001I", "CURRENT COPY {copy} ACTIVE LOG DATA SET IS DSNAME={dsname}, "
                             "STARTRBA={start:rba} ENDRBA={end:rba}"),

@@ -191,8 +191,10 @@ class QueueManager(UnitsOfWorkMixin, LogSpaceMixin, CheckpointMixin, ShuntingMix
         modelled as getting with MQGMO_FAIL_IF_QUIESCING (IBM's advice for a getting loop,
         which would otherwise hold a controlled shutdown for ever). Either way, MQGETs waiting
         now are woken to be refused (IBM, 2162: "the wait has been canceled"). Calls already
-        past their entry complete (:meth:`calls_finished`)."""
+        past their entry complete (:meth:`calls_finished`). The platform's console says the
+        command was accepted (``qm-stopping``), now."""
         self.ending = mode
+        self.say("qm-stopping", mode=mode)
         for name in sorted(self.queues):
             queue = self.queues[name]
             getters, queue.getters = queue.getters, []
@@ -236,7 +238,10 @@ class QueueManager(UnitsOfWorkMixin, LogSpaceMixin, CheckpointMixin, ShuntingMix
         Where the platform takes media images, empty queues are imaged first (as MQ does at
         every shutdown): cheap, and their media recovery records move up to now. The space's
         background copies in progress (z/OS archive offloads) finish before it ends, so a
-        clean shutdown leaves none half done (the writer fails the shutdown if one failed)."""
+        clean shutdown leaves none half done (the writer fails the shutdown if one failed).
+        After an end command (:meth:`end`) the platform's console says the queue manager has
+        ended (``qm-ended``), when it has: an administrative command's own stop, which no
+        operator's command began, says nothing."""
         if self.platform.media is not None:
             from mqlog.core.objects.media import MediaRecoveryError, record_image
 
@@ -252,6 +257,8 @@ class QueueManager(UnitsOfWorkMixin, LogSpaceMixin, CheckpointMixin, ShuntingMix
         if self.writer.failed is not None:
             raise self.writer.failed
         self.stopped = True
+        if self.ending is not None:
+            self.say("qm-ended", mode=self.ending)
 
     def connect(self, application: str) -> Connection:
         return Connection(self, application)

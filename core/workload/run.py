@@ -17,16 +17,19 @@ zos/platform.py does for STOP QMGR), and how the model does it:
   applications are disconnected. Any MQI calls currently being processed are completed."
   Calls keep working (so an application finishes the unit of work it is in), except where
   the application asked to be told – MQGMO_FAIL_IF_QUIESCING, which the model's
-  applications use on their MQGETs: 2161 MQRC_Q_MGR_QUIESCING. Each workload loop sees the
-  quiesce before it starts a new unit and disconnects; then the shutdown checkpoint. At the
-  workload's end it is exactly the run's ordinary end.
+  applications use on their MQGETs: 2161 MQRC_Q_MGR_QUIESCING, at which the application
+  ends. Each workload loop sees the quiesce before it starts a new unit and disconnects; then
+  the shutdown checkpoint. At the workload's end it is exactly the run's ordinary end.
 * **immediate** (``endmqm -i``): "the queue manager stops after all the MQI calls currently
   being processed are completed. Any MQI requests made after the command starts fail" –
   2162 MQRC_Q_MGR_STOPPING, counted in ``failed_calls``; a waiting MQGET's "wait has been
-  canceled". It does not wait for applications to disconnect. Units of work in flight are
-  "rolled back when the queue manager is next started": the shutdown checkpoint lists them
-  and restart backs them out – unless the platform backs them out as it stops
-  (``Platform.stop_backs_out_in_flight``), and restart then finds nothing to back out.
+  canceled". An application told either reason code "should tidy up and end" (IBM's
+  programmer response to both), and the model's do: each is refused one call at most
+  (:mod:`mqlog.core.workload.workloads`). It does not wait for applications to disconnect.
+  Units of work in flight are "rolled back when the queue manager is next started": the
+  shutdown checkpoint lists them and restart backs them out – unless the platform backs them
+  out as it stops (``Platform.stop_backs_out_in_flight``), and restart then finds nothing to
+  back out.
   Units in doubt stay in doubt either way.
 * **preemptive** (``endmqm -p``): "the queue manager might stop without waiting for
   applications to disconnect or for MQI calls to complete". Modelled as the kill of its
@@ -55,7 +58,7 @@ from mqlog.core.platform import Platform
 from mqlog.core.qm.config import qmgr_of
 from mqlog.core.qm.manager import QmConfig, QueueManager, refuse_queue_files_without_log
 from mqlog.core.disk.storage import Storage
-from mqlog.core.workload.workloads import RUNNERS, Context
+from mqlog.core.workload.workloads import Context, applications
 
 #: virtual time between progress reports (and checks that the workload still moves)
 PROGRESS_STEP_US = 100_000.0
@@ -198,13 +201,13 @@ def run_workload(cfg: RunConfig, storage: Storage, progress: Callable[[float, in
         if cfg.end_at_s is None or mode == "preemptive":
             # (the ordinary end, unchanged: the end command when the last call returns; a
             # preemptive end at a time is the loop's below, as a crash's)
-            yield from RUNNERS[cfg.spec.workload](ctx)
+            yield from applications(ctx, cfg.spec.workload)
             ended["workload_us"] = ended["command_us"] = env.now  # before the shutdown (its checkpoint, offloads)
             if cfg.crash_at_end or mode == "preemptive":
                 return  # the plug is pulled (or the processes killed) below, before any shutdown
             qm.end(mode)
         else:
-            work = env.process(RUNNERS[cfg.spec.workload](ctx))
+            work = env.process(applications(ctx, cfg.spec.workload))
             yield work | env.timeout(max(0.0, cfg.end_at_s * 1e6 - env.now))
             ended["command_us"] = env.now
             qm.end(mode)

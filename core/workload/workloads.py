@@ -13,6 +13,19 @@ offered identical work exactly when their fingerprints agree.
 
 Payload bytes come from :mod:`mqlog.core.workload.payload`, drawn from a generator seeded per
 application, so the same spec and seed give the same bytes on every platform.
+
+**An application ends when the queue manager says it is ending.** IBM's programmer response to
+both MQRC_Q_MGR_QUIESCING (2161, "the queue manager is quiescing (preparing to shut down)") and
+MQRC_Q_MGR_STOPPING (2162, "the queue manager is shutting down ... No more MQI calls can be
+issued") is the same: "The application should tidy up and end" (IBM MQ docs, API reason codes
+q042200_ and q042210_); a unit of work the queue manager coordinates "is backed out
+automatically". So an :class:`App` whose call is refused with either journals and counts the
+call as it does any refusal and then raises :class:`ApplicationEnded`, which the wrapper every
+application runs in catches (:meth:`Context.start`, and :func:`applications` around the
+workload itself, where applications run inline): the application's process ends cleanly at its
+first such refusal, whatever loop it is in, and issues nothing more – not even MQDISC, which
+the stopping queue manager would refuse too. Each application so counts at most one refused
+call of an end, as a real one does.
 """
 
 from __future__ import annotations
@@ -30,6 +43,16 @@ from mqlog.core.objects.uow import MqiError, Reason
 
 #: calls of each application that the fingerprint covers (every platform issues at least these)
 FINGERPRINT_OPS = 32
+
+#: the reason codes that tell an application the queue manager is ending (see the module docstring)
+ENDING_REASONS = (Reason.MQRC_Q_MGR_QUIESCING, Reason.MQRC_Q_MGR_STOPPING)
+
+
+class ApplicationEnded(Exception):
+    """An application's call was refused because the queue manager is ending, and the
+    application ends: raised by :class:`App` once the call is journalled and counted, caught by
+    the wrapper the application runs in (:meth:`Context.start`, :func:`applications`). Never
+    leaves a workload."""
 
 
 @attrs.define
@@ -61,6 +84,11 @@ class Context:
     def rng_for(self, name: str) -> random.Random:
         # A string seed is hashed (SHA-512) by random.Random: stable across runs and machines.
         return random.Random(f"{self.seed}/{self.spec.workload}/{name}")
+
+    def start(self, application: Generator) -> simpy.Process:
+        """Start one application's loop as a process of its own, which ends cleanly when the
+        application does (:class:`ApplicationEnded`)."""
+        return self.env.process(_until_ended(application))
 
     def app(self, name: str) -> "App":
         app = App(self, name)
@@ -124,6 +152,7 @@ class App:
             msg_id = yield from self.conn.put(queue, data, persistent=persistent, syncpoint=syncpoint)
         except MqiError as exc:
             self._failed(exc)
+            self._end_if_told(exc)
             return None
         self.ctx.journal.put(self.key, msg_id, queue, persistent, syncpoint)
         return msg_id
@@ -141,6 +170,7 @@ class App:
                 self.ctx.counters.no_message += 1
             else:
                 self._failed(exc)
+                self._end_if_told(exc)
             return None
         journal.got(self.key, got.msg_id, queue, syncpoint, got.persistent)
         return got
@@ -156,6 +186,7 @@ class App:
             self._failed(exc)
             if exc.reason is Reason.MQRC_Q_MGR_STOPPING:
                 journal.refused(self.key)
+            self._end_if_told(exc)
             return False
         journal.ended(self.key, committed=True)
         self._uow += 1
@@ -169,6 +200,7 @@ class App:
         except MqiError as exc:  # refused by an immediate shutdown: the unit stays in flight
             self._failed(exc)
             self.ctx.journal.refused(self.key)
+            self._end_if_told(exc)
             return
         self.ctx.journal.ended(self.key, committed=False)
         self._uow += 1
@@ -183,6 +215,7 @@ class App:
             self._failed(exc)
             if exc.reason is Reason.MQRC_Q_MGR_STOPPING:
                 self.ctx.journal.refused(self.key)
+            self._end_if_told(exc)
             return None
         self.ctx.journal.prepared(self.key, uow_id)
         self.conn.uow = None
@@ -196,6 +229,27 @@ class App:
         entry["calls"] += 1
         if exc.reason is Reason.MQRC_BACKED_OUT:
             self._backed_out()
+
+    def _end_if_told(self, exc: MqiError) -> None:
+        # After the refusal is journalled and counted: the application tidies up and ends.
+        if exc.reason in ENDING_REASONS:
+            raise ApplicationEnded(f"{self.name}: {exc.reason.name}")
+
+
+def _until_ended(application: Generator) -> Generator:
+    """Drive ``application`` (``yield from``: its events pass through unchanged, so a run in
+    which no application ends early is event for event what it was without this) until it
+    returns or ends at a refusal that says the queue manager is ending."""
+    try:
+        return (yield from application)
+    except ApplicationEnded:
+        return None
+
+
+def applications(ctx: Context, workload: str) -> Generator:
+    """Run the built-in ``workload``'s applications on ``ctx`` to their end; an application
+    that runs inline in the workload's own process (log-fill's, deep-queue's) ends it as it ends."""
+    return _until_ended(RUNNERS[workload](ctx))
 
 
 # --- the built-ins -------------------------------------------------------------------------
@@ -263,8 +317,8 @@ def requester_responder(ctx: Context) -> Generator:
             if syncpoint:
                 yield from app.commit()
 
-    procs = [env.process(responder(n)) for n in range(p("responders"))]
-    procs += [env.process(requester(n)) for n in range(p("requesters"))]
+    procs = [ctx.start(responder(n)) for n in range(p("responders"))]
+    procs += [ctx.start(requester(n)) for n in range(p("requesters"))]
     yield simpy.AllOf(env, procs)
 
 
@@ -303,7 +357,7 @@ def putget_pairs(ctx: Context) -> Generator:
             if syncpoint:
                 yield from app.commit()
 
-    procs = [env.process(getter(i)) for i in range(pairs)] + [env.process(putter(i)) for i in range(pairs)]
+    procs = [ctx.start(getter(i)) for i in range(pairs)] + [ctx.start(putter(i)) for i in range(pairs)]
     yield simpy.AllOf(env, procs)
 
 
@@ -337,7 +391,7 @@ def putget(ctx: Context) -> Generator:
             if think:
                 yield env.timeout(think)
 
-    yield simpy.AllOf(env, [env.process(app_loop(i)) for i in range(apps)])
+    yield simpy.AllOf(env, [ctx.start(app_loop(i)) for i in range(apps)])
 
 
 def long_uow(ctx: Context) -> Generator:
@@ -374,7 +428,7 @@ def long_uow(ctx: Context) -> Generator:
             yield from app.get(queue, wait_us=1e6)
             yield from app.commit()
 
-    procs = [env.process(long_app())] + [env.process(worker(i)) for i in range(background)]
+    procs = [ctx.start(long_app())] + [ctx.start(worker(i)) for i in range(background)]
     yield simpy.AllOf(env, procs)
 
 
