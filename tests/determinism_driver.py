@@ -84,9 +84,8 @@ def add_fan_out() -> None:
                     yield from app.put(queue, app.payload(size))
                 yield from app.commit()
 
-        env = ctx.env
-        procs = [env.process(getter(q)) for q in queues] + [env.process(putter())]
-        yield env.all_of(procs)
+        procs = [ctx.start(getter(q)) for q in queues] + [ctx.start(putter())]
+        yield ctx.env.all_of(procs)
 
     RUNNERS["fan-out"] = fan_out
 
