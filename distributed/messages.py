@@ -35,8 +35,7 @@ _LOG_FULL = (Message("AMQ7463", "The log for queue manager {qm} is full."),)
 
 MESSAGES: dict[str, tuple[Message, ...]] = {
     "restart-begin": (
-        Message("AMQ5037I", "The queue manager task 'LOGGER' has started; restart of queue "
-                            "manager {qm} begins."),
+        Message("AMQ5037I", "The queue manager task 'LOGGER' has started."),
     ),
     "replay-complete": (
         Message("AMQ7229I", "{records} log records accessed on queue manager '{qm}' during the "
@@ -49,10 +48,16 @@ MESSAGES: dict[str, tuple[Message, ...]] = {
                             "damaged or torn page ({end.problem}).",
                 when=lambda f: not _clean_end(f) and not cut_at_written_end(f)),
     ),
+    # IBM's three lines after replay, in its words (as MQ 9.3 writes them to AMQERR01.LOG):
+    # the records the recovery phase read (here: walking the in-flight units back), the
+    # transaction manager's state, and how many of the in-flight units were resolved – backed
+    # out; units in doubt stay unresolved until their coordinator decides.
     "uows-recovered": (
-        Message("AMQ7232I", "The transaction manager state for queue manager '{qm}' has been "
-                            "recovered: {backed_out} in-flight transactions backed out, "
-                            "{in_doubt} in doubt."),
+        Message("AMQ7231I", "{records} log records accessed on queue manager '{qm}' during the "
+                            "recovery phase."),
+        Message("AMQ7232I", "Transaction manager state recovered for queue manager '{qm}'."),
+        Message("AMQ7233I", "{backed_out} out of {in_flight} in-flight transactions resolved for "
+                            "queue manager '{qm}'."),
     ),
     "restart-complete": (
         Message("AMQ8003I", "IBM MQ queue manager '{qm}' started ({seconds:.6f} virtual seconds)."),

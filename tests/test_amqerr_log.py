@@ -56,3 +56,36 @@ def test_error_log_entries_are_stamped_from_the_virtual_clock_and_a_restart_come
     assert mqlog("restart", out, "--verify").returncode == 0
     again = _entries(out / "AMQERR01.LOG")[len(after):]
     assert again and again[0][0] > after[-1][0]
+
+
+def _restart_lines(out) -> list[str]:
+    """The message lines of the last restart in out's AMQERR01.LOG, from AMQ5037I on."""
+    lines = [line for _, line in _entries(out / "AMQERR01.LOG")]
+    first = max(i for i, line in enumerate(lines) if line.startswith("AMQ5037I: "))
+    return lines[first:]
+
+
+def test_restart_reports_its_recovery_phase_in_ibms_three_lines(tmp_path):
+    # After replay MQ writes AMQ7231I (records the recovery phase read), AMQ7232I and AMQ7233I
+    # ("n out of m in-flight transactions resolved"): units backed out are resolved, a unit in
+    # doubt is not. Crash a long unit of work in flight, then one left prepared.
+    for prepared in ("false", "true"):
+        out = tmp_path / prepared
+        run = mqlog("run", "--platform", "distributed", "--workload", "long-uow", "--set", "workload.duration=0.3",
+                    "--set", f"workload.prepared={prepared}", "--crash-at", "0.2", "--out", out)
+        assert run.returncode == 0, run.stderr
+        restart = mqlog("restart", out, "--verify", "--json")
+        assert restart.returncode == 0, restart.stderr
+        report = json.loads(restart.stdout)
+        backed_out, in_doubt = report["uows_backed_out"], report["uows_indoubt"]
+        assert backed_out + in_doubt > 0  # the scenario: units were in flight at the crash
+        assert (in_doubt > 0) == (prepared == "true")
+        ids = [line.split(":")[0] for line in _restart_lines(out)]
+        assert ids[:6] == ["AMQ5037I", "AMQ7229I", "AMQ7230I", "AMQ7231I", "AMQ7232I", "AMQ7233I"]
+        lines = _restart_lines(out)
+        walked = int(re.match(r"AMQ7231I: (\d+) log records accessed on queue manager 'QM1' during the "
+                              r"recovery phase\.$", lines[3]).group(1))
+        assert walked >= backed_out + in_doubt  # at least each unit's Begin record was read back
+        assert lines[4] == "AMQ7232I: Transaction manager state recovered for queue manager 'QM1'."
+        assert lines[5] == (f"AMQ7233I: {backed_out} out of {backed_out + in_doubt} in-flight transactions "
+                            f"resolved for queue manager 'QM1'.")

@@ -86,6 +86,8 @@ class Recovery(Redo, Undo):
         #: (the control data is saved only after that record is forced)
         self.checkpoint_complete = control.checkpoint == NO_ADDRESS
         self.image_parts: dict[tuple, int] = {}  # (queue, image id) -> segments seen in order
+        #: log records read walking units of work back (restart's recovery phase, after replay)
+        self.records_walked = 0
         self._cpu = 0.0  # restart CPU not yet charged (µs)
         self._expand = 0.0  # expansion CPU not yet charged (µs)
         self._pages_charged = 0

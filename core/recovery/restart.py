@@ -159,7 +159,8 @@ class Restart(Recovery):
         if self.damaged or report.queues_recreated:
             self.phase("media recovery", t)
         qm.say("uows-recovered", backed_out=report.uows_backed_out, in_doubt=report.uows_indoubt,
-               committed=report.uows_committed)
+               committed=report.uows_committed, records=self.records_walked,
+               in_flight=report.uows_backed_out + report.uows_indoubt)
 
         qm._checkpoint_number = max(self.checkpoint_number, self.control.checkpoint_number)
         qm._checkpoint_address = self.control.checkpoint

@@ -169,6 +169,7 @@ class Undo:
             address = record.prev
         if in_round:
             entry.first = min(a for a, _ in ops) if ops else entry.last
+        self.records_walked += seen
         return ops
 
     # -- 4. undo -----------------------------------------------------------------------------
