@@ -214,3 +214,56 @@ def test_another_host_at_restart_changes_the_restart_and_the_next_run(tmp_path):
     assert slow["host"] == "v91-xeon" and slow["host_cores"] == 24 and fast["host_cores"] == 32
     assert slow["cpu_busy_us"] > fast["cpu_busy_us"]
     assert run_json(d)["host"] == "v91-xeon"
+
+
+# -- the rest of what a restart accepts ------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def bases(tmp_path_factory):
+    """Run directories to carry on from, made once: z/OS with tiny data sets (many offloads),
+    z/OS with the default ones (few switches), distributed."""
+    root = tmp_path_factory.mktemp("bases")
+    putget = ["--workload", "putget", "--set", "workload.apps=2", "--set", "workload.messages=200"]
+    for name, args in (("zos-small", ZOS_SMALL), ("zos", ["--platform", "zos", *putget]),
+                       ("distributed", ["--platform", "distributed", *putget])):
+        ok(mqlog("run", *args, "--out", root / name))
+    return root
+
+
+@pytest.mark.parametrize("base, changed, unchanged, metric, more", [
+    # COMPLOG(RLE) from the restart on: persistent message data is compressed
+    ("zos-small", ["log.COMPLOG=RLE"], [], "compression_in_bytes", True),
+    # COMPLOG(ANY) may try zstd too once ZSTD_IN_ANY says so (the model's own setting)
+    ("zos-small", ["log.COMPLOG=ANY", "log.ZSTD_IN_ANY=YES"], ["log.COMPLOG=ANY"], "platform_mqlog_zstd_cmpreq", True),
+    # a write starts with fewer full CIs in the buffer: more writes
+    ("zos-small", ["log.WRTHRSH=1"], [], "device_writes", True),
+    # a smaller input buffer: the offloads read their data sets in more, smaller requests
+    ("zos-small", ["log.INBUFF=28"], [], "offload_reads", True),
+    # fewer log records between checkpoints: more checkpoints
+    ("zos", ["log.LOGLOAD=200"], [], "checkpoints", True),
+    # a smaller log buffer
+    ("distributed", ["log.LogBufferPages=18"], [], "log_buffer_bytes", False),
+    # fewer log records between checkpoints: more checkpoints
+    ("distributed", ["log.CheckPointLogRecdMax=1000"], [], "checkpoints", True),
+    # counting MQPUT/MQGET operations, not records, towards CheckPointLogRecdMax: fewer checkpoints
+    ("distributed", ["log.CheckPointLogRecdMax=1000", "log.checkpoint_basis=operations"],
+     ["log.CheckPointLogRecdMax=1000"], "checkpoints", False),
+])
+def test_a_setting_changed_at_restart_changes_what_the_next_run_does(base, changed, unchanged, metric, more, bases,
+                                                                     tmp_path):
+    d = shutil.copytree(bases / base, tmp_path / "changed")
+    other = shutil.copytree(bases / base, tmp_path / "other")
+    new = carried_on(d, *(a for s in changed for a in ("--set", s)))
+    old = carried_on(other, *(a for s in unchanged for a in ("--set", s)))
+    assert set(new["restart"]["changed"]) - set(old["restart"]["changed"])
+    assert (new[metric] > old[metric]) if more else (new[metric] < old[metric]), (metric, old[metric], new[metric])
+    verified(d)
+
+
+def test_new_archive_names_after_a_restart_with_another_arcpfx2(zos_dir):
+    last = max(archive_names(bsds(zos_dir), 2))
+    carried_on(zos_dir, "--set", "log.ARCPFX2=MQ.QM1.ARC2")
+    copy2 = archive_names(bsds(zos_dir), 2)
+    assert max(copy2) > last
+    assert all(name.startswith("MQ.QM1.ARC2.A" if seq > last else "CSQARC2.A") for seq, name in copy2.items())
+    verified(zos_dir)
