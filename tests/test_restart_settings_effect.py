@@ -267,3 +267,24 @@ def test_new_archive_names_after_a_restart_with_another_arcpfx2(zos_dir):
     assert max(copy2) > last
     assert all(name.startswith("MQ.QM1.ARC2.A" if seq > last else "CSQARC2.A") for seq, name in copy2.items())
     verified(zos_dir)
+
+
+def test_one_offload_at_a_time_after_a_restart_with_maxcnoff_1(tmp_path):
+    """Reads at 5 MB/s make each offload far longer than filling a data set takes: with
+    MAXCNOFF=31 the offloads run side by side and keep up; with MAXCNOFF=1 they queue, every
+    active data set fills, and logging waits for them."""
+    device = tmp_path / "slow.toml"
+    device.write_text('[slowreads]\nbase = "ssd"\nread_bandwidth_mb_s = 5\n')
+    d = tmp_path / "qm"
+    ok(mqlog("run", "--platform", "zos", "--workload", "putget", "--set", "workload.apps=4",
+             "--set", "workload.messages=200", "--set", "workload.message_size=3000", "--set", "log.ACTIVE_LOG_CIS=32",
+             "--set", "log.ACTIVE_LOGS=24", "--device", device, "--out", d))
+    same = shutil.copytree(d, tmp_path / "same")
+    queued = mqlog("run", "--in", d, "--set", "log.MAXCNOFF=1", "--json")
+    parallel = mqlog("run", "--in", same, "--json")
+    one, many = json.loads(ok(queued).stdout), json.loads(ok(parallel).stdout)
+    assert one["restart"]["changed"] == {"MAXCNOFF": [31, 1]}
+    assert one["archive_offloads"] == many["archive_offloads"] > 24  # the ring turned in both
+    assert one["virtual_s"] > 3 * many["virtual_s"]
+    assert "CSQJ110E" in queued.stderr and "CSQJ110E" not in parallel.stderr  # the last data set filling
+    verified(d)
