@@ -382,17 +382,19 @@ class DistributedLogSpace(SpaceDefaults):
                 f"log extent {name} is missing: it holds log from LSN {format_lsn(hold[0])} that is needed "
                 f"here (the control file {CONTROL_FILE} lists it; AMQ6767)", source=name, offset=offset,
                 address=format_lsn(address))
-        if self.triple_write:
-            candidates = self._spare_addresses
-            if candidates is None:
-                candidates = self._spare_addresses = self._spare_candidates()
-            spare = self._spare_copy(address) if address in candidates else None
-            if spare is not None:
-                header, problem = check_page(raw, address)
-                spare_header, _ = check_page(spare, address)
-                if problem is not None or spare_header.write_no > header.write_no:
-                    self._repairs[address] = spare
-                    return spare, SPARE_FILE, 0
+        # The spare file is read whatever LogWriteIntegrity is now: a queue manager that ran
+        # with TripleWrite may have left the newest copy of its last partial page only there,
+        # and a restart with SingleWrite (a setting read at each start) must still find it.
+        candidates = self._spare_addresses
+        if candidates is None:
+            candidates = self._spare_addresses = self._spare_candidates()
+        spare = self._spare_copy(address) if address in candidates else None
+        if spare is not None:
+            header, problem = check_page(raw, address)
+            spare_header, _ = check_page(spare, address)
+            if problem is not None or spare_header.write_no > header.write_no:
+                self._repairs[address] = spare
+                return spare, SPARE_FILE, 0
         return raw, name, offset
 
     def _hold_for(self, address: int) -> tuple | None:

@@ -6,7 +6,9 @@ later command sees the queue manager as it now is.
 
 run.json's top-level ``log``, ``device``, ``host`` are the queue manager's current settings;
 ``history`` lists the commands that ran it, oldest first: the first ``run``, each
-``restart`` (with what it changed) and each ``run --in``; ``finished`` says whether the last
+``restart`` (with what it changed) and each ``run --in``, a run's entry naming the file that
+keeps its metrics (``metrics.json`` the latest's, ``metrics-N.json`` an earlier one's:
+:func:`mqlog.rundir.keep_metrics`); ``finished`` says whether the last
 one's process ended normally, ``journal_complete`` whether journal.json holds what every
 run's applications were told (false for good once a run's process died before writing it:
 ``restart --verify`` then says it cannot check, and ``run --in`` refuses to extend it)."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 from pathlib import Path
 
 from mqlog.core.errors import MqlogError
@@ -17,7 +18,12 @@ from mqlog.core.host.profiles import DEFAULT_HOST
 from mqlog.core.qm.config import qmgr_settings
 
 RUN_FILE = "run.json"
+#: the latest run's metrics (what ``mqlog stats``, ``report`` and the Spark readers read)
 METRICS_FILE = "metrics.json"
+#: an earlier run's metrics, kept when ``run --in`` carries on: N is the run's place in
+#: run.json's ``history`` (0: the first run), whose ``metrics`` names the file
+KEPT_METRICS = "metrics-{}.json"
+_METRICS_NAME = re.compile(r"metrics(-\d+)?\.json\Z")
 JOURNAL_FILE = "journal.json"
 QM_DIR = "qm"
 #: flock'ed by every command that uses a run directory: exclusively by the one writing it
@@ -156,6 +162,8 @@ def _run_json(*, platform: str, log: dict, device: str, workload: str, params: d
     # applications were told (false once a run's process died before writing it).
     if history is None:
         history = [{"command": "run", "workload": workload, "seed": seed, "finished": finished, "crashed": crashed}]
+        if finished:
+            history[0]["metrics"] = METRICS_FILE  # (written beside it by save_run)
     return {"version": 1, "platform": platform, "log": dict(log), "device": device, "host": host,
             "workload": workload, "params": dict(params), "seed": seed, "qmgr": qmgr_settings(qmgr or {}),
             "crashed": crashed, "finished": finished, "history": history,
@@ -325,6 +333,64 @@ def load_metrics(directory: Path) -> dict:
     if not isinstance(metrics, dict):
         raise MqlogError(f"{path}: not a JSON object")
     return metrics
+
+
+def _metrics_owner(history: list) -> int | None:
+    """The place in ``history`` of the run whose metrics metrics.json holds: the entry that
+    names it; in a directory saved before metrics were kept (no entry names a file), the last
+    run that finished and was not stopped before its workload (the one that wrote it)."""
+    named = [i for i, h in enumerate(history) if isinstance(h, dict) and "metrics" in h]
+    if named:
+        return next((i for i in reversed(named) if history[i]["metrics"] == METRICS_FILE), None)
+    return next((i for i in reversed(range(len(history))) if isinstance(history[i], dict)
+                 and history[i].get("command") in ("run", "run --in") and history[i].get("finished")
+                 and not history[i].get("stopped")), None)
+
+
+def keep_metrics(directory: Path, history: list) -> list:
+    """Before ``run --in`` overwrites metrics.json: copy the run's metrics it holds to
+    ``metrics-N.json`` (N: that run's place in ``history``) and return ``history`` with that
+    entry naming the copy, for run.json. Written before run.json says so, so a crash in
+    between leaves a spare copy, never an entry naming a file that is not there."""
+    directory = Path(directory)
+    owner = _metrics_owner(history)
+    if owner is None or not (directory / METRICS_FILE).is_file():
+        return history
+    kept = KEPT_METRICS.format(owner)
+    write_json(directory / kept, load_metrics(directory))
+    history = [dict(h) for h in history]
+    history[owner]["metrics"] = kept
+    return history
+
+
+def history_metrics(directory: Path, run: dict) -> list:
+    """Each entry of ``run``'s history (from :func:`load_run`) with the metrics of the run it
+    records (None: a command that made none, a restart say): the file its ``metrics`` names,
+    or in a directory saved before metrics were kept, metrics.json for the run that wrote it.
+    A name that is not a metrics file of the directory, or a file that is gone, is a one-line
+    error naming it."""
+    directory = Path(directory)
+    history = run["history"]
+    legacy = _metrics_owner(history) if not any(isinstance(h, dict) and "metrics" in h for h in history) else None
+    out = []
+    for i, entry in enumerate(history):
+        if not isinstance(entry, dict):
+            raise MqlogError(f"{directory / RUN_FILE}: history entry {i + 1} is not a JSON object")
+        name = entry.get("metrics", METRICS_FILE if i == legacy else None)
+        metrics = None
+        if name is not None:
+            if not isinstance(name, str) or not _METRICS_NAME.match(name):
+                raise MqlogError(f"{directory / RUN_FILE}: history entry {i + 1} names {name!r} for its metrics, "
+                                 f"not a metrics file of the run directory (metrics.json or metrics-N.json)")
+            path = directory / name
+            if not path.is_file():
+                raise MqlogError(f"{path}: missing: {RUN_FILE}'s history entry {i + 1} "
+                                 f"('{entry.get('command')}') keeps its metrics there")
+            metrics = read_json(path)
+            if not isinstance(metrics, dict):
+                raise MqlogError(f"{path}: not a JSON object")
+        out.append((entry, name, metrics))
+    return out
 
 
 def open_platform(directory: Path, *, platform: str | None = None, label: str = ""):

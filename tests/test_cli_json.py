@@ -120,6 +120,7 @@ CASES = [
     ("dmpmqlog", "--base", lambda p, t, r: ["dmpmqlog", p / "dist", "--base"]),
     ("dump", "", lambda p, t, r: ["dump", p / "dist"]),
     ("groupcommit", "", lambda p, t, r: ["groupcommit", "--committers", "1,2", "--commits", "3"]),
+    ("history", "", lambda p, t, r: ["history", p / "dist"]),
     ("hosts", "", lambda p, t, r: ["hosts"]),
     ("mqldt", "", lambda p, t, r: ["mqldt", "--bsize", "4K,8K", "--duration", "1"]),
     ("print", "", lambda p, t, r: ["print", p / "zos", "--summary", "yes"]),

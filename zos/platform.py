@@ -75,7 +75,8 @@ def zos_platform(storage: Storage, *, data_sets: int = 3, cis: int = 4096, dual:
                  dual_archive: bool = True, dual_bsds: bool = True, offload: bool = True, max_arch: int = 500,
                  outbuff_kb: int = 4000, wrthrsh: int = DEFAULT_WRTHRSH, logload: int = 500_000,
                  rba8: bool = True, start_rba: int = 0, codec=None, qm_name: str = "CSQ1",
-                 lrsn: bool = False, maxcnoff: int = DEFAULT_MAX_OFFLOADS, inbuff_kb: int = 60) -> Platform:
+                 lrsn: bool = False, maxcnoff: int = DEFAULT_MAX_OFFLOADS, inbuff_kb: int = 60,
+                 arcpfx1: str = "CSQARC1", arcpfx2: str = "CSQARC2") -> Platform:
     """The z/OS queue manager's log over ``storage`` (the ZosLogConfig's values); ``lrsn``:
     a queue-sharing group member, whose records carry LRSNs."""
     addressing = rba_addressing(rba8, start_rba, lrsn)
@@ -85,7 +86,7 @@ def zos_platform(storage: Storage, *, data_sets: int = 3, cis: int = 4096, dual:
         codec = CompLogCodec("NONE")
     space = ZosLogSpace(storage, data_sets=data_sets, cis=cis, dual=dual, dual_archive=dual_archive,
                         dual_bsds=dual_bsds, offload=offload, max_arch=max_arch, start=start_rba, rba8=rba8,
-                        max_offloads=maxcnoff, offload_read_bytes=inbuff_kb * 1024)
+                        max_offloads=maxcnoff, offload_read_bytes=inbuff_kb * 1024, arcpfx1=arcpfx1, arcpfx2=arcpfx2)
     buffer_pages = max(18, outbuff_kb // 4)
     return Platform(
         name="zos",
@@ -126,6 +127,9 @@ def zos_platform_from_config(storage: Storage, config, *, qm_name: str = "CSQ1")
                         max_arch=config.maxarch, outbuff_kb=config.outbuff, wrthrsh=config.wrthrsh,
                         logload=config.logload, rba8=config.rba8, start_rba=config.startrba,
                         maxcnoff=config.maxcnoff, inbuff_kb=config.inbuff,
+                        # the names of the archives offloaded from now on; those already made keep
+                        # the names the BSDS records for them
+                        arcpfx1=config.arcpfx1, arcpfx2=config.arcpfx2,
                         codec=CompLogCodec(config.complog, allow_zstd=config.zstd_in_any), qm_name=qm_name,
                         # SHARED_QUEUES: a queue-sharing group member, whose records carry LRSNs
                         # (the run joins it: mqlog.zos.qsg.attach_shared_queues)

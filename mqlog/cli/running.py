@@ -1,5 +1,6 @@
 """The commands that run the model: ``run`` (a workload on a platform, into a run directory),
 ``restart`` (recover what a run left, and verify it against the application journal),
+``history`` (the commands that ran a run directory's queue manager, and every run's metrics),
 ``workloads`` (the built-ins) and ``config`` (a platform's effective log parameters).
 """
 
@@ -17,7 +18,8 @@ from mqlog.cli.group import (END, CrashTime, Progress, cli, device_for_restart, 
 from mqlog.rundir import JOURNAL_FILE, METRICS_FILE, QM_DIR, RUN_FILE
 from mqlog.rundir import load_run as _load_run
 from mqlog.rundir import read_json as _read_json
-from mqlog.rundir import append_messages, locked, record_ending, run_platform, run_qm_config, save_run, start_run
+from mqlog.rundir import (append_messages, keep_metrics, locked, record_ending, run_platform, run_qm_config, save_run,
+                          start_run)
 
 
 @cli.command("run")
@@ -321,7 +323,10 @@ def _run_in(directory: Path, platform_name, workload, sets, device, host, seed, 
             if not verdict.ok:
                 raise _NotVerified()
             journal.settle(journal.settlement(qm))
-            restart["run"] = restarted(directory, run, log=log_config, device=device, host=host, finished=False,
+            # the last run's metrics.json is copied aside (and run.json names the copy) before
+            # this run overwrites it: every run's metrics stay in the directory
+            restart["run"] = restarted(directory, {**run, "history": keep_metrics(directory, run["history"])},
+                                       log=log_config, device=device, host=host, finished=False,
                                        journal_complete=False, workload=spec.workload, params=dict(spec.params),
                                        seed=seed, crashed=None,
                                        segment={"command": "run --in", "changed": changed, "workload": spec.workload,
@@ -349,9 +354,12 @@ def _run_in(directory: Path, platform_name, workload, sets, device, host, seed, 
             append_messages(directory, restart["qm"].platform, restart["qm"].messages)
             record_ending(directory, None)  # stopped at the check, not by a shutdown: how is not known
         else:
-            history = [*(restart["run"]["history"][:-1] if "run" in restart else run["history"]),
+            # (a crash during the restart: the hook never ran, and the last run's metrics are
+            # copied aside here)
+            history = [*(restart["run"]["history"][:-1] if "run" in restart
+                         else keep_metrics(directory, run["history"])),
                        {"command": "run --in", "changed": changed, "workload": spec.workload, "seed": seed,
-                        "finished": True, "crashed": result.crashed}]
+                        "finished": True, "crashed": result.crashed, "metrics": METRICS_FILE}]
             save_run(directory, platform=choice.name, log=log_config, device=device, host=host,
                      workload=spec.workload, params=dict(spec.params), seed=seed, result=result, qmgr=run["qmgr"],
                      history=history, continuing=True)
@@ -498,6 +506,56 @@ def restart_cmd(directory: Path, verify: bool, restart_mode: str, sets, device, 
             click.echo(f"verify: NOT VERIFIED: {unverifiable}")
     if (verdict is not None and not verdict.ok) or unverifiable is not None:
         raise click.exceptions.Exit(1)  # --verify asked for a check that did not pass, or could not be made
+
+
+@cli.command("history")
+@click.argument("directory", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@json_option("the history, each run with all its metrics,")
+def history_cmd(directory: Path, as_json: bool):
+    """The commands that ran the queue manager in DIRECTORY, oldest first, each run's headline numbers.
+
+    A run directory is one queue manager's life: its first 'run', each 'restart' (with the
+    settings it changed) and each 'run --in'. Every run's metrics are kept (metrics.json the
+    latest, metrics-N.json the earlier ones); --json gives them all."""
+    from mqlog.cli.group import reading
+    from mqlog.rundir import history_metrics
+
+    with reading(directory):
+        run = _load_run(directory)
+        entries = history_metrics(directory, run)
+    if as_json:
+        emit_json({"directory": str(directory), "platform": run["platform"], "device": run["device"],
+                   "host": run["host"], "finished": run["finished"], "journal_complete": run["journal_complete"],
+                   "history": [{**{k: v for k, v in entry.items() if k != "metrics"}, "metrics_file": name,
+                                "metrics": metrics} for entry, name, metrics in entries]})
+        return
+    click.echo(f"{directory}: a {run['platform']} queue manager, now on {run['device']}, host {run['host']}")
+    rows, notes = [("#", "command", "workload", "seed", "virtual s", "ended", "put / got", "commits",
+                    "physical bytes", "metrics")], {}
+    for n, (entry, name, m) in enumerate(entries, 1):
+        if m is not None:
+            ended = "crashed" if m.get("crashed") else m.get("ended") or "controlled"
+            rows.append((str(n), str(entry.get("command")), str(m.get("workload")), str(m.get("seed")),
+                         f"{m.get('virtual_s', 0):.6f}", ended, f"{m.get('messages_put')} / {m.get('messages_got')}",
+                         str(m.get("commits")), str(m.get("physical_bytes")), name))
+        else:
+            rows.append((str(n), str(entry.get("command")), *["-"] * 8))
+        why = []
+        if entry.get("changed"):
+            why.append("changed " + ", ".join(f"{k} {a} -> {b}" for k, (a, b) in entry["changed"].items()))
+        if entry.get("stopped"):
+            why.append(f"stopped: {entry['stopped']}")
+        elif m is None and entry.get("command") != "restart" and not entry.get("finished"):
+            why.append("its process ended before it finished: no metrics")
+        if why:
+            notes[n] = "; ".join(why)
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    left = {1, 2, 5, 9}  # the words; the numbers right-aligned
+    for k, row in enumerate(rows):
+        click.echo("  " + "  ".join(cell.ljust(w) if i in left else cell.rjust(w)
+                                    for i, (cell, w) in enumerate(zip(row, widths))).rstrip())
+        if k in notes:
+            click.echo(" " * (4 + widths[0]) + notes[k])
 
 
 def _log_sets(sets, command: str) -> dict:

@@ -60,7 +60,9 @@ def bsds_dict(space: ZosLogSpace, addressing=None) -> dict:
                          "archive_seq": ds.archive if ds.archive > 0 else None})
         active[str(copy)] = rows
     archives = {}
-    for copy in range(1, len(space.prefixes) + 1):
+    # as many copies as any recorded archive has: TWOARCH changed at a restart leaves older
+    # archives with the copies made when they were offloaded
+    for copy in range(1, max([len(space.prefixes), *(len(e.files) for e in complete)]) + 1):
         rows = []
         for e in complete:
             if len(e.files) < copy:
