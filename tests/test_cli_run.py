@@ -29,7 +29,7 @@ SCHEMA = ("platform workload seed device config virtual_s workload_s messages_pu
           "write_time_max_us checkpoints log_switches "
           "active_log_capacity_bytes active_log_used_bytes_max log_full_events uows_rolled_back "
           "uows_rolled_forward shunts archive_offloads compression_in_bytes compression_out_bytes "
-          "log_full_refusals media_images media_image_bytes queues_recreated shunted_bytes shunts_failed "
+          "log_full_refusals log_full_wait_us media_images media_image_bytes queues_recreated shunted_bytes shunts_failed "
           "pages_written partial_page_writes partial_page_rewrites host host_cores cpu_busy_us cpu_wait_us "
           "device_busy_us device_wait_us device_shared_us device_writes device_bytes_written").split()
 RESTART_SCHEMA = ("records_replayed bytes_read uows_backed_out uows_committed uows_indoubt messages_reconciled "

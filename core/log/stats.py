@@ -81,7 +81,9 @@ class LogStatistics:
     #: background copies (z/OS archive offload, :mod:`~mqlog.core.log.background`) finished,
     #: their read requests and bytes, the virtual time they took from start to finish (their
     #: reads, then their writes, counted above) summed, and how often and how long the writer
-    #: waited for one because the space could not place a run before it finished
+    #: waited for one because the space could not place a run before it finished. (MQI calls
+    #: held up by a full active log until an offload frees it wait before the writer, in the
+    #: queue manager: ``log_full_refusals`` and ``log_full_wait_us``.)
     offloads: int = 0
     offload_reads: int = 0
     offload_read_bytes: int = 0

@@ -112,7 +112,9 @@ class LogSpaceMixin:
                 self._space_freed = self.env.event()
             # A checkpoint moving the tail frees space, and so does a background copy the
             # space was waiting for (an archive offload finishing): whichever comes first.
+            started = self.env.now
             yield self._space_freed | self.writer.copies.progress()
+            self.counters.log_full_wait_us += self.env.now - started
 
     def _claim(self, nbytes: int) -> None:
         """Check there is room for ``nbytes`` more (else 2102) and hold it until the caller

@@ -430,6 +430,7 @@ def collect_metrics(cfg: RunConfig, qm: QueueManager, ctx: Context, env: simpy.E
         "uows_rolled_back": c.uows_rolled_back,
         "uows_rolled_forward": c.uows_rolled_forward,
         "log_full_refusals": c.log_full_refusals,
+        "log_full_wait_us": c.log_full_wait_us,
         "media_images": c.media_images,
         "media_image_bytes": c.media_image_bytes,
         "queues_recreated": c.queues_recreated,
