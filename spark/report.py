@@ -276,6 +276,20 @@ def _figure(title: str, png: str) -> str:
             f"<figcaption>{html.escape(title)}</figcaption></figure>")
 
 
+def compare_heading(rows: list[dict]) -> tuple[str, str]:
+    """A comparison page's title and the line under it, from its rows: the workload, seed,
+    device and host every configuration shared, then the workload parameters. Both
+    ``mqlog compare`` and ``mqlog report`` (from results.parquet, where ``params`` is JSON
+    text) call this, so that a redrawn page says what the first one said."""
+    first = rows[0]
+    params = first.get("params") or {}
+    if isinstance(params, str):
+        params = json.loads(params)
+    title = (f"mqlog compare: {first['workload']}, seed {first['seed']}, device {first['device']}, "
+             f"host {first['host']}")
+    return title, ", ".join(f"{k}={v}" for k, v in sorted(params.items()))
+
+
 def render(rows: list[dict], *, title: str, subtitle: str = "", contents: dict[str, dict] | None = None) -> str:
     """The report page for ``rows`` (metrics rows of one comparison); with ``contents``
     (:func:`mqlog.spark.contents.log_contents`), a section on what each log holds at the end."""

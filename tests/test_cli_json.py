@@ -265,3 +265,22 @@ def test_text_output_shows_names_and_values_not_python_reprs(place, tmp_path):
     assert imaged.startswith("imaged PAIR.00000=") and ", PAIR.00001=" in imaged and "; CURRLOG S" in imaged
     assert recreated.startswith("recreated PAIR.00001=") and "; damaged none;" in recreated
     assert archived.startswith("archived S0000000.LOG; ")
+
+
+@pytest.mark.parametrize("args", [
+    ["run", "--platform", "distributed", "--workload", "putget", "--set", "log.LogPrimaryFiles=1"],  # MqlogError
+    ["config", "--platform", "bogus"],                                                             # a bad choice
+    ["qmstatus", "/nonexistent/run"],                                                              # click's own check
+    ["groupcommit", "--committers", "x"],                                                          # a BadParameter
+], ids=["run bad --set", "config bad platform", "qmstatus missing dir", "groupcommit bad list"])
+def test_an_error_under_json_is_one_document_too(args):
+    """A user error under --json: the one line on stderr and, on stdout, one valid document
+    holding the same message and the exit code (a script reading stdout gets JSON either way)."""
+    out = mqlog(*args, "--json")
+    assert out.returncode == 2
+    document = json.loads(out.stdout)
+    assert out.stdout.count("\n") == 1
+    assert document == {"error": document["error"], "exit_code": 2}
+    assert out.stderr.strip() == f"mqlog: error: {document['error']}"
+    # without --json stdout stays empty: the document is --json's alone
+    assert mqlog(*args).stdout == ""

@@ -61,6 +61,28 @@ def test_report_of_a_compare_redraws_the_page_without_spark(cells, tmp_path):
     assert "mqlog compare: putget-pairs, seed 0" in page
 
 
+def _heading(page):
+    """A report page's title line and the note under it, as a reader sees them."""
+    import re
+
+    return re.search(r"<h1>(.*?)</h1>\n<p class=\"note\">(.*?)</p>", page).groups()
+
+
+def test_a_redrawn_compare_page_keeps_device_host_and_parameters(cells, tmp_path):
+    """Trial s33 defect 5: the page redrawn from Parquet says what the job's said – the device
+    and host every configuration ran on, and the workload parameters – not only workload and
+    seed (an ssd page could not be told from a dasd one)."""
+    from mqlog.core.host.profiles import DEFAULT_HOST
+
+    rows = rows_of(cells, message_size=777)
+    write_as_spark(tmp_path / "results.parquet", rows)
+    assert report(tmp_path, "-o", tmp_path / "again.html").returncode == 0
+    title, params = _heading((tmp_path / "again.html").read_text())
+    assert title == f"mqlog compare: putget-pairs, seed 0, device ssd, host {DEFAULT_HOST}"
+    assert "message_size=777" in params.split(", ")
+    assert "messages_per_pair=5" in params.split(", ") and "pairs=1" in params.split(", ")
+
+
 def test_report_of_a_sweep_merges_its_appends_without_spark(cells, tmp_path):
     sweep = tmp_path / "sweep-mine"
     first, second = rows_of(cells[:1]), rows_of(cells[1:], message_size=4000)

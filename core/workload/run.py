@@ -78,6 +78,8 @@ class RunConfig:
     spec: object  # a WorkloadSpec
     seed: int = 0
     device: str = "ssd"
+    #: pull the plug after this many storage writes: to every file, not the log's alone
+    #: (the metrics' ``storage_writes``, not its ``physical_writes``)
     crash_after_writes: int | None = None
     crash_at_s: float | None = None
     #: pull the plug the moment the workload's last call returns, before any shutdown (IBM's
@@ -281,15 +283,19 @@ def run_workload(cfg: RunConfig, storage: Storage, progress: Callable[[float, in
         qm.messages.append(f"The queue manager ended abnormally: {exc}")
     journal.crash()
     metrics = collect_metrics(cfg, qm, ctx, env, crashed)
+    # Writes to every file of the storage (log, queue files, control data, archives) that
+    # were made: what ``crash_after_writes`` counts, so that a user picks N from it (the
+    # log's own writes are ``physical_writes``, fewer). The write a crash cut was not made.
+    metrics["storage_writes"] = fs.physical_writes - (fs.crash_write is not None)
     metrics["abnormal_end"] = abnormal_end
     metrics.update(_ending(cfg, mode, qm, env, ended, crashed=crashed, killed=killed, abnormal=abnormal_end))
     # A crash asked for at a point the run never reached is no crash: say so, not a quiet
     # clean shutdown that looks as if the crash had been tested.
     metrics["crash_not_reached"] = None
     if not crashed and cfg.fault_plan is None and cfg.crash_after_writes is not None:
-        metrics["crash_not_reached"] = (f"the crash point (after {cfg.crash_after_writes} physical writes) was never "
+        metrics["crash_not_reached"] = (f"the crash point (after {cfg.crash_after_writes} storage writes) was never "
                                         f"reached: the run ended with a controlled shutdown after "
-                                        f"{fs.physical_writes} physical writes")
+                                        f"{metrics['storage_writes']} storage writes")
     elif not crashed and cfg.crash_at_s is not None:
         metrics["crash_not_reached"] = (f"the crash point (at {cfg.crash_at_s:g} virtual seconds) was never reached: "
                                         f"the run ended with a controlled shutdown at {env.now / 1e6:.6f} virtual "

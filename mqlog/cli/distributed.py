@@ -46,12 +46,35 @@ def qmstatus_cmd(directory: Path, as_json: bool):
         run, values, space, head, storage = _distributed_space(directory)
         storage.close()
     status = space.status(head)
+    _after_the_crash(directory, run, space.log_use(head)["rec_bytes"])
     if as_json:
         emit_json(status)
         return
     click.echo("AMQ8705I: Display Queue Manager Status Details.")
     for key, value in status.items():
         click.echo(f"   {key}({value if value != '' else ' '})")  # runmqsc shows a blank value as ( )
+
+
+def _after_the_crash(directory: Path, run: dict, in_use_bytes: int) -> None:
+    """When the last thing that happened to ``directory`` was a run that crashed, say on stderr
+    why its metrics.json's ``platform_log_*`` figures differ from DISPLAY QMSTATUS's: the
+    metrics are the queue manager's at the crash instant, which count the log records still
+    in the log buffer and in the write the crash cut; QMSTATUS reads the log the files hold
+    after it, where those records never arrived. Both come from one computation
+    (``log_use``), so with no crash between them they agree."""
+    last = (run.get("history") or [{}])[-1]
+    if not (str(last.get("command", "")).startswith("run") and last.get("crashed")):
+        return
+    metrics_path = directory / METRICS_FILE
+    metrics = _read_json(metrics_path) if metrics_path.is_file() else {}
+    at_crash = metrics.get("platform_log_bytes_in_use")
+    if isinstance(at_crash, int) and at_crash != in_use_bytes:
+        percent = metrics.get("platform_log_current_primary_space_in_use_percent")
+        click.echo(f"mqlog qmstatus: the log as its files hold it after the crash: {in_use_bytes} bytes in use "
+                   f"(RECSZ, LOGINUSE); {METRICS_FILE}'s platform_log_bytes_in_use {at_crash} and "
+                   f"platform_log_current_primary_space_in_use_percent {percent} are the queue manager's at the "
+                   f"crash instant, with the log records still in its buffer or in the write the crash cut, "
+                   f"which never reached the files", err=True)
 
 
 def _administer(directory: Path, action):

@@ -265,10 +265,35 @@ def text_value(value) -> str:
     return "none" if value is None else str(value)
 
 
+#: whether this process has printed its ``--json`` document (so that an error after it adds none)
+_emitted = False
+
+
 def emit_json(document) -> None:
     """Print ``document`` as one valid JSON document on one line of stdout (keys sorted, so the
     same run prints the same bytes). The one place every ``--json`` goes through."""
+    global _emitted
     click.echo(json.dumps(_plain(document), sort_keys=True, allow_nan=False))
+    _emitted = True
+
+
+def _asks_for_json(argv: list[str]) -> bool:
+    """Whether the command line asks for ``--json`` (an option, not an argument after ``--``):
+    read from the words themselves, since an error may come before click has parsed them."""
+    words = [str(word) for word in argv]
+    if "--" in words:
+        words = words[:words.index("--")]
+    return "--json" in words
+
+
+def _fail(message: str, exit_code: int, as_json: bool) -> int:
+    """An error's one line on stderr and, under ``--json``, its document on stdout too, so that a
+    script reading stdout gets one JSON document whatever happened (README's contract), unless
+    the command had already printed its own."""
+    click.echo(f"mqlog: error: {message}", err=True)
+    if as_json and not _emitted:
+        emit_json({"error": message, "exit_code": exit_code})
+    return exit_code
 
 
 @contextlib.contextmanager
@@ -281,7 +306,9 @@ def reading(directory: Path):
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point: run the CLI, turning mqlog's own errors into one line on stderr."""
+    """Entry point: run the CLI, turning mqlog's own errors into one line on stderr (and, under
+    ``--json``, into one document ``{"error": ..., "exit_code": ...}`` on stdout)."""
+    as_json = _asks_for_json(sys.argv[1:] if argv is None else argv)
     try:
         # Without standalone mode, click returns an Exit's code instead of raising it.
         code = cli.main(args=argv, prog_name="mqlog", standalone_mode=False)
@@ -294,13 +321,11 @@ def main(argv: list[str] | None = None) -> int:
         hint = ""
         if isinstance(exc, click.UsageError) and exc.ctx is not None:
             hint = f" (see '{exc.ctx.command_path} --help')"
-        click.echo(f"mqlog: error: {exc.format_message()}{hint}", err=True)
-        return exc.exit_code
+        return _fail(f"{exc.format_message()}{hint}", exc.exit_code, as_json)
     except click.exceptions.Abort:
         click.echo("aborted", err=True)
         return 1
     except MqlogError as exc:
-        click.echo(f"mqlog: error: {exc}", err=True)
-        return 2
+        return _fail(str(exc), 2, as_json)
     return 0
 

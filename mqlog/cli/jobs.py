@@ -52,7 +52,7 @@ def compare_cmd(workload, sets, matrix, device, host, seed, out, master, crash_a
     from mqlog.core.workload.spec import parse_set
     from mqlog.spark.compare import check_matrix, compare, format_lines, format_table, load_matrix, results_frame
     from mqlog.spark.contents import CONTENTS_FILE, RUNS_DIR, log_contents
-    from mqlog.spark.report import contents_table, render
+    from mqlog.spark.report import compare_heading, contents_table, render
     from mqlog.spark.session import spark_session, task_errors
 
     parsed = parse_set(list(sets))
@@ -99,8 +99,7 @@ def compare_cmd(workload, sets, matrix, device, host, seed, out, master, crash_a
             with task_errors("reading the logs back"):
                 contents = log_contents(spark, {r["config_name"]: runs_dir / r["config_name"] for r in rows})
             write_json(out / CONTENTS_FILE, contents)
-        title = f"mqlog compare: {spec.workload}, seed {seed}, device {device}, host {host}"
-        subtitle = ", ".join(f"{k}={v}" for k, v in sorted(dict(spec.params).items()))
+        title, subtitle = compare_heading(rows)
         (out / "report.html").write_text(render(rows, title=title, subtitle=subtitle, contents=contents),
                                          encoding="utf-8")
     if as_jsonl:
@@ -180,7 +179,7 @@ def report_cmd(directory: Path, output, as_json):
     """Write the HTML report of a 'mqlog compare' or 'mqlog sweep' output directory again
     (read with pyarrow: no Spark starts)."""
     from mqlog.spark.contents import CONTENTS_FILE, check_contents
-    from mqlog.spark.report import check_result_rows, read_result_rows, render, render_sweep
+    from mqlog.spark.report import check_result_rows, compare_heading, read_result_rows, render, render_sweep
     from mqlog.spark.sweep import BUILTIN_SWEEPS, load_sweep
 
     output = output if output is not None else directory / "report.html"
@@ -199,8 +198,8 @@ def report_cmd(directory: Path, output, as_json):
             contents = _read_json(contents_path) if contents_path.is_file() else None
             if contents is not None:
                 check_contents(contents, contents_path)
-            page = render(rows, title=f"mqlog compare: {rows[0]['workload']}, seed {rows[0]['seed']}",
-                          contents=contents)
+            title, subtitle = compare_heading(rows)  # the job's own: device, host and parameters too
+            page = render(rows, title=title, subtitle=subtitle, contents=contents)
         else:  # results/ (a sweep's)
             rows = read_result_rows(directory / "results", sweep=True)
             check_result_rows(rows, directory / "results", sweep=True)

@@ -40,7 +40,9 @@ from mqlog.rundir import (append_messages, keep_metrics, locked, record_ending, 
               help="Carry on in a run directory: restart the queue manager it holds (recovery verified against "
                    "its journal), then run the workload on it, extending the journal.")
 @click.option("--crash-after-writes", type=click.IntRange(min=0), default=None,
-              help="Pull the plug after this many physical writes.")
+              help="Pull the plug after this many storage writes: writes to every file (log, queue files, "
+                   "control file or BSDS, archives), the summary's 'storage writes'; the log's own are its "
+                   "'physical writes', fewer.")
 @click.option("--crash-at", type=CrashTime(), default=None,
               help="Pull the plug at this virtual time (s), or 'end': the moment the workload's last call "
                    "returns, before any shutdown. A time after the workload ends crashes nothing.")
@@ -236,6 +238,7 @@ def _print_metrics(m: dict, out) -> None:
         ("log records / write cycles", f"{m.get('log_records', 0)} / {m.get('write_cycles', 0)}"),
         ("logical bytes / writes", f"{m['logical_bytes']} / {m['logical_writes']}"),
         ("physical bytes / writes", f"{m['physical_bytes']} / {m['physical_writes']}"),
+        ("storage writes, every file", m["storage_writes"]),  # what --crash-after-writes counts
         ("write size short / long / max", f"{m['write_size_short_bytes']:.0f} / {m['write_size_long_bytes']:.0f} / "
                                           f"{m['write_size_max_bytes']}"),
         ("write time short / long / max (µs)", f"{m['write_time_short_us']:.1f} / {m['write_time_long_us']:.1f} / "

@@ -108,7 +108,7 @@ def torture_cmd(platform_name, matrix, workload, sets, faults, budget, device, h
             settings = " ".join(f"{k}={v}" for k, v in sorted(log.items()))
             label = name if matrix is not None else campaign.platform
             click.echo(("\n" if n else "") + f"{label} {settings}".rstrip()
-                       + f", {spec.workload} (seed {seed}): {campaign.physical_writes} physical writes")
+                       + f", {spec.workload} (seed {seed}): {campaign.physical_writes} storage writes")
             click.echo(campaign.table())
     if any(c.failed for _, _, c in campaigns):
         raise click.exceptions.Exit(1)

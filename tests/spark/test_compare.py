@@ -128,6 +128,15 @@ def test_mqlog_compare_from_the_command_line(tmp_path):
         assert name in out.stdout
     assert (tmp_path / "report.html").is_file() and (tmp_path / "results.parquet").is_dir()
     assert "[6/6]" in out.stderr  # progress, one line a configuration
+    # the page redrawn from results.parquet has the job's heading: device, host, parameters
+    # (trial s33 defect 5: it had workload and seed only)
+    again = subprocess.run([sys.executable, "-m", "mqlog", "report", str(tmp_path), "-o", str(tmp_path / "again.html")],
+                           capture_output=True, text=True, timeout=600)
+    assert again.returncode == 0, again.stderr
+    first, redrawn = ((tmp_path / name).read_text() for name in ("report.html", "again.html"))
+    heading = re.compile(r"<h1>.*?</h1>\n<p class=\"note\">.*?</p>")
+    assert heading.search(redrawn).group() == heading.search(first).group()
+    assert ", device ssd, host " in redrawn and "messages_per_pair=20, pairs=1" in redrawn
 
 
 def test_the_same_crash_for_every_configuration_and_verified_restarts(spark):
