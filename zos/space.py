@@ -7,7 +7,8 @@ holds one RBA range at a time (start ending in 000, end in FFF). New CIs go to b
 at once; a partial CI being rewritten goes to copy 1 first and to copy 2 only once copy 1
 holds it (:meth:`ZosLogSpace._copy_writes`). A reader takes copy 1's page, or copy 2's when
 copy 1's is damaged or torn – so dual logging survives one damaged copy, and a torn rewrite
-of a partial CI.
+of a partial CI. A copy missing or short when the queue manager starts is out of use from then
+on, never re-created (:meth:`ZosLogSpace._check_data_sets`): the other copy logs alone there.
 
 **Offload.** When a data set fills, the logger switches to the next one in the ring
 (CSQJ002I, CSQJ001I) and the full one is copied to an archive data set
@@ -43,7 +44,8 @@ default 60 KB) in whole CIs: 15 CIs a request by default – an assumption, stat
 
 **BSDS.** ``BSDS01`` and, with TWOBSDS, ``BSDS02``: the active and archive inventory with RBA
 ranges and status, the checkpoint queue, the highest RBA written and offloaded. Each copy is
-replaced atomically; a reader takes the valid copy with the higher sequence number.
+replaced atomically; a reader takes the valid copy with the higher sequence number, and says
+so when both are valid and differ (CSQJ120E; the next update rewrites both).
 
 **Reads.** A page is read from the active data set holding its RBA, or from the archive
 whose range holds it once it has left the active log; reads are counted by where they were
@@ -537,9 +539,13 @@ class ZosLogSpace(SpaceDefaults):
         return raw, None
 
     def _gone(self, address: int, offset: int, names, whys) -> LogFileMissingError:
+        """The refusal when no copy of a needed data set can be read: MQ's allocation error,
+        CSQJ103E ("If the input is needed for recovery, recovery is not successful, and the
+        queue manager ends abnormally", IBM MQ for z/OS, "Archive log problems"). (CSQJ100E,
+        which this once said, is the BSDS's.)"""
         return LogFileMissingError(
             f"{'; '.join(whys)}: the BSDS lists {' and '.join(names)} as holding RBA {self.limits.hex(address)}, "
-            f"which is needed here (CSQJ100E: the data set cannot be allocated)", source=names[0], offset=offset,
+            f"which is needed here (CSQJ103E: the data set cannot be allocated)", source=names[0], offset=offset,
             address=self.limits.hex(address))
 
     def _copy_page(self, name: str, offset: int, address: int) -> tuple[bytes, str | None]:
@@ -799,9 +805,18 @@ class ZosLogSpace(SpaceDefaults):
 
     # -- what utilities show --------------------------------------------------------------------
 
+    @property
+    def copies_out_of_use(self) -> list[str]:
+        """The active data set copies found missing or short when the queue manager started,
+        which it no longer writes: where the ring is on one of them, logging is single."""
+        return sorted(self._inactive)
+
     def metrics(self) -> dict:
-        return {"active_data_sets": self.data_sets, "copies": self.copies, "current_data_set":
-                data_set_name(1, self.active[self.current].number) if self.active else None,
-                "archives_recorded": len([e for e in self.archives if e.complete]),
-                "reads_active": self.reads["active"], "reads_archive": self.reads["archive"],
-                "reads_copy2": self.reads["copy2"], "bsds_accesses": self.bsds_accesses}
+        out = {"active_data_sets": self.data_sets, "copies": self.copies, "current_data_set":
+               data_set_name(1, self.active[self.current].number) if self.active else None,
+               "archives_recorded": len([e for e in self.archives if e.complete]),
+               "reads_active": self.reads["active"], "reads_archive": self.reads["archive"],
+               "reads_copy2": self.reads["copy2"], "bsds_accesses": self.bsds_accesses}
+        if self._inactive:  # (only then: a run with its copies intact has the figures it had)
+            out["copies_out_of_use"] = self.copies_out_of_use
+        return out

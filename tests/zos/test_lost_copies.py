@@ -11,6 +11,7 @@ said nothing; and a restored, older BSDS copy beside a newer one was taken witho
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -54,6 +55,15 @@ def fresh(run: Path, tmp_path: Path) -> Path:
     return copy
 
 
+def bsds_row(run: Path, name: str) -> dict:
+    """The BSDS map's row (``mqlog bsds --json``) of active data set copy ``name``."""
+    out = mqlog("bsds", run, "--json")
+    assert out.returncode == 0, out.stderr
+    rows = [r for copy in json.loads(out.stdout)["active"].values() for r in copy if r["dsname"] == name]
+    assert len(rows) == 1, rows
+    return rows[0]
+
+
 def restarted(run: Path) -> str:
     out = mqlog("restart", run, "--verify")
     assert out.returncode == 0 and "OK" in out.stdout, out.stdout + out.stderr
@@ -80,6 +90,11 @@ def test_a_deleted_copy_of_the_current_data_set_is_reported_and_never_recreated(
     # restart's own records went to the copy that is left
     assert not lost.exists()
     assert kept.read_bytes() != before
+    # the BSDS map and the statistics show the copy out of use (single logging there)
+    row = bsds_row(run, f"LOGCOPY{copy}.DS03")
+    assert row["status"] == "CURRENT" and not row["present"] and not row["in_use"]
+    stats = mqlog("stats", run, "--json")
+    assert json.loads(stats.stdout)["mqlog_copies_out_of_use"] == [f"LOGCOPY{copy}.DS03"], stats.stderr
     # the queue manager runs on in single mode: new work is logged once, to that copy
     done = mqlog("run", "--in", run, "--set", "workload.duration=0.02", "--json")
     assert done.returncode == 0, done.stderr
@@ -88,6 +103,23 @@ def test_a_deleted_copy_of_the_current_data_set_is_reported_and_never_recreated(
     assert f"LOGCOPY{other}.DS03" in worst and f"LOGCOPY{copy}.DS03" not in worst
     again = mqlog("restart", run, "--verify")
     assert again.returncode == 0 and "OK" in again.stdout and said in again.stdout, again.stdout + again.stderr
+
+
+def test_a_short_copy_is_a_read_error_where_it_is_cut_and_is_not_written_again(crashed, tmp_path):
+    run = fresh(crashed[0], tmp_path)
+    short = run / "qm" / "LOGCOPY2.DS03"
+    with open(short, "r+b") as f:
+        f.truncate(5_000_000)
+    out = restarted(run)
+    cut = crashed[2] + 5_000_000 - 5_000_000 % PAGE_SIZE
+    assert f"CSQJ106E CSQ1 LOG READ ERROR DSNAME=LOGCOPY2.DS03, LOGRBA={cut:016X}" in out.splitlines()
+    assert "CSQJ004I CSQ1 ACTIVE LOG COPY 2 INACTIVE, LOG IN SINGLE MODE, ENDRBA=0000000001FFFFFF" in out
+    assert short.stat().st_size == 5_000_000  # not extended with restart's records over a hole
+    row = bsds_row(run, "LOGCOPY2.DS03")
+    assert row["present"] and not row["in_use"]
+    wide = subprocess.run([sys.executable, "-m", "mqlog", "bsds", str(run)], capture_output=True, text=True,
+                          timeout=300, env={**os.environ, "COLUMNS": "200"}).stdout
+    assert "CURRENT  (SHORT: NOT IN USE)" in wide
 
 
 def test_a_damaged_ci_in_copy_1_is_read_from_copy_2_and_reported_and_counted(crashed, tmp_path):
