@@ -172,3 +172,18 @@ def test_a_lost_bsds_copy_says_ibms_single_bsds_mode_and_names_it(crashed, tmp_p
     lines = restarted(run).splitlines()
     assert "CSQJ126E CSQ1 BSDS ERROR FORCED SINGLE BSDS MODE" in lines
     assert "CSQJ107E CSQ1 READ ERROR ON BSDS DSNAME=BSDS02" in lines
+
+
+def test_a_data_set_with_no_copy_left_ends_the_queue_manager_when_the_log_reaches_it(crashed, tmp_path):
+    # DS01 is archived and not needed by restart, so restart goes on (saying what it found);
+    # the log then wraps to it, and with nothing to write to the queue manager ends naming it
+    run = fresh(crashed[0], tmp_path)
+    for copy in (1, 2):
+        (run / "qm" / f"LOGCOPY{copy}.DS01").unlink()
+    done = mqlog("run", "--in", run, "--set", "workload.duration=0.6", "--json")
+    assert done.returncode == 0, done.stderr
+    assert "CSQJ103E CSQ1 LOG ALLOCATION ERROR DSNAME=LOGCOPY2.DS01" in done.stderr
+    metrics = json.loads(done.stdout)
+    assert metrics["ended"] == "abnormal"
+    assert "CSQJ103E LOG ALLOCATION ERROR DSNAME=LOGCOPY1.DS01" in metrics["abnormal_end"]
+    assert not any((run / "qm" / f"LOGCOPY{copy}.DS01").exists() for copy in (1, 2))
