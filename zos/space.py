@@ -181,6 +181,7 @@ class ZosLogSpace(SpaceDefaults):
         #: left may be read too)
         self._inactive: dict[str, int] = {}
         self._single_said = 0  # the data set (number) CSQJ004I was said for, while logging on it
+        self._current_checked = True  # (a new log: nothing to check; _check_data_sets clears it)
         self._read_errors_said: set[tuple[str, int]] = set()  # CSQJ106E: (data set, CI) said
 
     # -- capacity -----------------------------------------------------------------------------
@@ -241,6 +242,8 @@ class ZosLogSpace(SpaceDefaults):
     def plan_write(self, run: PageRun) -> Sequence[PhysicalWrite]:
         if not self._loaded:
             self._load_or_create()
+        if not self._current_checked:
+            self._check_current(run.first_address)
         if self.control.checkpoint == NO_ADDRESS:
             # Until the first checkpoint the queue manager is being created: a crash between
             # its BSDS copies and its data sets left them to make now (nothing is logged yet).
@@ -789,19 +792,43 @@ class ZosLogSpace(SpaceDefaults):
         abnormally", IBM MQ for z/OS, "Archive log problems", "Allocation problems"), and dual
         logging's reason to be: "in the event of a problem with one log data set, such as the
         data set being accidentally deleted, the equivalent data set in the other set of logs
-        can be used" ("Log data set definitions"). A data set never used yet that is short is
-        only unformatted: writes extend it."""
+        can be used" ("Log data set definitions"). A full data set holds its whole range; the
+        current one holds log only up to the head, which restart finds: its copies are judged
+        at the first write (:meth:`_check_current`), where a copy cut only in the part never
+        written is unformatted there, not damaged (writes extend it), as is a data set never
+        used yet."""
         self._inactive = {}
+        self._current_checked = False
+        current = self.active[self.current] if self.active else None
         for ds in self.active:
             for copy in range(1, self.copies + 1):
                 name = data_set_name(copy, ds.number)
                 if not self.storage.exists(name):
                     self._inactive[name] = ds.start
                     self.events.append(("log-allocation-error", {"dsname": name}))
-                elif ds.start != NO_ADDRESS and self.storage.size(name) < self.ds_bytes:
-                    size = self.storage.size(name)
-                    self._inactive[name] = ds.start
-                    self.events.append(("log-read-error", {"dsname": name, "rba": ds.start + size - size % PAGE_SIZE}))
+                elif ds is not current and ds.start != NO_ADDRESS:
+                    self._cut_short(ds, name, self.ds_bytes)
+
+    def _cut_short(self, ds: ActiveDataSet, name: str, holds: int) -> None:
+        """Copy ``name`` of ``ds`` out of use (CSQJ106E where it ends) if it is shorter than
+        the ``holds`` bytes of log it must hold."""
+        size = self.storage.size(name)
+        if size < holds:
+            self._inactive[name] = ds.start
+            self.events.append(("log-read-error", {"dsname": name, "rba": ds.start + size - size % PAGE_SIZE}))
+
+    def _check_current(self, address: int) -> None:
+        """At the first write after the queue manager started (at ``address``, the head restart
+        found): a copy of the current data set shorter than the log before the head lost some of
+        it, and a write there would leave a hole in that copy: it is out of use from now on."""
+        self._current_checked = True
+        ds = self._holder(address)
+        if ds is None or ds is not self.active[self.current]:
+            return
+        for copy in range(1, self.copies + 1):
+            name = data_set_name(copy, ds.number)
+            if name not in self._inactive:
+                self._cut_short(ds, name, address - address % PAGE_SIZE - ds.start)
 
     # -- what utilities show --------------------------------------------------------------------
 

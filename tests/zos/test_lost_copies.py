@@ -116,10 +116,28 @@ def test_a_short_copy_is_a_read_error_where_it_is_cut_and_is_not_written_again(c
     assert "CSQJ004I CSQ1 ACTIVE LOG COPY 2 INACTIVE, LOG IN SINGLE MODE, ENDRBA=0000000001FFFFFF" in out
     assert short.stat().st_size == 5_000_000  # not extended with restart's records over a hole
     row = bsds_row(run, "LOGCOPY2.DS03")
-    assert row["present"] and not row["in_use"]
+    assert row["present"] and row["short"]
     wide = subprocess.run([sys.executable, "-m", "mqlog", "bsds", str(run)], capture_output=True, text=True,
                           timeout=300, env={**os.environ, "COLUMNS": "200"}).stdout
-    assert "CURRENT  (SHORT: NOT IN USE)" in wide
+    assert "CURRENT  (SHORT)" in wide
+    # it stays out of use: the next start says so again, and still does not extend it
+    again = restarted(run)
+    assert "CSQJ004I CSQ1 ACTIVE LOG COPY 2 INACTIVE, LOG IN SINGLE MODE, ENDRBA=0000000001FFFFFF" in again
+    assert short.stat().st_size == 5_000_000
+
+
+def test_a_current_data_set_cut_only_where_nothing_was_written_is_extended_not_refused(crashed, tmp_path):
+    # a copy cut beyond the head lost nothing: it is the unformatted part (single logging too)
+    run = fresh(crashed[0], tmp_path)
+    data = (run / "qm" / "LOGCOPY1.DS03").read_bytes()
+    written = max(k for k in range(0, len(data), PAGE_SIZE) if data[k:k + PAGE_SIZE].strip(b"\0"))
+    cut = written + 64 * PAGE_SIZE + 100
+    for copy in (1, 2):
+        with open(run / "qm" / f"LOGCOPY{copy}.DS03", "r+b") as f:
+            f.truncate(cut)
+    out = restarted(run)
+    assert "CSQJ106E" not in out and "CSQJ004I" not in out
+    assert "CSQJ002I" not in out  # (the scenario: restart stays in DS03)
 
 
 def test_a_damaged_ci_in_copy_1_is_read_from_copy_2_and_reported_and_counted(crashed, tmp_path):
