@@ -175,8 +175,9 @@ class ZosLogSpace(SpaceDefaults):
         self._out_of_space_said = False  # CSQJ111A for the writer's wait, until an offload ends
         #: copies of active data sets the queue manager found missing, or short of the log they
         #: hold, when it started: name -> the RBA the data set then started at. Such a copy is
-        #: never written again, nor re-created (a data set of zeros where the log was would be
-        #: a second copy in name only): the other copy logs alone there (CSQJ004I), and serves
+        #: not written again, nor re-created (a data set of zeros where the log was would be
+        #: a second copy in name only) – a short one is, from the first CI of the next range
+        #: the ring starts on it: the other copy logs alone there (CSQJ004I), and serves
         #: the reads (while the data set still holds that range, the part of the copy that is
         #: left may be read too)
         self._inactive: dict[str, int] = {}
@@ -354,8 +355,13 @@ class ZosLogSpace(SpaceDefaults):
         self.switches += 1
         self._full_warned = 0
         for copy in range(1, self.copies + 1):
-            if data_set_name(copy, nxt.number) in self._inactive:
-                continue  # (not in use: the write to it says CSQJ004I)
+            name = data_set_name(copy, nxt.number)
+            if name in self._inactive:
+                if not self.storage.exists(name):
+                    continue  # (never re-created: the write to it says CSQJ004I)
+                # A short copy is written afresh from the new range's first CI: no hole, so it
+                # is back in use (and logging dual again on this data set).
+                del self._inactive[name]
             self.events.append(("CSQJ001I", {"copy": copy, "dsname": data_set_name(copy, nxt.number),
                                              "start": address, "end": address + self.ds_bytes - 1}))
 

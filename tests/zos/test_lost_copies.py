@@ -205,3 +205,31 @@ def test_a_data_set_with_no_copy_left_ends_the_queue_manager_when_the_log_reache
     assert metrics["ended"] == "abnormal"
     assert "CSQJ103E LOG ALLOCATION ERROR DSNAME=LOGCOPY1.DS01" in metrics["abnormal_end"]
     assert not any((run / "qm" / f"LOGCOPY{copy}.DS01").exists() for copy in (1, 2))
+
+
+def test_a_short_copy_is_back_in_use_once_the_ring_starts_a_new_range_on_it(tmp_path):
+    """Small data sets, so that the log goes round the ring: copy 2 of the current one cut
+    before the head is out of use until the ring comes back to it, and then written afresh
+    from the new range's first CI (dual again: CSQJ001I for both copies), never with a hole."""
+    run = tmp_path / "run"
+    done = mqlog("run", "--platform", "zos", "--workload", "log-fill", "--set", "workload.queues=1",
+                 "--set", "workload.messages=800", "--set", "workload.transactions=800",
+                 "--set", "workload.message_size=1000", "--set", "log.ACTIVE_LOG_CIS=64",
+                 "--crash-after-writes", "900", "--out", run)
+    assert done.returncode == 0, done.stderr
+    bsds = json.loads((run / "qm" / "BSDS01").read_bytes()[8:])
+    number, start = bsds["active"][bsds["current"]][:2]
+    assert bsds["high_written"] > start + 2 * PAGE_SIZE  # (the scenario: log before the head)
+    name = f"LOGCOPY2.DS{number:02d}"
+    with open(run / "qm" / name, "r+b") as f:
+        f.truncate(5000)
+    done = mqlog("run", "--in", run, "--set", "workload.messages=1600", "--set", "workload.transactions=1600")
+    assert done.returncode == 0, done.stderr
+    job_log = (run / "CSQMSTR.JESMSGLG").read_text().splitlines()
+    said = [i for i, line in enumerate(job_log) if f"CSQJ106E CSQ1 LOG READ ERROR DSNAME={name}" in line]
+    single = [i for i, line in enumerate(job_log) if "CSQJ004I CSQ1 ACTIVE LOG COPY 2 INACTIVE" in line]
+    back = [i for i, line in enumerate(job_log) if f"CURRENT COPY 2 ACTIVE LOG DATA SET IS DSNAME={name}" in line]
+    assert said and single and said[-1] < single[-1] < back[-1], (said, single, back)
+    assert (run / "qm" / name).stat().st_size == 64 * PAGE_SIZE
+    out = restarted(run)
+    assert "CSQJ106E" not in out and "CSQJ004I" not in out
