@@ -147,9 +147,34 @@ MESSAGES: dict[str, tuple[Message, ...]] = {
         Message("CSQR026I", "LONG-RUNNING UOW SHUNTED TO RBA={address:rba}, URID={begin:rba} "
                             "CONNECTION NAME={application}"),
     ),
+    # One BSDS copy missing or not valid: MQ "changes to single BSDS mode and issues ...
+    # CSQJ126E BSDS ERROR FORCED SINGLE BSDS MODE. This is followed by one of the following
+    # messages: CSQJ107E READ ERROR ON BSDS DSNAME=... ERROR STATUS=... CSQJ108E WRITE ERROR ON
+    # BSDS ..." (IBM MQ for z/OS, "BSDS problems", "I/O error"). The model has no VSAM return
+    # code to give as ERROR STATUS and leaves it out. (A copy missing at start is CSQJ100E
+    # "ERROR OPENING BSDSn DSNAME=..." at MQ, which ends startup; the model goes on with the
+    # other copy, as it always has, and says the read error.)
     "bsds-damaged": (
-        Message("CSQJ126E", "BSDS ERROR, LOG MAP OF {dsname} IS NOT USABLE; USING THE OTHER COPY"),
+        Message("CSQJ126E", "BSDS ERROR FORCED SINGLE BSDS MODE"),
+        Message("CSQJ107E", "READ ERROR ON BSDS DSNAME={dsname}"),
     ),
+    # Both BSDS copies valid but out of step (zos/space.py _load): IBM's text with the copies'
+    # update sequence numbers for the system time stamps the model does not keep, and without
+    # the UTILITY part (no utility time stamp): "CSQJ120E DUAL BSDS DATA SETS HAVE UNEQUAL TIME
+    # STAMPS, SYSTEM BSDS1=...,BSDS2=..., UTILITY BSDS1=...,BSDS2=..." (IBM MQ for z/OS, "BSDS
+    # problems", "Unequal time stamps"). The queue manager goes on with the more recent copy.
+    "bsds-out-of-step": (
+        Message("CSQJ120E", "DUAL BSDS DATA SETS HAVE UNEQUAL TIME STAMPS, SYSTEM BSDS1={seq1},BSDS2={seq2}"),
+    ),
+    # Active log data sets (zos/space.py: _check_data_sets, _read_copies, _say_single), in IBM's
+    # words ("Active log problems", "Archive log problems"), without the ERROR STATUS and SMS
+    # REASON CODE fields, which come from z/OS media manager and dynamic allocation, which the
+    # model does not have: "CSQJ103E LOG ALLOCATION ERROR DSNAME=dsname, ERROR STATUS=eeeeiiii,
+    # SMS REASON CODE=sss"; "CSQJ106E LOG READ ERROR DSNAME=..., LOGRBA=..., ERROR
+    # STATUS=ccccffss"; "CSQJ004I ACTIVE LOG COPY n INACTIVE, LOG IN SINGLE MODE, ENDRBA=...".
+    "log-allocation-error": (Message("CSQJ103E", "LOG ALLOCATION ERROR DSNAME={dsname}"),),
+    "log-read-error": (Message("CSQJ106E", "LOG READ ERROR DSNAME={dsname}, LOGRBA={rba:rba}"),),
+    "CSQJ004I": (Message("CSQJ004I", "ACTIVE LOG COPY {copy} INACTIVE, LOG IN SINGLE MODE, ENDRBA={end:rba}"),),
     "log-disk-full": (Message("CSQJ103E", "LOG ALLOCATION ERROR: {reason}"),),
     "archive-dropped": (
         Message("", "Archive data set {dsname} dropped from the BSDS inventory (MAXARCH reached)"),

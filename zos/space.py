@@ -7,7 +7,8 @@ holds one RBA range at a time (start ending in 000, end in FFF). New CIs go to b
 at once; a partial CI being rewritten goes to copy 1 first and to copy 2 only once copy 1
 holds it (:meth:`ZosLogSpace._copy_writes`). A reader takes copy 1's page, or copy 2's when
 copy 1's is damaged or torn – so dual logging survives one damaged copy, and a torn rewrite
-of a partial CI.
+of a partial CI. A copy missing or short when the queue manager starts is out of use from then
+on, never re-created (:meth:`ZosLogSpace._check_data_sets`): the other copy logs alone there.
 
 **Offload.** When a data set fills, the logger switches to the next one in the ring
 (CSQJ002I, CSQJ001I) and the full one is copied to an archive data set
@@ -43,7 +44,8 @@ default 60 KB) in whole CIs: 15 CIs a request by default – an assumption, stat
 
 **BSDS.** ``BSDS01`` and, with TWOBSDS, ``BSDS02``: the active and archive inventory with RBA
 ranges and status, the checkpoint queue, the highest RBA written and offloaded. Each copy is
-replaced atomically; a reader takes the valid copy with the higher sequence number.
+replaced atomically; a reader takes the valid copy with the higher sequence number, and says
+so when both are valid and differ (CSQJ120E; the next update rewrites both).
 
 **Reads.** A page is read from the active data set holding its RBA, or from the archive
 whose range holds it once it has left the active log; reads are counted by where they were
@@ -57,7 +59,7 @@ from typing import Sequence
 import attrs
 
 from mqlog.core.errors import LogFileMissingError, LogFormatError, StorageError
-from mqlog.core.format.pages import PAGE_SIZE, PageRun, check_page
+from mqlog.core.format.pages import PAGE_SIZE, STALE, UNWRITTEN, PageRun, check_page
 from mqlog.core.platform import LogControl, SpaceDefaults
 from mqlog.core.format.records import NO_ADDRESS
 from mqlog.core.log.background import CopyJob
@@ -171,6 +173,17 @@ class ZosLogSpace(SpaceDefaults):
         self._offload_queue: list[tuple[ActiveDataSet, ArchiveEntry]] = []
         self.offloads_running = 0
         self._out_of_space_said = False  # CSQJ111A for the writer's wait, until an offload ends
+        #: copies of active data sets the queue manager found missing, or short of the log they
+        #: hold, when it started: name -> the RBA the data set then started at. Such a copy is
+        #: not written again, nor re-created (a data set of zeros where the log was would be
+        #: a second copy in name only) – a short one is, from the first CI of the next range
+        #: the ring starts on it: the other copy logs alone there (CSQJ004I), and serves
+        #: the reads (while the data set still holds that range, the part of the copy that is
+        #: left may be read too)
+        self._inactive: dict[str, int] = {}
+        self._single_said = 0  # the data set (number) CSQJ004I was said for, while logging on it
+        self._current_checked = True  # (a new log: nothing to check; _check_data_sets clears it)
+        self._read_errors_said: set[tuple[str, int]] = set()  # CSQJ106E: (data set, CI) said
 
     # -- capacity -----------------------------------------------------------------------------
 
@@ -230,6 +243,8 @@ class ZosLogSpace(SpaceDefaults):
     def plan_write(self, run: PageRun) -> Sequence[PhysicalWrite]:
         if not self._loaded:
             self._load_or_create()
+        if not self._current_checked:
+            self._check_current(run.first_address)
         if self.control.checkpoint == NO_ADDRESS:
             # Until the first checkpoint the queue manager is being created: a crash between
             # its BSDS copies and its data sets left them to make now (nothing is logged yet).
@@ -281,10 +296,22 @@ class ZosLogSpace(SpaceDefaults):
         needs. With one copy there is nothing to keep intact but the CI itself,
         which single logging leaves unprotected, as IBM says of it."""
         name1 = data_set_name(1, ds.number)
-        writes = [PhysicalWrite(name1, address - ds.start, address, pages, alongside=not first)]
-        if self.copies == 1:
-            return writes
         name2 = data_set_name(2, ds.number)
+        live = [name for name in (name1, name2)[:self.copies] if name not in self._inactive]
+        if not live:
+            # Every copy of the data set the log must go to now is gone (found missing at start):
+            # the log cannot be written, and nothing is re-created in its place.
+            self.events.append(("log-allocation-error", {"dsname": name1}))
+            raise StorageError(f"CSQJ103E LOG ALLOCATION ERROR DSNAME={name1}: no copy of active log data set "
+                               f"DS{ds.number:02d} can be written ({' and '.join((name1, name2)[:self.copies])} "
+                               f"missing or short since the queue manager started)")
+        if len(live) < self.copies:
+            self._say_single(ds, live[0])
+        elif self._single_said:
+            self._single_said = 0
+        writes = [PhysicalWrite(live[0], address - ds.start, address, pages, alongside=not first)]
+        if len(live) == 1:
+            return writes
         if not rewrite:
             return writes + [PhysicalWrite(name2, address - ds.start, address, pages, purpose="copy2",
                                            alongside=True)]
@@ -294,6 +321,18 @@ class ZosLogSpace(SpaceDefaults):
         self._serial_rewrites.append(PhysicalWrite(name2, address - ds.start, address, pages[:1],
                                                    purpose="copy2"))
         return writes
+
+    def _say_single(self, ds: ActiveDataSet, live: str) -> None:
+        """CSQJ004I, once while logging goes to ``ds``: one of its copies is out of use, so
+        the log is written once there (IBM MQ for z/OS, "Active log problems", "Dual logging is
+        lost": "CSQJ004I ACTIVE LOG COPY n INACTIVE, LOG IN SINGLE MODE, ENDRBA=...";
+        "IBM MQ continues in single mode", back to dual at a data set with both copies).
+        ENDRBA is the last RBA the inactive copy holds: where the data set starts."""
+        if self._single_said == ds.number:
+            return
+        self._single_said = ds.number
+        copy = 2 if live.startswith("LOGCOPY1") else 1
+        self.events.append(("CSQJ004I", {"copy": copy, "end": max(ds.start - 1, self.start)}))
 
     def _switch(self, address: int) -> None:
         """The current data set is full: queue its offload (a task of its own, started once
@@ -316,6 +355,13 @@ class ZosLogSpace(SpaceDefaults):
         self.switches += 1
         self._full_warned = 0
         for copy in range(1, self.copies + 1):
+            name = data_set_name(copy, nxt.number)
+            if name in self._inactive:
+                if not self.storage.exists(name):
+                    continue  # (never re-created: the write to it says CSQJ004I)
+                # A short copy is written afresh from the new range's first CI: no hole, so it
+                # is back in use (and logging dual again on this data set).
+                del self._inactive[name]
             self.events.append(("CSQJ001I", {"copy": copy, "dsname": data_set_name(copy, nxt.number),
                                              "start": address, "end": address + self.ds_bytes - 1}))
 
@@ -502,25 +548,54 @@ class ZosLogSpace(SpaceDefaults):
         return raw, None
 
     def _gone(self, address: int, offset: int, names, whys) -> LogFileMissingError:
+        """The refusal when no copy of a needed data set can be read: MQ's allocation error,
+        CSQJ103E ("If the input is needed for recovery, recovery is not successful, and the
+        queue manager ends abnormally", IBM MQ for z/OS, "Archive log problems"). (CSQJ100E,
+        which this once said, is the BSDS's.)"""
         return LogFileMissingError(
             f"{'; '.join(whys)}: the BSDS lists {' and '.join(names)} as holding RBA {self.limits.hex(address)}, "
-            f"which is needed here (CSQJ100E: the data set cannot be allocated)", source=names[0], offset=offset,
+            f"which is needed here (CSQJ103E: the data set cannot be allocated)", source=names[0], offset=offset,
             address=self.limits.hex(address))
+
+    def _copy_page(self, name: str, offset: int, address: int) -> tuple[bytes, str | None]:
+        """:meth:`_stored` for a copy of an active data set, and why not to read it if the
+        copy is out of use and the data set has since taken a new range (what it holds is
+        not that range's log)."""
+        raw, why = self._stored(name, offset, self.ds_bytes)
+        held = self._inactive.get(name)
+        if why is None and held is not None and held != address - offset:
+            why = f"{name} is out of use (found missing or short when the queue manager started)"
+        return raw, why
 
     def _read_copies(self, address: int, offset: int, first: str, second: str) -> tuple[bytes, str, int]:
         """Copy 1's page; copy 2's instead when copy 1's is not good and copy 2's is. (The
         reader checks the page again: check_page remembers the answer for the same bytes.)
         A data set the BSDS lists that is missing or short is damage: with dual logging the
-        other copy serves, with none left the read is refused (never the end of the log)."""
-        raw, why = self._stored(first, offset, self.ds_bytes)
+        other copy serves, with none left the read is refused (never the end of the log).
+
+        A CI read from copy 2 because copy 1's is bad is a log read error MQ reports, once
+        for each CI: "CSQJ106E LOG READ ERROR DSNAME=..., LOGRBA=..., ERROR STATUS=ccccffss";
+        "if the error occurs during restart, if dual logging is used, [MQ] continues with the
+        alternative log data set, otherwise the queue manager ends abnormally"; during an
+        offload "the process tries to read the RBA range from a second copy" (IBM MQ for z/OS,
+        "Active log problems", "I/O errors occur while reading the active log"). A copy found
+        missing at start was reported then (CSQJ103E): its reads go to the other copy without
+        a message each. Both are counted as copy-2 reads (``reads_copy2``)."""
+        raw, why = self._copy_page(first, offset, address)
         if self.copies == 2:
             _, problem = check_page(raw, address) if why is None else (None, why)
             if problem is not None:
-                other, why2 = self._stored(second, offset, self.ds_bytes)
+                other, why2 = self._copy_page(second, offset, address)
                 if why2 is None:
                     _, problem2 = check_page(other, address)
                     if problem2 is None or why is not None:
                         self.reads["copy2"] += 1
+                        if (why is None and problem not in (UNWRITTEN, STALE)
+                                and (first, address) not in self._read_errors_said):
+                            # (a CI copy 1 never received – the write a crash cut short on
+                            # one copy – is the end of that copy's log, not an I/O error)
+                            self._read_errors_said.add((first, address))
+                            self.events.append(("log-read-error", {"dsname": first, "rba": address}))
                         return other, second, offset
                 elif why is not None:
                     raise self._gone(address, offset, (first, second), (why, why2))
@@ -656,6 +731,23 @@ class ZosLogSpace(SpaceDefaults):
         for name in self.bsds_files:
             if not self.storage.exists(name):
                 self.events.append(("bsds-damaged", {"dsname": name}))
+        if len(found) == 2 and found[0][0] != found[1][0]:
+            # Both copies are readable but out of step: a copy was restored, or the queue
+            # manager ended between its updates of the two. MQ says CSQJ120E and "attempts to
+            # resynchronize the BSDS data sets using the more recent copy. If this fails, queue
+            # manager startup is terminated" (IBM MQ for z/OS, "BSDS problems", "Unequal time
+            # stamps", whose causes include "The queue manager terminated abnormally after
+            # updating one copy of the BSDS but before updating the second copy"). The model
+            # goes on with the more recent copy, and its next update of the BSDS (restart's
+            # checkpoint) writes both copies from it; a failure to write them ends the queue
+            # manager. The model's BSDS has an update sequence number where MQ's has the
+            # system time stamp, and no utility time stamp (nothing in the model updates one
+            # copy alone, as CSQJU003 run on one copy does, whose mismatch MQ cannot resolve):
+            # the message gives the sequence numbers as SYSTEM and leaves UTILITY out.
+            by_name = {n: seq for seq, n, _ in found}
+            self.events.append(("bsds-out-of-step", {"bsds1": self.bsds_files[0], "bsds2": self.bsds_files[1],
+                                                     "seq1": by_name[self.bsds_files[0]],
+                                                     "seq2": by_name[self.bsds_files[1]]}))
         _, name, data = max(found)
         try:
             if data["cis"] != self.cis:
@@ -681,6 +773,8 @@ class ZosLogSpace(SpaceDefaults):
         except (KeyError, TypeError, ValueError) as exc:
             raise LogFormatError(f"malformed BSDS ({exc})", source=name, offset=8) from None
         self.data_sets = len(self.active)  # DEFINE LOG may have added some
+        if self.control.checkpoint != NO_ADDRESS:  # (before it, data sets are still to be made)
+            self._check_data_sets()
         self._offload_queue = []
         self.offloads_running = 0
         for ds in sorted((d for d in self.active if self.offload and d.full and d.archive <= 0
@@ -692,11 +786,70 @@ class ZosLogSpace(SpaceDefaults):
             self._queue_offload(ds, entry)
         return True
 
+    def _check_data_sets(self) -> None:
+        """The queue manager opens the active data sets the BSDS lists: a copy that is missing
+        is an allocation error (CSQJ103E), one shorter than the log it holds a read error at
+        the RBA where it is cut (CSQJ106E). Either copy is out of use from now on
+        (:attr:`_inactive`): with dual logging the other copy serves reads and logs alone
+        (CSQJ004I), with none left a read of its log is refused and a write to it ends the
+        queue manager. MQ documents CSQJ103E for a data set it cannot allocate ("LOG ALLOCATION
+        ERROR DSNAME=dsname, ERROR STATUS=eeeeiiii, SMS REASON CODE=sss"; "If the input is
+        needed for recovery, recovery is not successful, and the queue manager ends
+        abnormally", IBM MQ for z/OS, "Archive log problems", "Allocation problems"), and dual
+        logging's reason to be: "in the event of a problem with one log data set, such as the
+        data set being accidentally deleted, the equivalent data set in the other set of logs
+        can be used" ("Log data set definitions"). A full data set holds its whole range; the
+        current one holds log only up to the head, which restart finds: its copies are judged
+        at the first write (:meth:`_check_current`), where a copy cut only in the part never
+        written is unformatted there, not damaged (writes extend it), as is a data set never
+        used yet."""
+        self._inactive = {}
+        self._current_checked = False
+        current = self.active[self.current] if self.active else None
+        for ds in self.active:
+            for copy in range(1, self.copies + 1):
+                name = data_set_name(copy, ds.number)
+                if not self.storage.exists(name):
+                    self._inactive[name] = ds.start
+                    self.events.append(("log-allocation-error", {"dsname": name}))
+                elif ds is not current and ds.start != NO_ADDRESS:
+                    self._cut_short(ds, name, self.ds_bytes)
+
+    def _cut_short(self, ds: ActiveDataSet, name: str, holds: int) -> None:
+        """Copy ``name`` of ``ds`` out of use (CSQJ106E where it ends) if it is shorter than
+        the ``holds`` bytes of log it must hold."""
+        size = self.storage.size(name)
+        if size < holds:
+            self._inactive[name] = ds.start
+            self.events.append(("log-read-error", {"dsname": name, "rba": ds.start + size - size % PAGE_SIZE}))
+
+    def _check_current(self, address: int) -> None:
+        """At the first write after the queue manager started (at ``address``, the head restart
+        found): a copy of the current data set shorter than the log before the head lost some of
+        it, and a write there would leave a hole in that copy: it is out of use from now on."""
+        self._current_checked = True
+        ds = self._holder(address)
+        if ds is None or ds is not self.active[self.current]:
+            return
+        for copy in range(1, self.copies + 1):
+            name = data_set_name(copy, ds.number)
+            if name not in self._inactive:
+                self._cut_short(ds, name, address - address % PAGE_SIZE - ds.start)
+
     # -- what utilities show --------------------------------------------------------------------
 
+    @property
+    def copies_out_of_use(self) -> list[str]:
+        """The active data set copies found missing or short when the queue manager started,
+        which it no longer writes: where the ring is on one of them, logging is single."""
+        return sorted(self._inactive)
+
     def metrics(self) -> dict:
-        return {"active_data_sets": self.data_sets, "copies": self.copies, "current_data_set":
-                data_set_name(1, self.active[self.current].number) if self.active else None,
-                "archives_recorded": len([e for e in self.archives if e.complete]),
-                "reads_active": self.reads["active"], "reads_archive": self.reads["archive"],
-                "reads_copy2": self.reads["copy2"], "bsds_accesses": self.bsds_accesses}
+        out = {"active_data_sets": self.data_sets, "copies": self.copies, "current_data_set":
+               data_set_name(1, self.active[self.current].number) if self.active else None,
+               "archives_recorded": len([e for e in self.archives if e.complete]),
+               "reads_active": self.reads["active"], "reads_archive": self.reads["archive"],
+               "reads_copy2": self.reads["copy2"], "bsds_accesses": self.bsds_accesses}
+        if self._inactive:  # (only then: a run with its copies intact has the figures it had)
+            out["copies_out_of_use"] = self.copies_out_of_use
+        return out

@@ -155,6 +155,9 @@ class QueueManager(UnitsOfWorkMixin, LogSpaceMixin, CheckpointMixin, ShuntingMix
 
         Returns the recovery report after a restart, None for a new queue manager."""
         control = self.platform.space.load_control()
+        # What the space found opening its control data and files (a copy lost, two copies
+        # out of step) is said first: the log is opened before restart begins.
+        self._drain_space_events()
         if control is None:
             refuse_queue_files_without_log(self.storage)
             self.writer = self._new_writer()

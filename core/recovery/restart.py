@@ -121,6 +121,7 @@ class Restart(Recovery):
         self.phase("replay", t)
         replay_us_wall = env.now - t0  # opening the files costs nothing: replay is all of it
         replay_charged = dict(self.charged)
+        qm._drain_space_events()  # what reading the log met (a copy read for a bad page) comes first
         qm.say("replay-complete", records=report.records_replayed, end=reader.end,
                in_flight=sum(1 for u in self.table.values() if not u.prepared),
                in_doubt=sum(1 for u in self.table.values() if u.prepared), committed=report.uows_committed)

@@ -48,6 +48,7 @@ def bsds_dict(space: ZosLogSpace, addressing=None) -> dict:
     valid = [c for c in copies if c["valid"]]
     in_use = max(valid, key=lambda c: c["sequence"])["dsname"] if valid else None
     complete = [e for e in space.archives if e.complete]
+    out_of_use = set(space.copies_out_of_use)
     active = {}
     for copy in range(1, space.copies + 1):
         rows = []
@@ -56,7 +57,8 @@ def bsds_dict(space: ZosLogSpace, addressing=None) -> dict:
             used = ds.start != NO_ADDRESS
             rows.append({"number": ds.number, "dsname": name, "present": space.storage.exists(name),
                          "start": ds.start if used else None, "end": ds.start + space.ds_bytes - 1 if used else None,
-                         "status": _active_status(space, i, ds),
+                         "status": _active_status(space, i, ds), "in_use": name not in out_of_use,
+                         "short": space.storage.exists(name) and space.storage.size(name) < space.ds_bytes,
                          "archive_seq": ds.archive if ds.archive > 0 else None})
         active[str(copy)] = rows
     archives = {}
@@ -131,7 +133,8 @@ def bsds_map(space: ZosLogSpace, addressing) -> str:
         out.append(f"  NO  {'DSNAME':<16} {'STARTRBA':<{width}}   {'ENDRBA':<{width}}  STATUS")
         for r in rows:
             archived = f"  ARCHIVE {r['archive_seq']:07d}" if r["archive_seq"] else ""
-            missing = "  (DATA SET MISSING)" if not r["present"] else ""
+            missing = ("  (DATA SET MISSING)" if not r["present"] else "  (SHORT: NOT IN USE)" if not r["in_use"]
+                       else "  (SHORT)" if r["short"] else "")
             out.append(f"  {r['number']:02d}  {r['dsname']:<16} {rba(r['start'])} - {rba(r['end'])}  "
                        f"{r['status']}{archived}{missing}")
     for copy, rows in d["archives"].items():

@@ -108,6 +108,9 @@ def log_statistics(space: ZosLogSpace, writer_stats: dict, codec_stats: dict, co
         s["mqlog_shunted_bytes"] = c["shunted_bytes"]
     s["mqlog_archive_offloads"] = offloads
     s["mqlog_copy2_reads"] = reads_copy2
+    if space.copies_out_of_use:
+        # copies found missing or short, no longer written: logging is single on their data sets
+        s["mqlog_copies_out_of_use"] = space.copies_out_of_use
     s["mqlog_log_switches"] = switches
     s["mqlog_archives_recorded"] = len([e for e in space.archives if e.complete])
     for key in ("compression_in_bytes", "compression_out_bytes"):
@@ -171,5 +174,7 @@ def format_statistics(stats: dict) -> str:
             continue
         if isinstance(value, dict):
             value = ", ".join(f"{k}={v:.1f}" if isinstance(v, float) else f"{k}={v}" for k, v in value.items())
+        elif isinstance(value, list):
+            value = " ".join(map(str, value))
         out.append(f"  {key:<32} {value}")
     return "\n".join(out) + "\n"
