@@ -105,10 +105,10 @@ class QmCounters:
     uows_rolled_forward: int = 0
     log_full_events: int = 0  # times the log-space policy had to release space
     # MQI calls that found the log full: refused with 2102, or, on a platform whose calls wait
-    # for log space (``full_log_waits``: z/OS's CSQJ111A), each wait of a call counted
+    # for log space (``full_log_waits``), each wait of a call counted
     log_full_refusals: int = 0
     #: virtual µs MQI calls spent waiting for log space (``full_log_waits`` platforms), summed
-    #: over the calls that waited: the time CSQJ111A held work up
+    #: over the calls that waited: the time a full log held work up
     log_full_wait_us: float = 0.0
     shunted_bytes: int = 0
     shunts_failed: int = 0  # rounds refused: the active log could not hold them beside the reserve
