@@ -388,13 +388,16 @@ class DistributedLogSpace(SpaceDefaults):
         candidates = self._spare_addresses
         if candidates is None:
             candidates = self._spare_addresses = self._spare_candidates()
-        spare = self._spare_copy(address) if address in candidates else None
-        if spare is not None:
+        found = self._spare_copy(address) if address in candidates else None
+        if found is not None:
+            spare, slot = found
             header, problem = check_page(raw, address)
             spare_header, _ = check_page(spare, address)
             if problem is not None or spare_header.write_no > header.write_no:
                 self._repairs[address] = spare
-                return spare, SPARE_FILE, 0
+                # (the slot's own offset: damage the reader finds in this copy is there,
+                # in slot 1 as often as in slot 0)
+                return spare, SPARE_FILE, slot * PAGE_SIZE
         return raw, name, offset
 
     def _hold_for(self, address: int) -> tuple | None:
@@ -424,8 +427,9 @@ class DistributedLogSpace(SpaceDefaults):
                     found.add(header.address)
         return frozenset(found)
 
-    def _spare_copy(self, address: int) -> bytes | None:
-        """The newest good spare copy of the page at ``address``, if a spare slot holds one."""
+    def _spare_copy(self, address: int) -> tuple[bytes, int] | None:
+        """The newest good spare copy of the page at ``address`` and its slot, if a spare slot
+        holds one."""
         if not self.storage.exists(SPARE_FILE):
             return None
         best = None
@@ -433,8 +437,8 @@ class DistributedLogSpace(SpaceDefaults):
             raw = self.storage.read(SPARE_FILE, slot * PAGE_SIZE, PAGE_SIZE)
             header, problem = check_page(raw, address)
             if problem is None and (best is None or header.write_no > best[0]):
-                best = (header.write_no, raw)
-        return None if best is None else best[1]
+                best = (header.write_no, raw, slot)
+        return None if best is None else best[1:]
 
     # -- control data ----------------------------------------------------------------------------
 

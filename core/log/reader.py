@@ -5,7 +5,10 @@ The reader walks pages at consecutive addresses from a start address. Each page 
 expected address ends the walk, and the reader then decides what kind of end it is:
 
 * **end** – the page was never written (nothing stored, or zeros) or is stale (another
-  address: left from an earlier lap of a circular log), and no good page follows.
+  address: left from an earlier lap of a circular log), and no good page follows within
+  :data:`HOLE_PAGES` pages. The reader looks past a run of bad pages of any kind (a lost
+  write of several pages is a run of zeros or stale pages exactly like the end), so that
+  is what every walk reads beyond the end of the log.
 * **torn** – the page fails its checksum, or good pages follow a bad page but all of them
   come from one write that *began at or before* the bad page (each page records its write
   number and its index in that write). That is the signature of the final write cut short
@@ -46,7 +49,11 @@ assert _FRAME.size == HEADER_SIZE
 
 
 #: bad pages in a row the reader looks past, for good pages from later writes, before it
-#: decides a bad page is the end of the log
+#: decides a bad page is the end of the log: a hole of up to this many pages (unwritten,
+#: stale or damaged) with later writes after it is found. It is also what every walk that
+#: reaches the end of the log reads past it (64 KiB), so it covers the lost writes of a
+#: few pages that group commit makes (a typical force is 3-5 pages) without reading far;
+#: a lost write longer than this, like a lost last write, looks like the end of the log
 HOLE_PAGES = 16
 
 
@@ -336,22 +343,33 @@ class LogReader:
         else:
             damaged, later = page_addr, []
         probe = later[0].address + PAGE_SIZE if later else page_addr + PAGE_SIZE
-        if not later and problem not in (UNWRITTEN, STALE):
-            # Damage may span several pages (a run of garbage): look past a short hole of
-            # damaged pages for good ones before calling this the end. A page never written
-            # (or left from an earlier lap) ends the look: that is what the end looks like.
+        hole = 1  # bad pages in a row from the damaged one
+        if not later and self.lookahead_pages:
+            # Look past a run of bad pages, of any kind, for good ones: a lost write of
+            # several pages (a typical write is 3-5 pages), or a run of garbage, leaves a
+            # hole of unwritten, stale or damaged pages with the log going on after it. The
+            # end of the log looks the same from its first page – zeros, or pages of an
+            # earlier lap – and differs only in what comes after the run: nothing good, or
+            # only the rest of the final write. (Stopping at the first unwritten page would
+            # take every hole of two pages or more for the end, and silently drop the
+            # acknowledged records after it.) The cost is HOLE_PAGES reads at the end of
+            # the log, once per walk; nothing on the way to it.
             for _ in range(HOLE_PAGES):
                 nraw, _, _ = self._read(probe)
-                nproblem = check_page(nraw, probe)[1]
-                if nproblem is None or nproblem in (UNWRITTEN, STALE):
-                    break
                 probe += PAGE_SIZE
-        for _ in range(self.lookahead_pages):
+                nheader, nproblem = check_page(nraw, probe - PAGE_SIZE)
+                if nheader is not None and nheader.write_no > self.max_write_no:
+                    self.max_write_no = nheader.write_no
+                if nproblem is None:
+                    later.append(nheader)
+                    break
+                hole += 1
+        for _ in range(self.lookahead_pages - len(later) if later else 0):
             nraw, _, _ = self._read(probe)
             nheader, nproblem = check_page(nraw, probe)
             if nheader is not None and nheader.write_no > self.max_write_no:
                 self.max_write_no = nheader.write_no
-            if nproblem is not None or (later and not continues(later[-1], nheader)):
+            if nproblem is not None or not continues(later[-1], nheader):
                 break
             later.append(nheader)
             probe += PAGE_SIZE
@@ -365,7 +383,8 @@ class LogReader:
         if len(writes) == 1 and later[0].write_start <= damaged:
             return EndOfLog(resume, "torn", page_addr, name, offset, str(problem), len(later))
         raise LogCorruptionError(
-            f"page {problem}, but {len(later)} good pages follow it from "
+            f"page {problem}{f', the first of {hole} bad pages in a row' if hole > 1 else ''}, but "
+            f"{len(later)} good pages follow {'them' if hole > 1 else 'it'} from "
             f"{'a write that began after it' if len(writes) == 1 else f'{len(writes)} later writes'}",
             source=name, offset=offset, address=fmt(page_addr))
 

@@ -232,6 +232,34 @@ def test_a_page_restart_read_from_the_spare_copy_is_put_back_in_place_first():
     assert (writes[0].purpose, writes[0].file, writes[0].offset, writes[0].pages) == ("repair", extent_name(0), 0, (new,))
 
 
+@pytest.mark.parametrize("slot", [0, 1])
+def test_a_page_read_from_a_spare_slot_is_named_by_that_slot(slot):
+    """Damage the reader finds in a page it took from the spare file is named there, at the
+    slot's own offset: slot 1's copy was named as offset 0 (slot 0's), and a bit flipped
+    "in the page restart reads" hit slot 0 (trial s33: an error named amqhlspr.lfh, offset
+    0)."""
+    from mqlog.core.errors import LogCorruptionError
+    from mqlog.core.format.pages import PAGE_HEADER_SIZE, build_page
+    from mqlog.core.format.records import Put
+    from mqlog.core.log.reader import scan
+
+    storage = MemoryStorage()
+    space = DistributedLogSpace(storage, primary=3, secondary=2, file_pages=PAGES)
+    fill(space, 0, 0.0)  # creates the log
+    record = Put("Q", bytes(24), b"r" * 300, uow=1).to_bytes()
+    storage.write(extent_name(0), 0, build_page(0, 1, b"", 0xFFFF, flags=1))
+    bad = bytearray(record)
+    bad[-1] ^= 0x40  # inside the record's body: its CRC fails in a page whose checksum is good
+    storage.write("amqhlspr.lfh", slot * PAGE_SIZE, build_page(0, 2, bytes(bad), 0, flags=1))
+    reread = DistributedLogSpace(storage, primary=3, secondary=2, file_pages=PAGES)
+    reread._load_or_empty()
+    assert reread.read_page(0)[1:] == ("amqhlspr.lfh", slot * PAGE_SIZE)
+    with pytest.raises(LogCorruptionError) as info:
+        scan(reread, PAGE_HEADER_SIZE)
+    assert (info.value.source, info.value.offset) == ("amqhlspr.lfh", slot * PAGE_SIZE + PAGE_HEADER_SIZE)
+    assert f"amqhlspr.lfh, offset {slot * PAGE_SIZE + PAGE_HEADER_SIZE}" in str(info.value)
+
+
 def test_a_secondary_leaves_the_ring_only_after_laps_of_disuse():
     from mqlog.distributed.space import SECONDARY_IDLE_LAPS
 
