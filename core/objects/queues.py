@@ -182,6 +182,9 @@ class Queue:
         #: ``QueueManager._load_unloaded``)
         self.unloaded = None
         self._seq = 0
+        #: the newest durable log address a flush has brought the file up to: a file never
+        #: goes back to an older view of the log (see :meth:`flush`)
+        self.flushed_to = 0
 
     @property
     def depth(self) -> int:
@@ -259,6 +262,16 @@ class Queue:
         file = self.file
         if file is None or not self.dirty:
             return IoCost([], [])
+        # A caller may hold an older durable address than the file already shows: a
+        # checkpoint takes it once and flushes queue after queue, and a spill of a later queue
+        # can run in between with a newer one. What a flush brought to disk stays on disk, so
+        # the older address would take the file backwards: a got message whose Commit the
+        # spill saw durable (and removed from the file) would be written back as committed,
+        # without its data (no longer in memory). The file shows the newest view it has seen.
+        if durable < self.flushed_to:
+            durable = self.flushed_to
+        else:
+            self.flushed_to = durable
         keep: set[bytes] = set()
         in_file = file.messages
         messages = self.messages

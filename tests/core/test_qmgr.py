@@ -508,6 +508,34 @@ def test_a_flush_shows_an_outcome_whose_record_is_on_disk_before_memory_catches_
     assert states == {b"%024d" % 0: MessageState.COMMITTED, b"%024d" % 2: MessageState.PUT_UNCOMMITTED}
 
 
+def test_a_flush_with_an_older_durable_address_never_takes_the_file_back():
+    # The crash at 180 requesters (issue 35): a checkpoint took the durable address once and
+    # flushed queue after queue; a spill of a later queue ran in between with a newer one and
+    # removed a got message whose Commit it saw on disk. The checkpoint's flush then came with
+    # the older address, for which the Commit was not yet durable, and tried to write the
+    # message back as committed: its data had left memory when it first reached the file.
+    from mqlog.core.objects.queuefile import QueueFile
+    from mqlog.core.objects.queues import Message, Queue
+
+    storage = MemoryStorage()
+    queue = Queue("Q", QueueFile.create(storage, "Q"))
+    msg_id = b"%024d" % 1
+    queue.add(Message(msg_id, 1, True, 3, b"abc", MessageState.COMMITTED, 0, put_address=100))
+    queue.flush(durable=200)
+    message = queue.messages[msg_id]
+    assert message.data is None  # in the file now, not held twice
+    queue.lock(message, uow=7, get_address=300)  # got under syncpoint; its Commit record at 400
+    committed = {7: 400}
+
+    def outcome(uow, durable):
+        return True if committed.get(uow, durable) < durable else None
+
+    queue.flush(durable=500, outcome=outcome)  # the spill: the Commit is on disk
+    assert msg_id not in QueueFile.open(storage, "Q")[0].messages
+    queue.flush(durable=250, outcome=outcome)  # the checkpoint, with the address it took first
+    assert msg_id not in QueueFile.open(storage, "Q")[0].messages  # still gone: the file moved on only
+
+
 class ZlibAsRle:
     """A test codec standing in for a platform's: compresses when it helps, and says so."""
 
