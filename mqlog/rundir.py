@@ -29,6 +29,17 @@ QM_DIR = "qm"
 #: flock'ed by every command that uses a run directory: exclusively by the one writing it
 #: (its pid in the file), shared by the ones reading it
 LOCK_FILE = ".mqlog.lock"
+#: where an internal error's traceback goes when the command was writing a run directory
+INTERNAL_ERROR_FILE = "mqlog-internal-error.txt"
+
+#: the run directory this process last held for writing (:func:`locked`): where an internal
+#: error's traceback belongs (:func:`last_written`)
+_last_written: Path | None = None
+
+
+def last_written() -> Path | None:
+    """The run directory this process last held for writing, if any (None before any)."""
+    return _last_written
 
 
 def _fcntl():
@@ -79,6 +90,8 @@ def locked(directory: Path, option: str = ""):
                                  "wait for it to finish or use another directory") from None
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        global _last_written
+        _last_written = directory
         try:
             yield
         finally:

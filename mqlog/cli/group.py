@@ -286,11 +286,11 @@ def _asks_for_json(argv: list[str]) -> bool:
     return "--json" in words
 
 
-def _fail(message: str, exit_code: int, as_json: bool) -> int:
+def _fail(message: str, exit_code: int, as_json: bool, label: str = "error") -> int:
     """An error's one line on stderr and, under ``--json``, its document on stdout too, so that a
     script reading stdout gets one JSON document whatever happened (README's contract), unless
     the command had already printed its own."""
-    click.echo(f"mqlog: error: {message}", err=True)
+    click.echo(f"mqlog: {label}: {message}", err=True)
     if as_json and not _emitted:
         emit_json({"error": message, "exit_code": exit_code})
     return exit_code
@@ -327,5 +327,10 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     except MqlogError as exc:
         return _fail(str(exc), 2, as_json)
+    except Exception as exc:  # a bug in mqlog: one line, the traceback to a file (mqlog.cli.internal)
+        from mqlog.cli.internal import EXIT_INTERNAL, INTERNAL_LABEL, internal_error_line
+
+        words = [str(w) for w in (sys.argv[1:] if argv is None else argv)]
+        return _fail(internal_error_line(exc, words), EXIT_INTERNAL, as_json, INTERNAL_LABEL)
     return 0
 

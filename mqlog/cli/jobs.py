@@ -12,6 +12,8 @@ from pathlib import Path
 
 import click
 
+from mqlog.cli.internal import remember_seed
+
 from mqlog.cli.group import (CrashTime, cli, device_for_restart, emit_json, host_for_restart, host_option,
                              json_option, jsonl_option, resolve_spec, restart_mode_option, terminal_width)
 from mqlog.core.errors import MqlogError
@@ -60,6 +62,7 @@ def compare_cmd(workload, sets, matrix, device, host, seed, out, master, crash_a
         raise click.UsageError("compare takes workload.KEY=VALUE and qmgr.ATTR=VALUE settings; log parameters belong in --matrix")
     spec, _, spec_seed, qmgr = resolve_spec(workload, parsed)
     seed = seed if seed is not None else (spec_seed or 0)
+    remember_seed(seed)
     cells = check_matrix(load_matrix(matrix))
     if crash_at is None and (restart_mode is not None or any("restart_mode" in c for c in cells)):
         raise click.UsageError("a restart mode (--restart-mode, or restart_mode in the matrix) needs --crash: "

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import click
 
+from mqlog.cli.internal import remember_seed
+
 from mqlog.cli.group import (END, CrashTime, Progress, cli, device_for_restart, emit_json, host_for_restart,
                              fitted, host_option, json_option, resolve_spec, restart_bar, restart_mode_option,
                              terminal_width)
@@ -81,6 +83,7 @@ def run_cmd(platform_name, workload, sets, device, host, seed, out, in_dir, cras
     get_host(host)
     host = host_for_restart(host)
     seed = seed if seed is not None else (spec_seed if spec_seed is not None else 0)
+    remember_seed(seed)
     if out is not None:
         if not out.strip():
             raise click.BadParameter("needs a directory name", param_hint="--out")
@@ -314,6 +317,7 @@ def _run_in(directory: Path, platform_name, workload, sets, device, host, seed, 
         changed = {**changed, **_changed_device_host(run, device, host)}
         device, host = device or run["device"], host or run["host"]
         seed = seed if seed is not None else (spec_seed if spec_seed is not None else run.get("seed", 0))
+        remember_seed(seed)
         restart = {}
 
         def started(qm, report):

@@ -9,6 +9,8 @@ import sys
 
 import click
 
+from mqlog.cli.internal import remember_seed
+
 from mqlog.cli.group import cli, emit_json, host_for_restart, host_option, resolve_spec, restart_mode_option
 from mqlog.torture import FAULT_CLASSES
 
@@ -73,6 +75,7 @@ def torture_cmd(platform_name, matrix, workload, sets, faults, budget, device, h
     get_host(host)
     host = host_for_restart(host)
     seed = seed if seed is not None else (spec_seed if spec_seed is not None else 0)
+    remember_seed(seed)
     campaigns = [(name, log, Campaign(platform, values, choose(platform).maker(values), spec, seed=seed,
                                       device=device, host=host, budget=budget, faults=chosen, restart_mode=mode,
                                       qmgr=attributes))
