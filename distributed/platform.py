@@ -51,6 +51,10 @@ class LongRunningUowPolicy:
     #: from half full, a checkpoint is taken to move the tail before anything is sacrificed
     checkpoint_at: float = 0.5
 
+    @property
+    def relieve_from(self) -> float:
+        return self.limit
+
     def relieve(self, usage: float, uows: Sequence[UowView]) -> Sequence[SpaceAction]:
         pinning = [u for u in uows if u.pins_tail]  # a checkpoint frees the log behind the others
         if usage < self.limit or not pinning:

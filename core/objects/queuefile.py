@@ -49,6 +49,11 @@ __all__ = [
 ]
 
 
+def _pack(m: StoredMessage) -> bytes:
+    """A directory entry's bytes (docs/FORMAT.md, "Queue files")."""
+    return ENTRY.pack(m.msg_id, m.state, m.length, m.uow, m.put_address, m.first_block, m.blocks, m.data_crc)
+
+
 def _msg_text(msg_id: bytes) -> str:
     return f"message {msg_id.hex().upper()}"
 
@@ -92,6 +97,11 @@ class QueueFile:
         self._free = free
         #: data of staged messages not yet written, in put order
         self._pending: dict[bytes, bytes] = {}
+        #: each staged message's directory entry, packed (ENTRY), kept as the entry changes: a
+        #: flush joins them instead of packing every entry again, so its CPU follows what
+        #: changed, not the queue's depth (the bytes it writes still span the directory).
+        #: Packed from the entries, not copied from the file: unused bytes are written as zeros.
+        self._packed: dict[bytes, bytes] = {msg_id: _pack(m) for msg_id, m in messages.items()}
         #: runs the durable version uses that the staged view no longer does
         self._to_free: list[tuple[int, int]] = []
         self._dirty = False
@@ -280,8 +290,9 @@ class QueueFile:
         data = bytes(data)
         if len(data) > MAX_MESSAGE_LENGTH:
             raise ParameterError("len(data)", len(data), f"at most {MAX_MESSAGE_LENGTH} bytes")
-        self.messages[msg_id] = StoredMessage(msg_id, state, uow, len(data), NOT_WRITTEN,
-                                              blocks_for(len(data)), zlib.crc32(data), put_address)
+        stored = self.messages[msg_id] = StoredMessage(msg_id, state, uow, len(data), NOT_WRITTEN,
+                                                       blocks_for(len(data)), zlib.crc32(data), put_address)
+        self._packed[msg_id] = _pack(stored)
         self._pending[msg_id] = data
         self._dirty = True
 
@@ -293,7 +304,8 @@ class QueueFile:
         _check_u64("uow", uow)
         if stored.state is state and stored.uow == uow:
             return
-        self.messages[msg_id] = attrs.evolve(stored, state=state, uow=uow)
+        stored = self.messages[msg_id] = attrs.evolve(stored, state=state, uow=uow)
+        self._packed[msg_id] = _pack(stored)
         self._dirty = True
 
     def remove(self, msg_id: bytes) -> None:
@@ -301,6 +313,7 @@ class QueueFile:
         self._usable()
         stored = self._get(msg_id)
         del self.messages[msg_id]
+        del self._packed[msg_id]
         if stored.first_block == NOT_WRITTEN:
             del self._pending[msg_id]
         else:
@@ -370,16 +383,31 @@ class QueueFile:
         if new_free and new_free[-1][0] + new_free[-1][1] > extent:
             new_free.pop()  # the free top of the old version, now beyond the extent
 
-        sequence = self.version + 1
         stream = bytearray(attr_bytes)
         stream += encode_space_map(extent, new_free)
-        entries = bytearray(ENTRY_SIZE * len(self.messages))
-        pack_into, pos = ENTRY.pack_into, 0
-        for msg_id, m in self.messages.items():
-            pack_into(entries, pos, msg_id, m.state, m.length, m.uow, m.put_address,
-                      placed.get(msg_id, m.first_block), m.blocks, m.data_crc)
-            pos += ENTRY_SIZE
-        stream += entries
+        # The entries as staged, the newly placed ones with their blocks (packed here; kept
+        # once the flush is durable, below).
+        packed = self._packed
+        unplaced = {msg_id: packed[msg_id] for msg_id in placed}
+        messages = self.messages
+        for msg_id, first in placed.items():
+            m = messages[msg_id]
+            packed[msg_id] = ENTRY.pack(msg_id, m.state, m.length, m.uow, m.put_address, first, m.blocks, m.data_crc)
+        version = self.version
+        try:
+            stream += b"".join(map(packed.__getitem__, messages))
+            return self._write_version(stream, meta_first, meta_blocks, extent, placed, attr_bytes, new_free,
+                                       old_extent)
+        except BaseException:
+            if self.version == version:  # the new version never became the durable one
+                packed.update(unplaced)
+            raise
+
+    def _write_version(self, stream: bytearray, meta_first: int, meta_blocks: int, extent: int,
+                       placed: dict[bytes, int], attr_bytes: bytes, new_free: list, old_extent: int) -> IoCost:
+        """The second half of :meth:`flush`: write the new version's data and metadata, then
+        its header, and make it the durable one."""
+        sequence = self.version + 1
         meta = encode_meta(stream, meta_blocks, sequence)
 
         # Everything new, in address order; each run of adjacent blocks is one write.
@@ -540,6 +568,9 @@ class QueueFile:
             else:
                 require(msg_id not in self._pending, f"{_msg_text(msg_id)} is written and pending")
                 runs.append((m.first_block, m.blocks))
+        require(self._packed.keys() == self.messages.keys()
+                and all(self._packed[i] == _pack(m) for i, m in self.messages.items()),
+                "a packed directory entry disagrees with its message")
         require(len(self._pending) == sum(1 for m in self.messages.values()
                                           if m.first_block == NOT_WRITTEN),
                 "pending data of a message no longer staged")

@@ -24,6 +24,7 @@ import zlib
 from collections.abc import Iterable
 
 import attrs
+import numpy as np
 
 from mqlog.core.disk.storage import Storage
 from mqlog.core.errors import ParameterError
@@ -62,6 +63,8 @@ ENTRY_SIZE = ENTRY.size  # 64
 DATA_HEAD = struct.Struct("<4sI24s")
 DATA_HEADER_SIZE = DATA_HEAD.size  # 32
 _CRC_AT = BLOCK_SIZE - 4
+#: META_HEAD as a numpy record, for framing many blocks at once
+_META_HEAD_DTYPE = np.dtype([("magic", "S4"), ("index", "<u4"), ("sequence", "<u8")])
 U64 = (1 << 64) - 1
 _U32 = (1 << 32) - 1
 
@@ -336,17 +339,26 @@ class FileHeader:
 
 def encode_meta(stream: bytes | bytearray, meta_blocks: int, sequence: int) -> bytearray:
     """Frame the metadata stream into ``meta_blocks`` blocks, each with magic, index,
-    sequence and CRC-32 (unused payload is zeros)."""
+    sequence and CRC-32 (unused payload is zeros).
+
+    Every flush frames the whole directory, so this runs over thousands of blocks a flush on
+    a deep queue: the payloads and headers are laid out with array operations (numpy), and
+    only the CRCs are taken block by block."""
     out = bytearray(meta_blocks * BLOCK_SIZE)
+    grid = np.frombuffer(out, dtype=np.uint8).reshape(meta_blocks, BLOCK_SIZE)
+    payload = np.zeros(meta_blocks * META_PAYLOAD, dtype=np.uint8)
+    payload[:len(stream)] = np.frombuffer(stream, dtype=np.uint8)
+    grid[:, META_HEAD.size:_CRC_AT] = payload.reshape(meta_blocks, META_PAYLOAD)
+    heads = np.zeros(meta_blocks, dtype=_META_HEAD_DTYPE)
+    heads["magic"] = META_MAGIC
+    heads["index"] = np.arange(meta_blocks, dtype="<u4")
+    heads["sequence"] = sequence
+    grid[:, :META_HEAD.size] = heads.view(np.uint8).reshape(meta_blocks, META_HEAD.size)
     view = memoryview(out)
-    for i in range(meta_blocks):
-        base = i * BLOCK_SIZE
-        META_HEAD.pack_into(out, base, META_MAGIC, i, sequence)
-        chunk = stream[i * META_PAYLOAD:(i + 1) * META_PAYLOAD]
-        out[base + META_HEAD.size:base + META_HEAD.size + len(chunk)] = chunk
-        crc = zlib.crc32(view[base:base + _CRC_AT])
-        out[base + _CRC_AT:base + BLOCK_SIZE] = crc.to_bytes(4, "little")
+    crc32 = zlib.crc32
+    crcs = np.array([crc32(view[base:base + _CRC_AT]) for base in range(0, len(out), BLOCK_SIZE)], dtype="<u4")
     view.release()
+    grid[:, _CRC_AT:] = crcs.view(np.uint8).reshape(meta_blocks, 4)
     return out
 
 

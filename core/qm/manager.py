@@ -57,6 +57,7 @@ from mqlog.core.qm.logspace import LogSpaceMixin
 from mqlog.core.qm.services import QmServices
 from mqlog.core.qm.shunting import ShuntingMixin
 from mqlog.core.qm.units import UnitsOfWorkMixin
+from mqlog.core.qm.waits import Deadlines
 from mqlog.core.recovery.restart import restart
 
 #: sample the log in use about this often (virtual µs), keeping at most LOG_SAMPLES_MAX samples
@@ -101,6 +102,10 @@ class QueueManager(UnitsOfWorkMixin, LogSpaceMixin, CheckpointMixin, ShuntingMix
         #: what this queue manager offers platforms (QueueManagerServices)
         self.services = QmServices(self)
         self._uow_ages = SortedList()  # (first address, uow id) of logged, unfinished UOWs
+        #: MQGETs' wait intervals (one timeout pending, not one a wait)
+        self._deadlines = Deadlines(env)
+        #: operations of the units in ``_uow_ages``, counted as they change (the reserve's, in O(1))
+        self._logged_ops = 0
         self._next_uow = 1
         self._msg_counter = 0
         self._incarnation = 0
@@ -413,6 +418,7 @@ class QueueManager(UnitsOfWorkMixin, LogSpaceMixin, CheckpointMixin, ShuntingMix
             begin = yield from self._log(Begin(int(self.env.now), uow.application[:28], uow=uow.id))
             uow.first = uow.last = uow.begin = begin
             self._uow_ages.add((begin, uow.id))
+            self._logged_ops += len(uow.ops)
         address = yield from self._log(record_for(uow.last), essential=essential or ending, need=need)
         if uow.doomed and not ending:
             # Backed out by the queue manager while this call waited for buffer space: the
@@ -447,7 +453,7 @@ class QueueManager(UnitsOfWorkMixin, LogSpaceMixin, CheckpointMixin, ShuntingMix
         self.counters.messages_put += 1
         if not syncpoint and queue.getters and (not persistent or self.platform.persistent_put_to_waiting_getter):
             for i, (event, getter_syncpoint) in enumerate(queue.getters):
-                if not getter_syncpoint:
+                if not getter_syncpoint and not event.triggered:  # (not one whose wait ran out)
                     del queue.getters[i]
                     if persistent:
                         self.counters.direct_handoffs += 1
@@ -496,6 +502,8 @@ class QueueManager(UnitsOfWorkMixin, LogSpaceMixin, CheckpointMixin, ShuntingMix
             queue.add(message)
             prev = uow.ops[-1].address if uow.ops else NO_ADDRESS
             uow.ops.append(Op("put", queue.name, msg_id, persistent, message.put_address, prev, message.length))
+            if uow.first != NO_ADDRESS:  # uow.logged
+                self._logged_ops += 1
         else:
             waited = (yield from self._force()) if persistent else False
             queue.add(message)
@@ -624,8 +632,11 @@ class QueueManager(UnitsOfWorkMixin, LogSpaceMixin, CheckpointMixin, ShuntingMix
             event = self.env.event()
             entry = (event, syncpoint)
             queue.getters.append(entry)
-            timeout = self.env.timeout(remaining)
-            yield event | timeout
+            self._deadlines.add(event, deadline)
+            # (a condition, as when the wait was on a timeout too: the same steps, so the same
+            # order as before among calls resuming at one instant; the second event never triggers)
+            yield event | self.env.event()
+            self._deadlines.ended()
             if entry in queue.getters:
                 queue.getters.remove(entry)
             if event.triggered and isinstance(event.value, GotMessage):
@@ -666,6 +677,8 @@ class QueueManager(UnitsOfWorkMixin, LogSpaceMixin, CheckpointMixin, ShuntingMix
             queue.lock(message, uow.id, address)
             prev = uow.ops[-1].address if uow.ops else NO_ADDRESS
             uow.ops.append(Op("get", queue.name, message.msg_id, message.persistent, address, prev, message.length))
+            if uow.first != NO_ADDRESS:  # uow.logged
+                self._logged_ops += 1
         return GotMessage(message.msg_id, data, message.persistent)
 
     def _wake_getters(self, queue: Queue) -> None:

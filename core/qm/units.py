@@ -46,6 +46,7 @@ class UnitsOfWorkMixin:
     def _end_uow(self, uow: UnitOfWork) -> None:
         if uow.logged:
             self._uow_ages.discard((uow.first, uow.id))
+            self._count_ops(-len(uow.ops))
         uow.state = UowState.ENDED
         self.uows.pop(uow.id, None)
 
@@ -202,6 +203,8 @@ class UnitsOfWorkMixin:
             assert len(queue.messages) <= queue.max_depth or not queue.messages, f"{queue.name}: over MAXDEPTH"
         ages = {uid for _, uid in self._uow_ages}
         assert ages <= set(self.uows), f"ended units of work {sorted(ages - set(self.uows))} still pin the tail"
+        counted = sum(len(self.uows[uid].ops) for uid in ages)
+        assert self._logged_ops == counted, f"the reserve counts {self._logged_ops} operations of logged units, not {counted}"
         for uow in self.uows.values():
             assert (uow.id in ages) == uow.logged, f"unit of work {uow.id}: age index out of step"
             for op in uow.ops:

@@ -220,6 +220,7 @@ class Undo:
             uow.ops.append(Op(kind, name, msg_id, False, NO_ADDRESS, NO_ADDRESS, message.length))
         qm.uows[uow_id] = uow
         qm._uow_ages.add((uow.first, uow_id))
+        qm._count_ops(len(uow.ops))
         self.report.uows_indoubt += 1
 
     def reconcile(self) -> Generator:

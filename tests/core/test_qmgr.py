@@ -299,6 +299,7 @@ class OldestOut:
     prepared) the oldest unit of work; then never again."""
 
     checkpoint_at = 0.5
+    relieve_from = 0.0  # asked at every check
 
     def __init__(self):
         self.fired = False
