@@ -174,7 +174,7 @@ def _refused(m: dict) -> str:
 def _warn_if_long(spec, crash_at_s: float | None) -> bool:
     """Say on stderr, before a run starts, that it is estimated to be long (one line: the
     estimate, what it rests on and how to shorten it); True if it is."""
-    from mqlog.core.workload.estimate import WALL_US_PER_CALL, estimate_wall
+    from mqlog.core.workload.estimate import estimate_wall
     from mqlog.core.workload.spec import format_value
 
     estimate = estimate_wall(spec, crash_at_s)
@@ -182,7 +182,8 @@ def _warn_if_long(spec, crash_at_s: float | None) -> bool:
         return False
     scale = estimate.scale
     click.echo(f"mqlog: this run may take about {_duration_text(estimate.wall_s)} of wall time (about "
-               f"{estimate.calls:,.0f} MQI calls at {WALL_US_PER_CALL:.0f} µs each); to shorten it, lower "
+               f"{estimate.calls:,.0f} MQI calls at {estimate.us_per_call:.0f} µs each, measured for {spec.workload} at "
+               f"this concurrency); to shorten it, lower "
                f"workload.{scale} (now {format_value(spec.params[scale])}) with --set workload.{scale}=N", err=True)
     return True
 

@@ -1,0 +1,101 @@
+"""Suite 8, IBM's customer scale: the model's cost stays flat where IBM measures (60 to 600
+applications, hundreds of thousands of messages held).
+
+- **Cost per MQI call at 600 applications** (requester-responder, 300 + 300) over its cost at
+  10 (5 + 5), the same virtual duration, in this process, best of the rounds: wall seconds
+  over MQPUT + MQGET + MQCMIT + MQBACK. Before issue 35 the model walked every open unit of
+  work before each record, described each at every space check, and left a stale timeout per
+  MQGET wait in the event queue: 2 × at 400 + 400.
+- **Cost per message of a log-fill at 10⁶ messages** over its cost at 25,000 (commit=never,
+  100 units of work, 512-byte messages, 64 MiB linear extents), each in a fresh process
+  (perf/scale_child.py), and **memory per message held**: the peak resident memory less the
+  process before the run (the Python baseline) and less the bytes of every file the
+  in-memory backend holds (the log and the queue files, which it must keep), per message.
+
+Targets as the gate holds them (each at least 15% from what main measures, so that noise does
+not fail it and a regression does); issue 35 asks for 1.25 × and 0.5 KB on the log-fill, which
+the queue file's format does not allow yet (perf/README.md says why and what would).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from mqlog.core.disk.storage import MemoryStorage
+from mqlog.core.workload.run import RunConfig, run_workload
+from mqlog.core.workload.spec import BUILTINS, build_spec
+from mqlog.platforms import choose
+
+CHILD = Path(__file__).with_name("scale_child.py")
+#: cost per call at 600 applications over 10 (measured 1.15 on both platforms)
+CONCURRENCY_TARGET = 1.35
+#: cost per message of the log-fill, 10^6 over 25,000 (measured 1.9: each spill still rewrites
+#: the queue file's whole directory, now at C speed)
+FILL_GROWTH_TARGET = 2.3
+#: resident bytes per message held beyond the baseline and the files (measured about 1,240)
+MEMORY_PER_MESSAGE_TARGET = 1450
+
+
+def cost_per_call(platform: str, each: int, duration: float) -> float:
+    """Wall seconds per MQI call of requester-responder at ``each`` requesters and responders."""
+    choice = choose(platform)
+    values = choice.configure({})
+    spec = build_spec(BUILTINS["requester-responder"], {"requesters": each, "responders": each, "queue_pairs": 10,
+                                                        "duration": duration}, origin="perf")
+    start = time.perf_counter()
+    m = run_workload(RunConfig(platform, choice.maker(values), values, spec, seed=1), MemoryStorage()).metrics
+    wall = time.perf_counter() - start
+    return wall / (m["messages_put"] + m["messages_got"] + m["commits"] + m["backouts"])
+
+
+@pytest.mark.parametrize("platform", ["distributed", "zos"])
+def test_cost_per_call_at_600_applications_against_10(benchmark, gate, platform):
+    benchmark.group = "8 customer scale"
+    if gate.smoke(benchmark):
+        benchmark.pedantic(cost_per_call, args=(platform, 30, 0.02), rounds=1)
+        cost_per_call(platform, 5, 0.02)
+        gate.smoke_ran(f"cost per call at 600 applications on {platform}", CONCURRENCY_TARGET, "<=")
+        return
+    # each side's best of two, the low side before and after the high (as the other suites
+    # time their baselines), so a machine busier for a while slows both alike
+    low_before = cost_per_call(platform, 5, 0.1)
+    high = min(benchmark.pedantic(cost_per_call, args=(platform, 300, 0.1), rounds=1),
+               cost_per_call(platform, 300, 0.1))
+    low = min(low_before, cost_per_call(platform, 5, 0.1))
+    ratio = high / low
+    benchmark.extra_info.update(ratio=round(ratio, 4), target=CONCURRENCY_TARGET, low_us=low * 1e6, high_us=high * 1e6)
+    gate.record(f"cost per call at 600 applications over 10 on {platform}", ratio, CONCURRENCY_TARGET, "<=",
+                f"{low * 1e6:.1f} -> {high * 1e6:.1f} us/call (requester-responder 5+5 -> 300+300, 0.1 virtual s)")
+
+
+def fill(messages: int) -> dict:
+    out = subprocess.run([sys.executable, str(CHILD), "log-fill", "distributed", str(messages)], capture_output=True,
+                         text=True, timeout=3600, check=True)
+    return json.loads(out.stdout)
+
+
+def test_log_fill_cost_per_message_is_flat_and_its_memory_bounded(benchmark, gate):
+    benchmark.group = "8 customer scale"
+    smoke = gate.smoke(benchmark)
+    small_n, large_n = (500, 5000) if smoke else (25_000, 1_000_000)
+    small = fill(small_n)
+    large = benchmark.pedantic(fill, args=(large_n,), rounds=1)
+    assert large["messages"] >= large_n and small["messages"] >= small_n
+    if smoke:
+        gate.smoke_ran("log-fill cost per message, 10^6 over 25,000", FILL_GROWTH_TARGET, "<=")
+        return
+    growth = (large["wall_s"] / large["messages"]) / (small["wall_s"] / small["messages"])
+    per_message = (large["peak_rss_bytes"] - large["baseline_rss_bytes"] - large["storage_bytes"]) / large["messages"]
+    benchmark.extra_info.update(small=small, large=large, growth=growth, memory_per_message=per_message)
+    gate.record("log-fill cost per message, 10^6 over 25,000", growth, FILL_GROWTH_TARGET, "<=",
+                f"{small['wall_s'] / small['messages'] * 1e6:.1f} -> {large['wall_s'] / large['messages'] * 1e6:.1f} "
+                f"us/message")
+    gate.record("log-fill memory per message held, bytes over 1450", per_message / MEMORY_PER_MESSAGE_TARGET, 1.0,
+                "<=", f"{per_message:,.0f} bytes a message beyond the baseline and the {large['storage_bytes'] / 1e6:,.0f} "
+                f"MB of files held")
