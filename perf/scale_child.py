@@ -18,30 +18,29 @@ from mqlog.core.disk.storage import MemoryStorage
 from mqlog.platforms import choose
 
 
+def _status_bytes(field: str) -> int | None:
+    """A memory figure of /proc/self/status (``VmHWM``, ``VmRSS``) in bytes; None without /proc."""
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return None
+
+
 def peak_rss() -> int:
     """This process's peak resident memory, in bytes. Linux's VmHWM is the address space's own
     high-water mark, new at exec; getrusage's ru_maxrss is kept across exec, so a child of a
     large parent (the perf session) would report the parent's size."""
-    try:
-        with open("/proc/self/status") as status:
-            for line in status:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    peak = _status_bytes("VmHWM")
+    return peak if peak is not None else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
 def current_rss() -> int:
     """This process's resident memory now, in bytes (0 where /proc is not there)."""
-    try:
-        with open("/proc/self/status") as status:
-            for line in status:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return 0
+    return _status_bytes("VmRSS") or 0
 
 
 #: suite 8's log-fill: IBM's restart experiment's shape (every message uncommitted, 100 units
