@@ -57,7 +57,7 @@ from mqlog.core.qm.logspace import LogSpaceMixin
 from mqlog.core.qm.services import QmServices
 from mqlog.core.qm.shunting import ShuntingMixin
 from mqlog.core.qm.units import UnitsOfWorkMixin
-from mqlog.core.qm.waits import Deadlines
+from mqlog.core.qm.waits import Deadlines, Marks
 from mqlog.core.recovery.restart import restart
 
 #: sample the log in use about this often (virtual µs), keeping at most LOG_SAMPLES_MAX samples
@@ -128,7 +128,7 @@ class QueueManager(UnitsOfWorkMixin, LogSpaceMixin, CheckpointMixin, ShuntingMix
         self._defining: dict[str, int] = {}  # queues whose CREATE is logged, file not yet made
         #: log addresses from which an MQI call in progress may have logged records whose
         #: effect is not yet in memory (a media image's replay point must not pass them)
-        self._inflight = SortedList()
+        self._inflight = Marks()
         self._extents_said: tuple = ()  # the restart / media extents last reported
         self.stopped = False
         #: the end command issued and not yet done (:meth:`end`): None while running,

@@ -52,7 +52,7 @@ class QmServices:
         qm = self._qm
         start = qm.writer.next_address
         if qm._inflight:
-            start = min(start, qm._inflight[0])
+            start = min(start, qm._inflight.lowest())
         return start
 
     @contextmanager

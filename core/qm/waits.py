@@ -1,4 +1,5 @@
-"""Timed waits – MQGET's wait interval – without a SimPy timeout each.
+"""Timed waits – MQGET's wait interval – without a SimPy timeout each; and the log
+addresses the MQI calls in progress hold (:class:`Marks`).
 
 A waiting MQGET waits for a message or for its wait interval to run out. With a SimPy
 ``Timeout`` a wait, every wait that a message ends leaves its timeout in the event queue
@@ -68,3 +69,37 @@ class Deadlines:
                 event.succeed(TIMED_OUT)
         if heap:
             self._arm(heap[0][0])
+
+
+class Marks:
+    """The log addresses MQI calls in progress hold (each call's, while its records are logged
+    before their effect): a multiset whose adds and removes cost O(1) – every call makes one
+    of each – and whose lowest, which only a media image or a checkpoint asks for, is found
+    when asked."""
+
+    __slots__ = ("_count",)
+
+    def __init__(self):
+        self._count: dict[int, int] = {}
+
+    def add(self, address: int) -> None:
+        count = self._count
+        count[address] = count.get(address, 0) + 1
+
+    def remove(self, address: int) -> None:
+        count = self._count
+        left = count[address] - 1
+        if left:
+            count[address] = left
+        else:
+            del count[address]
+
+    def __bool__(self) -> bool:
+        return bool(self._count)
+
+    def __len__(self) -> int:
+        return sum(self._count.values())
+
+    def lowest(self) -> int:
+        """The lowest address held (ValueError when none is)."""
+        return min(self._count)
