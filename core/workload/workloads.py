@@ -127,10 +127,15 @@ class App:
         self.digest = hashlib.sha256()
         self.calls = 0
         self._uow = 0
+        self._key, self._key_of = f"{name}.0", 0
 
     @property
     def key(self) -> str:
-        return f"{self.name}.{self._uow}"
+        """The journal's name for the application's current unit of work: one string per
+        unit, not per call (a log-fill's unit of work journals 10,000 messages under it)."""
+        if self._key_of != self._uow:
+            self._key, self._key_of = f"{self.name}.{self._uow}", self._uow
+        return self._key
 
     def payload(self, size: int) -> bytes:
         return make_payload(self.ctx.payload_kind, size, self.rng)
