@@ -64,9 +64,13 @@ def compare_cmd(workload, sets, matrix, device, host, seed, out, master, crash_a
     if crash_at is None and (restart_mode is not None or any("restart_mode" in c for c in cells)):
         raise click.UsageError("a restart mode (--restart-mode, or restart_mode in the matrix) needs --crash: "
                                "without a crash nothing restarts")
+    from mqlog.core.disk.devices import get_profile
+
+    get_profile(device)  # a bad profile, host or --out is reported before Spark starts
     device = device_for_restart(device)
-    get_host(host)  # a bad profile is reported before Spark starts
+    get_host(host)
     host = host_for_restart(host)
+    check_out_dir(out, "--out")
     spark = spark_session(master, "mqlog compare", arrow=keep_logs)
     click.echo(f"comparing {len(cells)} configurations of {spec.workload} (seed {seed}) on Spark "
                f"{spark.sparkContext.master} ...", err=True)
@@ -74,7 +78,7 @@ def compare_cmd(workload, sets, matrix, device, host, seed, out, master, crash_a
         click.echo(f"  [{done}/{total}] {row['config_name']}: {row['messages_put']} messages put, "
                    f"{row['physical_writes']} physical writes", err=True)
 
-    with locked(out, "--out"):  # one comparison at a time writes OUT
+    with nothing_left_on_error(out), locked(out, "--out"):  # one comparison at a time writes OUT
         out.mkdir(parents=True, exist_ok=True)
         runs_dir = out / RUNS_DIR
         if runs_dir.exists():  # a previous comparison's runs: this one's replace them
@@ -150,6 +154,7 @@ def sweep_cmd(sweep, out, master, list_only, host, as_json):
                        + " ".join(f"{k}={v}" for k, v in sorted(t["sweep"].items())))
         return
     out = out if out is not None else Path("out") / f"sweep-{name}"
+    check_out_dir(out, "--out")
     spark = spark_session(master, f"mqlog sweep {name}")
     click.echo(f"sweep {name}: {len(tasks)} cells on Spark {spark.sparkContext.master} ...", err=True)
 
@@ -157,7 +162,7 @@ def sweep_cmd(sweep, out, master, list_only, host, as_json):
         click.echo(f"  [{done}/{total}] {row['config_name']} "
                    + " ".join(f"{k}={v}" for k, v in sorted(row["sweep"].items())), err=True)
 
-    with locked(out, "--out"):  # one sweep at a time adds to OUT
+    with nothing_left_on_error(out), locked(out, "--out"):  # one sweep at a time adds to OUT
         ran, skipped = run_sweep(spark, tasks, out, progress=progress)
         rows = read_results(spark, out)
         (out / "report.html").write_text(render_sweep(rows, title=f"mqlog sweep: {name}", plot=doc.get("plot")),
@@ -214,6 +219,40 @@ def report_cmd(directory: Path, output, as_json):
         emit_json({"wrote": output, "rows": len(rows)})
         return
     click.echo(f"wrote {output}")
+
+
+def check_out_dir(out: Path, option: str) -> None:
+    """An output directory that cannot be made or written is one line naming it, before any
+    work starts (Spark included) and without making anything: it must be a directory, or its
+    nearest existing parent one that takes a new directory."""
+    import os
+
+    if out.exists():
+        if not out.is_dir():
+            raise MqlogError(f"{option} {out}: not a directory")
+        if not os.access(out, os.W_OK | os.X_OK):
+            raise MqlogError(f"{option} {out}: the directory is not writable")
+        return
+    parent = out.absolute().parent
+    while not parent.exists():
+        parent = parent.parent
+    if not parent.is_dir():
+        raise MqlogError(f"{option} {out}: cannot make the directory: {parent} is not a directory")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise MqlogError(f"{option} {out}: cannot make the directory: {parent} is not writable")
+
+
+@contextlib.contextmanager
+def nothing_left_on_error(out: Path):
+    """An output directory this command made is removed again if the command fails before
+    writing anything into it but its lock (no empty directory left behind by an error)."""
+    made = not out.exists()
+    try:
+        yield
+    except BaseException:
+        if made and out.is_dir() and all(p.name == ".mqlog.lock" for p in out.iterdir()):
+            shutil.rmtree(out, ignore_errors=True)
+        raise
 
 
 def _check_writable(output: Path) -> None:
