@@ -198,7 +198,6 @@ def run_cell(task: dict) -> dict:
         # JSON column and as a column each (restart_replay_s, restart_recovery_s, ...)
         metrics["restart_phases"] = dict(restart["restart_phases"])
         metrics.update({f"restart_{k}": v for k, v in restart["restart_phases"].items()})
-        metrics["restart_steps"] = dict(restart["phases"])  # the older breakdown (load, replay, indoubt, ...)
         metrics["restart_verified"] = bool(verdict.ok) if verdict is not None else None
     return metrics
 
