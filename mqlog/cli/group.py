@@ -308,7 +308,10 @@ def reading(directory: Path):
 def main(argv: list[str] | None = None) -> int:
     """Entry point: run the CLI, turning mqlog's own errors into one line on stderr (and, under
     ``--json``, into one document ``{"error": ..., "exit_code": ...}`` on stdout)."""
+    from mqlog.cli import interrupt
+
     as_json = _asks_for_json(sys.argv[1:] if argv is None else argv)
+    interrupt.install()
     try:
         # Without standalone mode, click returns an Exit's code instead of raising it.
         code = cli.main(args=argv, prog_name="mqlog", standalone_mode=False)
@@ -327,5 +330,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     except MqlogError as exc:
         return _fail(str(exc), 2, as_json)
+    except (interrupt.Interrupted, KeyboardInterrupt) as exc:
+        return interrupt.stopped(exc)
     return 0
 
