@@ -12,7 +12,7 @@ from __future__ import annotations
 import sys
 
 # Importing each family registers its commands on the group.
-from mqlog.cli import distributed, docs, jobs, running, tools, torture, zos  # noqa: F401
+from mqlog.cli import distributed, docs, history, jobs, running, tools, torture, zos  # noqa: F401
 from mqlog.cli.docs import docs_cmd
 from mqlog.cli.distributed import dump_cmd, qmstatus_cmd, rcdmqimg_cmd, rcrmqobj_cmd, set_log_archived_cmd
 from mqlog.cli.group import cli, main
