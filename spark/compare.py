@@ -35,7 +35,9 @@ from mqlog.core.qm.config import DEFAULT_RESTART_MODE, RESTART_MODES, qmgr_setti
 #: ``crash_at_s`` of a comparison that crashes each run the moment its workload ends
 CRASH_AT_END = "end"
 
-#: the default matrix: three distributed and three z/OS configurations
+#: the default matrix: three distributed and three z/OS configurations, each differing from the
+#: one before it in one setting (TripleWrite -> SingleWrite, CIRCULAR -> LINEAR; RLE, then single
+#: active logs); every other parameter keeps its platform's default
 DEFAULT_MATRIX: tuple[dict, ...] = (
     {"name": "dist-circular-triple", "platform": "distributed",
      "log": {"LogType": "CIRCULAR", "LogWriteIntegrity": "TripleWrite"}},
@@ -44,7 +46,7 @@ DEFAULT_MATRIX: tuple[dict, ...] = (
     {"name": "dist-linear", "platform": "distributed", "log": {"LogType": "LINEAR"}},
     {"name": "zos-dual-none", "platform": "zos", "log": {"TWOACTV": "YES", "COMPLOG": "NONE"}},
     {"name": "zos-dual-rle", "platform": "zos", "log": {"TWOACTV": "YES", "COMPLOG": "RLE"}},
-    {"name": "zos-single-none", "platform": "zos", "log": {"TWOACTV": "NO", "TWOARCH": "NO", "COMPLOG": "NONE"}},
+    {"name": "zos-single-none", "platform": "zos", "log": {"TWOACTV": "NO", "COMPLOG": "NONE"}},
 )
 
 
@@ -163,6 +165,10 @@ def run_cell(task: dict) -> dict:
     result = run_workload(cfg, MemoryStorage())
     metrics = dict(result.metrics)
     metrics["config_name"] = task["name"]
+    # the parameters the matrix set (by the platform's own spelling), so that the table and the
+    # report show what each configuration changed, beside the platform's defaults for the rest
+    spelled = {k.lower(): k for k in task["values"]}
+    metrics["config_settings"] = [spelled.get(str(k).lower(), str(k)) for k in task["log"]]
     if task.get("runs_dir"):
         # The run's files as ``mqlog run --out`` leaves them (before any restart below).
         from mqlog.rundir import QM_DIR, copy_files, locked, save_run
@@ -311,6 +317,7 @@ TABLE_ROWS = (
 def table_cells(rows: list[dict]) -> list[tuple[str, list[str]]]:
     """The side-by-side table as text cells: one line per metric, one column per configuration."""
     lines = [("configuration", [r["config_name"] for r in rows])]
+    settings = setting_lines(rows)
     for label, key in TABLE_ROWS:
         cells = []
         for r in rows:
@@ -324,10 +331,32 @@ def table_cells(rows: list[dict]) -> list[tuple[str, list[str]]]:
         if label.startswith("restart") and all(set(c.split(" / ")) == {"-"} for c in cells):
             continue  # no crash was asked for (a pair of values is "- / -")
         lines.append((label, cells))
+        if label == "platform":
+            lines += settings
         if label == "commits":
             refused = [_refused_cell(r.get("failed_calls")) for r in rows]
             if any(c != "none" for c in refused):  # only then: a clean comparison's table is unchanged
                 lines.append(("refused MQI calls", refused))
+    return lines
+
+
+def setting_lines(rows: list[dict]) -> list[tuple[str, list[str]]]:
+    """One line per log parameter any configuration of the matrix set, with every
+    configuration's value of it (its platform's default where it set none; ``-`` on the other
+    platform), so that what differs between two configurations is there to see."""
+    def load(value, empty):
+        return json.loads(value) if isinstance(value, str) else (value if value is not None else empty)
+
+    names: list[str] = []
+    for r in rows:
+        names += [n for n in load(r.get("config_settings"), []) if n not in names]
+    lines = []
+    for name in names:
+        cells = []
+        for r in rows:
+            config = load(r.get("config"), {})
+            cells.append(_fmt(config[name]) if name in config else "-")
+        lines.append((f"  {name}", cells))
     return lines
 
 

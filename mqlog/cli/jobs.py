@@ -110,9 +110,13 @@ def compare_cmd(workload, sets, matrix, device, host, seed, out, master, crash_a
         for row in rows:
             emit_json(row)  # one document a line
         return
+    from mqlog.provenance import for_rows
+    from mqlog.provenance import lines as provenance_lines
+
     if as_json:
         emit_json({"rows": rows, "contents": contents, "results_parquet": out / "results.parquet",
-                   "report_html": out / "report.html", "runs": runs_dir if keep_logs else None})
+                   "report_html": out / "report.html", "runs": runs_dir if keep_logs else None,
+                   "provenance": for_rows(rows)})
         return
     click.echo(format_table(rows, terminal_width()))
     if contents is not None:
@@ -120,6 +124,8 @@ def compare_cmd(workload, sets, matrix, device, host, seed, out, master, crash_a
         click.echo("\nwhat each log holds at the end (read back with the mqlog data source):")
         click.echo(format_lines([("configuration", names)] + contents_table(names, contents), terminal_width()))
     click.echo(f"fingerprint {rows[0]['fingerprint'][:16]} (identical in every configuration)")
+    for line in provenance_lines(for_rows(rows)):
+        click.echo(line)
     click.echo(f"wrote {out / 'results.parquet'} and {out / 'report.html'}"
                + (f"; each configuration's run directory in {runs_dir}" if keep_logs else ""))
 
@@ -138,7 +144,7 @@ def sweep_cmd(sweep, out, master, list_only, host, as_json):
     """Run SWEEP (a built-in name, or a TOML file) as Spark tasks; cells already in OUT are
     skipped. Built-ins: log-size-vs-rollbacks, complog-vs-payload, logload-vs-shunting,
     dual-vs-single, write-integrity-vs-concurrency."""
-    from mqlog.spark.report import render_sweep
+    from mqlog.spark.report import format_sweep, render_sweep
     from mqlog.spark.sweep import cells, load_sweep, read_results, run_sweep
     from mqlog.spark.session import spark_session
 
@@ -158,9 +164,11 @@ def sweep_cmd(sweep, out, master, list_only, host, as_json):
     spark = spark_session(master, f"mqlog sweep {name}")
     click.echo(f"sweep {name}: {len(tasks)} cells on Spark {spark.sparkContext.master} ...", err=True)
 
-    def progress(row, done, total):
+    def progress(row, done, total):  # every value that makes the cell, the device and seed too
         click.echo(f"  [{done}/{total}] {row['config_name']} "
-                   + " ".join(f"{k}={v}" for k, v in sorted(row["sweep"].items())), err=True)
+                   + " ".join(f"{k}={v}" for k, v in sorted(row["sweep"].items()))
+                   + f" device={row.get('device')} host={row.get('host')} seed={row.get('seed')}: "
+                   + f"{row.get('commits', 0):,} commits, {row.get('physical_writes', 0):,} physical writes", err=True)
 
     with nothing_left_on_error(out), locked(out, "--out"):  # one sweep at a time adds to OUT
         ran, skipped = run_sweep(spark, tasks, out, progress=progress)
@@ -171,6 +179,7 @@ def sweep_cmd(sweep, out, master, list_only, host, as_json):
         emit_json({"sweep": name, "cells_run": ran, "cells_skipped": skipped, "rows": len(rows),
                    "results": out / "results", "report_html": out / "report.html"})
         return
+    click.echo(format_sweep(rows))
     click.echo(f"{ran} cells run, {skipped} already done; {len(rows)} rows in {out / 'results'}; "
                f"report {out / 'report.html'}")
 
@@ -216,7 +225,9 @@ def report_cmd(directory: Path, output, as_json):
         except OSError as exc:
             raise MqlogError(f"-o {output}: cannot write the report: {exc.strerror or exc}") from None
     if as_json:
-        emit_json({"wrote": output, "rows": len(rows)})
+        from mqlog.provenance import for_rows
+
+        emit_json({"wrote": output, "rows": len(rows), "provenance": for_rows(rows)})
         return
     click.echo(f"wrote {output}")
 
