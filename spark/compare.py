@@ -162,7 +162,7 @@ def run_cell(task: dict) -> dict:
     cfg = RunConfig(task["platform"], choice.maker(task["values"]), task["values"], spec, seed=task["seed"],
                     device=task["device"], crash_at_s=None if crash_at == CRASH_AT_END else crash_at,
                     crash_at_end=crash_at == CRASH_AT_END, qm_config=qm_config, host=host)
-    result = run_workload(cfg, MemoryStorage())
+    result = run_workload(cfg, MemoryStorage(), progress=progress_writer(task))
     metrics = dict(result.metrics)
     metrics["config_name"] = task["name"]
     # the parameters the matrix set (by the platform's own spelling), so that the table and the
@@ -219,10 +219,39 @@ def flatten(metrics: dict) -> dict:
     return row
 
 
+def progress_writer(task: dict):
+    """How far a task's run has got, for the driver to show while it runs: the virtual seconds
+    done, written to ``task["progress_dir"]/KEY`` (KEY: the sweep cell's key, else the
+    configuration's name) at most twice a wall second. None (no reports) when the task names no
+    directory or this executor cannot see it (a cluster without a shared file system)."""
+    import os
+    import time
+
+    directory = task.get("progress_dir")
+    if not directory or not os.path.isdir(directory):
+        return None
+    path = os.path.join(directory, str(task.get("key") or task["name"]))
+    last = [0.0]
+
+    def report(virtual_s: float, records: int) -> None:
+        now = time.monotonic()
+        if now - last[0] < 0.5:
+            return
+        last[0] = now
+        try:
+            with open(path + ".tmp", "w") as f:
+                f.write(f"{virtual_s:.6f}")
+            os.replace(path + ".tmp", path)
+        except OSError:
+            pass  # progress is a courtesy: never a reason for a run to fail
+
+    return report
+
+
 def compare(spark, *, workload: str, params: dict, seed: int, device: str, cells: list[dict],
             crash_at_s: float | str | None = None, progress=None, runs_dir: str | Path | None = None,
             restart_mode: str = DEFAULT_RESTART_MODE, host: str = DEFAULT_HOST,
-            qmgr: dict | None = None) -> list[dict]:
+            qmgr: dict | None = None, progress_dir: str | None = None) -> list[dict]:
     """Run every cell as a Spark task; the metrics rows in matrix order. Raises
     FingerprintMismatch if the configurations did not all see the same workload.
 
@@ -237,7 +266,8 @@ def compare(spark, *, workload: str, params: dict, seed: int, device: str, cells
     runs = str(Path(runs_dir).resolve()) if runs_dir is not None else None
     tasks = [dict(cell, workload=workload, params=dict(params), seed=seed, device=device, host=host,
                   crash_at_s=crash_at_s, qmgr={**(qmgr or {}), **cell.get("qmgr", {})},
-                  runs_dir=runs, restart_mode=cell.get("restart_mode") or restart_mode) for cell in cells]
+                  runs_dir=runs, restart_mode=cell.get("restart_mode") or restart_mode,
+                  progress_dir=progress_dir) for cell in cells]
     from mqlog.spark.session import run_tasks
 
     rows = run_tasks(spark, tasks, run_cell, what="a configuration's run failed", progress=progress)
@@ -378,8 +408,8 @@ def _fmt(value) -> str:
         return "-"
     if isinstance(value, bool):
         return "yes" if value else "no"
-    if isinstance(value, float):
-        return f"{value:,.3f}" if value < 1000 else f"{value:,.0f}"
+    if isinstance(value, float):  # one format for a metric in every column: 0.013 beside 1,234.567
+        return f"{value:,.3f}"
     if isinstance(value, int):
         return f"{value:,}"
     return str(value)

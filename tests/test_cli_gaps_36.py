@@ -56,3 +56,50 @@ def test_history_shows_a_killed_runs_workload_and_each_restarts_time(tmp_path):
                                        f"{restart['records_replayed']:,} records replayed") for line in text)
     entries = json.loads(mqlog("history", d, "--json").stdout)["history"]
     assert entries[1]["restart_s"] == restart["restart_virtual_s"]
+
+
+def test_restart_json_gives_the_end_of_the_log_in_the_notation_its_messages_use(tmp_path):
+    """One address notation, labelled: ``address`` is the byte address, ``address_text`` the
+    LSN the console message (AMQ7230I) and dmpmqlog print."""
+    fill = ("--workload", "log-fill", "--set", "workload.messages=2000", "--set", "workload.transactions=40",
+            "--crash-after-writes", "60")
+    for name in ("a", "b"):
+        assert mqlog("run", "--platform", "distributed", *fill, "--out", tmp_path / name).returncode == 0
+    end = json.loads(mqlog("restart", tmp_path / "a", "--json").stdout)["end_of_log"]
+    assert end["address_text"].startswith("<") and isinstance(end["address"], int)
+    text = mqlog("restart", tmp_path / "b").stdout
+    assert f"at LSN {end['address_text']}" in text
+
+
+def test_a_metric_has_one_number_format_in_every_column():
+    from mqlog.spark.compare import table_cells
+
+    rows = [{"config_name": "a", "platform": "distributed", "virtual_s": 0.013, "write_time_short_us": 52.7},
+            {"config_name": "b", "platform": "distributed", "virtual_s": 1234.5, "write_time_short_us": 1127.25}]
+    lines = dict(table_cells(rows))
+    assert lines["virtual seconds"] == ["0.013", "1,234.500"]
+    assert lines["write time short (us)"] == ["52.700", "1,127.250"]
+
+
+def test_compare_and_sweep_show_progress_inside_each_configuration(tmp_path, monkeypatch, capsys):
+    """A task writes the virtual seconds it has done (mqlog.spark.compare.progress_writer); the
+    driver prints the configurations still running, with how far each has got."""
+    import time
+
+    from mqlog.cli import jobs
+    from mqlog.spark.compare import progress_writer
+
+    monkeypatch.setattr(jobs, "INSIDE_EVERY_S", 0.05)
+    with jobs.progress_inside(tmp_path, {"dist-linear": "dist-linear", "zos-dual": "zos-dual"}, 1.0) as (inside,
+                                                                                                       done):
+        progress_writer({"name": "dist-linear", "progress_dir": inside})(0.25, 10)
+        progress_writer({"name": "zos-dual", "progress_dir": inside})(0.5, 10)
+        done.add("zos-dual")
+        deadline = time.monotonic() + 60  # a safeguard against a hang, not a timing assertion
+        err = ""
+        while "running:" not in err:
+            err += capsys.readouterr().err
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+    assert "  running: dist-linear 0.25/1 virtual s" in err and "zos-dual" not in err
+    assert not (tmp_path / ".progress").exists()  # nothing left behind in OUT

@@ -75,6 +75,7 @@ def compare_cmd(workload, sets, matrix, device, host, seed, out, master, crash_a
     click.echo(f"comparing {len(cells)} configurations of {spec.workload} (seed {seed}) on Spark "
                f"{spark.sparkContext.master} ...", err=True)
     def progress(row, done, total):
+        finished.add(row["config_name"])
         click.echo(f"  [{done}/{total}] {row['config_name']}: {row['messages_put']} messages put, "
                    f"{row['physical_writes']} physical writes", err=True)
 
@@ -93,9 +94,12 @@ def compare_cmd(workload, sets, matrix, device, host, seed, out, master, crash_a
                     runs.enter_context(locked(run))
                 shutil.rmtree(runs_dir)
         (out / CONTENTS_FILE).unlink(missing_ok=True)
-        rows = compare(spark, workload=spec.workload, params=dict(spec.params), seed=seed, device=device, cells=cells,
-                       crash_at_s=crash_at, progress=progress, runs_dir=runs_dir if keep_logs else None,
-                       restart_mode=restart_mode or "9.1.1", host=host, qmgr=qmgr)
+        with progress_inside(out, {c["name"]: c["name"] for c in cells},
+                             spec.params.get("duration")) as (inside, finished):
+            rows = compare(spark, workload=spec.workload, params=dict(spec.params), seed=seed, device=device,
+                           cells=cells, crash_at_s=crash_at, progress=progress,
+                           runs_dir=runs_dir if keep_logs else None, restart_mode=restart_mode or "9.1.1",
+                           host=host, qmgr=qmgr, progress_dir=inside)
         results_frame(spark, rows).coalesce(1).write.mode("overwrite").parquet(str(out / "results.parquet"))
         contents = None
         if keep_logs:
@@ -165,13 +169,22 @@ def sweep_cmd(sweep, out, master, list_only, host, as_json):
     click.echo(f"sweep {name}: {len(tasks)} cells on Spark {spark.sparkContext.master} ...", err=True)
 
     def progress(row, done, total):  # every value that makes the cell, the device and seed too
+        finished.add(row["cell_key"])
         click.echo(f"  [{done}/{total}] {row['config_name']} "
                    + " ".join(f"{k}={v}" for k, v in sorted(row["sweep"].items()))
                    + f" device={row.get('device')} host={row.get('host')} seed={row.get('seed')}: "
                    + f"{row.get('commits', 0):,} commits, {row.get('physical_writes', 0):,} physical writes", err=True)
 
+    def label(t):
+        return " ".join([t["name"], *(f"{k}={v}" for k, v in sorted(t["sweep"].items())), f"device={t['device']}",
+                         f"seed={t['seed']}"])
+
     with nothing_left_on_error(out), locked(out, "--out"):  # one sweep at a time adds to OUT
-        ran, skipped = run_sweep(spark, tasks, out, progress=progress)
+        durations = {t["params"].get("duration") for t in tasks}
+        with progress_inside(out, {t["key"]: label(t) for t in tasks},
+                             durations.pop() if len(durations) == 1 else None) as (inside, finished):
+            tasks = [dict(t, progress_dir=inside) for t in tasks]
+            ran, skipped = run_sweep(spark, tasks, out, progress=progress)
         rows = read_results(spark, out)
         (out / "report.html").write_text(render_sweep(rows, title=f"mqlog sweep: {name}", plot=doc.get("plot")),
                                          encoding="utf-8")
@@ -230,6 +243,51 @@ def report_cmd(directory: Path, output, as_json):
         emit_json({"wrote": output, "rows": len(rows), "provenance": for_rows(rows)})
         return
     click.echo(f"wrote {output}")
+
+
+#: how often (wall seconds) the configurations still running are reported
+INSIDE_EVERY_S = 10.0
+
+
+@contextlib.contextmanager
+def progress_inside(out: Path, labels: dict[str, str], total_s: float | None):
+    """Progress inside each configuration while a Spark job runs: its tasks write the virtual
+    seconds they have done into OUT/.progress (see mqlog.spark.compare.progress_writer), and
+    every INSIDE_EVERY_S this prints one line of those still running (``labels``: a task's
+    key -> what to call it). Yields the directory, and the set of keys done (the caller adds
+    each as its row arrives); removes it after."""
+    import threading
+
+    directory = out / ".progress"
+    shutil.rmtree(directory, ignore_errors=True)
+    directory.mkdir(parents=True, exist_ok=True)
+    done: set = set()
+    stop = threading.Event()
+
+    def watch():
+        last = ""
+        while not stop.wait(INSIDE_EVERY_S):
+            parts = []
+            for key, label in labels.items():
+                try:
+                    seconds = float((directory / key).read_text())
+                except (OSError, ValueError):
+                    continue
+                if key not in done:
+                    parts.append(f"{label} {seconds:.2f}" + (f"/{total_s:g}" if total_s else "") + " virtual s")
+            line = "  running: " + ", ".join(parts) if parts else ""
+            if line and line != last:
+                click.echo(line, err=True)
+                last = line
+
+    watcher = threading.Thread(target=watch, name="mqlog-progress", daemon=True)
+    watcher.start()
+    try:
+        yield str(directory.resolve()), done
+    finally:
+        stop.set()
+        watcher.join()
+        shutil.rmtree(directory, ignore_errors=True)
 
 
 def check_out_dir(out: Path, option: str) -> None:

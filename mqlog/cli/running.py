@@ -16,7 +16,7 @@ from mqlog.cli.group import (END, CrashTime, Progress, cli, device_for_restart, 
                              fitted, host_option, json_option, resolve_spec, restart_bar, restart_mode_option,
                              terminal_width)
 from mqlog.cli.summary import print_metrics as _print_metrics
-from mqlog.cli.summary import restart_figures, target_rate
+from mqlog.cli.summary import restart_figures, target_rate, with_address_text
 from mqlog.provenance import for_restart, for_run
 from mqlog.provenance import lines as provenance_lines
 from mqlog.rundir import JOURNAL_FILE, METRICS_FILE, QM_DIR, RUN_FILE
@@ -321,7 +321,8 @@ def _run_in(directory: Path, platform_name, workload, sets, device, host, seed, 
             save_run(directory, platform=choice.name, log=log_config, device=device, host=host,
                      workload=spec.workload, params=dict(spec.params), seed=seed, result=result, qmgr=run["qmgr"],
                      history=history, continuing=True)
-    recovery = {**(report.as_dict() if report is not None else {}), **(verdict.as_dict() if verdict else {}),
+    recovery = {**(with_address_text(report.as_dict(), restart["qm"]) if report is not None else {}),
+                **(verdict.as_dict() if verdict else {}),
                 "changed": changed}
     ending = run.get("ended") if isinstance(run.get("ended"), dict) else None  # (runs saved before it: none)
     if ending is not None:
@@ -424,7 +425,7 @@ def restart_cmd(directory: Path, verify: bool, restart_mode: str, sets, device, 
         restarted(directory, run, log=log_config, device=device, host=host, finished=True,
                   ended=later_ending(qm.platform, "restart", report.uows_indoubt),
                   segment={"command": "restart", "changed": changed, "finished": True, **restart_figures(report)})
-    result = report.as_dict()
+    result = with_address_text(report.as_dict(), qm)
     result["changed"] = changed
     ending = run.get("ended") if isinstance(run.get("ended"), dict) else None  # (runs saved before it: none)
     if ending is not None:

@@ -11,6 +11,16 @@ from mqlog.provenance import lines as provenance_lines
 from mqlog.rundir import JOURNAL_FILE, METRICS_FILE, QM_DIR
 
 
+def with_address_text(report: dict, qm) -> dict:
+    """A restart's JSON with the end of the log's address also in the notation its console
+    messages and the platform's dump use (an LSN <a:b:c:d> on distributed, an RBA on z/OS):
+    ``address`` is the log's byte address, ``address_text`` the same address as MQ writes it."""
+    end = report.get("end_of_log")
+    if end and end.get("address") is not None:
+        end["address_text"] = qm.platform.addressing.format(end["address"])
+    return report
+
+
 def restart_figures(report) -> dict:
     """A restart's figures for its history entry: its virtual seconds, what it replayed and
     what it backed out (``mqlog history`` shows them)."""
