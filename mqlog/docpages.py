@@ -317,13 +317,21 @@ def compare_console(page: str, block: Block, lines: list[str], scratch: Path,
                 out.append(Mismatch(page, f"line {block.start + segment[0][0] + 1} ({command})", first,
                                     "no such line"))
                 continue
+            # lines the command now prints within the segment (a new table row) are taken in by
+            # --write: the segment runs on to the line with its last line's label
+            last = segment[-1][1]
+            label = last[:24]
+            stop = next((k for k in range(start + len(segment) - 1, min(len(printed), start + len(segment) + 12))
+                         if printed[k][:24] == label), start + len(segment) - 1)
             for offset, (n, text) in enumerate(segment):
                 now = printed[start + offset] if start + offset < len(printed) else ""
+                if offset == len(segment) - 1:
+                    now = "\n".join(printed[start + offset:stop + 1]) or now
                 if now != text:
                     out.append(Mismatch(page, f"line {block.start + n + 1} ({command})", text, now))
                     if fixes is not None:
                         fixes[block.start + n] = now
-            position = min(start + len(segment), len(printed))
+            position = min(max(stop + 1, start + len(segment)), len(printed))
     return out
 
 
