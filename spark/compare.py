@@ -386,7 +386,7 @@ def setting_lines(rows: list[dict]) -> list[tuple[str, list[str]]]:
         for r in rows:
             config = load(r.get("config"), {})
             cells.append(_fmt(config[name]) if name in config else "-")
-        lines.append((f"  {name}", cells))
+        lines.append((f"log.{name}", cells))
     return lines
 
 

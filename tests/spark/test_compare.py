@@ -338,10 +338,10 @@ def test_each_configurations_settings_are_in_the_table_and_the_report(rows):
     from mqlog.spark.compare import table_cells
 
     lines = dict(table_cells(rows))
-    assert lines["  TWOACTV"] == ["-", "YES", "NO"]
-    assert lines["  TWOARCH"] == ["-", "YES", "NO"]
-    assert lines["  COMPLOG"] == ["-", "RLE", "NONE"]
-    assert lines["  LogFilePages"] == ["64", "-", "-"]
+    assert lines["log.TWOACTV"] == ["-", "YES", "NO"]
+    assert lines["log.TWOARCH"] == ["-", "YES", "NO"]
+    assert lines["log.COMPLOG"] == ["-", "RLE", "NONE"]
+    assert lines["log.LogFilePages"] == ["64", "-", "-"]
     assert "TWOARCH" in render(rows, title="t")
 
 
