@@ -259,7 +259,8 @@ def progress_inside(out: Path, labels: dict[str, str], total_s: float | None):
     import threading
 
     directory = out / ".progress"
-    shutil.rmtree(directory, ignore_errors=True)
+    if directory.exists():  # an interrupted job's
+        shutil.rmtree(directory, ignore_errors=True)
     directory.mkdir(parents=True, exist_ok=True)
     done: set = set()
     stop = threading.Event()
@@ -287,7 +288,8 @@ def progress_inside(out: Path, labels: dict[str, str], total_s: float | None):
     finally:
         stop.set()
         watcher.join()
-        shutil.rmtree(directory, ignore_errors=True)
+        if directory.exists():
+            shutil.rmtree(directory, ignore_errors=True)
 
 
 def check_out_dir(out: Path, option: str) -> None:
