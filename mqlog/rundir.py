@@ -90,14 +90,25 @@ def locked(directory: Path, option: str = ""):
                                  "wait for it to finish or use another directory") from None
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        _held.append(directory)
         global _last_written
         _last_written = directory
         try:
             yield
         finally:
+            _held.remove(directory)
             os.ftruncate(fd, 0)  # no writer now: a reader refused later never names a stale pid
     finally:
         os.close(fd)  # closing releases the flock
+
+
+#: the directories this process holds locked for writing, innermost last
+_held: list[Path] = []
+
+
+def held_directories() -> list[Path]:
+    """The directories this process is writing now (an interrupt names them: what to recover)."""
+    return list(_held)
 
 
 @contextlib.contextmanager

@@ -75,7 +75,7 @@ def _closing(directory: Path, action):
 
 def print_run(directory: Path, *, rba_start: str | None = None, rba_end: str | None = None,
               urid: str | None = None, queue: str | None = None, summary: str = "NO",
-              as_json: bool = False):
+              status: str = "ALL", as_json: bool = False):
     """``mqlog print DIR``: the log print of a z/OS run's queue manager; RBAs and the URID
     (the RBA of the unit's first record, as MQ for z/OS names units) as hex text. Returns text, or the report dict with ``as_json``."""
     def action(space, addressing, codec, metrics):
@@ -84,8 +84,8 @@ def print_run(directory: Path, *, rba_start: str | None = None, rba_end: str | N
                       urid=None if urid is None else _parse_urid(urid, addressing), queue=queue)
         decoder = CompLogCodec("NONE")  # expands any codec; the run's own counters stay as they were
         if as_json:
-            return log_report(space, addressing, decoder, summary=summary, **kwargs)
-        return log_print(space, addressing, decoder, summary=summary, **kwargs)
+            return log_report(space, addressing, decoder, summary=summary, status=status, **kwargs)
+        return log_print(space, addressing, decoder, summary=summary, status=status, **kwargs)
 
     return _closing(Path(directory), action)
 

@@ -35,7 +35,9 @@ from mqlog.core.qm.config import DEFAULT_RESTART_MODE, RESTART_MODES, qmgr_setti
 #: ``crash_at_s`` of a comparison that crashes each run the moment its workload ends
 CRASH_AT_END = "end"
 
-#: the default matrix: three distributed and three z/OS configurations
+#: the default matrix: three distributed and three z/OS configurations, each differing from the
+#: one before it in one setting (TripleWrite -> SingleWrite, CIRCULAR -> LINEAR; RLE, then single
+#: active logs); every other parameter keeps its platform's default
 DEFAULT_MATRIX: tuple[dict, ...] = (
     {"name": "dist-circular-triple", "platform": "distributed",
      "log": {"LogType": "CIRCULAR", "LogWriteIntegrity": "TripleWrite"}},
@@ -44,7 +46,7 @@ DEFAULT_MATRIX: tuple[dict, ...] = (
     {"name": "dist-linear", "platform": "distributed", "log": {"LogType": "LINEAR"}},
     {"name": "zos-dual-none", "platform": "zos", "log": {"TWOACTV": "YES", "COMPLOG": "NONE"}},
     {"name": "zos-dual-rle", "platform": "zos", "log": {"TWOACTV": "YES", "COMPLOG": "RLE"}},
-    {"name": "zos-single-none", "platform": "zos", "log": {"TWOACTV": "NO", "TWOARCH": "NO", "COMPLOG": "NONE"}},
+    {"name": "zos-single-none", "platform": "zos", "log": {"TWOACTV": "NO", "COMPLOG": "NONE"}},
 )
 
 
@@ -160,9 +162,13 @@ def run_cell(task: dict) -> dict:
     cfg = RunConfig(task["platform"], choice.maker(task["values"]), task["values"], spec, seed=task["seed"],
                     device=task["device"], crash_at_s=None if crash_at == CRASH_AT_END else crash_at,
                     crash_at_end=crash_at == CRASH_AT_END, qm_config=qm_config, host=host)
-    result = run_workload(cfg, MemoryStorage())
+    result = run_workload(cfg, MemoryStorage(), progress=progress_writer(task))
     metrics = dict(result.metrics)
     metrics["config_name"] = task["name"]
+    # the parameters the matrix set (by the platform's own spelling), so that the table and the
+    # report show what each configuration changed, beside the platform's defaults for the rest
+    spelled = {k.lower(): k for k in task["values"]}
+    metrics["config_settings"] = [spelled.get(str(k).lower(), str(k)) for k in task["log"]]
     if task.get("runs_dir"):
         # The run's files as ``mqlog run --out`` leaves them (before any restart below).
         from mqlog.rundir import QM_DIR, copy_files, locked, save_run
@@ -198,7 +204,6 @@ def run_cell(task: dict) -> dict:
         # JSON column and as a column each (restart_replay_s, restart_recovery_s, ...)
         metrics["restart_phases"] = dict(restart["restart_phases"])
         metrics.update({f"restart_{k}": v for k, v in restart["restart_phases"].items()})
-        metrics["restart_steps"] = dict(restart["phases"])  # the older breakdown (load, replay, indoubt, ...)
         metrics["restart_verified"] = bool(verdict.ok) if verdict is not None else None
     return metrics
 
@@ -214,10 +219,39 @@ def flatten(metrics: dict) -> dict:
     return row
 
 
+def progress_writer(task: dict):
+    """How far a task's run has got, for the driver to show while it runs: the virtual seconds
+    done, written to ``task["progress_dir"]/KEY`` (KEY: the sweep cell's key, else the
+    configuration's name) at most twice a wall second. None (no reports) when the task names no
+    directory or this executor cannot see it (a cluster without a shared file system)."""
+    import os
+    import time
+
+    directory = task.get("progress_dir")
+    if not directory or not os.path.isdir(directory):
+        return None
+    path = os.path.join(directory, str(task.get("key") or task["name"]))
+    last = [0.0]
+
+    def report(virtual_s: float, records: int) -> None:
+        now = time.monotonic()
+        if now - last[0] < 0.5:
+            return
+        last[0] = now
+        try:
+            with open(path + ".tmp", "w") as f:
+                f.write(f"{virtual_s:.6f}")
+            os.replace(path + ".tmp", path)
+        except OSError:
+            pass  # progress is a courtesy: never a reason for a run to fail
+
+    return report
+
+
 def compare(spark, *, workload: str, params: dict, seed: int, device: str, cells: list[dict],
             crash_at_s: float | str | None = None, progress=None, runs_dir: str | Path | None = None,
             restart_mode: str = DEFAULT_RESTART_MODE, host: str = DEFAULT_HOST,
-            qmgr: dict | None = None) -> list[dict]:
+            qmgr: dict | None = None, progress_dir: str | None = None) -> list[dict]:
     """Run every cell as a Spark task; the metrics rows in matrix order. Raises
     FingerprintMismatch if the configurations did not all see the same workload.
 
@@ -232,7 +266,8 @@ def compare(spark, *, workload: str, params: dict, seed: int, device: str, cells
     runs = str(Path(runs_dir).resolve()) if runs_dir is not None else None
     tasks = [dict(cell, workload=workload, params=dict(params), seed=seed, device=device, host=host,
                   crash_at_s=crash_at_s, qmgr={**(qmgr or {}), **cell.get("qmgr", {})},
-                  runs_dir=runs, restart_mode=cell.get("restart_mode") or restart_mode) for cell in cells]
+                  runs_dir=runs, restart_mode=cell.get("restart_mode") or restart_mode,
+                  progress_dir=progress_dir) for cell in cells]
     from mqlog.spark.session import run_tasks
 
     rows = run_tasks(spark, tasks, run_cell, what="a configuration's run failed", progress=progress)
@@ -312,6 +347,7 @@ TABLE_ROWS = (
 def table_cells(rows: list[dict]) -> list[tuple[str, list[str]]]:
     """The side-by-side table as text cells: one line per metric, one column per configuration."""
     lines = [("configuration", [r["config_name"] for r in rows])]
+    settings = setting_lines(rows)
     for label, key in TABLE_ROWS:
         cells = []
         for r in rows:
@@ -325,10 +361,32 @@ def table_cells(rows: list[dict]) -> list[tuple[str, list[str]]]:
         if label.startswith("restart") and all(set(c.split(" / ")) == {"-"} for c in cells):
             continue  # no crash was asked for (a pair of values is "- / -")
         lines.append((label, cells))
+        if label == "platform":
+            lines += settings
         if label == "commits":
             refused = [_refused_cell(r.get("failed_calls")) for r in rows]
             if any(c != "none" for c in refused):  # only then: a clean comparison's table is unchanged
                 lines.append(("refused MQI calls", refused))
+    return lines
+
+
+def setting_lines(rows: list[dict]) -> list[tuple[str, list[str]]]:
+    """One line per log parameter any configuration of the matrix set, with every
+    configuration's value of it (its platform's default where it set none; ``-`` on the other
+    platform), so that what differs between two configurations is there to see."""
+    def load(value, empty):
+        return json.loads(value) if isinstance(value, str) else (value if value is not None else empty)
+
+    names: list[str] = []
+    for r in rows:
+        names += [n for n in load(r.get("config_settings"), []) if n not in names]
+    lines = []
+    for name in names:
+        cells = []
+        for r in rows:
+            config = load(r.get("config"), {})
+            cells.append(_fmt(config[name]) if name in config else "-")
+        lines.append((f"log.{name}", cells))
     return lines
 
 
@@ -350,8 +408,8 @@ def _fmt(value) -> str:
         return "-"
     if isinstance(value, bool):
         return "yes" if value else "no"
-    if isinstance(value, float):
-        return f"{value:,.3f}" if value < 1000 else f"{value:,.0f}"
+    if isinstance(value, float):  # one format for a metric in every column: 0.013 beside 1,234.567
+        return f"{value:,.3f}"
     if isinstance(value, int):
         return f"{value:,}"
     return str(value)

@@ -276,6 +276,18 @@ def _figure(title: str, png: str) -> str:
             f"<figcaption>{html.escape(title)}</figcaption></figure>")
 
 
+def provenance_section(rows: list[dict]) -> str:
+    """How far to trust the page's figures: calibrated by case id, or the model's assumption."""
+    from mqlog.provenance import for_rows
+
+    items = "".join(f"<li><b>{html.escape(e['figure'])}</b>: {html.escape(e['basis'])}"
+                    + (f" ({html.escape(', '.join(e['cases']))})" if e["cases"] else "")
+                    + (f": {html.escape(e['note'])}" if e["note"] else "") + "</li>" for e in for_rows(rows))
+    return (f"<h2>How far to trust these figures</h2><p class=\"note\">Calibrated: checked against IBM's "
+            f"published results by case (docs/calibration.md, <code>mqlog calibrate</code>); published: an input "
+            f"taken from an IBM document; assumption: the model's own.</p><ul id=\"provenance\">{items}</ul>")
+
+
 def compare_heading(rows: list[dict]) -> tuple[str, str]:
     """A comparison page's title and the line under it, from its rows: the workload, seed,
     device and host every configuration shared, then the workload parameters. Both
@@ -308,6 +320,7 @@ log the extents not yet reused; z/OS its active data sets and the archives the B
 {_figure(*contents_plot(kept, contents))}
 """
     fingerprint = rows[0]["fingerprint"] if rows else ""
+    trust = provenance_section(rows)
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)}</title>
 <style>
@@ -327,57 +340,124 @@ figcaption {{ font-size: 0.85em; color: #555; text-align: center; }}
 (workload fingerprint <code>{html.escape(fingerprint[:16])}</code>), in virtual time on the same
 device profile. Distributed configurations are shown in blue, z/OS in orange.</p>
 {table}
+{trust}
 {figures}
 {section}
 </body></html>
 """
 
 
+#: the headline metrics of a sweep's cells, in its console table and its report: (label, key)
+SWEEP_COLUMNS = (("messages put", "messages_put"), ("commits", "commits"), ("logical bytes", "logical_bytes"),
+                 ("physical writes", "physical_writes"), ("physical bytes", "physical_bytes"),
+                 ("units rolled back", "uows_rolled_back"), ("shunts", "shunts"),
+                 ("compressed bytes", "compression_out_bytes"))
+#: the axes a sweep can vary besides its swept parameters, as the rows name them
+_ROW_AXES = {"configuration": "config_name", "device": "device", "host": "host", "seed": "seed"}
+
+
+def axis_value(row: dict, axis: str):
+    """A cell's value on ``axis``: the configuration, device, host, seed or a swept parameter."""
+    if axis in _ROW_AXES:
+        return row.get(_ROW_AXES[axis])
+    return (row.get("sweep") or {}).get(axis)
+
+
+def axis_order(value):
+    """Sort key of an axis's values: numbers by value (16 before 256 before 1024), then text."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return (0, float(value), "")
+    return (1, 0.0, str(value))
+
+
+def sweep_axes(rows: list[dict]) -> list[str]:
+    """Every axis the sweep varied, in a fixed order: the configuration (always), each swept
+    parameter, then device, host and seed when the cells hold more than one of it."""
+    params = sorted({k for r in rows for k in (r.get("sweep") or {})})
+    axes = ["configuration"] + params + ["device", "host", "seed"]
+    return [a for a in axes if a == "configuration" or a in params or
+            len({json.dumps(axis_value(r, a), sort_keys=True) for r in rows}) > 1]
+
+
+def sweep_cells(rows: list[dict]) -> tuple[list[str], list[list[str]]]:
+    """The cells as a table: one column per axis the sweep varied and per headline metric, one
+    row per cell, sorted by every axis (numbers numerically). One format per metric: whole
+    numbers with thousands separators."""
+    axes = sweep_axes(rows)
+    ordered = sorted(rows, key=lambda r: [axis_order(axis_value(r, a)) for a in axes])
+    body = [[str(axis_value(r, a)) for a in axes] + [_count(r.get(k)) for _, k in SWEEP_COLUMNS] for r in ordered]
+    return axes + [label for label, _ in SWEEP_COLUMNS], body
+
+
+def _count(value) -> str:
+    if value is None:
+        return "-"
+    return f"{value:,.0f}" if isinstance(value, (int, float)) else str(value)
+
+
+def format_sweep(rows: list[dict]) -> str:
+    """The cells' headline table for the console: axes left-aligned, metrics right-aligned."""
+    head, body = sweep_cells(rows)
+    axes = len(sweep_axes(rows))
+    widths = [max(len(x) for x in [h] + [r[i] for r in body]) for i, h in enumerate(head)]
+    return "\n".join("  ".join(c.ljust(w) if i < axes else c.rjust(w) for i, (c, w) in enumerate(zip(line, widths)))
+                     .rstrip() for line in [head] + body)
+
+
 def render_sweep(rows: list[dict], *, title: str, plot: dict | None = None) -> str:
     """The report page of a sweep: the plot its document asks for (the metric against the
-    swept parameter, one line per configuration, averaged over seeds) and a table of cells."""
+    swept parameter, one line for each combination of every other axis the sweep varied; seeds
+    averaged, and the caption says so) and a table of cells with a column for every axis."""
     import matplotlib
 
     matplotlib.use("Agg")
     from matplotlib import pyplot as plt
 
     figures = ""
+    axes = sweep_axes(rows)
     if plot and rows:
         x_key, y_key = plot.get("x"), plot.get("y")
-        series: dict[str, dict] = {}
+        others = [a for a in axes if a not in (x_key, "seed")]
+        series: dict[tuple, dict] = {}
         for r in rows:
-            x = r["sweep"].get(x_key)
+            x = axis_value(r, x_key)
             if x is None or r.get(y_key) is None:
                 continue
-            series.setdefault(r["config_name"], {}).setdefault(x, []).append(r[y_key])
+            label = tuple(axis_value(r, a) for a in others)
+            series.setdefault(label, {}).setdefault(x, []).append(r[y_key])
         fig, ax = plt.subplots(figsize=(7.5, 3.6))
-        numeric = all(isinstance(x, (int, float)) for s in series.values() for x in s)
-        for name, points in sorted(series.items()):
-            xs = sorted(points, key=lambda v: (isinstance(v, str), v))
+        numeric = all(axis_order(x)[0] == 0 for s in series.values() for x in s)
+        for label, points in sorted(series.items(), key=lambda kv: [axis_order(v) for v in kv[0]]):
+            xs = sorted(points, key=axis_order)
             ys = [sum(points[x]) / len(points[x]) for x in xs]
+            name = ", ".join(str(v) if a == "configuration" else f"{a}={v}" for a, v in zip(others, label))
             ax.plot(xs if numeric else [str(x) for x in xs], ys, marker="o", label=name)
         ax.set_xlabel(x_key)
         ax.set_ylabel(y_key)
-        ax.set_title(f"{y_key} against {x_key}")
+        seeds = sorted({r.get("seed") for r in rows}, key=axis_order)
+        averaged = f", mean of seeds {', '.join(map(str, seeds))}" if "seed" in axes else ""
+        ax.set_title(f"{y_key} against {x_key}{averaged}")
         ax.legend(fontsize=8)
+        caption = (f"{y_key} against {x_key}, one line per "
+                   + (" and ".join(others) if others else "cell") + averaged)
         figures = (f"<figure><img alt='{html.escape(y_key)}' src='data:image/png;base64,{_png(fig)}'>"
-                   f"<figcaption>{html.escape(y_key)} against {html.escape(x_key)}</figcaption></figure>")
+                   f"<figcaption>{html.escape(caption)}</figcaption></figure>")
         plt.close(fig)
-    columns = ("messages_put", "commits", "logical_bytes", "physical_writes", "uows_rolled_back", "shunts",
-               "compression_out_bytes")
-    body = "\n".join(
-        "<tr>" + f"<th class='label'>{html.escape(r['config_name'])}</th>"
-        + f"<td>{html.escape(', '.join(f'{k}={v}' for k, v in sorted(r['sweep'].items())))}</td>"
-        + f"<td>{r.get('seed')}</td>" + "".join(f"<td>{r.get(c, '')}</td>" for c in columns) + "</tr>"
-        for r in sorted(rows, key=lambda r: (r["config_name"], json.dumps(r["sweep"], sort_keys=True), r.get("seed", 0))))
-    head = "".join(f"<th>{c}</th>" for c in ("configuration", "swept", "seed") + columns)
+    head, cells = sweep_cells(rows)
+    n_axes = len(axes)
+    body = "\n".join("<tr>" + "".join((f"<th class='label'>{html.escape(c)}</th>" if i < n_axes else
+                                        f"<td>{html.escape(c)}</td>") for i, c in enumerate(line)) + "</tr>"
+                     for line in cells)
+    head_html = "".join(f"<th>{html.escape(c)}</th>" for c in head)
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)}</title>
 <style>body {{ font-family: system-ui, sans-serif; margin: 2em; }} table {{ border-collapse: collapse; }}
 th, td {{ border: 1px solid #ccc; padding: 3px 8px; text-align: right; }} th.label {{ text-align: left; }}</style>
 </head><body><h1>{html.escape(title)}</h1>
 {figures}
-<table id="sweep"><thead><tr>{head}</tr></thead><tbody>
+<table id="sweep"><thead><tr>{head_html}</tr></thead><tbody>
 {body}
-</tbody></table></body></html>
+</tbody></table>
+{provenance_section(rows)}
+</body></html>
 """

@@ -200,6 +200,10 @@ def cells(doc: dict, *, origin: str = "sweep", host: str | None = None) -> list[
     unknown = sorted(set(doc) - set(SWEEP_FIELDS))
     if unknown:  # a misspelt table would otherwise be ignored, and the sweep be another one
         raise MqlogError(f"{origin}: unknown field {unknown[0]!r} ({', '.join(SWEEP_FIELDS)})")
+    for required, what in (("workload", "the built-in workload every cell runs, e.g. workload = \"long-uow\""),
+                           ("config", "at least one [[config]] table: name, platform, [config.log]")):
+        if required not in doc:
+            raise MqlogError(f"{origin}: field {required!r} is missing: {what}")
     workload = need("workload", str)
     if workload not in BUILTINS:
         raise MqlogError(f"{origin}: field 'workload': unknown workload {workload!r}")
@@ -214,6 +218,15 @@ def cells(doc: dict, *, origin: str = "sweep", host: str | None = None) -> list[
             get_host(name)
         except MqlogError as exc:
             raise MqlogError(f"{origin}: hosts: {exc}") from None
+    from mqlog.core.disk.devices import get_profile
+
+    for name in devices:
+        if not isinstance(name, str):
+            raise MqlogError(f"{origin}: field 'devices' must be a list of device profile names or files")
+        try:
+            get_profile(name)
+        except MqlogError as exc:
+            raise MqlogError(f"{origin}: devices: {exc}") from None
     for seed in seeds:
         if type(seed) is not int:  # a seed "1" is a string, refused as a spec file refuses one
             raise MqlogError(f"{origin}: field 'seeds' must be a list of whole numbers, got {seed!r}")

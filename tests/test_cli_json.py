@@ -100,6 +100,14 @@ def _need_java():
     pytest.skip("Java is not installed (apt-get install openjdk-17-jre-headless)")
 
 
+def _docs_page(tmp_path):
+    """A page for ``mqlog docs``: one generated table (of ``mqlog hosts``) and a claim on it."""
+    page = tmp_path / "page.md"
+    page.write_text('<!-- mqlog docs: table h view=fields rows=hosts columns="host=name"\nmqlog hosts --json\n-->\n'
+                    "| host |\n|---|\n| v93-xeon |\n| v91-xeon |\n<!-- mqlog docs: end -->\n")
+    return page
+
+
 def copy(place, tmp_path, name):
     """A copy of a run directory, for a command that changes the one it is given."""
     return shutil.copytree(place / name, tmp_path / name)
@@ -116,6 +124,7 @@ CASES = [
     ("config", "reference", lambda p, t, r: ["config", "--platform", "reference"]),
     ("convert-rba", "", lambda p, t, r: ["convert-rba", copy(p, t, "zos")]),
     ("devices", "", lambda p, t, r: ["devices"]),
+    ("docs", "a page with a claim", lambda p, t, r: ["docs", _docs_page(t)]),
     ("devices", "--from-mqldt", lambda p, t, r: ["devices", "--from-mqldt", p / "mqldt.csv", "-o", t / "fit.toml"]),
     ("dmpmqlog", "--base", lambda p, t, r: ["dmpmqlog", p / "dist", "--base"]),
     ("dump", "", lambda p, t, r: ["dump", p / "dist"]),

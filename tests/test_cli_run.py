@@ -33,7 +33,7 @@ SCHEMA = ("platform workload seed device config virtual_s workload_s messages_pu
           "pages_written partial_page_writes partial_page_rewrites host host_cores cpu_busy_us cpu_wait_us "
           "device_busy_us device_wait_us device_shared_us device_writes device_bytes_written").split()
 RESTART_SCHEMA = ("records_replayed bytes_read uows_backed_out uows_committed uows_indoubt messages_reconciled "
-                  "queues_loaded restart_virtual_s phases").split()
+                  "queues_loaded restart_virtual_s restart_phases provenance").split()
 VERIFY = ("committed_missing", "uncommitted_present", "duplicates", "indoubt")
 
 

@@ -136,7 +136,7 @@ def test_csq1logp_summary_shows_finished_urs_as_committed_and_only_incomplete_on
                  "--set", "workload.transactions=3", "--set", "workload.messages=300",
                  "--set", "workload.message_size=20000", "--set", "workload.commit=never",
                  "--crash-at", "end", "--out", open_).returncode == 0
-    text = mqlog("print", done, "--summary", "only")
+    text = mqlog("print", done, "--summary", "only", "--status", "all")  # the default lists incomplete ones only
     assert text.returncode == 0, text.stderr
     urs = [line for line in text.stdout.splitlines() if line.startswith("UR URID(")]
     assert urs and all("STATUS(COMMITTED)" in line for line in urs)

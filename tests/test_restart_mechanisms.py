@@ -115,7 +115,8 @@ def device(file_op_us: float = 50.0, read_latency_us: float = 80.0):
 
 
 PHASE_KEYS = {"replay_s", "replay_log_read_s", "replay_queue_files_s", "replay_cpu_s", "recovery_s",
-              "recovery_queue_load_s", "recovery_backout_s", "media_recovery_s", "checkpoint_s", "total_s"}
+              "recovery_queue_load_s", "recovery_backout_s", "recovery_backout_walk_s", "recovery_backout_undo_s",
+              "media_recovery_s", "checkpoint_s", "total_s"}
 
 
 # --- 1. lazy queue loading ----------------------------------------------------------------

@@ -19,9 +19,11 @@ def history(directory):
 
 def printed(out):
     """The metrics a ``run --json`` printed, as the run directory keeps them (``run --in``
-    adds its restart's report, which is the restart's, not the run's)."""
+    adds its restart's report, which is the restart's, not the run's; every run adds how far
+    to trust its figures and its target rate, which are read from the metrics)."""
     m = json.loads(ok(out).stdout)
-    m.pop("restart", None)
+    for derived in ("restart", "provenance", "target_rate"):
+        m.pop(derived, None)
     return m
 
 

@@ -50,7 +50,9 @@ class RecoveryReport:
     #: IBM's two phases and their sub-steps, virtual seconds (keys carry the unit):
     #: ``replay_s`` (of which, as charged time that may overlap: ``replay_log_read_s``,
     #: ``replay_queue_files_s``, ``replay_cpu_s``); ``recovery_s`` = ``recovery_queue_load_s``
-    #: + ``recovery_backout_s`` (walls); ``media_recovery_s``, ``checkpoint_s``; ``total_s``
+    #: + ``recovery_backout_s`` (walls; the backout is ``recovery_backout_walk_s``, every open
+    #: unit's records walked backwards, in doubt or in flight, + ``recovery_backout_undo_s``,
+    #: compensation records and reconciling); ``media_recovery_s``, ``checkpoint_s``; ``total_s``
     #: (= restart_virtual_s = replay_s + recovery_s + media_recovery_s + checkpoint_s)
     restart_phases: dict = attrs.field(factory=dict)
     messages: list = attrs.field(factory=list)
@@ -78,7 +80,6 @@ class RecoveryReport:
             "cpu_us": self.cpu_us,
             "cache_hits": self.cache_hits,
             "cache_misses": self.cache_misses,
-            "phases": dict(self.phases),
             "restart_phases": dict(self.restart_phases),
             "messages": list(self.messages),
             "end_of_log": None if end is None else _end_of_log(end),

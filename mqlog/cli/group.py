@@ -308,7 +308,10 @@ def reading(directory: Path):
 def main(argv: list[str] | None = None) -> int:
     """Entry point: run the CLI, turning mqlog's own errors into one line on stderr (and, under
     ``--json``, into one document ``{"error": ..., "exit_code": ...}`` on stdout)."""
+    from mqlog.cli import interrupt
+
     as_json = _asks_for_json(sys.argv[1:] if argv is None else argv)
+    interrupt.install()
     try:
         # Without standalone mode, click returns an Exit's code instead of raising it.
         code = cli.main(args=argv, prog_name="mqlog", standalone_mode=False)
@@ -327,6 +330,8 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     except MqlogError as exc:
         return _fail(str(exc), 2, as_json)
+    except (interrupt.Interrupted, KeyboardInterrupt) as exc:
+        return interrupt.stopped(exc)
     except Exception as exc:  # a bug in mqlog: one line, the traceback to a file (mqlog.cli.internal)
         from mqlog.cli.internal import EXIT_INTERNAL, INTERNAL_LABEL, internal_error_line
 

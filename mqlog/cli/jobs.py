@@ -67,17 +67,22 @@ def compare_cmd(workload, sets, matrix, device, host, seed, out, master, crash_a
     if crash_at is None and (restart_mode is not None or any("restart_mode" in c for c in cells)):
         raise click.UsageError("a restart mode (--restart-mode, or restart_mode in the matrix) needs --crash: "
                                "without a crash nothing restarts")
+    from mqlog.core.disk.devices import get_profile
+
+    get_profile(device)  # a bad profile, host or --out is reported before Spark starts
     device = device_for_restart(device)
-    get_host(host)  # a bad profile is reported before Spark starts
+    get_host(host)
     host = host_for_restart(host)
+    check_out_dir(out, "--out")
     spark = spark_session(master, "mqlog compare", arrow=keep_logs)
     click.echo(f"comparing {len(cells)} configurations of {spec.workload} (seed {seed}) on Spark "
                f"{spark.sparkContext.master} ...", err=True)
     def progress(row, done, total):
+        finished.add(row["config_name"])
         click.echo(f"  [{done}/{total}] {row['config_name']}: {row['messages_put']} messages put, "
                    f"{row['physical_writes']} physical writes", err=True)
 
-    with locked(out, "--out"):  # one comparison at a time writes OUT
+    with nothing_left_on_error(out), locked(out, "--out"):  # one comparison at a time writes OUT
         out.mkdir(parents=True, exist_ok=True)
         runs_dir = out / RUNS_DIR
         if runs_dir.exists():  # a previous comparison's runs: this one's replace them
@@ -92,9 +97,12 @@ def compare_cmd(workload, sets, matrix, device, host, seed, out, master, crash_a
                     runs.enter_context(locked(run))
                 shutil.rmtree(runs_dir)
         (out / CONTENTS_FILE).unlink(missing_ok=True)
-        rows = compare(spark, workload=spec.workload, params=dict(spec.params), seed=seed, device=device, cells=cells,
-                       crash_at_s=crash_at, progress=progress, runs_dir=runs_dir if keep_logs else None,
-                       restart_mode=restart_mode or "9.1.1", host=host, qmgr=qmgr)
+        with progress_inside(out, {c["name"]: c["name"] for c in cells},
+                             spec.params.get("duration")) as (inside, finished):
+            rows = compare(spark, workload=spec.workload, params=dict(spec.params), seed=seed, device=device,
+                           cells=cells, crash_at_s=crash_at, progress=progress,
+                           runs_dir=runs_dir if keep_logs else None, restart_mode=restart_mode or "9.1.1",
+                           host=host, qmgr=qmgr, progress_dir=inside)
         results_frame(spark, rows).coalesce(1).write.mode("overwrite").parquet(str(out / "results.parquet"))
         contents = None
         if keep_logs:
@@ -109,9 +117,13 @@ def compare_cmd(workload, sets, matrix, device, host, seed, out, master, crash_a
         for row in rows:
             emit_json(row)  # one document a line
         return
+    from mqlog.provenance import for_rows
+    from mqlog.provenance import lines as provenance_lines
+
     if as_json:
         emit_json({"rows": rows, "contents": contents, "results_parquet": out / "results.parquet",
-                   "report_html": out / "report.html", "runs": runs_dir if keep_logs else None})
+                   "report_html": out / "report.html", "runs": runs_dir if keep_logs else None,
+                   "provenance": for_rows(rows)})
         return
     click.echo(format_table(rows, terminal_width()))
     if contents is not None:
@@ -119,6 +131,8 @@ def compare_cmd(workload, sets, matrix, device, host, seed, out, master, crash_a
         click.echo("\nwhat each log holds at the end (read back with the mqlog data source):")
         click.echo(format_lines([("configuration", names)] + contents_table(names, contents), terminal_width()))
     click.echo(f"fingerprint {rows[0]['fingerprint'][:16]} (identical in every configuration)")
+    for line in provenance_lines(for_rows(rows)):
+        click.echo(line)
     click.echo(f"wrote {out / 'results.parquet'} and {out / 'report.html'}"
                + (f"; each configuration's run directory in {runs_dir}" if keep_logs else ""))
 
@@ -137,7 +151,7 @@ def sweep_cmd(sweep, out, master, list_only, host, as_json):
     """Run SWEEP (a built-in name, or a TOML file) as Spark tasks; cells already in OUT are
     skipped. Built-ins: log-size-vs-rollbacks, complog-vs-payload, logload-vs-shunting,
     dual-vs-single, write-integrity-vs-concurrency."""
-    from mqlog.spark.report import render_sweep
+    from mqlog.spark.report import format_sweep, render_sweep
     from mqlog.spark.sweep import cells, load_sweep, read_results, run_sweep
     from mqlog.spark.session import spark_session
 
@@ -153,15 +167,27 @@ def sweep_cmd(sweep, out, master, list_only, host, as_json):
                        + " ".join(f"{k}={v}" for k, v in sorted(t["sweep"].items())))
         return
     out = out if out is not None else Path("out") / f"sweep-{name}"
+    check_out_dir(out, "--out")
     spark = spark_session(master, f"mqlog sweep {name}")
     click.echo(f"sweep {name}: {len(tasks)} cells on Spark {spark.sparkContext.master} ...", err=True)
 
-    def progress(row, done, total):
+    def progress(row, done, total):  # every value that makes the cell, the device and seed too
+        finished.add(row["cell_key"])
         click.echo(f"  [{done}/{total}] {row['config_name']} "
-                   + " ".join(f"{k}={v}" for k, v in sorted(row["sweep"].items())), err=True)
+                   + " ".join(f"{k}={v}" for k, v in sorted(row["sweep"].items()))
+                   + f" device={row.get('device')} host={row.get('host')} seed={row.get('seed')}: "
+                   + f"{row.get('commits', 0):,} commits, {row.get('physical_writes', 0):,} physical writes", err=True)
 
-    with locked(out, "--out"):  # one sweep at a time adds to OUT
-        ran, skipped = run_sweep(spark, tasks, out, progress=progress)
+    def label(t):
+        return " ".join([t["name"], *(f"{k}={v}" for k, v in sorted(t["sweep"].items())), f"device={t['device']}",
+                         f"seed={t['seed']}"])
+
+    with nothing_left_on_error(out), locked(out, "--out"):  # one sweep at a time adds to OUT
+        durations = {t["params"].get("duration") for t in tasks}
+        with progress_inside(out, {t["key"]: label(t) for t in tasks},
+                             durations.pop() if len(durations) == 1 else None) as (inside, finished):
+            tasks = [dict(t, progress_dir=inside) for t in tasks]
+            ran, skipped = run_sweep(spark, tasks, out, progress=progress)
         rows = read_results(spark, out)
         (out / "report.html").write_text(render_sweep(rows, title=f"mqlog sweep: {name}", plot=doc.get("plot")),
                                          encoding="utf-8")
@@ -169,6 +195,7 @@ def sweep_cmd(sweep, out, master, list_only, host, as_json):
         emit_json({"sweep": name, "cells_run": ran, "cells_skipped": skipped, "rows": len(rows),
                    "results": out / "results", "report_html": out / "report.html"})
         return
+    click.echo(format_sweep(rows))
     click.echo(f"{ran} cells run, {skipped} already done; {len(rows)} rows in {out / 'results'}; "
                f"report {out / 'report.html'}")
 
@@ -214,9 +241,92 @@ def report_cmd(directory: Path, output, as_json):
         except OSError as exc:
             raise MqlogError(f"-o {output}: cannot write the report: {exc.strerror or exc}") from None
     if as_json:
-        emit_json({"wrote": output, "rows": len(rows)})
+        from mqlog.provenance import for_rows
+
+        emit_json({"wrote": output, "rows": len(rows), "provenance": for_rows(rows)})
         return
     click.echo(f"wrote {output}")
+
+
+#: how often (wall seconds) the configurations still running are reported
+INSIDE_EVERY_S = 10.0
+
+
+@contextlib.contextmanager
+def progress_inside(out: Path, labels: dict[str, str], total_s: float | None):
+    """Progress inside each configuration while a Spark job runs: its tasks write the virtual
+    seconds they have done into OUT/.progress (see mqlog.spark.compare.progress_writer), and
+    every INSIDE_EVERY_S this prints one line of those still running (``labels``: a task's
+    key -> what to call it). Yields the directory, and the set of keys done (the caller adds
+    each as its row arrives); removes it after."""
+    import threading
+
+    directory = out / ".progress"
+    if directory.exists():  # an interrupted job's
+        shutil.rmtree(directory, ignore_errors=True)
+    directory.mkdir(parents=True, exist_ok=True)
+    done: set = set()
+    stop = threading.Event()
+
+    def watch():
+        last = ""
+        while not stop.wait(INSIDE_EVERY_S):
+            parts = []
+            for key, label in labels.items():
+                try:
+                    seconds = float((directory / key).read_text())
+                except (OSError, ValueError):
+                    continue
+                if key not in done:
+                    parts.append(f"{label} {seconds:.2f}" + (f"/{total_s:g}" if total_s else "") + " virtual s")
+            line = "  running: " + ", ".join(parts) if parts else ""
+            if line and line != last:
+                click.echo(line, err=True)
+                last = line
+
+    watcher = threading.Thread(target=watch, name="mqlog-progress", daemon=True)
+    watcher.start()
+    try:
+        yield str(directory.resolve()), done
+    finally:
+        stop.set()
+        watcher.join()
+        if directory.exists():
+            shutil.rmtree(directory, ignore_errors=True)
+
+
+def check_out_dir(out: Path, option: str) -> None:
+    """An output directory that cannot be made or written is one line naming it, before any
+    work starts (Spark included) and without making anything: it must be a directory, or its
+    nearest existing parent one that takes a new directory."""
+    import os
+
+    if out.exists():
+        if not out.is_dir():
+            raise MqlogError(f"{option} {out}: not a directory")
+        if not os.access(out, os.W_OK | os.X_OK):
+            raise MqlogError(f"{option} {out}: the directory is not writable")
+        return
+    parent = out.absolute().parent
+    while not parent.exists():
+        parent = parent.parent
+    if not parent.is_dir():
+        raise MqlogError(f"{option} {out}: cannot make the directory: {parent} is not a directory")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise MqlogError(f"{option} {out}: cannot make the directory: {parent} is not writable")
+
+
+@contextlib.contextmanager
+def nothing_left_on_error(out: Path):
+    """An output directory this command made is removed again if the command fails before
+    writing anything into it but its lock (no empty directory left behind by an error)."""
+    made = not out.exists()
+    try:
+        yield
+    except BaseException:
+        if made and out.is_dir() and all(p.name == ".mqlog.lock" for p in out.iterdir()):
+            shutil.rmtree(out, ignore_errors=True)
+        raise
 
 
 def _check_writable(output: Path) -> None:

@@ -17,6 +17,10 @@ from mqlog.cli.internal import remember_seed
 from mqlog.cli.group import (END, CrashTime, Progress, cli, device_for_restart, emit_json, host_for_restart,
                              fitted, host_option, json_option, resolve_spec, restart_bar, restart_mode_option,
                              terminal_width)
+from mqlog.cli.summary import print_metrics as _print_metrics
+from mqlog.cli.summary import restart_figures, target_rate, with_address_text
+from mqlog.provenance import for_restart, for_run
+from mqlog.provenance import lines as provenance_lines
 from mqlog.rundir import JOURNAL_FILE, METRICS_FILE, QM_DIR, RUN_FILE
 from mqlog.rundir import load_run as _load_run
 from mqlog.rundir import read_json as _read_json
@@ -116,7 +120,7 @@ def run_cmd(platform_name, workload, sets, device, host, seed, out, in_dir, cras
     if metrics.get("end_not_reached"):
         click.echo(f"mqlog run: {metrics['end_not_reached']}", err=True)
     if as_json:
-        emit_json(metrics)
+        emit_json({**metrics, "target_rate": target_rate(metrics), "provenance": for_run(metrics)})
         return
     _print_metrics(metrics, out)
 
@@ -165,12 +169,6 @@ def _echo_warnings(messages) -> None:
         click.echo(line + (f"  [{n} times]" if n > 1 else ""), err=True)
 
 
-def _refused(m: dict) -> str:
-    """The refused MQI calls as MQ names them, most first: "MQRC_Q_FULL (2053) 3, ..."."""
-    calls = sorted(m.get("failed_calls", {}).items(), key=lambda kv: (-kv[1]["calls"], kv[0]))
-    return ", ".join(f"{name} ({v['reason']}) {v['calls']}" for name, v in calls)
-
-
 def _warn_if_long(spec, crash_at_s: float | None) -> bool:
     """Say on stderr, before a run starts, that it is estimated to be long (one line: the
     estimate, what it rests on and how to shorten it); True if it is."""
@@ -214,51 +212,6 @@ def _out_storage(out: Path, started):
         raise MqlogError(f"--out {out}: cannot make the directory: {exc.strerror or exc}") from None
     except MqlogError as exc:
         raise MqlogError(f"--out {out}: {exc}") from None
-
-
-def _print_metrics(m: dict, out) -> None:
-    state = "crashed" if m["crashed"] else "ended with a controlled shutdown"
-    ended = m.get("ended", "controlled")
-    if ended in ("immediate", "preemptive") or (ended == "controlled" and m.get("end_at_s") is not None):
-        # the end asked for: its mode, the platform's command, when, and the units it found
-        state = (f"ended with {'an' if ended == 'immediate' else 'a'} {ended} shutdown ({m['end_command']} at "
-                 f"{m['ended_at_s']:.6f} s; units of work in flight {m['uows_in_flight_at_end']}"
-                 + (f": {m['in_flight_at_end']}" if m["uows_in_flight_at_end"] else "") + ")")
-    if m.get("abnormal_end"):
-        state = f"ended abnormally ({m['abnormal_end']})"
-    elif m.get("crash_not_reached"):
-        state = m["crash_not_reached"]
-    click.echo(f"{m['workload']} on {m['platform']} ({m['device']}, host {m['host']}), seed {m['seed']}: "
-               f"{m['virtual_s']:.6f} virtual seconds, {state}")
-    rows = [
-        ("messages put / got", f"{m['messages_put']} / {m['messages_got']}"),
-        ("commits / backouts", f"{m['commits']} / {m['backouts']}"),
-        *([("refused MQI calls", _refused(m))] if m.get("failed_calls") else []),
-        ("CPU busy / waiting for a core (µs)", f"{m['cpu_busy_us']:.0f} / {m['cpu_wait_us']:.0f} "
-                                               f"({m['host_cores']} cores)"),
-        ("device busy / queued / shared (µs)", f"{m['device_busy_us']:.0f} / {m['device_wait_us']:.0f} / "
-                                               f"{m['device_shared_us']:.0f}"),
-        ("forces", m["forces"]),
-        ("log records / write cycles", f"{m.get('log_records', 0)} / {m.get('write_cycles', 0)}"),
-        ("logical bytes / writes", f"{m['logical_bytes']} / {m['logical_writes']}"),
-        ("physical bytes / writes", f"{m['physical_bytes']} / {m['physical_writes']}"),
-        ("storage writes, every file", m["storage_writes"]),  # what --crash-after-writes counts
-        ("write size short / long / max", f"{m['write_size_short_bytes']:.0f} / {m['write_size_long_bytes']:.0f} / "
-                                          f"{m['write_size_max_bytes']}"),
-        ("write time short / long / max (µs)", f"{m['write_time_short_us']:.1f} / {m['write_time_long_us']:.1f} / "
-                                               f"{m['write_time_max_us']:.1f}"),
-        ("checkpoints", m["checkpoints"]),
-        ("log in use, most (bytes)", m["active_log_used_bytes_max"]),
-        ("units of work rolled back / forward", f"{m['uows_rolled_back']} / {m['uows_rolled_forward']}"),
-        ("compression in / out (bytes)", f"{m['compression_in_bytes']} / {m['compression_out_bytes']}"),
-        ("workload fingerprint", m["fingerprint"][:16]),
-    ]
-    width = max(len(k) for k, _ in rows)
-    for key, value in rows:
-        click.echo(f"  {key:<{width}}  {value}")
-    if out is not None:
-        click.echo(f"Files in {out}: {QM_DIR}/ (log and queue files), {METRICS_FILE}, {JOURNAL_FILE}, "
-                   f"{m['error_log']}")
 
 
 def _given(name: str) -> bool:
@@ -338,7 +291,8 @@ def _run_in(directory: Path, platform_name, workload, sets, device, host, seed, 
                                        journal_complete=False, workload=spec.workload, params=dict(spec.params),
                                        seed=seed, crashed=None,
                                        segment={"command": "run --in", "changed": changed, "workload": spec.workload,
-                                                "seed": seed, "finished": False, "crashed": None})
+                                                "seed": seed, "finished": False, "crashed": None,
+                                                **restart_figures(report)})
 
         cfg = RunConfig(choice.name, choice.maker(log_config), log_config, spec, seed, device,
                         crash_after_writes, None if crash_at == END else crash_at, crash_at_end=crash_at == END,
@@ -367,11 +321,13 @@ def _run_in(directory: Path, platform_name, workload, sets, device, host, seed, 
             history = [*(restart["run"]["history"][:-1] if "run" in restart
                          else keep_metrics(directory, run["history"])),
                        {"command": "run --in", "changed": changed, "workload": spec.workload, "seed": seed,
-                        "finished": True, "crashed": result.crashed, "metrics": METRICS_FILE}]
+                        "finished": True, "crashed": result.crashed, "metrics": METRICS_FILE,
+                        **(restart_figures(report) if report is not None else {})}]
             save_run(directory, platform=choice.name, log=log_config, device=device, host=host,
                      workload=spec.workload, params=dict(spec.params), seed=seed, result=result, qmgr=run["qmgr"],
                      history=history, continuing=True)
-    recovery = {**(report.as_dict() if report is not None else {}), **(verdict.as_dict() if verdict else {}),
+    recovery = {**(with_address_text(report.as_dict(), restart["qm"]) if report is not None else {}),
+                **(verdict.as_dict() if verdict else {}),
                 "changed": changed}
     ending = run.get("ended") if isinstance(run.get("ended"), dict) else None  # (runs saved before it: none)
     if ending is not None:
@@ -387,7 +343,8 @@ def _run_in(directory: Path, platform_name, workload, sets, device, host, seed, 
             click.echo("mqlog run: the crash came during the restart, before the workload's first call: "
                        f"'mqlog restart {directory} --verify' recovers it", err=True)
     if as_json:
-        emit_json(metrics if result is not None else {"restart": recovery})
+        emit_json({**metrics, "target_rate": target_rate(metrics), "provenance": for_run(metrics)}
+                  if result is not None else {"restart": recovery})
     else:
         if ending is not None:
             from mqlog.core.workload.run import ending_text
@@ -472,8 +429,8 @@ def restart_cmd(directory: Path, verify: bool, restart_mode: str, sets, device, 
         # the next command starts it so, and says so (run.json written once)
         restarted(directory, run, log=log_config, device=device, host=host, finished=True,
                   ended=later_ending(qm.platform, "restart", report.uows_indoubt),
-                  segment={"command": "restart", "changed": changed, "finished": True})
-    result = report.as_dict()
+                  segment={"command": "restart", "changed": changed, "finished": True, **restart_figures(report)})
+    result = with_address_text(report.as_dict(), qm)
     result["changed"] = changed
     ending = run.get("ended") if isinstance(run.get("ended"), dict) else None  # (runs saved before it: none)
     if ending is not None:
@@ -482,6 +439,7 @@ def restart_cmd(directory: Path, verify: bool, restart_mode: str, sets, device, 
         result.update(verdict.as_dict())
     if unverifiable is not None:
         result["not_verified"] = unverifiable
+    result["provenance"] = for_restart(result, platform=run["platform"], device=device, restart_mode=restart_mode)
     if as_json:
         emit_json(result)
     else:
@@ -512,58 +470,10 @@ def restart_cmd(directory: Path, verify: bool, restart_mode: str, sets, device, 
                        + ("  OK" if verdict.ok else "  FAILED"))
         if unverifiable is not None:
             click.echo(f"verify: NOT VERIFIED: {unverifiable}")
+        for line in provenance_lines(result["provenance"]):
+            click.echo(line)
     if (verdict is not None and not verdict.ok) or unverifiable is not None:
         raise click.exceptions.Exit(1)  # --verify asked for a check that did not pass, or could not be made
-
-
-@cli.command("history")
-@click.argument("directory", type=click.Path(exists=True, file_okay=False, path_type=Path))
-@json_option("the history, each run with all its metrics,")
-def history_cmd(directory: Path, as_json: bool):
-    """The commands that ran the queue manager in DIRECTORY, oldest first, each run's headline numbers.
-
-    A run directory is one queue manager's life: its first 'run', each 'restart' (with the
-    settings it changed) and each 'run --in'. Every run's metrics are kept (metrics.json the
-    latest, metrics-N.json the earlier ones); --json gives them all."""
-    from mqlog.cli.group import reading
-    from mqlog.rundir import history_metrics
-
-    with reading(directory):
-        run = _load_run(directory)
-        entries = history_metrics(directory, run)
-    if as_json:
-        emit_json({"directory": str(directory), "platform": run["platform"], "device": run["device"],
-                   "host": run["host"], "finished": run["finished"], "journal_complete": run["journal_complete"],
-                   "history": [{**{k: v for k, v in entry.items() if k != "metrics"}, "metrics_file": name,
-                                "metrics": metrics} for entry, name, metrics in entries]})
-        return
-    click.echo(f"{directory}: a {run['platform']} queue manager, now on {run['device']}, host {run['host']}")
-    rows, notes = [("#", "command", "workload", "seed", "virtual s", "ended", "put / got", "commits",
-                    "physical bytes", "metrics")], {}
-    for n, (entry, name, m) in enumerate(entries, 1):
-        if m is not None:
-            ended = "crashed" if m.get("crashed") else m.get("ended") or "controlled"
-            rows.append((str(n), str(entry.get("command")), str(m.get("workload")), str(m.get("seed")),
-                         f"{m.get('virtual_s', 0):.6f}", ended, f"{m.get('messages_put')} / {m.get('messages_got')}",
-                         str(m.get("commits")), str(m.get("physical_bytes")), name))
-        else:
-            rows.append((str(n), str(entry.get("command")), *["-"] * 8))
-        why = []
-        if entry.get("changed"):
-            why.append("changed " + ", ".join(f"{k} {a} -> {b}" for k, (a, b) in entry["changed"].items()))
-        if entry.get("stopped"):
-            why.append(f"stopped: {entry['stopped']}")
-        elif m is None and entry.get("command") != "restart" and not entry.get("finished"):
-            why.append("its process ended before it finished: no metrics")
-        if why:
-            notes[n] = "; ".join(why)
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    left = {1, 2, 5, 9}  # the words; the numbers right-aligned
-    for k, row in enumerate(rows):
-        click.echo("  " + "  ".join(cell.ljust(w) if i in left else cell.rjust(w)
-                                    for i, (cell, w) in enumerate(zip(row, widths))).rstrip())
-        if k in notes:
-            click.echo(" " * (4 + widths[0]) + notes[k])
 
 
 def _log_sets(sets, command: str) -> dict:

@@ -45,13 +45,22 @@ def fit_lines(text: str, width: int | None) -> str:
 @click.option("--queue", default=None, help="Only records naming this queue (the model's PAGESET selection).")
 @click.option("--summary", type=click.Choice(["no", "yes", "only"], case_sensitive=False), default="no",
               show_default=True, help="Add the summary of units of recovery, or print only it.")
+@click.option("--status", default="incomplete", show_default=True, metavar="incomplete|all|STATUS,...",
+              help="The units the summary lists: incomplete (in commit, in doubt, in flight, in backout: "
+                   "what restart acts on, as CSQ1LOGP's summary), all, or statuses named (e.g. COMMITTED); "
+                   "its counts are of every unit.")
 @click.option("--json", "as_json", is_flag=True)
-def print_cmd(directory: Path, rba_start, rba_end, urid, queue, summary, as_json: bool):
+def print_cmd(directory: Path, rba_start, rba_end, urid, queue, summary, status, as_json: bool):
     """Log print (like CSQ1LOGP) of the z/OS queue manager a run left in DIRECTORY."""
+    from mqlog.zos.utilities.logprint import summary_statuses
     from mqlog.zosrun import print_run
 
+    try:
+        summary_statuses(status)
+    except MqlogError as exc:
+        raise click.BadParameter(str(exc).removeprefix("STATUS="), param_hint="--status") from None
     result = print_run(directory, rba_start=rba_start, rba_end=rba_end, urid=urid, queue=queue,
-                       summary=summary, as_json=as_json)
+                       summary=summary, status=status, as_json=as_json)
     if as_json:
         emit_json(result)
     else:

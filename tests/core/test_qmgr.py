@@ -608,7 +608,7 @@ def test_the_restart_report_carries_the_platform_messages_and_real_figures():
     text = "\n".join(report.messages)
     assert f"{report.records_replayed} log records replayed" in text
     assert "1 backed out" in text and "Restart complete" in text
-    assert set(report.phases) == {"load", "replay", "indoubt", "undo", "checkpoint"}
+    assert set(report.phases) == {"load", "replay", "walk", "undo", "checkpoint"}
     assert report.restart_virtual_s == pytest.approx(sum(report.phases.values()))
 
 

@@ -328,3 +328,39 @@ def test_the_table_shows_restart_rows_only_when_a_configuration_restarted():
     cells = dict(table_cells([crashed, plain]))
     assert cells["restart: replay / recovery (s)"] == ["0.500 / 0.250", "- / -"]
     assert cells["restart: queues loaded / deferred"] == ["3 / 7", "- / -"]
+
+
+# ---------------------------------------------------------------- issue 36
+
+def test_each_configurations_settings_are_in_the_table_and_the_report(rows):
+    """Every parameter any configuration set is a line, with each configuration's value (its
+    platform's default where it set none): zos-single's TWOARCH=NO is there to see."""
+    from mqlog.spark.compare import table_cells
+
+    lines = dict(table_cells(rows))
+    assert lines["log.TWOACTV"] == ["-", "YES", "NO"]
+    assert lines["log.TWOARCH"] == ["-", "YES", "NO"]
+    assert lines["log.COMPLOG"] == ["-", "RLE", "NONE"]
+    assert lines["log.LogFilePages"] == ["64", "-", "-"]
+    assert "TWOARCH" in render(rows, title="t")
+
+
+def test_the_default_matrix_varies_one_setting_at_a_time():
+    """Each configuration differs from an earlier one of its platform in exactly one effective
+    setting, so that a column beside another answers one question."""
+    from mqlog.platforms import choose
+
+    seen: dict[str, list[dict]] = {}
+    for config in DEFAULT_MATRIX:
+        values = choose(config["platform"]).configure(config["log"])
+        earlier = seen.setdefault(config["platform"], [])
+        if earlier:
+            assert min(sum(values[k] != e[k] for k in values) for e in earlier) == 1, config["name"]
+        earlier.append(values)
+
+
+def test_the_report_says_how_far_to_trust_its_figures(rows):
+    page = render(rows, title="t")
+    trust = page.split('<ul id="provenance">')[1].split("</ul>")[0]
+    assert "calibrated (D1, D2)" in trust and "calibrated (Z1)" in trust and "calibrated (Z2)" in trust
+    assert "write and read times on ssd</b>: assumption" in trust

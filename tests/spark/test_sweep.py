@@ -109,3 +109,52 @@ def test_a_sweep_runs_writes_parquet_by_platform_and_resumes(spark, tmp_path):
     assert all(dist[(4000, s)] > dist[(500, s)] for s in (1, 2))
     page = render_sweep(rows, title="t", plot=tomllib.loads(SMALL)["plot"])
     assert "<table id=\"sweep\">" in page and "data:image/png;base64," in page
+
+
+# ---------------------------------------------------------------- issue 36: every axis shown
+
+def _row(config, size, device, seed=0, commits=10):
+    return {"config_name": config, "sweep": {"workload.message_size": size}, "device": device, "host": "v93-xeon",
+            "seed": seed, "commits": commits, "messages_put": commits, "logical_bytes": size * commits}
+
+
+def test_every_swept_axis_is_a_column_and_numbers_sort_as_numbers():
+    """A sweep over two devices: the device is a column (each cell appears once, not twice with
+    different numbers), and 16 < 256 < 1024, not 1024 < 16 < 256 as text sorts them."""
+    from mqlog.spark.report import sweep_axes, sweep_cells
+
+    rows = [_row("zos", size, device) for size in (1024, 16, 256) for device in ("ssd", "dasd")]
+    assert sweep_axes(rows) == ["configuration", "workload.message_size", "device"]
+    head, body = sweep_cells(rows)
+    assert head[:3] == ["configuration", "workload.message_size", "device"]
+    assert [(r[1], r[2]) for r in body] == [("16", "dasd"), ("16", "ssd"), ("256", "dasd"), ("256", "ssd"),
+                                            ("1024", "dasd"), ("1024", "ssd")]
+    assert "seed" not in head  # one seed: not an axis this sweep varied
+
+
+def test_the_plot_draws_one_line_per_value_of_every_other_swept_axis_and_says_what_it_averages():
+    rows = [_row("zos", size, device, seed) for size in (16, 256) for device in ("ssd", "dasd") for seed in (0, 1)]
+    page = render_sweep(rows, title="t", plot={"x": "workload.message_size", "y": "commits"})
+    assert "one line per configuration and device, mean of seeds 0, 1</figcaption>" in page
+    assert "<th>device</th>" in page and "<th>seed</th>" in page
+
+
+def test_mqlog_sweep_prints_the_cells_table_and_every_swept_value_in_its_progress(tmp_path):
+    import subprocess
+    import sys
+
+    sweep = tmp_path / "s.toml"
+    sweep.write_text('workload = "putget-pairs"\ndevices = ["ssd", "san"]\n[params]\npairs = 1\n'
+                     'messages_per_pair = 5\n[grid]\nmessage_size = [1024, 16]\n[[config]]\nname = "zos"\n'
+                     'platform = "zos"\n[plot]\nx = "workload.message_size"\ny = "logical_bytes"\n')
+    out = subprocess.run([sys.executable, "-m", "mqlog", "sweep", str(sweep), "--out", str(tmp_path / "out"),
+                          "--master", "local[2]"], capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr
+    progress = [line for line in out.stderr.splitlines() if line.startswith("  [")]
+    assert len(progress) == 4 and all(" device=" in p and " seed=0" in p for p in progress), out.stderr
+    assert any("workload.message_size=16 device=san" in p for p in progress)
+    table = out.stdout.splitlines()
+    assert table[0].split()[:3] == ["configuration", "workload.message_size", "device"]
+    assert [line.split()[1:3] for line in table[1:5]] == [["16", "san"], ["16", "ssd"], ["1024", "san"], ["1024", "ssd"]]
+    page = (tmp_path / "out" / "report.html").read_text()
+    assert "<th>device</th>" in page and "one line per configuration and device" in page

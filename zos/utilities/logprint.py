@@ -372,25 +372,43 @@ def ur_summary(space: ZosLogSpace, addressing, codec=None, *, rba_start: int | N
     return _summary_rows(scan["urs"], addressing)
 
 
+def summary_statuses(status: str) -> tuple[str, ...]:
+    """The unit statuses a summary lists: ``INCOMPLETE`` (the units restart would act on, as
+    CSQ1LOGP's summary reports them), ``ALL``, or statuses named, comma-separated."""
+    text = str(status).strip().upper()
+    if text == "INCOMPLETE":
+        return INCOMPLETE_STATUSES
+    if text == "ALL":
+        return UR_STATUSES
+    chosen = tuple(s.strip() for s in text.split(",") if s.strip())
+    unknown = [s for s in chosen if s not in UR_STATUSES]
+    if unknown or not chosen:
+        raise ParameterError("STATUS", status, "INCOMPLETE, ALL or statuses of " + ", ".join(UR_STATUSES))
+    return chosen
+
+
 def log_report(space: ZosLogSpace, addressing, codec=None, *, rba_start: int | None = None,
                rba_end: int | None = None, urid: int | None = None, queue: str | None = None,
-               summary: str = "NO") -> dict:
+               summary: str = "NO", status: str = "ALL") -> dict:
     """Everything :func:`log_print` prints, JSON-able: ``criteria``, ``read`` (where reading
     started and ended), ``records`` (unless SUMMARY(ONLY)), ``summary`` and ``counts``
-    (with SUMMARY(YES) or (ONLY))."""
+    (with SUMMARY(YES) or (ONLY)). ``status`` (:func:`summary_statuses`) chooses the units the
+    summary lists; ``counts`` counts every unit."""
     summary = _check_summary(summary)
+    statuses = summary_statuses(status)
     scan = _scan(space, addressing, codec, rba_start=rba_start, rba_end=rba_end, urid=urid, queue=queue)
     fmt = addressing.format
     criteria = {"rba_start": None if rba_start is None else fmt(rba_start),
                 "rba_end": None if rba_end is None else fmt(rba_end),
-                "urid": None if urid is None else fmt(urid), "queue": queue, "summary": summary}
+                "urid": None if urid is None else fmt(urid), "queue": queue, "summary": summary,
+                "status": str(status).upper()}
     report: dict = {"criteria": criteria, "read": scan["read"]}
     if summary != "ONLY":
         report["records"] = scan["records"]
     if summary != "NO":
         rows = _summary_rows(scan["urs"], addressing)
-        report["summary"] = rows
-        report["counts"] = {status: sum(r["status"] == status for r in rows) for status in UR_STATUSES}
+        report["summary"] = [r for r in rows if r["status"] in statuses]
+        report["counts"] = {s: sum(r["status"] == s for r in rows) for s in UR_STATUSES}
     return report
 
 
@@ -464,12 +482,12 @@ def _detail_lines(entry: dict) -> list[str]:
 
 def log_print(space: ZosLogSpace, addressing, codec=None, *, rba_start: int | None = None,
               rba_end: int | None = None, urid: int | None = None, queue: str | None = None,
-              summary: str = "NO", detail: bool = True) -> str:
+              summary: str = "NO", detail: bool = True, status: str = "ALL") -> str:
     """A CSQ1LOGP-style listing (our own layout: see docs/zos-utilities.md). ``summary``:
     NO (records only), YES (records, then the UR summary), ONLY (the summary only);
     ``detail=False`` prints one line a record, without continuation lines."""
     report = log_report(space, addressing, codec, rba_start=rba_start, rba_end=rba_end, urid=urid, queue=queue,
-                        summary=summary)
+                        summary=summary, status=status)
     c = report["criteria"]
     out = [f"CSQ1000I LOG PRINT UTILITY ({HEADER_NOTE})", "CSQ1102I SEARCH CRITERIA"]
     crit = []
@@ -481,7 +499,7 @@ def log_print(space: ZosLogSpace, addressing, codec=None, *, rba_start: int | No
         crit.append(f"URID({c['urid']})")
     if c["queue"]:
         crit.append(f"QUEUE({c['queue']}) (the model's page-set selection: one queue's records)")
-    crit.append(f"SUMMARY({c['summary']})")
+    crit.append(f"SUMMARY({c['summary']})" + (f" STATUS({c['status']})" if c["summary"] != "NO" else ""))
     out.append("  " + " ".join(crit))
     read = report["read"]
     out.append(f"  OLDEST RBA AVAILABLE {read['oldest']}; READ {read['from'] or '-'} TO {read['to'] or '-'} "

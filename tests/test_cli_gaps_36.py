@@ -1,0 +1,105 @@
+"""Issue 36's smaller bullets, through the real command line: a target rate the run could not
+reach is said in its summary; ``print --summary`` lists the incomplete units by default, as
+CSQ1LOGP's summary does; ``history`` shows a killed run's workload and each restart's time."""
+
+from __future__ import annotations
+
+import json
+
+from test_cli_run import mqlog, one_line_error
+
+RATE = ("run", "--platform", "distributed", "--workload", "requester-responder", "--set", "workload.duration=0.2")
+
+
+def test_a_target_rate_the_run_could_not_reach_is_said_in_the_summary():
+    slow = mqlog(*RATE, "--set", "workload.rate=5000", "--device", "nfs3")
+    assert slow.returncode == 0, slow.stderr
+    line = next(x for x in slow.stdout.splitlines() if x.strip().startswith("target rate"))
+    assert "5,000 round trips/s, achieved" in line and "NOT REACHED" in line
+    reached = json.loads(mqlog(*RATE, "--set", "workload.rate=500", "--json").stdout)["target_rate"]
+    assert reached["target_per_s"] == 500 and reached["reached"]
+    missed = json.loads(mqlog(*RATE, "--set", "workload.rate=5000", "--device", "nfs3", "--json").stdout)
+    assert not missed["target_rate"]["reached"] and missed["target_rate"]["achieved_per_s"] < 1000
+    assert json.loads(mqlog(*RATE, "--json").stdout)["target_rate"] is None  # unpaced: no target
+    assert "target rate" not in mqlog(*RATE).stdout
+
+
+def test_print_summary_lists_the_incomplete_units_by_default(tmp_path):
+    d = tmp_path / "z"
+    assert mqlog("run", "--platform", "zos", "--workload", "long-uow", "--set", "workload.duration=0.1",
+                 "--crash-at", "0.05", "--out", d).returncode == 0
+    text = mqlog("print", d, "--summary", "only").stdout
+    units = [line for line in text.splitlines() if line.startswith("UR URID(")]
+    assert units and all("STATUS(INFLIGHT)" in u for u in units), units
+    assert "SUMMARY(ONLY) STATUS(INCOMPLETE)" in text
+    everything = json.loads(mqlog("print", d, "--summary", "only", "--status", "all", "--json").stdout)
+    assert {r["status"] for r in everything["summary"]} == {"INFLIGHT", "COMMITTED"}
+    committed = json.loads(mqlog("print", d, "--summary", "only", "--status", "committed", "--json").stdout)
+    assert {r["status"] for r in committed["summary"]} == {"COMMITTED"}
+    assert committed["counts"] == everything["counts"]  # the counts are of every unit
+    one_line_error(mqlog("print", d, "--summary", "only", "--status", "finished"), "--status", "'finished'")
+
+
+def test_history_shows_a_killed_runs_workload_and_each_restarts_time(tmp_path):
+    from test_cli_interrupt import _signalled
+    import signal
+
+    d = tmp_path / "run"
+    assert _signalled(d, signal.SIGINT)[0] == 130
+    restart = json.loads(mqlog("restart", d, "--json").stdout)
+    text = mqlog("history", d).stdout.splitlines()
+    run_row = next(line.split() for line in text if line.split()[:2] == ["1", "run"])
+    assert run_row[2:5] == ["requester-responder", "0", "-"] and "killed" in run_row
+    restart_row = next(line.split() for line in text if line.split()[:2] == ["2", "restart"])
+    assert restart_row[4] == f"{restart['restart_virtual_s']:.6f}" and "restarted" in restart_row
+    assert any(line.strip().startswith(f"restart {restart['restart_virtual_s']:.6f} virtual s: "
+                                       f"{restart['records_replayed']:,} records replayed") for line in text)
+    entries = json.loads(mqlog("history", d, "--json").stdout)["history"]
+    assert entries[1]["restart_s"] == restart["restart_virtual_s"]
+
+
+def test_restart_json_gives_the_end_of_the_log_in_the_notation_its_messages_use(tmp_path):
+    """One address notation, labelled: ``address`` is the byte address, ``address_text`` the
+    LSN the console message (AMQ7230I) and dmpmqlog print."""
+    fill = ("--workload", "log-fill", "--set", "workload.messages=2000", "--set", "workload.transactions=40",
+            "--crash-after-writes", "60")
+    for name in ("a", "b"):
+        assert mqlog("run", "--platform", "distributed", *fill, "--out", tmp_path / name).returncode == 0
+    end = json.loads(mqlog("restart", tmp_path / "a", "--json").stdout)["end_of_log"]
+    assert end["address_text"].startswith("<") and isinstance(end["address"], int)
+    text = mqlog("restart", tmp_path / "b").stdout
+    assert f"at LSN {end['address_text']}" in text
+
+
+def test_a_metric_has_one_number_format_in_every_column():
+    from mqlog.spark.compare import table_cells
+
+    rows = [{"config_name": "a", "platform": "distributed", "virtual_s": 0.013, "write_time_short_us": 52.7},
+            {"config_name": "b", "platform": "distributed", "virtual_s": 1234.5, "write_time_short_us": 1127.25}]
+    lines = dict(table_cells(rows))
+    assert lines["virtual seconds"] == ["0.013", "1,234.500"]
+    assert lines["write time short (us)"] == ["52.700", "1,127.250"]
+
+
+def test_compare_and_sweep_show_progress_inside_each_configuration(tmp_path, monkeypatch, capsys):
+    """A task writes the virtual seconds it has done (mqlog.spark.compare.progress_writer); the
+    driver prints the configurations still running, with how far each has got."""
+    import time
+
+    from mqlog.cli import jobs
+    from mqlog.spark.compare import progress_writer
+
+    monkeypatch.setattr(jobs, "INSIDE_EVERY_S", 0.05)
+    with jobs.progress_inside(tmp_path, {"dist-linear": "dist-linear", "zos-dual": "zos-dual"}, 1.0) as (inside,
+                                                                                                       done):
+        progress_writer({"name": "dist-linear", "progress_dir": inside})(0.25, 10)
+        progress_writer({"name": "zos-dual", "progress_dir": inside})(0.5, 10)
+        done.add("zos-dual")
+        deadline = time.monotonic() + 60  # a safeguard against a hang, not a timing assertion
+        err = ""
+        while "running:" not in err:
+            err += capsys.readouterr().err
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+    assert "  running: dist-linear 0.25/1 virtual s" in err and "zos-dual" not in err
+    assert not (tmp_path / ".progress").exists()  # nothing left behind in OUT
