@@ -38,11 +38,13 @@ import attrs
 from sortedcontainers import SortedDict
 
 from mqlog.core.errors import LogFileMissingError, LogFormatError, StorageError
+from mqlog.core.format.fields import Fields, loads
 from mqlog.core.format.pages import PAGE_SIZE, PageRun, check_page
 from mqlog.core.platform import LogControl, SpaceDefaults
 from mqlog.core.format.records import NO_ADDRESS
 from mqlog.core.log.space import PhysicalWrite, RangeMemo
 from mqlog.core.disk.storage import Storage
+from mqlog.distributed import logcheck
 
 CONTROL_FILE = "amqhlctl.lfh"
 SPARE_FILE = "amqhlspr.lfh"
@@ -53,6 +55,8 @@ _CONTROL_MAGIC = b"MQLD"
 
 def format_lsn(address: int) -> str:
     """An LSN as MQ shows it: four 16-bit parts, most significant first (``<0:0:4:1234>``)."""
+    if address < 0:  # (never an LSN: said as what it is, not as its two's complement)
+        return f"{address} (not an LSN)"
     return "<" + ":".join(str((address >> shift) & 0xFFFF) for shift in (48, 32, 16, 0)) + ">"
 
 
@@ -86,6 +90,10 @@ SECONDARY_IDLE_LAPS = 3
 class DistributedLogSpace(SpaceDefaults):
     """Extents, ring or stream, control file and spare page of one queue manager's log."""
 
+    control_file = CONTROL_FILE
+    spare_file = SPARE_FILE
+    extent_name = staticmethod(extent_name)
+
     def __init__(self, storage: Storage, *, primary: int = 3, secondary: int = 2, file_pages: int = 4096,
                  linear: bool = False, triple_write: bool = True, start: int = 0, management: str = MANUAL):
         self.storage = storage
@@ -107,6 +115,10 @@ class DistributedLogSpace(SpaceDefaults):
         self.current: int | None = None
         self.tail = start
         self.control = LogControl(NO_ADDRESS, start, 0)
+        #: the high-water mark the control file keeps: every page below it was on disk when
+        #: the control file was saved (the first page of the latest write planned: the
+        #: writes before it have all finished)
+        self.written_to = start
         self.switches = 0
         self.spare_slot = 0
         self.archive_offloads = 0
@@ -299,6 +311,9 @@ class DistributedLogSpace(SpaceDefaults):
     def plan_write(self, run: PageRun) -> Sequence[PhysicalWrite]:
         if not self._loaded:
             self._create()
+        # Every write before this one has finished (the writer issues one cycle at a time):
+        # the pages before this run's first are on disk, whatever becomes of this one.
+        self.written_to = max(self.written_to, run.first_address)
         writes: list[PhysicalWrite] = []
         for address, page in sorted(self._repairs.items()):
             # Restart read this page from the spare file: put it back in place first, so the
@@ -477,6 +492,7 @@ class DistributedLogSpace(SpaceDefaults):
             "extent_pages": self.file_pages,
             "checkpoint": self.control.checkpoint, "checkpoint_number": self.control.checkpoint_number,
             "tail": self.tail, "current": self.current, "ring": self.ring, "media": self.media,
+            "written_to": self.written_to,
             "extents": [[e.number, e.primary, e.start, e.inactive, e.archived, e.reusable]
                         for e in sorted(self.extents.values(), key=lambda e: e.number)],
         }, sort_keys=True).encode()
@@ -502,24 +518,36 @@ class DistributedLogSpace(SpaceDefaults):
         raw = self.storage.read(CONTROL_FILE, 0, self.storage.size(CONTROL_FILE))
         if raw[:4] != _CONTROL_MAGIC or zlib.crc32(raw[8:]) != int.from_bytes(raw[4:8], "little"):
             raise LogFormatError("not a valid log control file (magic or checksum)", source=CONTROL_FILE, offset=0)
-        try:
-            data = json.loads(raw[8:])
-            if data["extent_pages"] != self.file_pages:
-                raise LogFormatError(f"the log's extents are {data['extent_pages']} pages, the configuration says "
-                                     f"{self.file_pages}: LogFilePages is fixed at creation", source=CONTROL_FILE)
-            self.linear = data["type"] == "LINEAR"
-            self.media = data.get("media", NO_ADDRESS)
-            self.control = LogControl(data["checkpoint"], data["tail"], data["checkpoint_number"], self.media)
-            self.tail = data["tail"]
-            self.current = data["current"]
-            self.ring = list(data["ring"])
-            for number, primary, start, inactive, archived, reusable in data["extents"]:
-                ext = self.extents[number] = Extent(number, primary, NO_ADDRESS, inactive)
-                if start != NO_ADDRESS:
-                    self._assign(ext, start)
-                    ext.inactive, ext.archived, ext.reusable = inactive, archived, reusable
-        except (KeyError, TypeError, ValueError) as exc:
-            raise LogFormatError(f"malformed log control file ({exc})", source=CONTROL_FILE, offset=8) from None
+        f = Fields(loads(raw[8:], CONTROL_FILE, "log control file"), CONTROL_FILE, "log control file")
+        pages = f.int("extent_pages", 1, 1 << 32)
+        if pages != self.file_pages:
+            raise LogFormatError(f"the log's extents are {pages} pages, the configuration says "
+                                 f"{self.file_pages}: LogFilePages is fixed at creation", source=CONTROL_FILE)
+        self.linear = f.str("type", choices=("LINEAR", "CIRCULAR")) == "LINEAR"
+        self.media = f.int("media", default=NO_ADDRESS)
+        self.control = LogControl(f.int("checkpoint"), f.int("tail"), f.int("checkpoint_number"), self.media)
+        self.tail = self.control.tail
+        self.written_to = f.int("written_to", default=NO_ADDRESS)
+        numbers = EXTENT_NUMBERS * 1000  # (extent numbers run on; names wrap)
+        self.ring = [f.int("ring", 0, numbers, value=n) for n in f.list("ring")]
+        for entry in f.list("extents"):
+            number, primary, start, inactive, archived, reusable = f.list("extents", value=entry, length=6)
+            number = f.int("extents", 0, numbers, value=number)
+            if number in self.extents:
+                f.fail("extents", f"lists extent {number} twice")
+            ext = self.extents[number] = Extent(number, f.bool("extents", value=primary), NO_ADDRESS,
+                                                f.bool("extents", value=inactive))
+            start = f.int("extents", value=start)
+            archived, reusable = f.bool("extents", value=archived), f.bool("extents", value=reusable)
+            if start != NO_ADDRESS:
+                if start in self.by_start:
+                    f.fail("extents", f"gives two extents the same first address {format_lsn(start)}")
+                self._assign(ext, start)
+                ext.inactive, ext.archived, ext.reusable = inactive, archived, reusable
+        current = f.get("current")
+        if current is not None and (type(current) is not int or current not in self.extents):
+            f.fail("current", f"is {current!r}, not one of its extents")
+        self.current = current
         gone = [n for n in self.ring if n not in self.extents]
         if gone and self.linear:
             # A linear log's ring is only the primaries it was created with; a control file
@@ -540,6 +568,22 @@ class DistributedLogSpace(SpaceDefaults):
             if not self.extents[number].primary:
                 self.extents[number].primary = True
                 primaries += 1
+
+    # -- what restart checks (distributed/logcheck.py) ---------------------------------------------
+
+    def high_water(self) -> int | None:
+        if not self._loaded:
+            self._load_or_empty()
+        return logcheck.high_water(self)
+
+    def scan_to(self, address: int) -> int | None:
+        return logcheck.scan_to(self, address)
+
+    def check_files(self, start: int) -> None:
+        if not self._loaded:
+            self._load_or_empty()
+        if self._loaded:
+            logcheck.check_files(self, start, format_lsn)
 
     # -- what the diagnostics show ------------------------------------------------------------
 

@@ -59,12 +59,14 @@ from typing import Sequence
 import attrs
 
 from mqlog.core.errors import LogFileMissingError, LogFormatError, StorageError
+from mqlog.core.format.fields import Fields
 from mqlog.core.format.pages import PAGE_SIZE, STALE, UNWRITTEN, PageRun, check_page
 from mqlog.core.platform import LogControl, SpaceDefaults
 from mqlog.core.format.records import NO_ADDRESS
 from mqlog.core.log.background import CopyJob
 from mqlog.core.log.space import PhysicalWrite, RangeMemo
 from mqlog.core.disk.storage import Storage
+from mqlog.zos import logcheck
 from mqlog.zos.bsds import BSDS_FILES, decode_bsds, encode_bsds
 from mqlog.zos.config import RbaThreshold, rba_limits
 
@@ -151,6 +153,10 @@ class ZosLogSpace(SpaceDefaults):
         self.checkpoints: list[list[int]] = []  # [begin RBA, number], newest last
         self.tail = start
         self.high_written = start
+        #: the BSDS's forced high-water mark: every CI below it was on disk when the BSDS was
+        #: updated (the first CI of the latest write planned: the writes before it have all
+        #: finished). ``high_written`` is where the latest planned write ends, not yet on disk.
+        self.written_to = start
         self.next_archive = 1
         self.sequence = 0  # BSDS update count
         self.switches = 0
@@ -245,6 +251,7 @@ class ZosLogSpace(SpaceDefaults):
             self._load_or_create()
         if not self._current_checked:
             self._check_current(run.first_address)
+        self.written_to = max(self.written_to, run.first_address)
         if self.control.checkpoint == NO_ADDRESS:
             # Until the first checkpoint the queue manager is being created: a crash between
             # its BSDS copies and its data sets left them to make now (nothing is logged yet).
@@ -689,7 +696,7 @@ class ZosLogSpace(SpaceDefaults):
         return encode_bsds({
             "sequence": self.sequence, "cis": self.cis, "copies": self.copies, "start": self.start,
             "rba8": self.rba8,
-            "current": self.current, "high_written": self.high_written,
+            "current": self.current, "high_written": self.high_written, "written_to": self.written_to,
             "high_offloaded": max([e.end for e in self.archives if e.complete], default=NO_ADDRESS),
             "tail": self.tail, "checkpoint": self.control.checkpoint,
             "checkpoint_number": self.control.checkpoint_number, "checkpoints": self.checkpoints,
@@ -749,29 +756,41 @@ class ZosLogSpace(SpaceDefaults):
                                                      "seq1": by_name[self.bsds_files[0]],
                                                      "seq2": by_name[self.bsds_files[1]]}))
         _, name, data = max(found)
-        try:
-            if data["cis"] != self.cis:
-                raise LogFormatError(f"the active data sets are {data['cis']} CIs, the configuration says {self.cis}",
-                                     source=name)
-            self.sequence = data["sequence"]
-            self.start = data["start"]
-            bsds_rba8 = data.get("rba8", True)
-            if bsds_rba8 and not self.rba8:
-                self.rba8, self.limits = True, rba_limits(True)  # converted: there is no way back
-            elif self.rba8 and not bsds_rba8:
-                raise LogFormatError("the BSDS is in 6-byte RBA mode and the configuration asks for 8-byte RBAs: "
-                                     "convert it first (mqlog convert-rba)", source=name)
-            self.current = data["current"]
-            self.high_written = data["high_written"]
-            self.tail = data["tail"]
-            self.control = LogControl(data["checkpoint"], data["tail"], data["checkpoint_number"])
-            self.checkpoints = [list(c) for c in data["checkpoints"]]
-            self.next_archive = data["next_archive"]
-            self.active = [ActiveDataSet(n, s, f, a) for n, s, f, a in data["active"]]
-            self._files.forget()
-            self.archives = [ArchiveEntry(q, s, e, tuple(f), c) for q, s, e, f, c in data["archives"]]
-        except (KeyError, TypeError, ValueError) as exc:
-            raise LogFormatError(f"malformed BSDS ({exc})", source=name, offset=8) from None
+        f = Fields(data, name, "BSDS")
+        cis = f.int("cis", 1, 1 << 32)
+        if cis != self.cis:
+            raise LogFormatError(f"the active data sets are {cis} CIs, the configuration says {self.cis}",
+                                 source=name)
+        self.sequence = f.int("sequence")
+        self.start = f.int("start")
+        bsds_rba8 = f.bool("rba8", default=True)
+        if bsds_rba8 and not self.rba8:
+            self.rba8, self.limits = True, rba_limits(True)  # converted: there is no way back
+        elif self.rba8 and not bsds_rba8:
+            raise LogFormatError("the BSDS is in 6-byte RBA mode and the configuration asks for 8-byte RBAs: "
+                                 "convert it first (mqlog convert-rba)", source=name)
+        self.high_written = f.int("high_written")
+        self.written_to = f.int("written_to", default=NO_ADDRESS)
+        self.tail = f.int("tail")
+        self.control = LogControl(f.int("checkpoint"), self.tail, f.int("checkpoint_number"))
+        self.checkpoints = [[f.int("checkpoints", value=rba), f.int("checkpoints", value=number)]
+                            for rba, number in (f.list("checkpoints", value=c, length=2)
+                                                for c in f.list("checkpoints"))]
+        self.next_archive = f.int("next_archive", 1, 10_000_000)
+        active = [f.list("active", value=d, length=4) for d in f.list("active")]
+        self.active = [ActiveDataSet(f.int("active", 1, MAX_DATA_SETS, value=n), f.int("active", value=s),
+                                     f.bool("active", value=full), f.int("active", -10_000_000, 10_000_000, value=a))
+                       for n, s, full, a in active]
+        if not self.active:
+            f.fail("active", "lists no active data set")
+        self.current = f.int("current", 0, len(self.active) - 1)
+        self._files.forget()
+        archives = [f.list("archives", value=e, length=5) for e in f.list("archives")]
+        self.archives = [ArchiveEntry(f.int("archives", 1, 10_000_000, value=q), f.int("archives", value=s),
+                                      f.int("archives", value=e),
+                                      tuple(f.str("archives", value=n) for n in f.list("archives", value=files)),
+                                      f.bool("archives", value=c))
+                         for q, s, e, files, c in archives]
         self.data_sets = len(self.active)  # DEFINE LOG may have added some
         if self.control.checkpoint != NO_ADDRESS:  # (before it, data sets are still to be made)
             self._check_data_sets()
@@ -835,6 +854,28 @@ class ZosLogSpace(SpaceDefaults):
             name = data_set_name(copy, ds.number)
             if name not in self._inactive:
                 self._cut_short(ds, name, address - address % PAGE_SIZE - ds.start)
+
+    # -- what restart checks (zos/logcheck.py) ---------------------------------------------------
+
+    data_set_name = staticmethod(data_set_name)
+
+    @property
+    def inactive_copies(self) -> dict:
+        return self._inactive
+
+    def high_water(self) -> int | None:
+        if not self._loaded:
+            self._load_or_create(create=False)
+        return None if self.written_to == NO_ADDRESS else self.written_to
+
+    def scan_to(self, address: int) -> int | None:
+        return logcheck.scan_to(self, address)
+
+    def check_files(self, start: int) -> None:
+        if not self._loaded:
+            self._load_or_create(create=False)
+        if self._loaded:
+            logcheck.check_files(self, start)
 
     # -- what utilities show --------------------------------------------------------------------
 
