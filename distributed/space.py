@@ -45,6 +45,7 @@ from mqlog.core.format.records import NO_ADDRESS
 from mqlog.core.log.space import PhysicalWrite, RangeMemo
 from mqlog.core.disk.storage import Storage
 from mqlog.distributed import logcheck
+from mqlog.distributed.spacestatus import ARCHIVE, AUTOMATIC, MANUAL, SpaceStatus
 
 CONTROL_FILE = "amqhlctl.lfh"
 SPARE_FILE = "amqhlspr.lfh"
@@ -68,7 +69,6 @@ class LogFullError(StorageError):
     """AMQ7463: the log is full – no extent may be reused and no secondary is left."""
 
 
-MANUAL, AUTOMATIC, ARCHIVE = "Manual", "Automatic", "Archive"
 
 
 @attrs.define
@@ -87,7 +87,7 @@ class Extent:
 SECONDARY_IDLE_LAPS = 3
 
 
-class DistributedLogSpace(SpaceDefaults):
+class DistributedLogSpace(SpaceStatus, SpaceDefaults):
     """Extents, ring or stream, control file and spare page of one queue manager's log."""
 
     control_file = CONTROL_FILE
@@ -584,92 +584,3 @@ class DistributedLogSpace(SpaceDefaults):
             self._load_or_empty()
         if self._loaded:
             logcheck.check_files(self, start, format_lsn)
-
-    # -- what the diagnostics show ------------------------------------------------------------
-
-    def active_extents(self) -> list[int]:
-        """Extents holding data restart may need, oldest first."""
-        held = [(e.start, e.number) for e in self.extents.values()
-                if e.start != NO_ADDRESS and not e.inactive and self._needed(e) or e.number == self.current]
-        return [n for _, n in sorted(held)]
-
-    def metrics(self) -> dict:
-        return {"extents": len(self.extents), "ring": list(self.ring), "secondaries_in_use":
-                sum(1 for n in self.ring if not self.extents[n].primary),
-                "current_extent": extent_name(self.current) if self.current is not None else None}
-
-    def resource_monitor(self, head: int, writer_stats: dict) -> dict:
-        """The resource monitor's DISK/Log class as amqsrua shows it: the sizes in bytes as
-        counted (:meth:`log_use`), not from DISPLAY QMSTATUS's two-decimal MB, and the
-        percentages DISPLAY QMSTATUS shows for the same head."""
-        use = self.log_use(head)
-        return {
-            "log_bytes_in_use": use["rec_bytes"],
-            "log_bytes_max": self.capacity_bytes,
-            "log_physical_bytes_written": writer_stats.get("physical_bytes", 0),
-            "log_logical_bytes_written": writer_stats.get("logical_bytes", 0),
-            "log_write_latency_us": writer_stats.get("write_time_short_us", 0.0),
-            "log_write_size_bytes": writer_stats.get("write_size_short_bytes", 0.0),
-            "log_current_primary_space_in_use_percent": use["LOGINUSE"],
-            "log_workload_primary_space_utilization_percent": use["LOGUTIL"],
-            "log_bytes_required_for_media_recovery": use["media_bytes"],
-            "log_bytes_in_reusable_extents": use["reusable_bytes"],
-            "log_slowest_write_since_restart_us": writer_stats.get("write_time_max_us", 0.0),
-            "log_slowest_write_at_us": writer_stats.get("write_time_max_at_us", 0.0),
-        }
-
-    def log_use(self, head: int) -> dict:
-        """What the log holds with its head at ``head``, counted in bytes: the one computation
-        behind both DISPLAY QMSTATUS (:meth:`status`, which shows the sizes in MB) and the
-        resource monitor's figures (:meth:`resource_monitor`, in bytes), so that the two agree
-        for the same head. ``holder``/``media_holder``: the extents restart and media recovery
-        need from; ``waiting``: (start, number) of extents waiting for SET LOG ARCHIVED."""
-        holder = self._holder(self.tail)
-        media_holder = self._holder(self.media) if self.linear and self.media != NO_ADDRESS else None
-        if self.linear and media_holder is None:
-            media_holder = holder  # no queue needs older log than restart does
-        elif media_holder is not None and holder is not None and holder.start < media_holder.start:
-            media_holder = holder
-        rec_start = holder.start if holder is not None else self.tail
-        rec_bytes = max(0, head - rec_start)
-        primary_bytes = self.primary * self.extent_bytes
-        waiting = sorted((e.start, e.number) for e in self.extents.values()
-                         if self.linear and self.management == ARCHIVE and e.start != NO_ADDRESS
-                         and not e.archived and not e.reusable and e.number != self.current)
-        return {
-            "holder": holder,
-            "media_holder": media_holder,
-            "waiting": waiting,
-            "rec_bytes": rec_bytes,
-            "media_bytes": max(0, head - media_holder.start) if media_holder is not None else 0,
-            "reusable_bytes": sum(self.extent_bytes for e in self.extents.values() if e.reusable),
-            "LOGUTIL": round(100.0 * rec_bytes / primary_bytes, 1),
-            "LOGINUSE": round(100.0 * min(rec_bytes, primary_bytes) / primary_bytes, 1),
-        }
-
-    def status(self, head: int) -> dict:
-        """DISPLAY QMSTATUS's log fields, with the log's head at ``head``.
-
-        Sizes are in MB (10^6 bytes, as MQ reports them); LOGUTIL and LOGINUSE are
-        percentages. MEDIALOG is the extent holding the oldest media recovery record of
-        any queue (its latest image, or its creation); ARCHLOG the oldest extent still
-        waiting for SET LOG ARCHIVED (LogManagement=Archive)."""
-        use = self.log_use(head)
-        holder, media_holder, waiting = use["holder"], use["media_holder"], use["waiting"]
-        mb = lambda n: round(n / 1e6, 2)  # noqa: E731
-        return {
-            "CURRLOG": extent_name(self.current) if self.current is not None else "",
-            "RECLOG": extent_name(holder.number) if holder is not None else "",
-            "MEDIALOG": extent_name(media_holder.number) if media_holder is not None else "",
-            "ARCHLOG": extent_name(waiting[0][1]) if waiting else "",
-            "LOGUTIL": use["LOGUTIL"],
-            "LOGINUSE": use["LOGINUSE"],
-            "RECSZ": mb(use["rec_bytes"]),
-            "MEDIASZ": mb(use["media_bytes"]),
-            "REUSESZ": mb(use["reusable_bytes"]),
-            "ARCHSZ": mb(len(waiting) * self.extent_bytes),
-            "LOGPRIM": self.primary,
-            "LOGSEC": self.secondary,
-            "LOGEXTSZ": self.file_pages,
-            "LOGTYPE": "LINEAR" if self.linear else "CIRCULAR",
-        }
