@@ -5,10 +5,13 @@ The reader walks pages at consecutive addresses from a start address. Each page 
 expected address ends the walk, and the reader then decides what kind of end it is:
 
 * **end** – the page was never written (nothing stored, or zeros) or is stale (another
-  address: left from an earlier lap of a circular log), and no good page follows within
-  :data:`HOLE_PAGES` pages. The reader looks past a run of bad pages of any kind (a lost
-  write of several pages is a run of zeros or stale pages exactly like the end), so that
-  is what every walk reads beyond the end of the log.
+  address: left from an earlier lap of a circular log), and no good page of a later write
+  follows up to the end of the files in use (``scan_to``: the platform's control data says
+  where that is; without it, :data:`HOLE_PAGES` pages). The reader looks past a run of bad
+  pages of any kind (a lost write of several pages is a run of zeros or stale pages exactly
+  like the end), so that is what every walk reads beyond the end of the log. An end whose
+  good pages stop below the control data's high-water mark (``written_to``) is refused:
+  those pages were on disk when the control data was saved.
 * **torn** – the page fails its checksum, or good pages follow a bad page but all of them
   come from one write that *began at or before* the bad page (each page records its write
   number and its index in that write). That is the signature of the final write cut short
