@@ -9,20 +9,22 @@ restored – would otherwise look like a clean end of the log, and restart would
 committed work after it in silence. So:
 
 * :func:`check_files` – each extent's first page holds the address the control file gives
-  it. The current extent may not have been written yet (the control file names it before the
-  write that switched to it lands) – its first page may then be unwritten, or an earlier
-  lap's – and an extent the control file has not given an address yet must hold no log.
+  it, if it was on disk when the control file was saved (below its high-water mark). One
+  given its range by the write in flight then (the control file names it before the write
+  that switched to it lands; a long write may switch twice) may hold anything but a newer
+  log: its first page may be unwritten, an earlier lap's or torn. An extent the control file
+  has not given an address yet must hold no log.
   Anything else is refused as MQ refuses a log extent it cannot use: "AMQ6762E: IBM MQ log
   extent S000nnnn.LOG corrupt." (the text MQ writes to its error log, as quoted in IBM APAR
   IT42690), naming the file, offset and the log address.
 * :func:`scan_to` – past a bad page, the reader reads to the end of the current extent for
   pages of later writes (a hole of any length is found), not a fixed few pages.
-* :func:`high_water` – the control file's high-water mark, raised by what TripleWrite's
-  spare file shows: a good page in a spare slot is the newest copy of a partial page the
-  log already reached (the pages before it were on disk before it was written), and the
-  spare is written at nearly every force, so it knows the end of the log far better than
-  the control file does. The reader refuses a walk that ends below it
-  (``LogReader.written_to``).
+* the control file's high-water mark (``DistributedLogSpace.high_water``): the reader refuses
+  a log whose records end below it (``LogReader.written_to``). (TripleWrite's spare file,
+  written at nearly every force, would know the end better, but a slot may hold a page of a
+  log a restart has since cut short – the middle of a record that was never completed – so
+  it is not a mark; the reader's scan past a bad page does find its page when it is the
+  newest write.)
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ def check_files(space, start: int, fmt) -> None:
     good page at another address – a file swapped or restored – if they are there at all
     (deleting an inactive extent is the operator's right)."""
     storage = space.storage
+    mark = None if space.written_to == NO_ADDRESS else space.written_to
     for ext in sorted(space.extents.values(), key=lambda e: e.number):
         name = space.extent_name(ext.number)
         if ext.reusable:
@@ -70,9 +73,13 @@ def check_files(space, start: int, fmt) -> None:
         header, problem = check_page(raw, ext.start)
         if problem is None:
             continue
-        if ext.number == space.current and (problem is UNWRITTEN or problem is STALE and header is not None
-                                            and header.address < ext.start):
-            continue  # not written yet: the log must end at its start (the reader checks)
+        if (ext.start >= mark if mark is not None else ext.number == space.current) and not (
+                problem is STALE and header is not None and header.address > ext.start):
+            # Given its range by a write that had not finished when the control file was
+            # saved (a switch names the extent before the write that switched lands): its
+            # first page may be unwritten, an earlier lap's, or torn by the crash – where the
+            # log ends the reader decides. Only a newer log in it is damage.
+            continue
         if problem is STALE and header is not None:
             why = f"its first page holds LSN {fmt(header.address)} (swapped, copied or restored from an older copy)"
         elif problem is UNWRITTEN:
@@ -80,19 +87,6 @@ def check_files(space, start: int, fmt) -> None:
         else:
             why = f"its first page is damaged ({problem})"
         raise _corrupt(space, name, why, ext.start, fmt)
-
-
-def high_water(space) -> int | None:
-    """Every page below this address held good log: the control file's mark, or just past
-    the newest page a spare slot holds a good copy of, whichever is higher (None: neither)."""
-    marks = [] if space.written_to == NO_ADDRESS else [space.written_to]
-    storage = space.storage
-    if storage.exists(space.spare_file):
-        for slot in (0, 1):
-            header, _ = check_page(storage.read(space.spare_file, slot * PAGE_SIZE, PAGE_SIZE), NO_ADDRESS)
-            if header is not None:  # a good page (at its own address, not NO_ADDRESS's)
-                marks.append(header.address + PAGE_SIZE)
-    return max(marks) if marks else None
 
 
 def scan_to(space, address: int) -> int | None:

@@ -39,7 +39,7 @@ from sortedcontainers import SortedDict
 
 from mqlog.core.errors import LogFileMissingError, LogFormatError, StorageError
 from mqlog.core.format.fields import Fields, loads
-from mqlog.core.format.pages import PAGE_SIZE, PageRun, check_page
+from mqlog.core.format.pages import PAGE_HEADER, PAGE_SIZE, PageRun, check_page
 from mqlog.core.platform import LogControl, SpaceDefaults
 from mqlog.core.format.records import NO_ADDRESS
 from mqlog.core.log.space import PhysicalWrite, RangeMemo
@@ -91,7 +91,6 @@ class DistributedLogSpace(SpaceStatus, SpaceDefaults):
     """Extents, ring or stream, control file and spare page of one queue manager's log."""
 
     control_file = CONTROL_FILE
-    spare_file = SPARE_FILE
     extent_name = staticmethod(extent_name)
 
     def __init__(self, storage: Storage, *, primary: int = 3, secondary: int = 2, file_pages: int = 4096,
@@ -119,6 +118,9 @@ class DistributedLogSpace(SpaceStatus, SpaceDefaults):
         #: the control file was saved (the first page of the latest write planned: the
         #: writes before it have all finished)
         self.written_to = start
+        #: the write number of the write whose first page is the mark: a log a restart has
+        #: rewritten since (pages of later writes below the mark) no longer answers to it
+        self.written_write = 0
         self.switches = 0
         self.spare_slot = 0
         self.archive_offloads = 0
@@ -313,7 +315,7 @@ class DistributedLogSpace(SpaceStatus, SpaceDefaults):
             self._create()
         # Every write before this one has finished (the writer issues one cycle at a time):
         # the pages before this run's first are on disk, whatever becomes of this one.
-        self.written_to = max(self.written_to, run.first_address)
+        self._advance_mark(run)
         writes: list[PhysicalWrite] = []
         for address, page in sorted(self._repairs.items()):
             # Restart read this page from the spare file: put it back in place first, so the
@@ -493,6 +495,7 @@ class DistributedLogSpace(SpaceStatus, SpaceDefaults):
             "checkpoint": self.control.checkpoint, "checkpoint_number": self.control.checkpoint_number,
             "tail": self.tail, "current": self.current, "ring": self.ring, "media": self.media,
             "written_to": self.written_to,
+            "written_write": self.written_write,
             "extents": [[e.number, e.primary, e.start, e.inactive, e.archived, e.reusable]
                         for e in sorted(self.extents.values(), key=lambda e: e.number)],
         }, sort_keys=True).encode()
@@ -528,6 +531,7 @@ class DistributedLogSpace(SpaceStatus, SpaceDefaults):
         self.control = LogControl(f.int("checkpoint"), f.int("tail"), f.int("checkpoint_number"), self.media)
         self.tail = self.control.tail
         self.written_to = f.int("written_to", default=NO_ADDRESS)
+        self.written_write = f.int("written_write", default=0)
         numbers = EXTENT_NUMBERS * 1000  # (extent numbers run on; names wrap)
         self.ring = [f.int("ring", 0, numbers, value=n) for n in f.list("ring")]
         for entry in f.list("extents"):
@@ -571,10 +575,19 @@ class DistributedLogSpace(SpaceStatus, SpaceDefaults):
 
     # -- what restart checks (distributed/logcheck.py) ---------------------------------------------
 
+    def _advance_mark(self, run: PageRun) -> None:
+        """A write is being planned: every write before it has finished (the writer runs one
+        cycle at a time), so every page before its first is on disk – the high-water mark
+        moves there, with the write's number. (A restart resuming the log before the mark –
+        its last record was cut short – sets it back: the log is what restart makes it.)"""
+        self.written_to = run.first_address
+        if run.pages:
+            self.written_write = PAGE_HEADER.unpack_from(run.pages[0])[5]  # (its write number)
+
     def high_water(self) -> int | None:
         if not self._loaded:
             self._load_or_empty()
-        return logcheck.high_water(self)
+        return None if self.written_to == NO_ADDRESS else (self.written_to, self.written_write)
 
     def scan_to(self, address: int) -> int | None:
         return logcheck.scan_to(self, address)

@@ -11,9 +11,10 @@ copy beside an archive) – would otherwise look like a clean end of the log. So
   opens an active data set and refuses with CSQJ102E "LOG RBA CONTENT OF LOG DATA SET
   DSNAME=dsname, STARTRBA=sss, ENDRBA=ttt, DOES NOT AGREE WITH BSDS INFORMATION". (That
   wording is MQ's message as we know it; the search of IBM's documentation available here
-  did not return the page, so it could not be confirmed word for word.) The current data set
-  may not have been written yet (the BSDS names it before the write that switched to it
-  lands); a data set the BSDS has given no range must hold no log.
+  did not return the page, so it could not be confirmed word for word.) A data set given its
+  range by the write in flight when the BSDS was last updated (at or above its high-water
+  mark: the BSDS names it before the write that switched to it lands) may hold anything but
+  a newer log there; a data set the BSDS has given no range must hold no log.
 * :func:`scan_to` – past a bad CI, the reader reads to the end of the current data set for
   CIs of later writes (a hole of any length is found).
 * the high-water mark itself is the reader's (``LogReader.written_to``).
@@ -41,6 +42,7 @@ def check_files(space, start: int) -> None:
     a good CI at another RBA – a data set swapped or restored, or a BSDS older than the log."""
     storage, hexa = space.storage, space.limits.hex
     current = space.active[space.current] if space.active else None
+    mark = None if space.written_to == NO_ADDRESS else space.written_to
     for ds in space.active:
         names = [space.data_set_name(copy, ds.number) for copy in range(1, space.copies + 1)]
         live = [n for n in names if n not in space.inactive_copies and storage.exists(n)
@@ -57,9 +59,13 @@ def check_files(space, start: int) -> None:
         header, problem = check_page(raw, ds.start)
         if problem is None:
             continue
-        if ds is current and (problem is UNWRITTEN or problem is STALE and header is not None
-                              and header.address < ds.start):
-            continue  # not written yet: the log must end at its start (the reader checks)
+        if (ds.start >= mark if mark is not None else ds is current) and not (
+                problem is STALE and header is not None and header.address > ds.start):
+            # Given its range by a write that had not finished when the BSDS was updated (a
+            # switch names the data set before the write that switched lands; a long write
+            # may switch twice): its first CI may be unwritten, an earlier lap's, or torn by
+            # the crash – where the log ends the reader decides. Only a newer log is damage.
+            continue
         if problem is STALE and header is not None:
             why = f"its first CI holds RBA {hexa(header.address)} (swapped, copied or restored, or a BSDS older " \
                   f"than the log)"

@@ -134,7 +134,7 @@ class LogReader:
     """
 
     def __init__(self, source: PageSource, start: int, *, format_address: Callable[[int], str] = _hex,
-                 lookahead_pages: int = 1024, record_types: Sequence[type] = (), written_to: int | None = None,
+                 lookahead_pages: int = 1024, record_types: Sequence[type] = (), written_to: tuple[int, int] | None = None,
                  scan_to: Callable[[int], int | None] | None = None):
         if start % PAGE_SIZE and start % PAGE_SIZE < PAGE_HEADER_SIZE:
             raise LogFormatError(f"start address {format_address(start)} falls inside a page header: "
@@ -143,8 +143,10 @@ class LogReader:
         self.start = start
         self.format_address = format_address
         self.lookahead_pages = lookahead_pages
-        #: the control data's high-water mark: every page below this address held good log
-        #: when it was last saved (None: not known). A walk that ends below it is refused.
+        #: the control data's high-water mark, (address, write number): every page below the
+        #: address held good log, of writes before that one, when it was last saved (None: not
+        #: known). A walk whose good pages stop below it is refused – unless its last good
+        #: page is of a later write (a restart has since cut the log short and rewritten it).
         self.written_to = written_to
         #: past a bad page at an address, the address up to which later writes may lie (the
         #: end of the last file the control data says is in use); None, or a callable that
@@ -351,10 +353,10 @@ class LogReader:
             # before it, so that is the page to name (its short version was read, good).
             damaged, later = page_addr - PAGE_SIZE, [header]
             page_addr, (name, offset) = damaged, prev_where
-            reached = page_addr + PAGE_SIZE
+            reached = page_addr + PAGE_SIZE  # (its short version was read, good)
         else:
             damaged, later = page_addr, []
-            reached = page_addr  # (the walk read good pages up to here)
+            reached = page_addr  # (the walk's good pages stop here)
         probe = later[0].address + PAGE_SIZE if later else page_addr + PAGE_SIZE
         hole = 1  # bad pages in a row from the damaged one
         if not later and self.lookahead_pages:
@@ -411,15 +413,20 @@ class LogReader:
     def _below_high_water(self, end: EndOfLog, reached: int) -> EndOfLog:
         """``end``, unless the walk's good pages stop (at ``reached``) below the control data's
         high-water mark: every page there was on disk when the control data was saved, so
-        forced records are gone (a zeroed or reformatted file, an older copy restored):
-        damage, never the end."""
-        if self.written_to is None or reached >= self.written_to:
+        records that were forced are gone (a zeroed or reformatted file, an older copy
+        restored): damage, never the end. A log whose last good page is of a write after
+        the mark's was rewritten since by a restart that resumed before the mark (its last
+        record was cut short): the mark no longer applies."""
+        if self.written_to is None:
+            return end
+        mark, write = self.written_to
+        if reached >= mark or (self.last_write_no or 0) > write:
             return end
         fmt = self.format_address
         raise LogCorruptionError(
-            f"page {end.problem}, but the log's control data records it as written up to "
-            f"{fmt(self.written_to)}: the log ends below its high-water mark, so records that were "
-            f"forced are gone (a file zeroed, reformatted or restored from an older copy)",
+            f"page {end.problem}, but the log's control data records it as written up to {fmt(mark)}: the "
+            f"log ends below its high-water mark, so records that were forced are gone (a file zeroed, "
+            f"reformatted or restored from an older copy)",
             source=end.source, offset=end.offset, address=fmt(end.page_address))
 
 

@@ -302,7 +302,7 @@ class Journal:
                 # a "maybe" outcome must still have been resolved one way or the other
                 v.uncommitted_present += 1
                 v.details.append(("unresolved", msg_id, state))
-        damaged = getattr(qm, "damaged", {})
+        damaged = qm.damaged
         for queue, missing in missing_by_queue.items():
             if queue in damaged:  # restart said so (a damaged queue file): reported, not silent
                 v.damaged_missing += missing
