@@ -69,7 +69,7 @@ def check_files(space, start: int, fmt) -> None:
                     raise _corrupt(space, name, f"its first page holds LSN {fmt(header.address)} (swapped, copied "
                                                 f"or restored from an older copy)", ext.start, fmt)
             continue
-        raw, _, _ = space.read_page(ext.start)  # (a missing or short extent is refused here)
+        raw, _, _ = space.scan_page(ext.start)  # (a missing or short extent is refused here)
         header, problem = check_page(raw, ext.start)
         if problem is None:
             continue

@@ -55,7 +55,7 @@ def check_files(space, start: int) -> None:
                                     + (", but the BSDS has given it no range (a BSDS older than the log)"
                                        if ds.start == NO_ADDRESS else ""), header.address)
             continue
-        raw, name, _ = space.read_page(ds.start)  # (no copy left to read: refused here, CSQJ103E)
+        raw, name, _ = space.scan_page(ds.start)  # (no copy left to read: refused here, CSQJ103E)
         header, problem = check_page(raw, ds.start)
         if problem is None:
             continue

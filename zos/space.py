@@ -653,6 +653,13 @@ class ZosLogSpace(Offloads, ActiveLogReads, SpaceDefaults):
     def scan_to(self, address: int) -> int | None:
         return logcheck.scan_to(self, address)
 
+    def scan_page(self, address: int) -> tuple[bytes, str, int]:
+        counted = dict(self.reads)
+        try:
+            return self.read_page(address)
+        finally:
+            self.reads = counted  # (restart's own checks: not QJST's reads)
+
     def check_files(self, start: int) -> None:
         if not self._loaded:
             self._load_or_create(create=False)

@@ -135,7 +135,8 @@ class LogReader:
 
     def __init__(self, source: PageSource, start: int, *, format_address: Callable[[int], str] = _hex,
                  lookahead_pages: int = 1024, record_types: Sequence[type] = (), written_to: tuple[int, int] | None = None,
-                 scan_to: Callable[[int], int | None] | None = None):
+                 scan_to: Callable[[int], int | None] | None = None,
+                 scan_read: Callable[[int], tuple[bytes, str, int]] | None = None):
         if start % PAGE_SIZE and start % PAGE_SIZE < PAGE_HEADER_SIZE:
             raise LogFormatError(f"start address {format_address(start)} falls inside a page header: "
                                  f"not the address of a record")
@@ -152,6 +153,11 @@ class LogReader:
         #: end of the last file the control data says is in use); None, or a callable that
         #: answers None: HOLE_PAGES pages
         self.scan_to = scan_to
+        #: how the pages read past HOLE_PAGES are read (the source's read_page if None): the
+        #: reads past the end that a reader of the log's own pages alone would not make are
+        #: counted in :attr:`scan_pages`, not in pages_read/bytes_read (not charged)
+        self.scan_read = scan_read or source.read_page
+        self.scan_pages = 0
         #: the record classes by code: the core's and ``record_types`` (a platform's; a
         #: platform record of no class given decodes as OpaqueRecord)
         self.record_types = tuple(record_types)
@@ -374,8 +380,13 @@ class LogReader:
             if limit is None:
                 limit = page_addr + (HOLE_PAGES + 1) * PAGE_SIZE
             floor = self.last_write_no or 0
+            charged = page_addr + (HOLE_PAGES + 1) * PAGE_SIZE  # (what a reader always looked at)
             while probe < limit:
-                nraw, _, _ = self._read(probe)
+                if probe < charged:
+                    nraw, _, _ = self._read(probe)
+                else:
+                    nraw, _, _ = self.scan_read(probe)
+                    self.scan_pages += 1
                 probe += PAGE_SIZE
                 nheader, nproblem = check_page(nraw, probe - PAGE_SIZE)
                 if nheader is not None and nheader.write_no > self.max_write_no:
