@@ -374,13 +374,13 @@ class LogReader:
             # So the reader reads on to the end of the last file the control data says is
             # in use (``scan_to``): a hole of any length with later writes after it is found.
             # Without control data to say so it looks HOLE_PAGES pages past the bad one.
-            # A good page from a write before the last good page's is a leftover
-            # (a torn write's pages beyond the point a restart wrote over), not a later write.
-            limit = self.scan_to(page_addr) if self.scan_to is not None else None
-            if limit is None:
-                limit = page_addr + (HOLE_PAGES + 1) * PAGE_SIZE
-            floor = self.last_write_no or 0
+            # Past those HOLE_PAGES (as far as every reader looked before), a good page from a
+            # write before the last good page's is a leftover (a torn write's pages beyond the
+            # point a restart wrote over), not a later write.
             charged = page_addr + (HOLE_PAGES + 1) * PAGE_SIZE  # (what a reader always looked at)
+            limit = self.scan_to(page_addr) if self.scan_to is not None else None
+            limit = charged if limit is None else max(limit, charged)
+            floor = self.last_write_no or 0
             while probe < limit:
                 if probe < charged:
                     nraw, _, _ = self._read(probe)
@@ -391,7 +391,7 @@ class LogReader:
                 nheader, nproblem = check_page(nraw, probe - PAGE_SIZE)
                 if nheader is not None and nheader.write_no > self.max_write_no:
                     self.max_write_no = nheader.write_no
-                if nproblem is None and nheader.write_no >= floor:
+                if nproblem is None and (probe <= charged or nheader.write_no >= floor):
                     later.append(nheader)
                     break
                 hole += 1
