@@ -315,9 +315,10 @@ class FaultClasses:
             for name in restored:
                 disk.replace(name, before.read(name, 0, before.size(name)))
         try:
-            mark = self.make_platform(CowStorage(disk)).space.high_water()
+            found = self.make_platform(CowStorage(disk)).space.high_water()
         except DAMAGE:
-            mark = None  # (control data restart will refuse anyway)
+            found = None  # (control data restart will refuse anyway)
+        mark = found[0] if found is not None else None
         outcome, detail = self._check(disk, engine.journal(k))
         end = self._last_report.end_of_log if self._last_report is not None else None
         if (outcome == "loss" and end is not None and end.page_address is not None
