@@ -125,7 +125,7 @@ def test_the_command_line_small_budget():
 
 
 @pytest.mark.parametrize("args, words", [
-    (["--faults", "crash,flood"], ["'flood'", "crash, torn, bitflip, copy, restart, missing, lost"]),
+    (["--faults", "crash,flood"], ["'flood'", "crash, torn, bitflip, copy, restart, missing, stale, lost"]),
     (["--budget", "0"], ["--budget"]),
     (["--set", "log.TWOACTV=MAYBE"], ["TWOACTV"]),
 ])
