@@ -123,6 +123,26 @@ class PlatformLogSpace(LogSpace, Protocol):
     def resource_monitor(self, head: int, writer_stats: dict) -> dict:
         """Resource-monitor figures (``platform_*``) with the head at ``head``."""
 
+    def high_water(self) -> int | None:
+        """The control data's high-water mark: every page below this address held good log
+        when the control data was last saved (None: the space keeps none). Restart refuses a
+        log that ends below it."""
+
+    def scan_to(self, address: int) -> int | None:
+        """Past a bad page at ``address``, the address up to which later writes may lie: the
+        end of the last file the control data says is in use (None: the reader's own few
+        pages)."""
+
+    def scan_page(self, address: int) -> tuple[bytes, str, int]:
+        """:meth:`read_page` for the checks restart makes that MQ's restart does not (the first
+        page of each file, the read past the end of the log beyond the few pages MQ reads):
+        the same bytes, counted in none of the space's figures (their I/O is not charged)."""
+
+    def check_files(self, start: int) -> None:
+        """Before restart reads the log from ``start``: compare each log file the control data
+        lists with it (its first page holds the address the control data gives it), raising
+        :class:`~mqlog.core.errors.LogCorruptionError` in the platform's words if not."""
+
 
 class SpaceDefaults(NoBackgroundCopies):
     """The neutral answers of a :class:`PlatformLogSpace`'s optional capabilities: never
@@ -150,6 +170,18 @@ class SpaceDefaults(NoBackgroundCopies):
 
     def resource_monitor(self, head: int, writer_stats: dict) -> dict:
         return {}
+
+    def high_water(self) -> int | None:
+        return None
+
+    def scan_to(self, address: int) -> int | None:
+        return None
+
+    def scan_page(self, address: int) -> tuple[bytes, str, int]:
+        return self.read_page(address)
+
+    def check_files(self, start: int) -> None:
+        return None
 
 
 class CheckpointPolicy(Protocol):

@@ -38,11 +38,14 @@ import attrs
 from sortedcontainers import SortedDict
 
 from mqlog.core.errors import LogFileMissingError, LogFormatError, StorageError
-from mqlog.core.format.pages import PAGE_SIZE, PageRun, check_page
+from mqlog.core.format.fields import Fields, loads
+from mqlog.core.format.pages import PAGE_HEADER, PAGE_SIZE, PageRun, check_page
 from mqlog.core.platform import LogControl, SpaceDefaults
 from mqlog.core.format.records import NO_ADDRESS
 from mqlog.core.log.space import PhysicalWrite, RangeMemo
 from mqlog.core.disk.storage import Storage
+from mqlog.distributed import logcheck
+from mqlog.distributed.spacestatus import ARCHIVE, AUTOMATIC, MANUAL, SpaceStatus
 
 CONTROL_FILE = "amqhlctl.lfh"
 SPARE_FILE = "amqhlspr.lfh"
@@ -53,6 +56,8 @@ _CONTROL_MAGIC = b"MQLD"
 
 def format_lsn(address: int) -> str:
     """An LSN as MQ shows it: four 16-bit parts, most significant first (``<0:0:4:1234>``)."""
+    if address < 0:  # (never an LSN: said as what it is, not as its two's complement)
+        return f"{address} (not an LSN)"
     return "<" + ":".join(str((address >> shift) & 0xFFFF) for shift in (48, 32, 16, 0)) + ">"
 
 
@@ -64,7 +69,6 @@ class LogFullError(StorageError):
     """AMQ7463: the log is full – no extent may be reused and no secondary is left."""
 
 
-MANUAL, AUTOMATIC, ARCHIVE = "Manual", "Automatic", "Archive"
 
 
 @attrs.define
@@ -83,8 +87,11 @@ class Extent:
 SECONDARY_IDLE_LAPS = 3
 
 
-class DistributedLogSpace(SpaceDefaults):
+class DistributedLogSpace(SpaceStatus, SpaceDefaults):
     """Extents, ring or stream, control file and spare page of one queue manager's log."""
+
+    control_file = CONTROL_FILE
+    extent_name = staticmethod(extent_name)
 
     def __init__(self, storage: Storage, *, primary: int = 3, secondary: int = 2, file_pages: int = 4096,
                  linear: bool = False, triple_write: bool = True, start: int = 0, management: str = MANUAL):
@@ -107,6 +114,13 @@ class DistributedLogSpace(SpaceDefaults):
         self.current: int | None = None
         self.tail = start
         self.control = LogControl(NO_ADDRESS, start, 0)
+        #: the high-water mark the control file keeps: every page below it was on disk when
+        #: the control file was saved (the first page of the latest write planned: the
+        #: writes before it have all finished)
+        self.written_to = start
+        #: the write number of the write whose first page is the mark: a log a restart has
+        #: rewritten since (pages of later writes below the mark) no longer answers to it
+        self.written_write = 0
         self.switches = 0
         self.spare_slot = 0
         self.archive_offloads = 0
@@ -299,6 +313,9 @@ class DistributedLogSpace(SpaceDefaults):
     def plan_write(self, run: PageRun) -> Sequence[PhysicalWrite]:
         if not self._loaded:
             self._create()
+        # Every write before this one has finished (the writer issues one cycle at a time):
+        # the pages before this run's first are on disk, whatever becomes of this one.
+        self._advance_mark(run)
         writes: list[PhysicalWrite] = []
         for address, page in sorted(self._repairs.items()):
             # Restart read this page from the spare file: put it back in place first, so the
@@ -477,6 +494,8 @@ class DistributedLogSpace(SpaceDefaults):
             "extent_pages": self.file_pages,
             "checkpoint": self.control.checkpoint, "checkpoint_number": self.control.checkpoint_number,
             "tail": self.tail, "current": self.current, "ring": self.ring, "media": self.media,
+            "written_to": self.written_to,
+            "written_write": self.written_write,
             "extents": [[e.number, e.primary, e.start, e.inactive, e.archived, e.reusable]
                         for e in sorted(self.extents.values(), key=lambda e: e.number)],
         }, sort_keys=True).encode()
@@ -502,24 +521,37 @@ class DistributedLogSpace(SpaceDefaults):
         raw = self.storage.read(CONTROL_FILE, 0, self.storage.size(CONTROL_FILE))
         if raw[:4] != _CONTROL_MAGIC or zlib.crc32(raw[8:]) != int.from_bytes(raw[4:8], "little"):
             raise LogFormatError("not a valid log control file (magic or checksum)", source=CONTROL_FILE, offset=0)
-        try:
-            data = json.loads(raw[8:])
-            if data["extent_pages"] != self.file_pages:
-                raise LogFormatError(f"the log's extents are {data['extent_pages']} pages, the configuration says "
-                                     f"{self.file_pages}: LogFilePages is fixed at creation", source=CONTROL_FILE)
-            self.linear = data["type"] == "LINEAR"
-            self.media = data.get("media", NO_ADDRESS)
-            self.control = LogControl(data["checkpoint"], data["tail"], data["checkpoint_number"], self.media)
-            self.tail = data["tail"]
-            self.current = data["current"]
-            self.ring = list(data["ring"])
-            for number, primary, start, inactive, archived, reusable in data["extents"]:
-                ext = self.extents[number] = Extent(number, primary, NO_ADDRESS, inactive)
-                if start != NO_ADDRESS:
-                    self._assign(ext, start)
-                    ext.inactive, ext.archived, ext.reusable = inactive, archived, reusable
-        except (KeyError, TypeError, ValueError) as exc:
-            raise LogFormatError(f"malformed log control file ({exc})", source=CONTROL_FILE, offset=8) from None
+        f = Fields(loads(raw[8:], CONTROL_FILE, "log control file"), CONTROL_FILE, "log control file")
+        pages = f.int("extent_pages", 1, 1 << 32)
+        if pages != self.file_pages:
+            raise LogFormatError(f"the log's extents are {pages} pages, the configuration says "
+                                 f"{self.file_pages}: LogFilePages is fixed at creation", source=CONTROL_FILE)
+        self.linear = f.str("type", choices=("LINEAR", "CIRCULAR")) == "LINEAR"
+        self.media = f.int("media", default=NO_ADDRESS)
+        self.control = LogControl(f.int("checkpoint"), f.int("tail"), f.int("checkpoint_number"), self.media)
+        self.tail = self.control.tail
+        self.written_to = f.int("written_to", default=NO_ADDRESS)
+        self.written_write = f.int("written_write", default=0)
+        numbers = EXTENT_NUMBERS * 1000  # (extent numbers run on; names wrap)
+        self.ring = [f.int("ring", 0, numbers, value=n) for n in f.list("ring")]
+        for entry in f.list("extents"):
+            number, primary, start, inactive, archived, reusable = f.list("extents", value=entry, length=6)
+            number = f.int("extents", 0, numbers, value=number)
+            if number in self.extents:
+                f.fail("extents", f"lists extent {number} twice")
+            ext = self.extents[number] = Extent(number, f.bool("extents", value=primary), NO_ADDRESS,
+                                                f.bool("extents", value=inactive))
+            start = f.int("extents", value=start)
+            archived, reusable = f.bool("extents", value=archived), f.bool("extents", value=reusable)
+            if start != NO_ADDRESS:
+                if start in self.by_start:
+                    f.fail("extents", f"gives two extents the same first address {format_lsn(start)}")
+                self._assign(ext, start)
+                ext.inactive, ext.archived, ext.reusable = inactive, archived, reusable
+        current = f.get("current")
+        if current is not None and (type(current) is not int or current not in self.extents):
+            f.fail("current", f"is {current!r}, not one of its extents")
+        self.current = current
         gone = [n for n in self.ring if n not in self.extents]
         if gone and self.linear:
             # A linear log's ring is only the primaries it was created with; a control file
@@ -541,91 +573,27 @@ class DistributedLogSpace(SpaceDefaults):
                 self.extents[number].primary = True
                 primaries += 1
 
-    # -- what the diagnostics show ------------------------------------------------------------
+    # -- what restart checks (distributed/logcheck.py) ---------------------------------------------
 
-    def active_extents(self) -> list[int]:
-        """Extents holding data restart may need, oldest first."""
-        held = [(e.start, e.number) for e in self.extents.values()
-                if e.start != NO_ADDRESS and not e.inactive and self._needed(e) or e.number == self.current]
-        return [n for _, n in sorted(held)]
+    def _advance_mark(self, run: PageRun) -> None:
+        """A write is being planned: every write before it has finished (the writer runs one
+        cycle at a time), so every page before its first is on disk – the high-water mark
+        moves there, with the write's number. (A restart resuming the log before the mark –
+        its last record was cut short – sets it back: the log is what restart makes it.)"""
+        self.written_to = run.first_address
+        if run.pages:
+            self.written_write = PAGE_HEADER.unpack_from(run.pages[0])[5]  # (its write number)
 
-    def metrics(self) -> dict:
-        return {"extents": len(self.extents), "ring": list(self.ring), "secondaries_in_use":
-                sum(1 for n in self.ring if not self.extents[n].primary),
-                "current_extent": extent_name(self.current) if self.current is not None else None}
+    def high_water(self) -> int | None:
+        if not self._loaded:
+            self._load_or_empty()
+        return None if self.written_to == NO_ADDRESS else (self.written_to, self.written_write)
 
-    def resource_monitor(self, head: int, writer_stats: dict) -> dict:
-        """The resource monitor's DISK/Log class as amqsrua shows it: the sizes in bytes as
-        counted (:meth:`log_use`), not from DISPLAY QMSTATUS's two-decimal MB, and the
-        percentages DISPLAY QMSTATUS shows for the same head."""
-        use = self.log_use(head)
-        return {
-            "log_bytes_in_use": use["rec_bytes"],
-            "log_bytes_max": self.capacity_bytes,
-            "log_physical_bytes_written": writer_stats.get("physical_bytes", 0),
-            "log_logical_bytes_written": writer_stats.get("logical_bytes", 0),
-            "log_write_latency_us": writer_stats.get("write_time_short_us", 0.0),
-            "log_write_size_bytes": writer_stats.get("write_size_short_bytes", 0.0),
-            "log_current_primary_space_in_use_percent": use["LOGINUSE"],
-            "log_workload_primary_space_utilization_percent": use["LOGUTIL"],
-            "log_bytes_required_for_media_recovery": use["media_bytes"],
-            "log_bytes_in_reusable_extents": use["reusable_bytes"],
-            "log_slowest_write_since_restart_us": writer_stats.get("write_time_max_us", 0.0),
-            "log_slowest_write_at_us": writer_stats.get("write_time_max_at_us", 0.0),
-        }
+    def scan_to(self, address: int) -> int | None:
+        return logcheck.scan_to(self, address)
 
-    def log_use(self, head: int) -> dict:
-        """What the log holds with its head at ``head``, counted in bytes: the one computation
-        behind both DISPLAY QMSTATUS (:meth:`status`, which shows the sizes in MB) and the
-        resource monitor's figures (:meth:`resource_monitor`, in bytes), so that the two agree
-        for the same head. ``holder``/``media_holder``: the extents restart and media recovery
-        need from; ``waiting``: (start, number) of extents waiting for SET LOG ARCHIVED."""
-        holder = self._holder(self.tail)
-        media_holder = self._holder(self.media) if self.linear and self.media != NO_ADDRESS else None
-        if self.linear and media_holder is None:
-            media_holder = holder  # no queue needs older log than restart does
-        elif media_holder is not None and holder is not None and holder.start < media_holder.start:
-            media_holder = holder
-        rec_start = holder.start if holder is not None else self.tail
-        rec_bytes = max(0, head - rec_start)
-        primary_bytes = self.primary * self.extent_bytes
-        waiting = sorted((e.start, e.number) for e in self.extents.values()
-                         if self.linear and self.management == ARCHIVE and e.start != NO_ADDRESS
-                         and not e.archived and not e.reusable and e.number != self.current)
-        return {
-            "holder": holder,
-            "media_holder": media_holder,
-            "waiting": waiting,
-            "rec_bytes": rec_bytes,
-            "media_bytes": max(0, head - media_holder.start) if media_holder is not None else 0,
-            "reusable_bytes": sum(self.extent_bytes for e in self.extents.values() if e.reusable),
-            "LOGUTIL": round(100.0 * rec_bytes / primary_bytes, 1),
-            "LOGINUSE": round(100.0 * min(rec_bytes, primary_bytes) / primary_bytes, 1),
-        }
-
-    def status(self, head: int) -> dict:
-        """DISPLAY QMSTATUS's log fields, with the log's head at ``head``.
-
-        Sizes are in MB (10^6 bytes, as MQ reports them); LOGUTIL and LOGINUSE are
-        percentages. MEDIALOG is the extent holding the oldest media recovery record of
-        any queue (its latest image, or its creation); ARCHLOG the oldest extent still
-        waiting for SET LOG ARCHIVED (LogManagement=Archive)."""
-        use = self.log_use(head)
-        holder, media_holder, waiting = use["holder"], use["media_holder"], use["waiting"]
-        mb = lambda n: round(n / 1e6, 2)  # noqa: E731
-        return {
-            "CURRLOG": extent_name(self.current) if self.current is not None else "",
-            "RECLOG": extent_name(holder.number) if holder is not None else "",
-            "MEDIALOG": extent_name(media_holder.number) if media_holder is not None else "",
-            "ARCHLOG": extent_name(waiting[0][1]) if waiting else "",
-            "LOGUTIL": use["LOGUTIL"],
-            "LOGINUSE": use["LOGINUSE"],
-            "RECSZ": mb(use["rec_bytes"]),
-            "MEDIASZ": mb(use["media_bytes"]),
-            "REUSESZ": mb(use["reusable_bytes"]),
-            "ARCHSZ": mb(len(waiting) * self.extent_bytes),
-            "LOGPRIM": self.primary,
-            "LOGSEC": self.secondary,
-            "LOGEXTSZ": self.file_pages,
-            "LOGTYPE": "LINEAR" if self.linear else "CIRCULAR",
-        }
+    def check_files(self, start: int) -> None:
+        if not self._loaded:
+            self._load_or_empty()
+        if self._loaded:
+            logcheck.check_files(self, start, format_lsn)

@@ -249,7 +249,7 @@ def append_messages(directory: Path, platform, messages, *, continuing: bool = T
                 try:
                     saved = json.loads(metrics.read_text())
                     base = float(saved.get("virtual_s", saved.get("virtual_seconds", 0))) * 1e6  # (older runs: _seconds)
-                except (ValueError, TypeError, AttributeError):
+                except (ValueError, TypeError, AttributeError, RecursionError):
                     base = 0.0  # unreadable metrics: the log's own stamps still order it
             if path.is_file():
                 base = max(base, form.clock_us(path.read_text(encoding="utf-8", errors="replace")) or 0.0)
@@ -287,7 +287,10 @@ def copy_files(storage, qm_dir: Path) -> int:
         size = storage.size(name)
         path = qm_dir / name
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        if path.is_symlink():
+            raise MqlogError(f"{path}: a symbolic link: refused (the run directory's files are written without "
+                             f"following links)")
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0), 0o644)
         try:
             for offset in range(0, size, _HOLE):
                 chunk = storage.read(name, offset, min(_HOLE, size - offset))
@@ -304,6 +307,8 @@ def read_json(path: Path):
     """A JSON file a run wrote; anything else is a one-line error naming it."""
     try:
         return json.loads(Path(path).read_text())
+    except RecursionError:
+        raise MqlogError(f"{path}: not valid JSON (nested too deep to decode)") from None
     except (ValueError, UnicodeDecodeError, OSError) as exc:
         raise MqlogError(f"{path}: not valid JSON ({exc})") from None
 

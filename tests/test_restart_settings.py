@@ -233,6 +233,7 @@ class _Stored:
 class _Qm:
     def __init__(self, **queues):
         self.queues = {name: _Queue(name, {i: _Stored(s) for i, s in msgs.items()}) for name, msgs in queues.items()}
+        self.damaged = {}  # (no queue restart marked damaged)
 
 
 def test_a_carried_on_journal_knows_what_the_restart_decided():

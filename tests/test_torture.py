@@ -119,13 +119,13 @@ def test_the_command_line_small_budget():
     assert out.returncode == 0, out.stderr
     result = json.loads(out.stdout)
     assert [c["fault"] for c in result["classes"]] == ["crash", "torn", "bitflip", "copy", "restart", "missing",
-                                                       "lost", "misdirected", "fsync", "enospc"]
+                                                       "stale", "lost", "misdirected", "fsync", "enospc"]
     for c in result["classes"]:
         assert c["silent_loss"] == c["errors"] == 0 and c["tried"] <= 6
 
 
 @pytest.mark.parametrize("args, words", [
-    (["--faults", "crash,flood"], ["'flood'", "crash, torn, bitflip, copy, restart, missing, lost"]),
+    (["--faults", "crash,flood"], ["'flood'", "crash, torn, bitflip, copy, restart, missing, stale, lost"]),
     (["--budget", "0"], ["--budget"]),
     (["--set", "log.TWOACTV=MAYBE"], ["TWOACTV"]),
 ])
@@ -225,6 +225,27 @@ def test_every_new_class_runs_with_no_silent_loss_and_no_error(platform, log):
     assert missing.counts["detected"] > 0
     assert all(any(w in d for w in (".LOG", "LOGCOPY", "BSDS", "lfh", ".mqq", "CSQARC", "damaged"))
                for _, d in missing.examples.get("detected", []))
+
+
+@pytest.mark.parametrize("platform, log", [("distributed", {}), ("distributed", {"LogWriteIntegrity": "SingleWrite"}),
+                                           ("distributed", {"LogType": "LINEAR"}), ("zos", {}),
+                                           ("zos", {"TWOACTV": "NO"})])
+def test_stale_files_are_refused_or_an_expected_loss_past_the_high_water_mark(platform, log):
+    """Issue 37's fault class: files present and full-size that disagree with the control
+    data (zeroed, swapped, restored from an earlier crash point, the control data restored,
+    a hole of 17-1,000 pages). Refused naming the file, or survived; a loss only where the
+    damage lies past the control data's high-water mark, never silent."""
+    c = campaign(platform, log, budget=40, faults=("stale",))
+    tally = c.tallies["stale"]
+    assert tally.tried > 0 and not c.failed, c.table()
+    assert tally.counts["silent_loss"] == tally.counts["error"] == 0, tally.counts
+    assert tally.counts["detected"] > 0, tally.counts
+    for _, detail in tally.examples.get("detected", []):
+        assert any(w in detail for w in ("AMQ6762E", "CSQJ102E", "high-water mark", "bad pages in a row",
+                                         "older than the queue files", "good pages follow", "damaged",
+                                         "forced log records are gone", "missing", "short of")), detail
+    for _, detail in tally.examples.get("expected_loss", []):
+        assert "past the control data's high-water mark" in detail, detail
 
 
 def test_a_lying_cache_loses_on_a_single_copy_and_the_report_says_why():

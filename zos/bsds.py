@@ -28,6 +28,8 @@ def decode_bsds(raw: bytes) -> tuple[dict | None, str | None]:
         return None, "magic or checksum"
     try:
         inventory = json.loads(raw[8:])
+    except RecursionError:
+        return None, "contents: nested too deep to decode"
     except ValueError as exc:  # (UnicodeDecodeError too) its checksum is good, its contents are not JSON
         return None, f"contents: {exc}"
     sequence = inventory.get("sequence") if isinstance(inventory, dict) else None

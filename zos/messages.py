@@ -179,10 +179,16 @@ MESSAGES: dict[str, tuple[Message, ...]] = {
     "archive-dropped": (
         Message("", "Archive data set {dsname} dropped from the BSDS inventory (MAXARCH reached)"),
     ),
+    # A queue whose file would not load (the model's queue files stand for page sets): MQ for
+    # z/OS reports a page set it cannot read with CSQP004E (an I/O error, with media manager
+    # codes the model does not have) and one that is not usable as offline (CSQI005I); it has
+    # no message for one damaged queue, so the line carries no message id, as the
+    # distributed platform's AMQ7472 does for the same event.
+    "object-damaged": (Message("", "Queue {queue} damaged: {reason}"),),
     # reported, but not written to the job log
     **{event: () for event in (
         "checkpoint", "define-log", "image-failed", "media-extent", "media-image",
-        "object-damaged", "object-recreated", "restart-extent", "rollforward-no-room",
+        "object-recreated", "restart-extent", "rollforward-no-room",
         "set-log", "uow-rolled-back", "uow-rolled-forward")},
 }
 

@@ -41,6 +41,8 @@ class RbaAddressing(PlainAddressing):
     clock: LrsnClock = attrs.field(factory=LrsnClock, eq=False, repr=False)
 
     def format(self, address: int) -> str:
+        if address < 0:  # (never an RBA: said as what it is, not as "-0000…")
+            return f"{address} (not an RBA)"
         return f"{address:0{self.digits}X}"
 
     def stamp(self, now_us: float) -> int:

@@ -62,6 +62,8 @@ class RbaLimits:
 
     def hex(self, rba: int) -> str:
         """``rba`` as z/OS prints it: upper-case hex, zero-padded to the mode's width."""
+        if rba < 0:  # (never an RBA: said as what it is, not as "-0000…")
+            return f"{rba} (not an RBA)"
         return f"{rba:0{self.hex_digits}X}"
 
     def threshold(self, rba: int) -> RbaThreshold:

@@ -56,15 +56,17 @@ from __future__ import annotations
 
 from typing import Sequence
 
-import attrs
-
 from mqlog.core.errors import LogFileMissingError, LogFormatError, StorageError
-from mqlog.core.format.pages import PAGE_SIZE, STALE, UNWRITTEN, PageRun, check_page
+from mqlog.core.format.fields import Fields
+from mqlog.core.format.pages import PAGE_HEADER, PAGE_SIZE, PageRun
 from mqlog.core.platform import LogControl, SpaceDefaults
 from mqlog.core.format.records import NO_ADDRESS
-from mqlog.core.log.background import CopyJob
 from mqlog.core.log.space import PhysicalWrite, RangeMemo
 from mqlog.core.disk.storage import Storage
+from mqlog.zos import logcheck
+from mqlog.zos.datasets import ActiveDataSet, ArchiveEntry, archive_name, data_set_name  # noqa: F401 (re-exported)
+from mqlog.zos.offload import Offloads
+from mqlog.zos.reading import ActiveLogReads
 from mqlog.zos.bsds import BSDS_FILES, decode_bsds, encode_bsds
 from mqlog.zos.config import RbaThreshold, rba_limits
 
@@ -84,14 +86,6 @@ DEFAULT_MAX_OFFLOADS = 31
 DEFAULT_OFFLOAD_READ_BYTES = 60 * 1024
 
 
-def data_set_name(copy: int, number: int) -> str:
-    return f"LOGCOPY{copy}.DS{number:02d}"
-
-
-def archive_name(prefix: str, seq: int, kind: str = "A") -> str:
-    return f"{prefix}.{kind}{seq:07d}"
-
-
 class ActiveLogFullError(StorageError):
     """CSQJ111A: every active data set is full and none may be reused."""
 
@@ -100,24 +94,7 @@ class RbaLimitReached(StorageError):
     """The log reached the termination RBA of its mode: the queue manager ends with reason
     code 00D10257 (convert to 8-byte RBAs, or reset the log)."""
 
-@attrs.define
-class ActiveDataSet:
-    number: int  # 1-based, as in DS01
-    start: int = NO_ADDRESS  # first RBA it holds now (NO_ADDRESS: never used)
-    full: bool = False  # filled and switched away from
-    archive: int = 0  # archive sequence number once offloaded (0: not yet)
-
-
-@attrs.define
-class ArchiveEntry:
-    seq: int
-    start: int
-    end: int  # last RBA (inclusive), ends in FFF
-    files: tuple  # archive data set names, copy 1 first
-    complete: bool = False  # the copy is on disk (CSQJ003I said)
-
-
-class ZosLogSpace(SpaceDefaults):
+class ZosLogSpace(Offloads, ActiveLogReads, SpaceDefaults):
     """Active data sets (one or two copies), archive offload and the BSDS of one queue manager."""
 
     #: a unit of work whose log was overwritten cannot be backed out: the queue manager ends
@@ -151,6 +128,13 @@ class ZosLogSpace(SpaceDefaults):
         self.checkpoints: list[list[int]] = []  # [begin RBA, number], newest last
         self.tail = start
         self.high_written = start
+        #: the BSDS's forced high-water mark: every CI below it was on disk when the BSDS was
+        #: updated (the first CI of the latest write planned: the writes before it have all
+        #: finished). ``high_written`` is where the latest planned write ends, not yet on disk.
+        self.written_to = start
+        #: the write number of the write whose first page is the mark: a log a restart has
+        #: rewritten since (pages of later writes below the mark) no longer answers to it
+        self.written_write = 0
         self.next_archive = 1
         self.sequence = 0  # BSDS update count
         self.switches = 0
@@ -245,6 +229,7 @@ class ZosLogSpace(SpaceDefaults):
             self._load_or_create()
         if not self._current_checked:
             self._check_current(run.first_address)
+        self._advance_mark(run)
         if self.control.checkpoint == NO_ADDRESS:
             # Until the first checkpoint the queue manager is being created: a crash between
             # its BSDS copies and its data sets left them to make now (nothing is logged yet).
@@ -365,95 +350,6 @@ class ZosLogSpace(SpaceDefaults):
             self.events.append(("CSQJ001I", {"copy": copy, "dsname": data_set_name(copy, nxt.number),
                                              "start": address, "end": address + self.ds_bytes - 1}))
 
-    # -- offload: a task of its own ---------------------------------------------------------------
-
-    def _queue_offload(self, ds: ActiveDataSet, entry: ArchiveEntry | None = None) -> None:
-        """A full data set is to be archived: its archive number is taken now (the BSDS saved
-        with the switch records it as being offloaded) and it waits for an offload task."""
-        if entry is None:
-            seq = self.next_archive
-            self.next_archive += 1
-            files = tuple(archive_name(prefix, seq) for prefix in self.prefixes)
-            entry = ArchiveEntry(seq, ds.start, ds.start + self.ds_bytes - 1, files)
-            self.archives.append(entry)
-        ds.archive = -entry.seq  # offloading: reusable once complete
-        self._offload_queue.append((ds, entry))
-
-    def copy_jobs(self) -> Sequence[CopyJob]:
-        """The offloads to start now: the oldest waiting, as many as MAXCNOFF lets run (the
-        writer asks once the data set's last CI is on disk, and again as each one ends)."""
-        jobs = []
-        while self._offload_queue and self.offloads_running < self.max_offloads:
-            ds, entry = self._offload_queue.pop(0)
-            self.offloads_running += 1
-            jobs.append(CopyJob(data_set_name(1, ds.number), self.ds_bytes, self.offload_read_cis * PAGE_SIZE,
-                                entry.files, lambda ds=ds: self._offload_pages(ds),
-                                lambda ds=ds, entry=entry: self._offload_done(ds, entry)))
-        return jobs
-
-    def _offload_pages(self, ds: ActiveDataSet) -> tuple[bytes, ...]:
-        """The data set's CIs as the offload read them: copy 1's, or copy 2's where copy 1's
-        is bad. A CI bad in both copies leaves a gap in the archive (CSQJ124E)."""
-        pages = []
-        for k in range(self.cis):
-            raw, _, _ = self._read_active(ds.start + k * PAGE_SIZE)
-            pages.append(raw if len(raw) == PAGE_SIZE else bytes(PAGE_SIZE))
-        bad = [ds.start + k * PAGE_SIZE for k, page in enumerate(pages)
-               if ds.start + k * PAGE_SIZE < self.high_written and check_page(page, ds.start + k * PAGE_SIZE)[1]
-               is not None and page.strip(b"\0")]
-        if bad:
-            # Neither copy holds a good version of these CIs: the archive has a gap (CSQJ124E).
-            self.events.append(("CSQJ124E", {"start": bad[0], "end": bad[-1] + PAGE_SIZE - 1}))
-        return tuple(pages)
-
-    def _offload_done(self, ds: ActiveDataSet, entry: ArchiveEntry) -> None:
-        """The archive copies are on disk: put a copy of the BSDS beside each, record them
-        (CSQJ003I) and let the active data set be reused – now, not at the next write."""
-        self.offloads_running -= 1
-        self._out_of_space_said = False
-        # The BSDS copies go beside the archives before the BSDS says they are complete:
-        # a crash in between redoes the offload (and its copy) under the same number.
-        for name in entry.files:
-            bsds_copy = name.rsplit(".", 1)[0] + ".B" + name.rsplit(".", 1)[1][1:]
-            self.storage.replace(bsds_copy, self._bsds_bytes())
-        entry.complete = True
-        if ds.archive == -entry.seq:
-            ds.archive = entry.seq
-        self.archive_offloads += 1
-        for copy, name in enumerate(entry.files, 1):
-            self.events.append(("CSQJ003I", {"dsname": name, "start": entry.start, "end": entry.end, "copy": copy}))
-        while len([e for e in self.archives if e.complete]) > self.max_arch:
-            dropped = next(e for e in self.archives if e.complete)
-            self.archives.remove(dropped)
-            self.events.append(("archive-dropped", {"dsname": dropped.files[0]}))
-        self._save()
-
-    def waits_for_copies(self, run: PageRun) -> bool:
-        """Whether ``run`` reaches a data set that is full and not yet archived, whose
-        offload is running or waiting for a task: logging stops until it ends (CSQJ111A,
-        said once until an offload ends). False if it can be placed now, or if a data set it
-        needs can never be freed by an offload (plan_write then refuses it)."""
-        if not self._loaded or not self.offload or not self.active:
-            return False
-        cur = self.active[self.current]
-        if cur.start == NO_ADDRESS:
-            return False
-        need = run.first_address + len(run.pages) * PAGE_SIZE
-        edge = cur.start + self.ds_bytes
-        step = 1
-        while edge < need and step < self.data_sets:
-            nxt = self.active[(self.current + step) % self.data_sets]
-            if not self._reusable(nxt):
-                if nxt.archive >= 0:
-                    return False
-                if not self._out_of_space_said:
-                    self._out_of_space_said = True
-                    self.events.append(("CSQJ111A", {}))
-                return True
-            edge += self.ds_bytes
-            step += 1
-        return False
-
     def _check_rba(self, end: int) -> None:
         """The RBA thresholds of the mode (IBM MQ for z/OS, "Larger log Relative Byte Address"): warnings past the warning RBA, and
         the end of the queue manager at the termination RBA (00D10257)."""
@@ -527,124 +423,6 @@ class ZosLogSpace(SpaceDefaults):
         return (self.start <= address < self.high_written and self._holder(address) is None
                 and self._archive_for(address) is None)
 
-    # -- reading ------------------------------------------------------------------------------------
-
-    def _read_active(self, address: int) -> tuple[bytes, str, int]:
-        ds = self._holder(address)
-        if ds is None:
-            return b"", "", 0
-        return self._read_copies(address, address - ds.start, data_set_name(1, ds.number),
-                                 data_set_name(2, ds.number))
-
-    def _stored(self, name: str, offset: int, expected: int) -> tuple[bytes, str | None]:
-        """The page at ``offset`` of data set ``name`` and, if the data set is missing or
-        shorter than ``expected`` bytes (what it was formatted or archived to), why."""
-        storage = self.storage
-        if not storage.exists(name):
-            return b"", f"{name} is missing"
-        raw = storage.read(name, offset, PAGE_SIZE)
-        if len(raw) < PAGE_SIZE:
-            return raw, f"{name} is {storage.size(name)} bytes, short of the {expected} it holds"
-        return raw, None
-
-    def _gone(self, address: int, offset: int, names, whys) -> LogFileMissingError:
-        """The refusal when no copy of a needed data set can be read: MQ's allocation error,
-        CSQJ103E ("If the input is needed for recovery, recovery is not successful, and the
-        queue manager ends abnormally", IBM MQ for z/OS, "Archive log problems"). (CSQJ100E,
-        which this once said, is the BSDS's.)"""
-        return LogFileMissingError(
-            f"{'; '.join(whys)}: the BSDS lists {' and '.join(names)} as holding RBA {self.limits.hex(address)}, "
-            f"which is needed here (CSQJ103E: the data set cannot be allocated)", source=names[0], offset=offset,
-            address=self.limits.hex(address))
-
-    def _copy_page(self, name: str, offset: int, address: int) -> tuple[bytes, str | None]:
-        """:meth:`_stored` for a copy of an active data set, and why not to read it if the
-        copy is out of use and the data set has since taken a new range (what it holds is
-        not that range's log)."""
-        raw, why = self._stored(name, offset, self.ds_bytes)
-        held = self._inactive.get(name)
-        if why is None and held is not None and held != address - offset:
-            why = f"{name} is out of use (found missing or short when the queue manager started)"
-        return raw, why
-
-    def _read_copies(self, address: int, offset: int, first: str, second: str) -> tuple[bytes, str, int]:
-        """Copy 1's page; copy 2's instead when copy 1's is not good and copy 2's is. (The
-        reader checks the page again: check_page remembers the answer for the same bytes.)
-        A data set the BSDS lists that is missing or short is damage: with dual logging the
-        other copy serves, with none left the read is refused (never the end of the log).
-
-        A CI read from copy 2 because copy 1's is bad is a log read error MQ reports, once
-        for each CI: "CSQJ106E LOG READ ERROR DSNAME=..., LOGRBA=..., ERROR STATUS=ccccffss";
-        "if the error occurs during restart, if dual logging is used, [MQ] continues with the
-        alternative log data set, otherwise the queue manager ends abnormally"; during an
-        offload "the process tries to read the RBA range from a second copy" (IBM MQ for z/OS,
-        "Active log problems", "I/O errors occur while reading the active log"). A copy found
-        missing at start was reported then (CSQJ103E): its reads go to the other copy without
-        a message each. Both are counted as copy-2 reads (``reads_copy2``)."""
-        raw, why = self._copy_page(first, offset, address)
-        if self.copies == 2:
-            _, problem = check_page(raw, address) if why is None else (None, why)
-            if problem is not None:
-                other, why2 = self._copy_page(second, offset, address)
-                if why2 is None:
-                    _, problem2 = check_page(other, address)
-                    if problem2 is None or why is not None:
-                        self.reads["copy2"] += 1
-                        if (why is None and problem not in (UNWRITTEN, STALE)
-                                and (first, address) not in self._read_errors_said):
-                            # (a CI copy 1 never received – the write a crash cut short on
-                            # one copy – is the end of that copy's log, not an I/O error)
-                            self._read_errors_said.add((first, address))
-                            self.events.append(("log-read-error", {"dsname": first, "rba": address}))
-                        return other, second, offset
-                elif why is not None:
-                    raise self._gone(address, offset, (first, second), (why, why2))
-        elif why is not None:
-            raise self._gone(address, offset, (first,), (why,))
-        return raw, first, offset
-
-    def _hold_for(self, address: int) -> tuple | None:
-        """The active data set holding ``address`` for read_page's memo, or None: for its
-        whole range, or for this RBA only if another data set's range overlaps it (then the
-        order of the list decides, as _holder does)."""
-        ds = self._holder(address)
-        if ds is None:
-            return None
-        end = ds.start + self.ds_bytes
-        hold = (ds.start, data_set_name(1, ds.number), data_set_name(2, ds.number))
-        if any(d is not ds and d.start != NO_ADDRESS and d.start < end and ds.start < d.start + self.ds_bytes
-               for d in self.active):
-            end = ds.start  # (an empty range: not remembered)
-        return hold, ds.start, end
-
-    def read_page(self, address: int) -> tuple[bytes, str, int]:
-        if not self._loaded:
-            self._load_or_create(create=False)
-        hold = self._files.get(address)
-        if hold is not None:
-            self.reads["active"] += 1
-            return self._read_copies(address, address - hold[0], hold[1], hold[2])
-        entry = self._archive_for(address)
-        if entry is None:
-            return b"", data_set_name(1, self.active[self.current].number) if self.active else "BSDS01", 0
-        self.reads["archive"] += 1
-        offset = address - entry.start
-        found = None
-        whys = []
-        for name in entry.files:
-            raw, why = self._stored(name, offset, entry.end + 1 - entry.start)
-            if why is not None:
-                whys.append(why)
-                continue
-            if check_page(raw, address)[1] is None:
-                return raw, name, offset
-            if found is None:
-                found = (raw, name, offset)
-        if found is None:
-            # Every copy of the archive the BSDS records is gone: its log cannot be read.
-            raise self._gone(address, offset, entry.files, whys)
-        return found
-
     # -- control data: the BSDS -------------------------------------------------------------------
 
     def _load_or_create(self, create: bool = True) -> None:
@@ -689,7 +467,8 @@ class ZosLogSpace(SpaceDefaults):
         return encode_bsds({
             "sequence": self.sequence, "cis": self.cis, "copies": self.copies, "start": self.start,
             "rba8": self.rba8,
-            "current": self.current, "high_written": self.high_written,
+            "current": self.current, "high_written": self.high_written, "written_to": self.written_to,
+            "written_write": self.written_write,
             "high_offloaded": max([e.end for e in self.archives if e.complete], default=NO_ADDRESS),
             "tail": self.tail, "checkpoint": self.control.checkpoint,
             "checkpoint_number": self.control.checkpoint_number, "checkpoints": self.checkpoints,
@@ -749,29 +528,42 @@ class ZosLogSpace(SpaceDefaults):
                                                      "seq1": by_name[self.bsds_files[0]],
                                                      "seq2": by_name[self.bsds_files[1]]}))
         _, name, data = max(found)
-        try:
-            if data["cis"] != self.cis:
-                raise LogFormatError(f"the active data sets are {data['cis']} CIs, the configuration says {self.cis}",
-                                     source=name)
-            self.sequence = data["sequence"]
-            self.start = data["start"]
-            bsds_rba8 = data.get("rba8", True)
-            if bsds_rba8 and not self.rba8:
-                self.rba8, self.limits = True, rba_limits(True)  # converted: there is no way back
-            elif self.rba8 and not bsds_rba8:
-                raise LogFormatError("the BSDS is in 6-byte RBA mode and the configuration asks for 8-byte RBAs: "
-                                     "convert it first (mqlog convert-rba)", source=name)
-            self.current = data["current"]
-            self.high_written = data["high_written"]
-            self.tail = data["tail"]
-            self.control = LogControl(data["checkpoint"], data["tail"], data["checkpoint_number"])
-            self.checkpoints = [list(c) for c in data["checkpoints"]]
-            self.next_archive = data["next_archive"]
-            self.active = [ActiveDataSet(n, s, f, a) for n, s, f, a in data["active"]]
-            self._files.forget()
-            self.archives = [ArchiveEntry(q, s, e, tuple(f), c) for q, s, e, f, c in data["archives"]]
-        except (KeyError, TypeError, ValueError) as exc:
-            raise LogFormatError(f"malformed BSDS ({exc})", source=name, offset=8) from None
+        f = Fields(data, name, "BSDS")
+        cis = f.int("cis", 1, 1 << 32)
+        if cis != self.cis:
+            raise LogFormatError(f"the active data sets are {cis} CIs, the configuration says {self.cis}",
+                                 source=name)
+        self.sequence = f.int("sequence")
+        self.start = f.int("start")
+        bsds_rba8 = f.bool("rba8", default=True)
+        if bsds_rba8 and not self.rba8:
+            self.rba8, self.limits = True, rba_limits(True)  # converted: there is no way back
+        elif self.rba8 and not bsds_rba8:
+            raise LogFormatError("the BSDS is in 6-byte RBA mode and the configuration asks for 8-byte RBAs: "
+                                 "convert it first (mqlog convert-rba)", source=name)
+        self.high_written = f.int("high_written")
+        self.written_to = f.int("written_to", default=NO_ADDRESS)
+        self.written_write = f.int("written_write", default=0)
+        self.tail = f.int("tail")
+        self.control = LogControl(f.int("checkpoint"), self.tail, f.int("checkpoint_number"))
+        self.checkpoints = [[f.int("checkpoints", value=rba), f.int("checkpoints", value=number)]
+                            for rba, number in (f.list("checkpoints", value=c, length=2)
+                                                for c in f.list("checkpoints"))]
+        self.next_archive = f.int("next_archive", 1, 10_000_000)
+        active = [f.list("active", value=d, length=4) for d in f.list("active")]
+        self.active = [ActiveDataSet(f.int("active", 1, MAX_DATA_SETS, value=n), f.int("active", value=s),
+                                     f.bool("active", value=full), f.int("active", -10_000_000, 10_000_000, value=a))
+                       for n, s, full, a in active]
+        if not self.active:
+            f.fail("active", "lists no active data set")
+        self.current = f.int("current", 0, len(self.active) - 1)
+        self._files.forget()
+        archives = [f.list("archives", value=e, length=5) for e in f.list("archives")]
+        self.archives = [ArchiveEntry(f.int("archives", 1, 10_000_000, value=q), f.int("archives", value=s),
+                                      f.int("archives", value=e),
+                                      tuple(f.str("archives", value=n) for n in f.list("archives", value=files)),
+                                      f.bool("archives", value=c))
+                         for q, s, e, files, c in archives]
         self.data_sets = len(self.active)  # DEFINE LOG may have added some
         if self.control.checkpoint != NO_ADDRESS:  # (before it, data sets are still to be made)
             self._check_data_sets()
@@ -835,6 +627,44 @@ class ZosLogSpace(SpaceDefaults):
             name = data_set_name(copy, ds.number)
             if name not in self._inactive:
                 self._cut_short(ds, name, address - address % PAGE_SIZE - ds.start)
+
+    # -- what restart checks (zos/logcheck.py) ---------------------------------------------------
+
+    data_set_name = staticmethod(data_set_name)
+
+    @property
+    def inactive_copies(self) -> dict:
+        return self._inactive
+
+    def _advance_mark(self, run: PageRun) -> None:
+        """A write is being planned: every write before it has finished (the writer runs one
+        cycle at a time), so every page before its first is on disk – the high-water mark
+        moves there, with the write's number. (A restart resuming the log before the mark –
+        its last record was cut short – sets it back: the log is what restart makes it.)"""
+        self.written_to = run.first_address
+        if run.pages:
+            self.written_write = PAGE_HEADER.unpack_from(run.pages[0])[5]  # (its write number)
+
+    def high_water(self) -> int | None:
+        if not self._loaded:
+            self._load_or_create(create=False)
+        return None if self.written_to == NO_ADDRESS else (self.written_to, self.written_write)
+
+    def scan_to(self, address: int) -> int | None:
+        return logcheck.scan_to(self, address)
+
+    def scan_page(self, address: int) -> tuple[bytes, str, int]:
+        counted = dict(self.reads)
+        try:
+            return self.read_page(address)
+        finally:
+            self.reads = counted  # (restart's own checks: not QJST's reads)
+
+    def check_files(self, start: int) -> None:
+        if not self._loaded:
+            self._load_or_create(create=False)
+        if self._loaded:
+            logcheck.check_files(self, start)
 
     # -- what utilities show --------------------------------------------------------------------
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import errno
 import os
+import stat
 from collections.abc import Sequence
 from typing import Protocol, Union, runtime_checkable
 
@@ -232,6 +233,9 @@ class MemoryStorage:
 
 _O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 _O_BINARY = getattr(os, "O_BINARY", 0)
+#: files are opened without following a symbolic link: a link planted among a queue
+#: manager's files must not make it read or write a file elsewhere
+_O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 try:
     _IOV_MAX = os.sysconf("SC_IOV_MAX")
     if _IOV_MAX <= 0:
@@ -263,6 +267,7 @@ class DirectoryStorage:
             os.makedirs(self.path, exist_ok=True)
         except OSError as exc:
             raise StorageError(f"{self.path}: cannot create storage directory: {exc.strerror or exc}") from exc
+        self.list()  # (a symbolic link among the files is refused now, before anything is read or written)
 
     def __repr__(self) -> str:
         return f"DirectoryStorage({self.path!r}, fsync={self.fsync})"
@@ -279,7 +284,24 @@ class DirectoryStorage:
             self._paths[name] = p
         return p
 
+    def _link(self, name: str) -> StorageError:
+        return StorageError(f"{self.description}: {name} is a symbolic link: refused (a queue manager's files are "
+                            f"opened without following links, so that nothing outside its directory is read or "
+                            f"written through one)")
+
+    def _lstat(self, name: str):
+        """The file's own status (None if there is none); a symbolic link is refused."""
+        try:
+            st = os.lstat(self._path(name))
+        except OSError:
+            return None
+        if stat.S_ISLNK(st.st_mode):
+            raise self._link(name)
+        return st
+
     def _error(self, name: str, action: str, exc: OSError) -> StorageError:
+        if exc.errno in (errno.ELOOP, errno.EMLINK) and os.path.islink(self._path(name)):
+            return self._link(name)  # (O_NOFOLLOW met a link: ELOOP on Linux, EMLINK on FreeBSD)
         if isinstance(exc, FileNotFoundError):
             return StorageError(f"{self.description}: {name}: no such file")
         reason = exc.strerror or str(exc)
@@ -291,7 +313,7 @@ class DirectoryStorage:
         if fd is not None:
             return fd
         path = self._path(name)
-        flags = os.O_RDWR | _O_CLOEXEC | _O_BINARY | (os.O_CREAT if create else 0)
+        flags = os.O_RDWR | _O_CLOEXEC | _O_BINARY | _O_NOFOLLOW | (os.O_CREAT if create else 0)
         try:
             fd = os.open(path, flags, 0o666)
         except PermissionError as exc:
@@ -300,7 +322,7 @@ class DirectoryStorage:
             # A file we may only read (a log being examined): reading is all that is asked
             # for now; a later write to it fails with the OS's own error.
             try:
-                fd = os.open(path, os.O_RDONLY | _O_CLOEXEC | _O_BINARY)
+                fd = os.open(path, os.O_RDONLY | _O_CLOEXEC | _O_BINARY | _O_NOFOLLOW)
             except OSError as exc2:
                 raise self._error(name, "open", exc2) from exc2
         except OSError as exc:
@@ -338,21 +360,30 @@ class DirectoryStorage:
     def exists(self, name: str) -> bool:
         if name in self._fds:
             return True
-        return os.path.isfile(self._path(name))
+        st = self._lstat(name)
+        return st is not None and stat.S_ISREG(st.st_mode)
 
     def size(self, name: str) -> int:
         try:
             fd = self._fds.get(name)
             if fd is not None:
                 return os.fstat(fd).st_size
-            return os.stat(self._path(name)).st_size
+            st = self._lstat(name)
+            return st.st_size if st is not None else os.stat(self._path(name)).st_size
         except OSError as exc:
             raise self._error(name, "stat", exc) from exc
 
     def list(self, prefix: str = "") -> list[str]:
         try:
             with os.scandir(self.path) as it:
-                return sorted(e.name for e in it if e.name.startswith(prefix) and e.is_file())
+                names = []
+                for e in it:
+                    if e.name.startswith(prefix):
+                        if e.is_symlink():
+                            raise self._link(e.name)
+                        if e.is_file():
+                            names.append(e.name)
+                return sorted(names)
         except OSError as exc:
             raise StorageError(f"{self.description}: cannot list files: {exc.strerror or exc}") from exc
 
@@ -360,7 +391,7 @@ class DirectoryStorage:
         path = self._path(name)
         _check_offset(self.description, name, "size", size)
         try:
-            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL | _O_CLOEXEC | _O_BINARY, 0o666)
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL | _O_CLOEXEC | _O_BINARY | _O_NOFOLLOW, 0o666)
         except FileExistsError as exc:
             raise StorageError(f"{self.description}: {name}: cannot create, file exists") from exc
         except OSError as exc:
@@ -438,8 +469,9 @@ class DirectoryStorage:
     def replace(self, name: str, data: bytes) -> None:
         path = self._path(name)
         tmp = path + ".tmp"
+        self._lstat(name)  # (a link in its place is refused, not replaced)
         try:
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | _O_CLOEXEC | _O_BINARY, 0o666)
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | _O_CLOEXEC | _O_BINARY | _O_NOFOLLOW, 0o666)
             try:
                 self._pwrite_all(fd, data, 0)
                 if self.fsync:

@@ -51,6 +51,8 @@ class PlainAddressing:
     stamps: bool = False
 
     def format(self, address: int) -> str:
+        if address < 0:  # (never a log address: said as what it is, not as "-0000…")
+            return f"{address} (not a log address)"
         return f"{address:016X}"
 
     def parse(self, text: str) -> int:

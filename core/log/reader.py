@@ -5,10 +5,13 @@ The reader walks pages at consecutive addresses from a start address. Each page 
 expected address ends the walk, and the reader then decides what kind of end it is:
 
 * **end** – the page was never written (nothing stored, or zeros) or is stale (another
-  address: left from an earlier lap of a circular log), and no good page follows within
-  :data:`HOLE_PAGES` pages. The reader looks past a run of bad pages of any kind (a lost
-  write of several pages is a run of zeros or stale pages exactly like the end), so that
-  is what every walk reads beyond the end of the log.
+  address: left from an earlier lap of a circular log), and no good page of a later write
+  follows up to the end of the files in use (``scan_to``: the platform's control data says
+  where that is; without it, :data:`HOLE_PAGES` pages). The reader looks past a run of bad
+  pages of any kind (a lost write of several pages is a run of zeros or stale pages exactly
+  like the end), so that is what every walk reads beyond the end of the log. An end whose
+  good pages stop below the control data's high-water mark (``written_to``) is refused:
+  those pages were on disk when the control data was saved.
 * **torn** – the page fails its checksum, or good pages follow a bad page but all of them
   come from one write that *began at or before* the bad page (each page records its write
   number and its index in that write). That is the signature of the final write cut short
@@ -131,7 +134,9 @@ class LogReader:
     """
 
     def __init__(self, source: PageSource, start: int, *, format_address: Callable[[int], str] = _hex,
-                 lookahead_pages: int = 1024, record_types: Sequence[type] = ()):
+                 lookahead_pages: int = 1024, record_types: Sequence[type] = (), written_to: tuple[int, int] | None = None,
+                 scan_to: Callable[[int], int | None] | None = None,
+                 scan_read: Callable[[int], tuple[bytes, str, int]] | None = None):
         if start % PAGE_SIZE and start % PAGE_SIZE < PAGE_HEADER_SIZE:
             raise LogFormatError(f"start address {format_address(start)} falls inside a page header: "
                                  f"not the address of a record")
@@ -139,6 +144,20 @@ class LogReader:
         self.start = start
         self.format_address = format_address
         self.lookahead_pages = lookahead_pages
+        #: the control data's high-water mark, (address, write number): every page below the
+        #: address held good log, of writes before that one, when it was last saved (None: not
+        #: known). A walk whose good pages stop below it is refused – unless its last good
+        #: page is of a later write (a restart has since cut the log short and rewritten it).
+        self.written_to = written_to
+        #: past a bad page at an address, the address up to which later writes may lie (the
+        #: end of the last file the control data says is in use); None, or a callable that
+        #: answers None: HOLE_PAGES pages
+        self.scan_to = scan_to
+        #: how the pages read past HOLE_PAGES are read (the source's read_page if None): the
+        #: reads past the end that a reader of the log's own pages alone would not make are
+        #: counted in :attr:`scan_pages`, not in pages_read/bytes_read (not charged)
+        self.scan_read = scan_read or source.read_page
+        self.scan_pages = 0
         #: the record classes by code: the core's and ``record_types`` (a platform's; a
         #: platform record of no class given decodes as OpaqueRecord)
         self.record_types = tuple(record_types)
@@ -337,30 +356,42 @@ class LogReader:
         fmt = self.format_address
         if problem is LOST_REWRITE:
             # The page itself is good; what is missing is the rewrite of the short page
-            # before it, so that is the page to name.
+            # before it, so that is the page to name (its short version was read, good).
             damaged, later = page_addr - PAGE_SIZE, [header]
             page_addr, (name, offset) = damaged, prev_where
+            reached = page_addr + PAGE_SIZE  # (its short version was read, good)
         else:
             damaged, later = page_addr, []
+            reached = page_addr  # (the walk's good pages stop here)
         probe = later[0].address + PAGE_SIZE if later else page_addr + PAGE_SIZE
         hole = 1  # bad pages in a row from the damaged one
         if not later and self.lookahead_pages:
             # Look past a run of bad pages, of any kind, for good ones: a lost write of
-            # several pages (a typical write is 3-5 pages), or a run of garbage, leaves a
-            # hole of unwritten, stale or damaged pages with the log going on after it. The
-            # end of the log looks the same from its first page – zeros, or pages of an
-            # earlier lap – and differs only in what comes after the run: nothing good, or
-            # only the rest of the final write. (Stopping at the first unwritten page would
-            # take every hole of two pages or more for the end, and silently drop the
-            # acknowledged records after it.) The cost is HOLE_PAGES reads at the end of
-            # the log, once per walk; nothing on the way to it.
-            for _ in range(HOLE_PAGES):
-                nraw, _, _ = self._read(probe)
+            # several pages, or a run of garbage, leaves a hole of unwritten, stale or
+            # damaged pages with the log going on after it. The end of the log looks the
+            # same from its first page – zeros, or pages of an earlier lap – and differs only
+            # in what comes after the run: nothing good, or only the rest of the final write.
+            # So the reader reads on to the end of the last file the control data says is
+            # in use (``scan_to``): a hole of any length with later writes after it is found.
+            # Without control data to say so it looks HOLE_PAGES pages past the bad one.
+            # Past those HOLE_PAGES (as far as every reader looked before), a good page from a
+            # write before the last good page's is a leftover (a torn write's pages beyond the
+            # point a restart wrote over), not a later write.
+            charged = page_addr + (HOLE_PAGES + 1) * PAGE_SIZE  # (what a reader always looked at)
+            limit = self.scan_to(page_addr) if self.scan_to is not None else None
+            limit = charged if limit is None else max(limit, charged)
+            floor = self.last_write_no or 0
+            while probe < limit:
+                if probe < charged:
+                    nraw, _, _ = self._read(probe)
+                else:
+                    nraw, _, _ = self.scan_read(probe)
+                    self.scan_pages += 1
                 probe += PAGE_SIZE
                 nheader, nproblem = check_page(nraw, probe - PAGE_SIZE)
                 if nheader is not None and nheader.write_no > self.max_write_no:
                     self.max_write_no = nheader.write_no
-                if nproblem is None:
+                if nproblem is None and (probe <= charged or nheader.write_no >= floor):
                     later.append(nheader)
                     break
                 hole += 1
@@ -378,15 +409,36 @@ class LogReader:
                 reason = "incomplete"
             else:
                 reason = "end" if problem in (UNWRITTEN, STALE) else "torn"
-            return EndOfLog(resume, reason, page_addr, name, offset, str(problem))
+            return self._below_high_water(EndOfLog(resume, reason, page_addr, name, offset, str(problem)), reached)
         writes = {h.write_no for h in later}
         if len(writes) == 1 and later[0].write_start <= damaged:
-            return EndOfLog(resume, "torn", page_addr, name, offset, str(problem), len(later))
+            return self._below_high_water(EndOfLog(resume, "torn", page_addr, name, offset, str(problem),
+                                                   len(later)), reached)
         raise LogCorruptionError(
             f"page {problem}{f', the first of {hole} bad pages in a row' if hole > 1 else ''}, but "
             f"{len(later)} good pages follow {'them' if hole > 1 else 'it'} from "
             f"{'a write that began after it' if len(writes) == 1 else f'{len(writes)} later writes'}",
             source=name, offset=offset, address=fmt(page_addr))
+
+
+    def _below_high_water(self, end: EndOfLog, reached: int) -> EndOfLog:
+        """``end``, unless the walk's good pages stop (at ``reached``) below the control data's
+        high-water mark: every page there was on disk when the control data was saved, so
+        records that were forced are gone (a zeroed or reformatted file, an older copy
+        restored): damage, never the end. A log whose last good page is of a write after
+        the mark's was rewritten since by a restart that resumed before the mark (its last
+        record was cut short): the mark no longer applies."""
+        if self.written_to is None:
+            return end
+        mark, write = self.written_to
+        if reached >= mark or (self.last_write_no or 0) > write:
+            return end
+        fmt = self.format_address
+        raise LogCorruptionError(
+            f"page {end.problem}, but the log's control data records it as written up to {fmt(mark)}: the "
+            f"log ends below its high-water mark, so records that were forced are gone (a file zeroed, "
+            f"reformatted or restored from an older copy)",
+            source=end.source, offset=end.offset, address=fmt(end.page_address))
 
 
 def scan(source: PageSource, start: int, **kwargs) -> tuple[list[tuple[int, object]], EndOfLog]:

@@ -81,6 +81,9 @@ class Recovery(Redo, Undo):
         self.media: dict[str, int] = {}
         #: queues whose files would not load, with why (left damaged unless media recovery mends them)
         self.damaged: dict[str, str] = {}
+        #: queue file -> the highest log address of a put its entries hold, as read from disk:
+        #: one beyond the end of the log means the log is older than the queue files
+        self.file_high: dict[str, int] = {}
         self.listed: set[str] = set()  # queues the checkpoint's queue table names
         #: whether replay reached the end record of the checkpoint the control data names
         #: (the control data is saved only after that record is forced)

@@ -94,6 +94,9 @@ class Redo:
             return
         queue = Queue(name, qfile, max_depth=max_depth_of(qfile.attributes, qm.config.max_depth),
                       attributes=qfile.attributes)
+        high = max((m.put_address for m in qfile.messages.values() if m.put_address != NO_ADDRESS), default=None)
+        if high is not None:
+            self.file_high[name] = high
         for stored in sorted(qfile.messages.values(), key=lambda m: (m.put_address, m.msg_id)):
             message = Message(stored.msg_id, stored.put_address, True, stored.length, None, stored.state,
                               stored.uow, stored.put_address)

@@ -41,6 +41,7 @@ from typing import Generator
 from mqlog.core.errors import LogCorruptionError
 from mqlog.core.format.records import NO_ADDRESS
 from mqlog.core.log.reader import LogReader
+from mqlog.core.objects.queuefile import file_name_for
 from mqlog.core.platform import LogControl
 from mqlog.core.recovery.engine import CPU_BATCH_US, QUEUE_RECORDS, Recovery
 from mqlog.core.recovery.media import image_unknown, mend_damaged
@@ -62,8 +63,17 @@ class Restart(Recovery):
         start = self.control.checkpoint
         if start == NO_ADDRESS:
             start = self.platform.addressing.start
-        reader = LogReader(self.platform.space, start, format_address=self.platform.addressing.format,
-                           record_types=self.platform.record_types)
+        space = self.platform.space
+        # Nothing is written until the log is known whole: each file the control data lists
+        # holds what it says at its start, and the log reaches the control data's high-water
+        # mark (the reader refuses an end below it, and reads on to the end of the files in
+        # use for later writes past a hole). These are checks MQ's restart does not make
+        # (it reads a few pages past the end): their reads beyond those are not charged, so
+        # restart's time is still the time MQ's restart would take.
+        space.check_files(start)
+        reader = LogReader(space, start, format_address=self.platform.addressing.format,
+                           record_types=self.platform.record_types, written_to=space.high_water(),
+                           scan_to=space.scan_to, scan_read=space.scan_page)
         # The per-record steps of sequential_reads, cpu and redo, with their tests inlined:
         # each yields (charges virtual time) exactly when the generator it stands for would.
         # The reader hands over a page's records at once, having read that page: the reads
@@ -118,6 +128,7 @@ class Restart(Recovery):
                 f"checkpoint its control data names (begun at {fmt(start)}): forced log records are gone",
                 source=end.source, offset=end.offset,
                 address=fmt(end.page_address if end.page_address is not None else end.address))
+        self._check_queue_files(reader.end)
         self.phase("replay", t)
         replay_us_wall = env.now - t0  # opening the files costs nothing: replay is all of it
         replay_charged = dict(self.charged)
@@ -193,6 +204,19 @@ class Restart(Recovery):
         qm.say("restart-complete", seconds=report.restart_virtual_s)
         report.messages = list(qm.messages)
         return report
+
+    def _check_queue_files(self, end) -> None:
+        """A queue file whose entries name a put at or beyond the end of the log holds work
+        the log does not: the log is older than the queue files (a log restored from a
+        backup, or cut short). Going on would leave the queues ahead of the log, and the
+        log's next records would reuse addresses the queue files already name."""
+        fmt = self.platform.addressing.format
+        for name, high in sorted(self.file_high.items()):
+            if high >= end.address:
+                raise LogCorruptionError(
+                    f"queue file {file_name_for(name)} holds a message put at log address {fmt(high)}, but the log "
+                    f"ends at {fmt(end.address)} ({end.reason}): the log is older than the queue files (a log "
+                    f"restored from an older copy, or its end lost)", source=file_name_for(name), address=fmt(high))
 
 
 def restart(qm, control: LogControl) -> Generator:

@@ -44,6 +44,9 @@ class Verdict:
     indoubt: int = 0
     nonpersistent_present: int = 0
     excused_missing: int = 0  # allowed by gets outside syncpoint in flight at the crash
+    #: committed messages missing from queues restart marked damaged (and said so): excused,
+    #: since the queue is unusable until re-created and the loss was reported, not silent
+    damaged_missing: int = 0
     details: list = attrs.field(factory=list)
 
     @property
@@ -54,7 +57,8 @@ class Verdict:
     def as_dict(self) -> dict:
         return {"committed_missing": self.committed_missing, "uncommitted_present": self.uncommitted_present,
                 "duplicates": self.duplicates, "indoubt": self.indoubt,
-                "nonpersistent_present": self.nonpersistent_present, "excused_missing": self.excused_missing}
+                "nonpersistent_present": self.nonpersistent_present, "excused_missing": self.excused_missing,
+                **({"damaged_missing": self.damaged_missing} if self.damaged_missing else {})}
 
 
 class Journal:
@@ -298,7 +302,11 @@ class Journal:
                 # a "maybe" outcome must still have been resolved one way or the other
                 v.uncommitted_present += 1
                 v.details.append(("unresolved", msg_id, state))
+        damaged = qm.damaged
         for queue, missing in missing_by_queue.items():
+            if queue in damaged:  # restart said so (a damaged queue file): reported, not silent
+                v.damaged_missing += missing
+                continue
             excused = min(missing, max(0, self._gets_in_flight[queue]))
             v.excused_missing += excused
             v.committed_missing += missing - excused

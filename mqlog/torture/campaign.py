@@ -159,6 +159,11 @@ class Campaign(FaultClasses):
                 self._image_points = self._images(rng)
             count = len(self._image_points)
             plans["missing"] = [(i, n) for n in range(self.budget) for i in range(count)][:self.budget]
+        if "stale" in self.faults:
+            if not self._image_points:
+                self._image_points = self._images(rng)
+            count = len(self._image_points)
+            plans["stale"] = [(i, n) for n in range(self.budget) for i in range(count)][:self.budget]
         for fault in ("lost", "misdirected"):
             if fault in self.faults:
                 plans[fault] = [w.number for w in writes if w.kind == "write"]

@@ -20,8 +20,8 @@ from mqlog.core.errors import LogFormatError
 from mqlog.core.objects.media import MediaRecoveryError
 
 
-FAULT_CLASSES = ("crash", "torn", "bitflip", "copy", "restart", "missing", "lost", "misdirected", "fsync",
-                 "enospc")
+FAULT_CLASSES = ("crash", "torn", "bitflip", "copy", "restart", "missing", "stale", "lost", "misdirected",
+                 "fsync", "enospc")
 #: how far from its target a misdirected write lands at most, in pages either way
 MISDIRECT_PAGES = 8
 SURVIVED, DETECTED, EXPECTED, SILENT, ERROR = "survived", "detected", "expected_loss", "silent_loss", "error"
@@ -51,6 +51,11 @@ def claims(platform: str, values: dict) -> dict[str, Claim]:
         "missing": Claim(DETECT, "a file restart needs that is missing or short is refused, naming it (AMQ6767, "
                                  "CSQJ100E); a lost queue file is marked damaged (AMQ7472) or, on a linear log, "
                                  "re-created from its media image"),
+        "stale": Claim(DETECT, "each log file's first page is checked against the address the control data gives "
+                               "it (AMQ6762E, CSQJ102E), the log must reach the control data's high-water mark, and "
+                               "past a bad page restart reads to the end of the files in use (a hole of any length "
+                               "is refused); damage wholly past the last update of the control data looks like a "
+                               "crash's end of the log, and is an expected loss"),
         "fsync": Claim(SURVIVE, "a commit whose force failed is never acknowledged: the queue manager ends, "
                                 "naming the failure"),
         "enospc": Claim(SURVIVE, "a full file system fails the format or write that needed room: nothing "

@@ -107,6 +107,22 @@ def needed_file(platform: str, name: str) -> bool:
     return name.endswith(".LOG") or name.endswith(".log") or name == "amqhlspr.lfh"
 
 
+def log_file(platform: str, name: str) -> bool:
+    """Whether ``name`` is an active log file (a distributed extent; a z/OS active data set,
+    copy 1: :func:`copies_of` gives its copies): what stale damage swaps, zeroes, restores."""
+    if platform == "zos":
+        return name.startswith("LOGCOPY1.")
+    return name.endswith(".LOG") or name.endswith(".log")
+
+
+def copies_of(platform: str, name: str) -> tuple:
+    """Every copy of log file ``name`` (z/OS: copy 1 and copy 2; those absent are skipped
+    when the damage is made)."""
+    if platform == "zos" and name.startswith("LOGCOPY1."):
+        return name, name.replace("LOGCOPY1.", "LOGCOPY2.")
+    return (name,)
+
+
 def flip(storage, name: str, offset: int, bit: int) -> None:
     """Flip one bit of ``name`` at ``offset`` in ``storage``."""
     byte = storage.read(name, offset, 1)[0]

@@ -17,6 +17,11 @@ inherits from :class:`FaultClasses`.
 ``missing``  a file restart may need – a log extent, active data set or archive, a BSDS
              copy, the control file, TripleWrite's spare file, a queue file – deleted or
              truncated, on the disk a crash (or the clean end) left.
+``stale``    a log file that stays present and full-size but disagrees with the control
+             data, on the disk a crash (or the clean end) left: an extent or active data
+             set zeroed (freshly formatted), two of them swapped, one restored from an
+             earlier crash point (a backup), the control file or BSDS restored from one, or
+             a hole of 17-1,000 zeroed pages from a page restart reads (every copy of it).
 ``lost``     physical write *k* is acknowledged, and synced, but never reaches the media
              (a cache that lies), then the power fails a few writes later.
 ``misdirected`` write *k* lands a few pages away from its target in the same file; the
@@ -27,7 +32,7 @@ inherits from :class:`FaultClasses`.
 ``enospc``   allocation *k* (an extent or data set formatted, a file grown) fails with
              ENOSPC; the run goes on from there.
 
-``crash``, ``torn``, ``restart``, ``missing``, ``lost`` and ``misdirected`` disks come from
+``crash``, ``torn``, ``restart``, ``missing``, ``stale``, ``lost`` and ``misdirected`` disks come from
 the one recorded run (a lying device does not change what the queue manager does);
 ``fsync`` and ``enospc`` change the run after them, so each scenario is a run of its own.
 """
@@ -42,7 +47,7 @@ from mqlog.core.format.pages import PAGE_SIZE
 from mqlog.core.workload.recording import CowStorage
 from mqlog.core.workload.run import run_workload
 from mqlog.torture.claims import DAMAGE, ERROR, MISDIRECT_PAGES, SURVIVED
-from mqlog.torture.disks import Cursor, Scenario, flip, is_control, needed_file
+from mqlog.torture.disks import Cursor, Scenario, copies_of, flip, is_control, log_file, needed_file
 
 
 class FaultClasses:
@@ -154,6 +159,48 @@ class FaultClasses:
         cut = rng.randrange(size)
         return f"{where}: {name} truncated to {cut} bytes", k, (k, name, cut)
 
+    #: the kinds of ``stale`` damage, drawn evenly
+    STALE_KINDS = ("zeroed", "swapped", "restored", "control restored", "hole")
+
+    def _plan_stale(self, point: tuple[int, int], rng):
+        index, _ = point
+        where, k = self._image_points[index]
+        disk = self._image_fact(index)[0]
+        kind = self.STALE_KINDS[rng.randrange(len(self.STALE_KINDS))]
+        logs = [n for n in disk.list() if log_file(self.platform, n)]
+        earlier = rng.randrange(1, k) if k > 1 else None
+        if kind == "hole":
+            found = self._live_page(index, rng)
+            if found is None:
+                return f"{where}: no log page to make a hole at", k, None
+            page, name, offset = found
+            pages = 17 + rng.randrange(984)
+            return (f"{where}: {pages} pages zeroed from {name} offset {offset} (log address {page:#x})", k,
+                    (k, kind, copies_of(self.platform, name), offset, pages))
+        if kind == "control restored":
+            names = [n for n in disk.list() if is_control(self.platform, n)]
+            if not names or earlier is None:
+                return f"{where}: no control data to restore", k, None
+            return f"{where}: {' and '.join(names)} restored from the crash after write {earlier}", k, \
+                (k, kind, names, earlier, None)
+        if not logs:
+            return f"{where}: no log file", k, None
+        name = logs[rng.randrange(len(logs))]
+        if kind == "zeroed":
+            return f"{where}: {name} zeroed (formatted afresh)", k, (k, kind, copies_of(self.platform, name), None,
+                                                                      None)
+        if kind == "swapped":
+            others = [n for n in logs if n != name and disk.size(n) == disk.size(name)]
+            if not others:
+                return f"{where}: no log file to swap {name} with", k, None
+            other = others[rng.randrange(len(others))]
+            return f"{where}: {name} and {other} swapped", k, (k, kind, copies_of(self.platform, name),
+                                                                  copies_of(self.platform, other), None)
+        if earlier is None:
+            return f"{where}: no earlier copy of {name}", k, None
+        return f"{where}: {name} restored from the crash after write {earlier}", k, \
+            (k, kind, copies_of(self.platform, name), earlier, None)
+
     def _plan_lost(self, k: int, rng):
         crash = min(self.physical_writes, k + rng.randrange(17))
         when = "the end" if crash >= self.physical_writes else f"write {crash}"
@@ -242,6 +289,47 @@ class FaultClasses:
         else:
             disk.truncate(name, cut)
         return self._check(disk, engine.journal(k))
+
+    def _scenario_stale(self, engine: Cursor, scenario: Scenario):
+        k, kind, names, arg, pages = scenario.args
+        disk = engine.image(k)
+        names = [n for n in names if disk.exists(n)]
+        if kind == "hole":
+            for name in names:
+                length = max(0, min(pages * PAGE_SIZE, disk.size(name) - arg))
+                disk.write(name, arg, bytes(length))
+        elif kind == "zeroed":
+            for name in names:
+                disk.write(name, 0, bytes(disk.size(name)))
+        elif kind == "swapped":
+            others = [n for n in arg if disk.exists(n)]
+            for a, b in zip(names, others):
+                data_a, data_b = disk.read(a, 0, disk.size(a)), disk.read(b, 0, disk.size(b))
+                disk.replace(a, data_b)
+                disk.replace(b, data_a)
+        else:  # restored, control restored: the file as it was at an earlier crash point
+            before = engine.engine.recording.materialise(arg)
+            restored = [n for n in names if before.exists(n)]
+            if not restored:
+                return None, ""  # it did not exist then: nothing to restore
+            for name in restored:
+                disk.replace(name, before.read(name, 0, before.size(name)))
+        try:
+            found = self.make_platform(CowStorage(disk)).space.high_water()
+        except DAMAGE:
+            found = None  # (control data restart will refuse anyway)
+        mark = found[0] if found is not None else None
+        outcome, detail = self._check(disk, engine.journal(k))
+        end = self._last_report.end_of_log if self._last_report is not None else None
+        if (outcome == "loss" and end is not None and end.page_address is not None
+                and (mark is None or end.page_address >= mark)):
+            # Nothing good after the damage, and it lies past the control data's high-water
+            # mark (its last update): the log ends exactly as a crash after that update
+            # leaves it. No check can tell them apart; MQ's could not either.
+            outcome = "expected"
+            detail = (f"{detail} (expected: the damage lies past the control data's high-water mark, where the "
+                      f"log ends as it does after a crash)")
+        return outcome, detail
 
     def _device_lies(self, engine: Cursor, plan: FaultPlan, crash: int):
         """The recorded run replayed through a device that lies as ``plan`` says, with the

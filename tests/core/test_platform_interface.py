@@ -119,6 +119,18 @@ class LedgerSpace:
     def resource_monitor(self, head: int, writer_stats: dict) -> dict:
         return {}
 
+    def high_water(self) -> int | None:
+        return None  # keeps no high-water mark: restart takes the end of the log as it finds it
+
+    def scan_to(self, address: int) -> int | None:
+        return None  # past a bad page the reader looks its own few pages further
+
+    def scan_page(self, address: int):
+        return self.read_page(address)  # (it counts no reads)
+
+    def check_files(self, start: int) -> None:
+        pass  # nothing to compare the files with
+
 
 @attrs.frozen
 class EveryFiftyRecords:

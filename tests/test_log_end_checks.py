@@ -1,0 +1,280 @@
+"""Issue 37: the end of the log is checked against what the control data knows.
+
+Each row of the issue's table, made as a user makes it with the CLI: a run crashed at the
+end of its workload (small log files, so the log has switched files many times), the damage
+done to its files with ordinary file operations, then ``mqlog restart --verify``. Before the
+fix every one of them restarted ("AMQ8003I started", "CSQR002I RESTART COMPLETED") with
+committed work missing, or uncommitted work present, because the end of the log was decided
+from page contents alone. Now each is refused with one line naming the file and the log
+address, and nothing is written (a second restart refuses the same way, the files unchanged).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from mqlog.core.format.pages import PAGE_SIZE
+
+
+def mqlog(*args):
+    return subprocess.run([sys.executable, "-m", "mqlog", *map(str, args)], capture_output=True, text=True,
+                          timeout=300)
+
+
+def digest(run: Path) -> str:
+    h = hashlib.sha256()
+    for f in sorted((run / "qm").iterdir()):
+        h.update(f.name.encode())
+        h.update(f.read_bytes())
+    return h.hexdigest()
+
+
+def refused(run: Path, *words):
+    """restart --verify fails with one line (no traceback) naming every word, says nothing
+    about a started queue manager or a verdict, and writes nothing: twice the same."""
+    before = digest(run)
+    first = None
+    for _ in range(2):
+        out = mqlog("restart", run, "--verify")
+        assert out.returncode == 2, (out.returncode, out.stdout, out.stderr)
+        assert "Traceback" not in out.stderr
+        assert len(out.stderr.strip().splitlines()) == 1, out.stderr
+        for word in words:
+            assert word in out.stderr, (word, out.stderr)
+        for said in ("AMQ8003I", "CSQR002I", "verify:"):
+            assert said not in out.stdout, out.stdout
+        assert digest(run) == before
+        assert first is None or out.stderr == first
+        first = out.stderr
+    return first
+
+
+def fresh(run: Path, tmp_path: Path, name: str = "run") -> Path:
+    copy = tmp_path / name
+    shutil.copytree(run, copy)
+    return copy
+
+
+def zero(path: Path, first_page: int, pages: int | None = None) -> None:
+    """Zero ``pages`` pages (all to the end of the file if None) from ``first_page``: the file
+    stays full-size, as a freshly formatted one is."""
+    size = path.stat().st_size
+    end = size if pages is None else (first_page + pages) * PAGE_SIZE
+    with open(path, "r+b") as f:
+        f.seek(first_page * PAGE_SIZE)
+        assert any(f.read(end - first_page * PAGE_SIZE)), "nothing to zero there: no damage"
+        f.seek(first_page * PAGE_SIZE)
+        f.write(bytes(end - first_page * PAGE_SIZE))
+
+
+BASE = ["--workload", "putget-pairs", "--set", "workload.pairs=3", "--set", "workload.messages_per_pair=400"]
+
+
+def _run(root: Path, name: str, platform: str, *settings, until=("--crash-at", "end")) -> Path:
+    out = root / name
+    done = mqlog("run", "--platform", platform, *BASE, *settings, *until, "--out", out)
+    assert done.returncode == 0, done.stderr
+    return out
+
+
+DIST = ("--set", "log.LogFilePages=64")
+ZOS = ("--set", "log.ACTIVE_LOG_CIS=64")
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    root = tmp_path_factory.mktemp("runs")
+    made = {
+        "circular": _run(root, "circular", "distributed", *DIST),
+        "linear": _run(root, "linear", "distributed", *DIST, "--set", "log.LogType=LINEAR"),
+        "zos-dual": _run(root, "zos-dual", "zos", *ZOS),
+        "zos-single": _run(root, "zos-single", "zos", *ZOS, "--set", "log.TWOACTV=NO", "--set", "log.TWOARCH=NO"),
+        # the same runs 1,000 writes in: what a backup taken then holds (runs are deterministic)
+        "circular-1000": _run(root, "circular-1000", "distributed", *DIST, until=("--crash-after-writes", "1000")),
+        "linear-1000": _run(root, "linear-1000", "distributed", *DIST, "--set", "log.LogType=LINEAR",
+                            until=("--crash-after-writes", "1000")),
+    }
+    return made
+
+
+def test_the_undamaged_runs_restart_and_verify(runs, tmp_path):
+    for name in ("circular", "linear", "zos-dual", "zos-single"):
+        out = mqlog("restart", fresh(runs[name], tmp_path, name), "--verify")
+        assert out.returncode == 0 and "OK" in out.stdout, out.stdout + out.stderr
+
+
+# The shape of the runs these tests damage (checked, so that a change to the model that
+# moves it makes the tests fail rather than pass vacuously): the distributed logs' current
+# extent (circular S0000000, linear S0000021) starts at <0:0:84:0>, the checkpoint restart
+# reads from lies in the extent before it (circular S0000002, linear S0000020, from
+# <0:0:80:0>); the z/OS logs' current data set is DS01, from RBA 540000.
+
+def test_the_runs_are_shaped_as_the_tests_assume(runs):
+    import json
+
+    for name, current, before in (("circular", 0, 2), ("linear", 21, 20)):
+        control = json.loads((runs[name] / "qm" / "amqhlctl.lfh").read_bytes()[8:])
+        starts = {n: start for n, _, start, *_ in control["extents"]}
+        assert control["current"] == current and starts[current] == 84 << 16
+        assert starts[before] == 80 << 16 <= control["checkpoint"] < 84 << 16
+    for name in ("zos-dual", "zos-single"):
+        bsds = json.loads((runs[name] / "qm" / "BSDS01").read_bytes()[8:])
+        assert bsds["current"] == 0 and bsds["active"][0][1] == 0x540000
+
+
+# -- row 1: a middle extent replaced by a zero-filled file of full size ------------------------
+
+@pytest.mark.parametrize("name, extent", [("linear", "S0000020.LOG"), ("circular", "S0000002.LOG")])
+def test_row1_an_extent_in_use_replaced_by_a_freshly_formatted_file_is_refused(runs, tmp_path, name, extent):
+    run = fresh(runs[name], tmp_path)
+    zero(run / "qm" / extent, 0)
+    refused(run, f"{extent}, offset 0, log address <0:0:80:0>", f"AMQ6762E: IBM MQ log extent {extent} corrupt",
+            "never written")
+
+
+def test_row1_an_extent_restart_no_longer_needs_may_be_zeroed(runs, tmp_path):
+    """An inactive extent of a linear log (all of it before the checkpoint) is the
+    operator's to archive or delete: zeroing it costs restart nothing."""
+    run = fresh(runs["linear"], tmp_path)
+    zero(run / "qm" / "S0000010.LOG", 0)
+    out = mqlog("restart", run, "--verify")
+    assert out.returncode == 0 and "OK" in out.stdout, out.stdout + out.stderr
+
+
+# -- row 2: the current extent zeroed from page 4, or whole -------------------------------------
+
+@pytest.mark.parametrize("name, extent", [("linear", "S0000021.LOG"), ("circular", "S0000000.LOG")])
+@pytest.mark.parametrize("from_page", [0, 4])
+def test_row2_the_current_extent_zeroed_is_refused(runs, tmp_path, name, extent, from_page):
+    """TripleWrite's spare file holds the newest copy of the last partial page rewritten:
+    log written after the zeroed pages, which restart finds reading on to the end of the
+    current extent."""
+    run = fresh(runs[name], tmp_path)
+    zero(run / "qm" / extent, from_page)
+    refused(run, f"{extent}, offset {from_page * PAGE_SIZE}, log address <0:0:84:{from_page * PAGE_SIZE}>",
+            "page unwritten", "good pages follow them")
+
+
+# -- row 3: a hole of 17 pages (and more) with later writes after it ----------------------------
+
+@pytest.mark.parametrize("pages", [17, 40])
+@pytest.mark.parametrize("name, extent", [("linear", "S0000021.LOG"), ("circular", "S0000000.LOG")])
+def test_row3_a_hole_longer_than_16_pages_is_refused(runs, tmp_path, name, extent, pages):
+    run = fresh(runs[name], tmp_path)
+    zero(run / "qm" / extent, 2, pages)
+    refused(run, f"{extent}, offset {2 * PAGE_SIZE}, log address <0:0:84:{2 * PAGE_SIZE}>",
+            f"the first of {pages} bad pages in a row", "good pages follow them")
+
+
+# -- row 4: two extents swapped, or one copied over another ------------------------------------
+
+def test_row4_two_extents_swapped_are_refused(runs, tmp_path):
+    run = fresh(runs["linear"], tmp_path)
+    qm = run / "qm"
+    (qm / "S0000019.LOG").rename(qm / "swap")
+    (qm / "S0000020.LOG").rename(qm / "S0000019.LOG")
+    (qm / "swap").rename(qm / "S0000020.LOG")
+    refused(run, "S0000019.LOG, offset 0, log address <0:0:76:0>", "AMQ6762E", "its first page holds LSN <0:0:80:0>")
+
+
+def test_row4_an_extent_copied_over_another_is_refused(runs, tmp_path):
+    run = fresh(runs["circular"], tmp_path)
+    shutil.copyfile(run / "qm" / "S0000001.LOG", run / "qm" / "S0000002.LOG")
+    refused(run, "S0000002.LOG, offset 0, log address <0:0:80:0>", "AMQ6762E", "its first page holds LSN <0:0:76:0>")
+
+
+# -- row 5: an older copy of an extent restored, or the whole log older than the queue files ---
+
+@pytest.mark.parametrize("extent, holds, started", [("S0000001.LOG", "<0:0:40:0>", "<0:0:76:0>"),
+                                                    ("S0000002.LOG", "<0:0:44:0>", "<0:0:80:0>")])
+def test_row5_an_older_copy_of_an_extent_restored_is_refused(runs, tmp_path, extent, holds, started):
+    run = fresh(runs["circular"], tmp_path)
+    shutil.copyfile(runs["circular-1000"] / "qm" / extent, run / "qm" / extent)
+    refused(run, f"{extent}, offset 0, log address {started}", "AMQ6762E", f"its first page holds LSN {holds}")
+
+
+@pytest.mark.parametrize("name", ["circular", "linear"])
+def test_row5_a_log_older_than_the_queue_files_is_refused(runs, tmp_path, name):
+    """The log (and its control file) of a backup taken 1,000 writes in, with the queue
+    files of the end of the run: entries name puts beyond the end of the log."""
+    run = fresh(runs[f"{name}-1000"], tmp_path)
+    for queue_file in (runs[name] / "qm").glob("*.mqq"):
+        shutil.copyfile(queue_file, run / "qm" / queue_file.name)
+    refused(run, "PAIR.00000.mqq, log address <0:0:81:64516>", "holds a message put at log address <0:0:81:64516>",
+            "the log is older than the queue files")
+
+
+# -- row 6: an older control file restored -------------------------------------------------------
+
+def test_row6_an_older_control_file_restored_is_refused_circular(runs, tmp_path):
+    run = fresh(runs["circular"], tmp_path)
+    shutil.copyfile(runs["circular-1000"] / "qm" / "amqhlctl.lfh", run / "qm" / "amqhlctl.lfh")
+    refused(run, "S0000000.LOG, offset 0, log address <0:0:48:0>", "AMQ6762E", "its first page holds LSN <0:0:84:0>")
+
+
+def test_row6_an_older_control_file_restored_is_refused_linear(runs, tmp_path):
+    run = fresh(runs["linear"], tmp_path)
+    shutil.copyfile(runs["linear-1000"] / "qm" / "amqhlctl.lfh", run / "qm" / "amqhlctl.lfh")
+    refused(run, "S0000013.LOG, offset 0, log address <0:0:52:0>", "AMQ6762E",
+            "has given it no log yet (an older control file restored")
+
+
+# -- row 7: the BSDS replaced by an archive's BSDS copy (z/OS) -----------------------------------
+
+@pytest.mark.parametrize("name", ["zos-dual", "zos-single"])
+def test_row7_the_bsds_replaced_by_an_archives_copy_is_refused(runs, tmp_path, name):
+    """The copy beside archive 19, made when DS01 held RBAs 480000-4BFFFF; DS01 has since
+    been reused for 540000 on: CSQJ102E, and restart writes nothing over the newer log."""
+    run = fresh(runs[name], tmp_path)
+    for bsds in ("BSDS01", "BSDS02"):
+        if (run / "qm" / bsds).exists():
+            shutil.copyfile(run / "qm" / "CSQARC1.B0000019", run / "qm" / bsds)
+    refused(run, "LOGCOPY1.DS01, offset 0, log address 0000000000540000",
+            "CSQJ102E LOG RBA CONTENT OF LOG DATA SET DSNAME=LOGCOPY1.DS01, STARTRBA=0000000000480000, "
+            "ENDRBA=00000000004BFFFF, DOES NOT AGREE WITH BSDS INFORMATION")
+
+
+def test_row7_a_data_set_swapped_is_refused(runs, tmp_path):
+    run = fresh(runs["zos-dual"], tmp_path)
+    qm = run / "qm"
+    for copy in (1, 2):
+        (qm / f"LOGCOPY{copy}.DS02").rename(qm / "swap")
+        (qm / f"LOGCOPY{copy}.DS03").rename(qm / f"LOGCOPY{copy}.DS02")
+        (qm / "swap").rename(qm / f"LOGCOPY{copy}.DS03")
+    refused(run, "LOGCOPY1.DS02, offset 0", "CSQJ102E", "DSNAME=LOGCOPY1.DS02, STARTRBA=00000000004C0000",
+            "its first CI holds RBA 0000000000500000")
+
+
+# -- row 8: both copies zeroed below the BSDS's high-water mark (z/OS) ---------------------------
+
+@pytest.mark.parametrize("name", ["zos-dual", "zos-single"])
+def test_row8_a_data_set_zeroed_below_the_bsds_high_water_mark_is_refused(runs, tmp_path, name):
+    run = fresh(runs[name], tmp_path)
+    for copy in (1, 2) if name == "zos-dual" else (1,):
+        zero(run / "qm" / f"LOGCOPY{copy}.DS01", 5)
+    refused(run, "LOGCOPY1.DS01, offset 20480, log address 0000000000545000", "page unwritten",
+            "the log ends below its high-water mark")
+
+
+# -- row 9: the tail of the active data set zeroed, or a 17-page hole (z/OS) ---------------------
+
+@pytest.mark.parametrize("name", ["zos-dual", "zos-single"])
+@pytest.mark.parametrize("pages", [17, 40])
+def test_row9_a_hole_longer_than_16_cis_is_refused(runs, tmp_path, name, pages):
+    run = fresh(runs[name], tmp_path)
+    for copy in (1, 2) if name == "zos-dual" else (1,):
+        zero(run / "qm" / f"LOGCOPY{copy}.DS01", 1, pages)
+    refused(run, "LOGCOPY1.DS01, offset 4096, log address 0000000000541000",
+            f"the first of {pages} bad pages in a row", "good pages follow them")
+
+
+def test_row9_the_tail_zeroed_below_the_bsds_high_water_mark_is_refused(runs, tmp_path):
+    run = fresh(runs["zos-single"], tmp_path)
+    zero(run / "qm" / "LOGCOPY1.DS01", 12)
+    refused(run, "LOGCOPY1.DS01, offset 49152, log address 000000000054C000", "the log ends below its high-water mark")
