@@ -24,7 +24,9 @@ from mqlog.core.workload.spec import BUILTINS, build_spec
 from mqlog.core.disk.storage import MemoryStorage
 from mqlog.platforms import choose
 
-TARGET = 0.2
+#: 0.2 until issue 35 asked for every target 15% from what main measures (0.21 on both
+#: platforms, 2026-11-29, after the all-zero page check became one memcmp)
+TARGET = 0.18
 
 
 #: one checkpoint, at the start: nothing switches or counts up to another

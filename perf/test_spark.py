@@ -2,7 +2,7 @@
 
 * Speed-up: the 16 tasks over 2 cores (16 partitions on ``local[2]``) against the same tasks
   one after another (one partition: what ``local[1]`` would do), in one session: at least
-  1.6 ×.
+  1.5 ×.
 * Overhead: the 16 runs as Spark tasks on ``local[2]`` against the same 16 runs in a plain
   loop in this process: at most 1.5 × its wall time.
 """
@@ -15,7 +15,8 @@ import pytest
 
 from mqlog.spark.compare import check_matrix, run_cell
 
-SPEEDUP_TARGET = 1.6
+#: 1.6 until issue 35 asked for every target 15% from what main measures (1.72-1.74)
+SPEEDUP_TARGET = 1.5
 OVERHEAD_TARGET = 1.5
 
 
