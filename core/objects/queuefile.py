@@ -36,22 +36,17 @@ from mqlog.core.errors import ParameterError, QueueFileError, SimulatedCrash, St
 from mqlog.core.objects.queuelayout import (BLOCK_SIZE, DATA_HEAD, DATA_HEADER_SIZE, DATA_MAGIC, ENTRY, ENTRY_SIZE,
                                             FILE_SUFFIX, HEADER_SLOTS, MAX_MESSAGE_LENGTH, META_HEAD, META_PAYLOAD,
                                             NOT_WRITTEN, SLOT_NAMES, TRUNCATE_MIN_EXCESS, TRUNCATE_MIN_PERCENT, U64,
-                                            UNWRITTEN_SLOT, FileHeader, IoCost, MessageState, StoredMessage,
-                                            blocks_for, decode_meta, encode_meta, encode_space_map, file_name_for,
-                                            free_runs, list_queue_files, merge_runs, meta_blocks_for,
-                                            queue_name_for, top_of_use)
+                                            UNWRITTEN_SLOT, Directory, FileHeader, IoCost, MessageState,
+                                            StoredMessage, blocks_for, decode_meta, encode_meta, encode_space_map,
+                                            file_name_for, free_runs, list_queue_files, merge_runs,
+                                            meta_blocks_for, queue_name_for, top_of_use)
 
 # What importers take from here (the layout's values and names among them).
 __all__ = [
-    "BLOCK_SIZE", "FILE_SUFFIX", "MAX_MESSAGE_LENGTH", "NOT_WRITTEN", "IoCost", "MessageState",
+    "BLOCK_SIZE", "FILE_SUFFIX", "MAX_MESSAGE_LENGTH", "NOT_WRITTEN", "Directory", "IoCost", "MessageState",
     "QueueFile", "StoredMessage", "blocks_for", "file_name_for", "list_queue_files",
     "queue_name_for",
 ]
-
-
-def _pack(m: StoredMessage) -> bytes:
-    """A directory entry's bytes (docs/FORMAT.md, "Queue files")."""
-    return ENTRY.pack(m.msg_id, m.state, m.length, m.uow, m.put_address, m.first_block, m.blocks, m.data_crc)
 
 
 def _msg_text(msg_id: bytes) -> str:
@@ -74,14 +69,15 @@ class QueueFile:
     """One queue's file: the staged view of its messages and the durable version on storage.
 
     Use :meth:`create` or :meth:`open`. ``messages`` is the staged view (what the next
-    :meth:`flush` writes), in put order; ``version`` is the sequence number of the durable
+    :meth:`flush` writes), in put order, a :class:`Directory` (a read-only mapping of
+    message id to :class:`StoredMessage`); ``version`` is the sequence number of the durable
     version. Staging (:meth:`put`, :meth:`set_state`, :meth:`remove`, :meth:`alter`) does
-    no I/O. The ``messages`` dict is updated in place, never replaced, so callers may keep
-    a reference to it.
+    no I/O. ``messages`` is updated in place, never replaced, so callers may keep a
+    reference to it.
     """
 
     def __init__(self, storage: Storage, queue_name: str, *, header: FileHeader, attributes: str,
-                 messages: dict[bytes, StoredMessage], free: list[tuple[int, int]],
+                 messages: Directory, free: list[tuple[int, int]],
                  prev_extent: int) -> None:
         self.storage = storage
         self.queue_name = queue_name
@@ -97,11 +93,6 @@ class QueueFile:
         self._free = free
         #: data of staged messages not yet written, in put order
         self._pending: dict[bytes, bytes] = {}
-        #: each staged message's directory entry, packed (ENTRY), kept as the entry changes: a
-        #: flush joins them instead of packing every entry again, so its CPU follows what
-        #: changed, not the queue's depth (the bytes it writes still span the directory).
-        #: Packed from the entries, not copied from the file: unused bytes are written as zeros.
-        self._packed: dict[bytes, bytes] = {msg_id: _pack(m) for msg_id, m in messages.items()}
         #: runs the durable version uses that the staged view no longer does
         self._to_free: list[tuple[int, int]] = []
         self._dirty = False
@@ -140,7 +131,7 @@ class QueueFile:
         stream = attr_bytes + encode_space_map(extent, [])
         image = header.to_bytes() + bytes(BLOCK_SIZE) + encode_meta(stream, meta_blocks, 1)
         storage.replace(file_name, image)
-        return cls(storage, queue_name, header=header, attributes=attributes, messages={},
+        return cls(storage, queue_name, header=header, attributes=attributes, messages=Directory(),
                    free=[], prev_extent=0)
 
     @classmethod
@@ -216,7 +207,9 @@ class QueueFile:
         if extent % 8 and bitmap[-1] >> (extent % 8):
             raise fail(f"space map marks blocks beyond the {extent} in use", where(attr_len + map_bytes - 1))
 
-        messages: dict[bytes, StoredMessage] = {}
+        # Each entry is packed again from its fields, not copied from the file: unused bytes
+        # are written back as zeros.
+        messages = Directory()
         runs = [(0, HEADER_SLOTS, -1), (mfirst, mblocks, -1)]  # (first, count, entry position)
         pos = attr_len + map_bytes
         states = MessageState
@@ -232,8 +225,7 @@ class QueueFile:
                            f"are outside the {extent} in use", where(pos))
             if msg_id in messages:
                 raise fail(f"{_msg_text(msg_id)} has two directory entries", where(pos))
-            messages[msg_id] = StoredMessage(msg_id, states(state), uow, length, first, blocks, crc,
-                                             put_address)
+            messages.set(StoredMessage(msg_id, states(state), uow, length, first, blocks, crc, put_address))
             runs.append((first, blocks, pos))
             pos += ENTRY_SIZE
 
@@ -290,9 +282,8 @@ class QueueFile:
         data = bytes(data)
         if len(data) > MAX_MESSAGE_LENGTH:
             raise ParameterError("len(data)", len(data), f"at most {MAX_MESSAGE_LENGTH} bytes")
-        stored = self.messages[msg_id] = StoredMessage(msg_id, state, uow, len(data), NOT_WRITTEN,
-                                                       blocks_for(len(data)), zlib.crc32(data), put_address)
-        self._packed[msg_id] = _pack(stored)
+        self.messages.set(StoredMessage(msg_id, state, uow, len(data), NOT_WRITTEN, blocks_for(len(data)),
+                                        zlib.crc32(data), put_address))
         self._pending[msg_id] = data
         self._dirty = True
 
@@ -304,16 +295,14 @@ class QueueFile:
         _check_u64("uow", uow)
         if stored.state is state and stored.uow == uow:
             return
-        stored = self.messages[msg_id] = attrs.evolve(stored, state=state, uow=uow)
-        self._packed[msg_id] = _pack(stored)
+        self.messages.set(attrs.evolve(stored, state=state, uow=uow))
         self._dirty = True
 
     def remove(self, msg_id: bytes) -> None:
         """Stage the removal of a message; its blocks are freed by the next flush."""
         self._usable()
         stored = self._get(msg_id)
-        del self.messages[msg_id]
-        del self._packed[msg_id]
+        self.messages.discard(msg_id)
         if stored.first_block == NOT_WRITTEN:
             del self._pending[msg_id]
         else:
@@ -354,10 +343,10 @@ class QueueFile:
         free = [[start, count] for start, count in self._free]
         tail = old_extent
         placed = self._place_messages(free, tail)
-        for msg_id in self._pending:
+        for msg_id, data in self._pending.items():
             if msg_id not in placed:  # did not fit a hole: append in put order
                 placed[msg_id] = tail
-                tail += self.messages[msg_id].blocks
+                tail += blocks_for(len(data))
         freed = sorted(self._to_free)
         freed = merge_runs(freed, [self._meta])
         attr_bytes = self.attributes.encode("utf-8")
@@ -385,22 +374,20 @@ class QueueFile:
 
         stream = bytearray(attr_bytes)
         stream += encode_space_map(extent, new_free)
-        # The entries as staged, the newly placed ones with their blocks (packed here; kept
-        # once the flush is durable, below).
-        packed = self._packed
-        unplaced = {msg_id: packed[msg_id] for msg_id in placed}
-        messages = self.messages
-        for msg_id, first in placed.items():
-            m = messages[msg_id]
-            packed[msg_id] = ENTRY.pack(msg_id, m.state, m.length, m.uow, m.put_address, first, m.blocks, m.data_crc)
+        # The entries as staged, the newly placed ones with their blocks (placed here, taken
+        # back if the new version does not become the durable one). Joining the packed
+        # entries costs C speed per entry; the bytes still span the whole directory.
+        directory = self.messages
+        unplaced = {msg_id: directory.place(msg_id, first) for msg_id, first in placed.items()}
         version = self.version
         try:
-            stream += b"".join(map(packed.__getitem__, messages))
+            stream += directory.stream()
             return self._write_version(stream, meta_first, meta_blocks, extent, placed, attr_bytes, new_free,
                                        old_extent)
         except BaseException:
-            if self.version == version:  # the new version never became the durable one
-                packed.update(unplaced)
+            if self.version == version:
+                for msg_id, entry in unplaced.items():
+                    directory.set_packed(msg_id, entry)
             raise
 
     def _write_version(self, stream: bytearray, meta_first: int, meta_blocks: int, extent: int,
@@ -411,8 +398,8 @@ class QueueFile:
         meta = encode_meta(stream, meta_blocks, sequence)
 
         # Everything new, in address order; each run of adjacent blocks is one write.
-        messages, pending = self.messages, self._pending
-        pieces = sorted([(first, messages[msg_id].blocks, msg_id) for msg_id, first in placed.items()]
+        pending = self._pending
+        pieces = sorted([(first, blocks_for(len(pending[msg_id])), msg_id) for msg_id, first in placed.items()]
                         + [(meta_first, meta_blocks, None)])
         pieces.append((-1, 0, None))
         writes: list[int] = []
@@ -458,10 +445,6 @@ class QueueFile:
         self.version, self._slot, self._extent = sequence, slot, extent
         self._meta = (meta_first, meta_blocks)
         self._free = new_free
-        for msg_id, first in placed.items():
-            m = messages[msg_id]
-            messages[msg_id] = StoredMessage(msg_id, m.state, m.uow, m.length, first, m.blocks,
-                                             m.data_crc, m.put_address)
         self._pending.clear()
         self._to_free.clear()
         self._dirty = False
@@ -480,8 +463,8 @@ class QueueFile:
         if not free or not self._pending:
             return placed
         by_size: dict[int, deque[bytes]] = {}
-        for msg_id in self._pending:
-            by_size.setdefault(self.messages[msg_id].blocks, deque()).append(msg_id)
+        for msg_id, data in self._pending.items():
+            by_size.setdefault(blocks_for(len(data)), deque()).append(msg_id)
         sizes = sorted(by_size)
         for run in free:
             while sizes and run[1] >= sizes[0]:
@@ -568,9 +551,6 @@ class QueueFile:
             else:
                 require(msg_id not in self._pending, f"{_msg_text(msg_id)} is written and pending")
                 runs.append((m.first_block, m.blocks))
-        require(self._packed.keys() == self.messages.keys()
-                and all(self._packed[i] == _pack(m) for i, m in self.messages.items()),
-                "a packed directory entry disagrees with its message")
         require(len(self._pending) == sum(1 for m in self.messages.values()
                                           if m.first_block == NOT_WRITTEN),
                 "pending data of a message no longer staged")

@@ -21,7 +21,7 @@ import heapq
 import re
 import struct
 import zlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Mapping
 
 import attrs
 import numpy as np
@@ -86,7 +86,7 @@ class MessageState(enum.IntEnum):
     GOT_UNCOMMITTED = 3
 
 
-@attrs.frozen(slots=True)
+@attrs.frozen(slots=True, weakref_slot=False)
 class StoredMessage:
     """One directory entry: a message as the queue file knows it (not its data)."""
 
@@ -98,6 +98,87 @@ class StoredMessage:
     blocks: int  #: whole blocks taken: header and data
     data_crc: int  #: CRC-32 of the data
     put_address: int  #: the log address of its put record
+
+
+#: where ``first_block`` lies in a packed ENTRY (after msg id, state, padding, length, uow
+#: and put address), so that a flush can place a message without unpacking its entry
+_FIRST_AT = 48
+_STATES = (None, MessageState.COMMITTED, MessageState.PUT_UNCOMMITTED, MessageState.GOT_UNCOMMITTED)
+
+
+def pack_entry(m: StoredMessage) -> bytes:
+    """A directory entry's bytes (docs/FORMAT.md, "Queue files"); unused bytes are zeros."""
+    return ENTRY.pack(m.msg_id, m.state, m.length, m.uow, m.put_address, m.first_block, m.blocks, m.data_crc)
+
+
+def unpack_entry(entry: bytes) -> StoredMessage:
+    msg_id, state, length, uow, put_address, first, blocks, crc = ENTRY.unpack(entry)
+    return StoredMessage(msg_id, _STATES[state], uow, length, first, blocks, crc, put_address)
+
+
+class Directory(Mapping):
+    """A queue file's staged message directory: message id -> :class:`StoredMessage`, in put
+    order, each entry held only as its packed bytes (ENTRY, what a flush writes).
+
+    One bytes object a message, not a value object as well: a deep queue's directory is the
+    bulk of what a queue manager holds per message, and bytes are not traced by Python's
+    garbage collector. Reading an entry unpacks it (a :class:`StoredMessage` is a snapshot,
+    not a live view); :class:`~mqlog.core.objects.queuefile.QueueFile` changes entries
+    through :meth:`set`, :meth:`place` and :meth:`discard`."""
+
+    __slots__ = ("_packed",)
+
+    def __init__(self) -> None:
+        self._packed: dict[bytes, bytes] = {}
+
+    def __getitem__(self, msg_id: bytes) -> StoredMessage:
+        return unpack_entry(self._packed[msg_id])
+
+    def get(self, msg_id: bytes, default=None):
+        entry = self._packed.get(msg_id)
+        return default if entry is None else unpack_entry(entry)
+
+    def __contains__(self, msg_id: object) -> bool:
+        return msg_id in self._packed
+
+    def __iter__(self) -> Iterator[bytes]:
+        return iter(self._packed)
+
+    def __len__(self) -> int:
+        return len(self._packed)
+
+    def __repr__(self) -> str:
+        return f"Directory({len(self._packed)} entries)"
+
+    def state_of(self, msg_id: bytes) -> tuple[MessageState, int] | None:
+        """(state, owning unit of work) of a message, or None if it has no entry."""
+        entry = self._packed.get(msg_id)
+        if entry is None:
+            return None
+        return _STATES[entry[24]], int.from_bytes(entry[32:40], "little")
+
+    def packed(self, msg_id: bytes) -> bytes:
+        return self._packed[msg_id]
+
+    def set(self, m: StoredMessage) -> None:
+        """Add or replace the entry of ``m.msg_id`` (a replaced entry keeps its place)."""
+        self._packed[m.msg_id] = pack_entry(m)
+
+    def set_packed(self, msg_id: bytes, entry: bytes) -> None:
+        self._packed[msg_id] = entry
+
+    def place(self, msg_id: bytes, first_block: int) -> bytes:
+        """Give a message its first block; returns the entry as it was."""
+        entry = self._packed[msg_id]
+        self._packed[msg_id] = entry[:_FIRST_AT] + first_block.to_bytes(8, "little") + entry[_FIRST_AT + 8:]
+        return entry
+
+    def discard(self, msg_id: bytes) -> bytes:
+        return self._packed.pop(msg_id)
+
+    def stream(self) -> bytes:
+        """Every entry's bytes, in put order: the directory as a flush writes it."""
+        return b"".join(self._packed.values())
 
 
 @attrs.frozen

@@ -133,7 +133,7 @@ class Available(MutableMapping):
         self._heap.clear()
 
 
-@attrs.define(slots=True, eq=False)
+@attrs.define(slots=True, eq=False, weakref_slot=False)  # one a message held: no slot it never uses
 class Message:
     """One message on a queue."""
 
@@ -280,7 +280,7 @@ class Queue:
         changed = [msg_id for msg_id in self.dirty if msg_id in messages or msg_id in in_file]
         for msg_id in sorted(changed):  # sorted: the same changes always give the same file
             m = self.messages.get(msg_id)
-            stored = in_file.get(msg_id)
+            stored = in_file.state_of(msg_id)  # (state, uow) in the file, None if not there
             if m is None or not m.persistent:
                 if stored is not None:
                     file.remove(msg_id)
@@ -311,7 +311,7 @@ class Queue:
                 if m.data is None:  # cannot happen: data leaves memory only once in the file
                     raise AssertionError(f"message {msg_id!r} of {self.name} has no data to write")
                 file.put(msg_id, m.data, target[0], target[1], m.put_address)
-            elif (stored.state, stored.uow) != target:
+            elif stored != target:
                 file.set_state(msg_id, *target)
         written = self.dirty - keep
         self.dirty = keep

@@ -54,7 +54,7 @@ class UowState(enum.Enum):
     ENDED = "ended"
 
 
-@attrs.frozen
+@attrs.frozen(weakref_slot=False)  # one a message in a unit of work: no slot it never uses
 class Op:
     """One operation of a unit of work, remembered so that backout needs no log read."""
 

@@ -27,7 +27,7 @@ import attrs
 from mqlog.core.objects.queuefile import MessageState
 
 
-@attrs.define
+@attrs.define(weakref_slot=False)  # one a message put: no slot it never uses
 class _Msg:
     queue: str
     persistent: bool

@@ -7,6 +7,7 @@ import functools
 import random
 import re
 import zlib
+from collections.abc import Mapping
 from pathlib import Path
 
 import attrs
@@ -610,7 +611,7 @@ def test_list_queue_files_skips_other_files():
     storage.replace("S0000000.LOG", b"")
     storage.replace("%41.mqq", b"")  # not a name file_name_for makes
     assert list_queue_files(storage) == ["Q.A", "Q.B", "q/a"]
-    assert isinstance(QueueFile.open(storage, "q/a")[0].messages, dict)
+    assert isinstance(QueueFile.open(storage, "q/a")[0].messages, Mapping)
 
 
 def test_stored_message_is_a_value():
