@@ -21,7 +21,7 @@ import heapq
 import re
 import struct
 import zlib
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable
 
 import attrs
 import numpy as np
@@ -34,7 +34,7 @@ from mqlog.core.errors import ParameterError
 BLOCK_SIZE = 512
 #: Blocks 0 and 1 are header slots A and B; everything else starts at block 2.
 HEADER_SLOTS = 2
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: the directory in blocks of its own behind an index (1: in the metadata run)
 FILE_SUFFIX = ".mqq"
 MAX_NAME_LENGTH = 48
 #: MQ's largest message (MAXMSGL 100 MB); the directory stores lengths in 4 bytes.
@@ -48,10 +48,11 @@ TRUNCATE_MIN_PERCENT = 1
 
 HEADER_MAGIC = b"MQQH"
 META_MAGIC = b"MQQM"
+DIR_MAGIC = b"MQQE"
 DATA_MAGIC = b"MQQD"
 
 # Header block: the fields, zeros, then the CRC-32 of bytes 0..507 in the last 4 bytes.
-_HEADER = struct.Struct("<4sBBHQQQQQQ48s")
+_HEADER = struct.Struct("<4sBBHQQQQQQ48sQ")
 # Metadata block: magic, index in the run, sequence; 492 payload bytes; CRC-32 at 508.
 META_HEAD = struct.Struct("<4sIQ")
 META_PAYLOAD = BLOCK_SIZE - META_HEAD.size - 4  # 492
@@ -59,6 +60,13 @@ META_PAYLOAD = BLOCK_SIZE - META_HEAD.size - 4  # 492
 # block count, data CRC.
 ENTRY = struct.Struct("<24sB3xIQQQII")
 ENTRY_SIZE = ENTRY.size  # 64
+# Directory block: magic, entries in it, 2 reserved, sequence of the version that wrote it;
+# up to ENTRIES_PER_BLOCK entries; zeros; CRC-32 at 508.
+DIR_HEAD = struct.Struct("<4sHHQ")
+ENTRIES_PER_BLOCK = (BLOCK_SIZE - DIR_HEAD.size - 4) // ENTRY_SIZE  # 7
+# Directory index entry (in the metadata stream, one per directory block, in queue order):
+# the block, its CRC-32 (as stored in its last 4 bytes), the entries it holds, 2 reserved.
+INDEX = struct.Struct("<QIH2x")
 # First bytes of a message's first block: magic, data length, msg id.
 DATA_HEAD = struct.Struct("<4sI24s")
 DATA_HEADER_SIZE = DATA_HEAD.size  # 32
@@ -102,8 +110,8 @@ class StoredMessage:
 
 #: where ``first_block`` lies in a packed ENTRY (after msg id, state, padding, length, uow
 #: and put address), so that a flush can place a message without unpacking its entry
-_FIRST_AT = 48
-_STATES = (None, MessageState.COMMITTED, MessageState.PUT_UNCOMMITTED, MessageState.GOT_UNCOMMITTED)
+FIRST_AT = 48
+STATES = (None, MessageState.COMMITTED, MessageState.PUT_UNCOMMITTED, MessageState.GOT_UNCOMMITTED)
 
 
 def pack_entry(m: StoredMessage) -> bytes:
@@ -113,72 +121,7 @@ def pack_entry(m: StoredMessage) -> bytes:
 
 def unpack_entry(entry: bytes) -> StoredMessage:
     msg_id, state, length, uow, put_address, first, blocks, crc = ENTRY.unpack(entry)
-    return StoredMessage(msg_id, _STATES[state], uow, length, first, blocks, crc, put_address)
-
-
-class Directory(Mapping):
-    """A queue file's staged message directory: message id -> :class:`StoredMessage`, in put
-    order, each entry held only as its packed bytes (ENTRY, what a flush writes).
-
-    One bytes object a message, not a value object as well: a deep queue's directory is the
-    bulk of what a queue manager holds per message, and bytes are not traced by Python's
-    garbage collector. Reading an entry unpacks it (a :class:`StoredMessage` is a snapshot,
-    not a live view); :class:`~mqlog.core.objects.queuefile.QueueFile` changes entries
-    through :meth:`set`, :meth:`place` and :meth:`discard`."""
-
-    __slots__ = ("_packed",)
-
-    def __init__(self) -> None:
-        self._packed: dict[bytes, bytes] = {}
-
-    def __getitem__(self, msg_id: bytes) -> StoredMessage:
-        return unpack_entry(self._packed[msg_id])
-
-    def get(self, msg_id: bytes, default=None):
-        entry = self._packed.get(msg_id)
-        return default if entry is None else unpack_entry(entry)
-
-    def __contains__(self, msg_id: object) -> bool:
-        return msg_id in self._packed
-
-    def __iter__(self) -> Iterator[bytes]:
-        return iter(self._packed)
-
-    def __len__(self) -> int:
-        return len(self._packed)
-
-    def __repr__(self) -> str:
-        return f"Directory({len(self._packed)} entries)"
-
-    def state_of(self, msg_id: bytes) -> tuple[MessageState, int] | None:
-        """(state, owning unit of work) of a message, or None if it has no entry."""
-        entry = self._packed.get(msg_id)
-        if entry is None:
-            return None
-        return _STATES[entry[24]], int.from_bytes(entry[32:40], "little")
-
-    def packed(self, msg_id: bytes) -> bytes:
-        return self._packed[msg_id]
-
-    def set(self, m: StoredMessage) -> None:
-        """Add or replace the entry of ``m.msg_id`` (a replaced entry keeps its place)."""
-        self._packed[m.msg_id] = pack_entry(m)
-
-    def set_packed(self, msg_id: bytes, entry: bytes) -> None:
-        self._packed[msg_id] = entry
-
-    def place(self, msg_id: bytes, first_block: int) -> bytes:
-        """Give a message its first block; returns the entry as it was."""
-        entry = self._packed[msg_id]
-        self._packed[msg_id] = entry[:_FIRST_AT] + first_block.to_bytes(8, "little") + entry[_FIRST_AT + 8:]
-        return entry
-
-    def discard(self, msg_id: bytes) -> bytes:
-        return self._packed.pop(msg_id)
-
-    def stream(self) -> bytes:
-        """Every entry's bytes, in put order: the directory as a flush writes it."""
-        return b"".join(self._packed.values())
+    return StoredMessage(msg_id, STATES[state], uow, length, first, blocks, crc, put_address)
 
 
 @attrs.frozen
@@ -385,11 +328,13 @@ class FileHeader:
     message_count: int
     attributes_length: int
     queue_name: str
+    directory_blocks: int = 0  #: blocks of the message directory (entries in the index)
 
     def to_bytes(self) -> bytes:
         head = _HEADER.pack(HEADER_MAGIC, FORMAT_VERSION, self.slot, 0, self.sequence, self.extent,
                             self.meta_first, self.meta_blocks, self.message_count,
-                            self.attributes_length, self.queue_name.encode("ascii").ljust(48))
+                            self.attributes_length, self.queue_name.encode("ascii").ljust(48),
+                            self.directory_blocks)
         block = head + bytes(_CRC_AT - len(head))
         return block + zlib.crc32(block).to_bytes(4, "little")
 
@@ -404,7 +349,7 @@ class FileHeader:
         if zlib.crc32(block[:_CRC_AT]) != int.from_bytes(block[_CRC_AT:BLOCK_SIZE], "little"):
             return "bad CRC"
         (magic, version, stored_slot, _res, sequence, extent, meta_first, meta_blocks, count,
-         attr_len, name) = _HEADER.unpack_from(block)
+         attr_len, name, directory_blocks) = _HEADER.unpack_from(block)
         if magic != HEADER_MAGIC:
             return f"bad magic {magic!r}"
         if version != FORMAT_VERSION:
@@ -415,7 +360,7 @@ class FileHeader:
             queue_name = name.decode("ascii").rstrip(" ")
         except UnicodeDecodeError:
             return "queue name is not ASCII"
-        return cls(slot, sequence, extent, meta_first, meta_blocks, count, attr_len, queue_name)
+        return cls(slot, sequence, extent, meta_first, meta_blocks, count, attr_len, queue_name, directory_blocks)
 
 
 def encode_meta(stream: bytes | bytearray, meta_blocks: int, sequence: int) -> bytearray:
@@ -441,6 +386,37 @@ def encode_meta(stream: bytes | bytearray, meta_blocks: int, sequence: int) -> b
     view.release()
     grid[:, _CRC_AT:] = crcs.view(np.uint8).reshape(meta_blocks, 4)
     return out
+
+
+def encode_directory_block(entries: list[bytes], sequence: int) -> bytes:
+    """One directory block: its head, the packed entries (at most ENTRIES_PER_BLOCK), zeros
+    and the CRC-32 of bytes 0..507."""
+    body = DIR_HEAD.pack(DIR_MAGIC, len(entries), 0, sequence) + b"".join(entries)
+    body += bytes(_CRC_AT - len(body))
+    return body + zlib.crc32(body).to_bytes(4, "little")
+
+
+def block_crc(block: bytes) -> int:
+    """The CRC-32 a block stores in its last 4 bytes."""
+    return int.from_bytes(block[_CRC_AT:BLOCK_SIZE], "little")
+
+
+def decode_directory_block(raw, block: int, crc: int, count: int, fail) -> memoryview:
+    """The packed entries of directory block ``block`` (``raw``: its 512 bytes), checked
+    against what the index says of it: its CRC (so a block left from another version, even
+    one whose own CRC is good, is refused), magic and entry count."""
+    offset = block * BLOCK_SIZE
+    stored = block_crc(raw)
+    if zlib.crc32(raw[:_CRC_AT]) != stored:
+        raise fail(f"directory block {block} fails its CRC", offset)
+    if stored != crc:
+        raise fail(f"block {block} is not the directory block the index names (its CRC is "
+                   f"{stored:08X}, the index says {crc:08X}: left from another version)", offset)
+    magic, stored_count, _res, _seq = DIR_HEAD.unpack_from(raw)
+    if magic != DIR_MAGIC or stored_count != count:
+        raise fail(f"block {block} is not a directory block of {count} entries (magic {magic!r}, "
+                   f"{stored_count} entries)", offset)
+    return memoryview(raw)[DIR_HEAD.size:DIR_HEAD.size + count * ENTRY_SIZE]
 
 
 def decode_meta(raw: bytes, first: int, sequence: int, fail) -> bytes:
