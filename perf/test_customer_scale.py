@@ -37,11 +37,14 @@ CHILD = Path(__file__).with_name("scale_child.py")
 #: z/OS on a quiet machine; 1.54 once while another process shared it: the 600-application run
 #: is long enough for a busy spell to land in it)
 CONCURRENCY_TARGET = 1.6
-#: cost per message of the log-fill, 10^6 over 25,000 (measured 1.9: each spill still rewrites
-#: the queue file's whole directory, now at C speed)
-FILL_GROWTH_TARGET = 2.3
-#: resident bytes per message held beyond the baseline and the files (measured about 1,240)
-MEMORY_PER_MESSAGE_TARGET = 1450
+#: cost per message of the log-fill, 10^6 over 25,000: issue 35's target (measured 0.94-0.97
+#: since queue-file format 2 writes only the directory blocks a spill changed; 1.4-1.9 before,
+#: when each spill rewrote the whole directory)
+FILL_GROWTH_TARGET = 1.25
+#: resident bytes per message held beyond the baseline and the files (measured about 884 since
+#: the queue file keeps each entry once, packed; about 1,140 before). Issue 35 asks for 500:
+#: perf/README.md says what stands between.
+MEMORY_PER_MESSAGE_TARGET = 1020
 
 
 def cost_per_call(platform: str, each: int, duration: float) -> float:
@@ -98,6 +101,6 @@ def test_log_fill_cost_per_message_is_flat_and_its_memory_bounded(benchmark, gat
     gate.record("log-fill cost per message, 10^6 over 25,000", growth, FILL_GROWTH_TARGET, "<=",
                 f"{small['wall_s'] / small['messages'] * 1e6:.1f} -> {large['wall_s'] / large['messages'] * 1e6:.1f} "
                 f"us/message")
-    gate.record("log-fill memory per message held, bytes over 1450", per_message / MEMORY_PER_MESSAGE_TARGET, 1.0,
+    gate.record("log-fill memory per message held, bytes over 1020", per_message / MEMORY_PER_MESSAGE_TARGET, 1.0,
                 "<=", f"{per_message:,.0f} bytes a message beyond the baseline and the {large['storage_bytes'] / 1e6:,.0f} "
                 f"MB of files held")

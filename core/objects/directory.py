@@ -28,6 +28,10 @@ from mqlog.core.objects.queuelayout import (BLOCK_SIZE, DIR_HEAD, ENTRIES_PER_BL
                                             decode_directory_block, pack_entry, unpack_entry)
 
 _MSG_ID = 24  # the bytes of an entry that are its message id
+#: ``open`` reads directory blocks up to this many blocks apart (32 KiB) in one request, the
+#: blocks between read and dropped: a request costs a device latency, a few KiB more cost
+#: little (an assumption, below Linux's default read-ahead of 128 KiB)
+READ_THROUGH_BLOCKS = 64
 _index_of = attrgetter("index")
 
 
@@ -36,7 +40,7 @@ class _Page:
     holds them: ``block`` (0: in no durable version yet) with ``index``, its index entry;
     ``prev``/``next``: the pages before and after it."""
 
-    __slots__ = ("key", "entries", "block", "index", "prev", "next")
+    __slots__ = ("key", "entries", "block", "index", "prev", "next", "group")
 
     def __init__(self, key: int, prev: _Page | None) -> None:
         self.key = key
@@ -45,6 +49,7 @@ class _Page:
         self.index = b""
         self.prev = prev
         self.next: _Page | None = None
+        self.group = -1  # the run of blocks the durable version holds it in (-1: none)
 
     def find(self, msg_id: bytes) -> int:
         for i, entry in enumerate(self.entries):
@@ -62,7 +67,7 @@ class Directory(Mapping):
     :meth:`flushed`. Every operation costs O(1) but a flush's, which costs O(pages changed)
     and the index's join (C speed, 16 bytes a page)."""
 
-    __slots__ = ("_where", "_pages", "_last", "_next_key", "_dirty", "_dropped")
+    __slots__ = ("_where", "_pages", "_last", "_next_key", "_dirty", "_dropped", "_groups", "_next_group")
 
     def __init__(self) -> None:
         self._where: dict[bytes, _Page] = {}  # message id -> its page; insertion = put order
@@ -73,6 +78,10 @@ class Directory(Mapping):
         #: blocks of durable pages that left the directory (emptied, merged): freed by the
         #: next flush that succeeds
         self._dropped: list[int] = []
+        #: the runs the durable version's directory blocks lie in, oldest first: group ->
+        #: its pages (written together by one flush, so read together by ``open``)
+        self._groups: dict[int, dict[int, _Page]] = {}
+        self._next_group = 0
 
     # -- reading -----------------------------------------------------------------------------
 
@@ -155,6 +164,7 @@ class Directory(Mapping):
     def _drop(self, page: _Page) -> None:
         del self._pages[page.key]
         self._dirty.pop(page.key, None)
+        self._leave_group(page)
         if page.block:
             self._dropped.append(page.block)
         if page.prev is not None:
@@ -166,6 +176,14 @@ class Directory(Mapping):
 
     # -- loading and flushing -----------------------------------------------------------------
 
+    def _leave_group(self, page: _Page) -> None:
+        if page.group >= 0:
+            members = self._groups[page.group]
+            del members[page.key]
+            if not members:
+                del self._groups[page.group]
+            page.group = -1
+
     def load_page(self, entries: list[bytes], block: int, index: bytes) -> None:
         """Append a page as the durable version holds it (``open``): clean, in ``block``."""
         page = self._new_page()
@@ -173,6 +191,19 @@ class Directory(Mapping):
         page.block, page.index = block, index
         for entry in entries:
             self._where[entry[:_MSG_ID]] = page
+
+    def group_loaded(self, runs: list[list[int]]) -> None:
+        """After ``open``: the blocks the directory was read from, run by run (address order),
+        each run a group."""
+        by_block = {page.block: page for page in self._pages.values()}
+        for run in runs:
+            group = self._next_group
+            self._next_group += 1
+            members = self._groups[group] = {}
+            for block in run:
+                page = by_block[block]
+                page.group = group
+                members[page.key] = page
 
     def prepare_flush(self) -> tuple[list[_Page], list[int]]:
         """The dirty pages in put order (a page at most half full first takes in the pages
@@ -192,13 +223,42 @@ class Directory(Mapping):
                 after = nxt.next
                 self._drop(nxt)
                 nxt = after
+        self._merge_groups()
         dirty = [self._dirty[key] for key in sorted(self._dirty)]
         return dirty, [page.block for page in dirty if page.block] + self._dropped
 
+    def _merge_groups(self) -> None:
+        """Keep the directory in few runs of blocks, so that ``open`` reads it in few requests:
+        a flush writes its changed blocks together, as a new run; while the newest run left
+        behind holds at most twice the blocks being written, its blocks are written again
+        with them (a log-structured merge). Runs then grow geometrically from newest to
+        oldest – O(log pages) of them – and a block is rewritten O(log pages) times over
+        its life, not at every flush."""
+        size = len(self._dirty)
+        if not size:
+            return
+        dirty, groups = self._dirty, self._groups
+        for group in reversed(list(groups)):
+            if len(groups[group]) > 2 * size + len(dirty):
+                break  # too big however many of its blocks are dirty already
+            members = [page for page in groups[group].values() if page.key not in dirty]
+            if len(members) > 2 * size:
+                break
+            for page in members:
+                dirty[page.key] = page
+            size += len(members)
+
     def flushed(self, pages: list[_Page], blocks: list[int], indexes: list[bytes]) -> None:
         """The flushed version is durable: ``pages`` are in ``blocks`` with those index entries."""
+        group = self._next_group
+        self._next_group += 1
+        members = self._groups[group] = {}
         for page, block, index in zip(pages, blocks, indexes):
-            page.block, page.index = block, index
+            self._leave_group(page)
+            page.block, page.index, page.group = block, index, group
+            members[page.key] = page
+        if not members:
+            del self._groups[group]
         self._dirty.clear()
         self._dropped.clear()
 
@@ -227,6 +287,11 @@ class Directory(Mapping):
             prev = page
         assert prev is self._last and (prev is None or prev.next is None), "the last page is not the newest"
         assert all(self._pages.get(k) is p for k, p in self._dirty.items()), "a dirty page left the directory"
+        for group, members in self._groups.items():
+            assert members and all(self._pages.get(k) is p and p.group == group for k, p in members.items()), \
+                f"directory run {group} holds a page that is not in it"
+        assert sum(map(len, self._groups.values())) == sum(1 for p in self._pages.values() if p.block), \
+            "a durable directory block is in no run, or in two"
         assert seen == len(self._where), "a message is filed under a page that does not hold it"
         order = [e[:_MSG_ID] for page in self._pages.values() for e in page.entries]
         assert order == list(self._where), "the pages are not in put order"
@@ -255,19 +320,21 @@ def read_directory(storage: Storage, file_name: str, index, index_at: Callable[[
 
     raw: dict[int, bytes] = {}
     reads: list[int] = []
+    read_runs: list[list[int]] = []
     wanted = sorted({block for block, _, _ in pages})
     start = 0
     for i in range(1, len(wanted) + 1):
-        if i < len(wanted) and wanted[i] == wanted[i - 1] + 1:
+        if i < len(wanted) and wanted[i] - wanted[i - 1] <= READ_THROUGH_BLOCKS:
             continue
-        first, n = wanted[start], i - start
+        first, n = wanted[start], wanted[i - 1] + 1 - wanted[start]
         data = storage.read(file_name, first * BLOCK_SIZE, n * BLOCK_SIZE)
         reads.append(n * BLOCK_SIZE)
         if len(data) < n * BLOCK_SIZE:
             raise fail(f"the file ends inside directory block {first + len(data) // BLOCK_SIZE}",
                        first * BLOCK_SIZE + len(data))
-        for j in range(n):
-            raw[first + j] = data[j * BLOCK_SIZE:(j + 1) * BLOCK_SIZE]
+        for block in wanted[start:i]:
+            raw[block] = data[(block - first) * BLOCK_SIZE:(block - first + 1) * BLOCK_SIZE]
+        read_runs.append(wanted[start:i])
         start = i
 
     directory = Directory()
@@ -294,6 +361,8 @@ def read_directory(storage: Storage, file_name: str, index, index_at: Callable[[
             runs.append((first, blocks, offset, "a directory entry"))
             offset += ENTRY_SIZE
         directory.load_page(page, block, INDEX.pack(block, crc, entries))
+    if len(wanted) == len(pages):  # (a block named twice is refused by the caller's overlap check)
+        directory.group_loaded(read_runs)
     return directory, runs, reads
 
 

@@ -339,18 +339,16 @@ class QueueFile:
         # does not become the durable one).
         unplaced = {msg_id: directory.place(msg_id, first) for msg_id, first in placed.items()}
         pages, page_freed = directory.prepare_flush()
-        # Changed directory blocks go into the holes left, in address order, then after the end.
-        page_blocks, hole = [], 0
-        for _ in pages:
-            while hole < len(free) and not free[hole][1]:
-                hole += 1
-            if hole < len(free):
-                page_blocks.append(free[hole][0])
-                free[hole][0] += 1
-                free[hole][1] -= 1
-            else:
-                page_blocks.append(tail)
-                tail += 1
+        # The directory blocks written go together, as one run (``open`` reads a run at a
+        # time): into the first hole that holds them all, in address order, else after the end.
+        hole = next((i for i, run in enumerate(free) if run[1] >= len(pages)), None) if pages else None
+        if hole is not None:
+            page_blocks = list(range(free[hole][0], free[hole][0] + len(pages)))
+            free[hole][0] += len(pages)
+            free[hole][1] -= len(pages)
+        else:
+            page_blocks = list(range(tail, tail + len(pages)))
+            tail += len(pages)
         freed = merge_runs(sorted(self._to_free + [(block, 1) for block in page_freed]), [self._meta])
         attr_bytes = self.attributes.encode("utf-8")
         fixed = len(attr_bytes) + INDEX.size * directory.pages

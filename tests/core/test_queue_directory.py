@@ -4,6 +4,8 @@ its index entry; removals out of order do not leave near-empty blocks behind."""
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
 from mqlog.core.disk.storage import MemoryStorage
@@ -43,10 +45,30 @@ def test_a_flush_writes_each_changed_block_once_however_many_of_its_entries_chan
     for i in range(7, 14):  # every entry of the second block
         qf.set_state(mid(i), PU, 3)
     one_block = qf.flush().write_bytes
-    qf.set_state(mid(100), PU, 3)
-    qf.set_state(mid(500), PU, 3)
-    two_blocks = qf.flush().write_bytes
-    assert two_blocks - one_block == BLOCK_SIZE
+    _, qf = _filled(700)
+    qf.set_state(mid(7), PU, 3)
+    assert qf.flush().write_bytes == one_block
+
+
+def test_the_directory_stays_in_few_runs_and_each_flush_writes_few_blocks():
+    """Flushes that each change one message anywhere in a deep queue: the blocks they write
+    are merged with the newest runs (a log-structured merge), so the directory stays in
+    O(log blocks) runs – what ``open`` reads, a request each – and a flush writes O(log)
+    blocks on average, not the directory."""
+    storage, qf = _filled(7_000)  # 1,000 directory blocks
+    rng = random.Random(5)
+    qf.set_state(mid(rng.randrange(7_000)), PU, 1)
+    single = qf.flush().write_bytes  # one block, the metadata run and the header
+    written = []
+    for step in range(300):
+        qf.set_state(mid(rng.randrange(7_000)), PU, step + 2)
+        written.append(qf.flush().write_bytes)
+        qf.check()
+    assert sum(written) / len(written) <= single + 12 * BLOCK_SIZE
+    again, cost = QueueFile.open(storage, "Q1")
+    again.check()
+    assert len(cost.reads) - 2 <= 12  # headers and metadata run, then one read a run
+    assert again.messages == qf.messages
 
 
 def test_a_directory_block_left_from_another_version_is_refused_though_its_crc_is_good():
