@@ -65,8 +65,9 @@ def test_immediate_mid_run_refuses_later_calls_and_backs_out_the_units_in_flight
     assert m["failed_calls"]["MQRC_Q_MGR_STOPPING"]["reason"] == 2162 and m["failed_calls"]["MQRC_Q_MGR_STOPPING"]["calls"] > 0
     in_flight = m["uows_in_flight_at_end"]
     assert in_flight == 3  # the two holders' and the filler's, caught part way
-    # It stopped once the calls in progress completed, far before the workload would have ended.
-    assert m["virtual_s"] < 0.011 < whole["workload_s"]
+    # It stopped once the calls in progress completed (a put's spill, a force: a few ms at
+    # most), far before the workload would have ended.
+    assert m["virtual_s"] - 0.01 < 0.005 and whole["workload_s"] > 2 * m["virtual_s"]
     report = restart(tmp_path, "immediate")
     assert report["restarted_after"]["ended"] == "immediate"
     if platform == "distributed":
