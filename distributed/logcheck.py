@@ -46,7 +46,7 @@ def check_files(space, start: int, fmt) -> None:
     good page at another address – a file swapped or restored – if they are there at all
     (deleting an inactive extent is the operator's right)."""
     storage = space.storage
-    mark = None if space.written_to == NO_ADDRESS else space.written_to
+    mark = space.high_water_mark.known
     for ext in sorted(space.extents.values(), key=lambda e: e.number):
         name = space.extent_name(ext.number)
         if ext.reusable:

@@ -39,10 +39,10 @@ from sortedcontainers import SortedDict
 
 from mqlog.core.errors import LogFileMissingError, LogFormatError, StorageError
 from mqlog.core.format.fields import Fields, loads
-from mqlog.core.format.pages import PAGE_HEADER, PAGE_SIZE, PageRun, check_page
+from mqlog.core.format.pages import PAGE_SIZE, PageRun, check_page
 from mqlog.core.platform import LogControl, SpaceDefaults
 from mqlog.core.format.records import NO_ADDRESS
-from mqlog.core.log.space import PhysicalWrite, RangeMemo
+from mqlog.core.log.space import HighWaterMark, PhysicalWrite, RangeMemo
 from mqlog.core.disk.storage import Storage
 from mqlog.distributed import logcheck
 from mqlog.distributed.spacestatus import ARCHIVE, AUTOMATIC, MANUAL, SpaceStatus
@@ -114,13 +114,8 @@ class DistributedLogSpace(SpaceStatus, SpaceDefaults):
         self.current: int | None = None
         self.tail = start
         self.control = LogControl(NO_ADDRESS, start, 0)
-        #: the high-water mark the control file keeps: every page below it was on disk when
-        #: the control file was saved (the first page of the latest write planned: the
-        #: writes before it have all finished)
-        self.written_to = start
-        #: the write number of the write whose first page is the mark: a log a restart has
-        #: rewritten since (pages of later writes below the mark) no longer answers to it
-        self.written_write = 0
+        #: the high-water mark the control file keeps (restart refuses a log ending below it)
+        self.high_water_mark = HighWaterMark(start)
         self.switches = 0
         self.spare_slot = 0
         self.archive_offloads = 0
@@ -315,7 +310,7 @@ class DistributedLogSpace(SpaceStatus, SpaceDefaults):
             self._create()
         # Every write before this one has finished (the writer issues one cycle at a time):
         # the pages before this run's first are on disk, whatever becomes of this one.
-        self._advance_mark(run)
+        self.high_water_mark.advance(run)
         writes: list[PhysicalWrite] = []
         for address, page in sorted(self._repairs.items()):
             # Restart read this page from the spare file: put it back in place first, so the
@@ -494,8 +489,7 @@ class DistributedLogSpace(SpaceStatus, SpaceDefaults):
             "extent_pages": self.file_pages,
             "checkpoint": self.control.checkpoint, "checkpoint_number": self.control.checkpoint_number,
             "tail": self.tail, "current": self.current, "ring": self.ring, "media": self.media,
-            "written_to": self.written_to,
-            "written_write": self.written_write,
+            **self.high_water_mark.fields(),
             "extents": [[e.number, e.primary, e.start, e.inactive, e.archived, e.reusable]
                         for e in sorted(self.extents.values(), key=lambda e: e.number)],
         }, sort_keys=True).encode()
@@ -530,8 +524,7 @@ class DistributedLogSpace(SpaceStatus, SpaceDefaults):
         self.media = f.int("media", default=NO_ADDRESS)
         self.control = LogControl(f.int("checkpoint"), f.int("tail"), f.int("checkpoint_number"), self.media)
         self.tail = self.control.tail
-        self.written_to = f.int("written_to", default=NO_ADDRESS)
-        self.written_write = f.int("written_write", default=0)
+        self.high_water_mark.load(f)
         numbers = EXTENT_NUMBERS * 1000  # (extent numbers run on; names wrap)
         self.ring = [f.int("ring", 0, numbers, value=n) for n in f.list("ring")]
         for entry in f.list("extents"):
@@ -575,19 +568,10 @@ class DistributedLogSpace(SpaceStatus, SpaceDefaults):
 
     # -- what restart checks (distributed/logcheck.py) ---------------------------------------------
 
-    def _advance_mark(self, run: PageRun) -> None:
-        """A write is being planned: every write before it has finished (the writer runs one
-        cycle at a time), so every page before its first is on disk – the high-water mark
-        moves there, with the write's number. (A restart resuming the log before the mark –
-        its last record was cut short – sets it back: the log is what restart makes it.)"""
-        self.written_to = run.first_address
-        if run.pages:
-            self.written_write = PAGE_HEADER.unpack_from(run.pages[0])[5]  # (its write number)
-
     def high_water(self) -> int | None:
         if not self._loaded:
             self._load_or_empty()
-        return None if self.written_to == NO_ADDRESS else (self.written_to, self.written_write)
+        return self.high_water_mark.mark()
 
     def scan_to(self, address: int) -> int | None:
         return logcheck.scan_to(self, address)

@@ -7,70 +7,30 @@ fix every one of them restarted ("AMQ8003I started", "CSQR002I RESTART COMPLETED
 committed work missing, or uncommitted work present, because the end of the log was decided
 from page contents alone. Now each is refused with one line naming the file and the log
 address, and nothing is written (a second restart refuses the same way, the files unchanged).
+
+The distributed rows are made on LogWriteIntegrity=SingleWrite too (the ``*-single`` runs), where
+they apply. SingleWrite keeps no spare file, so nothing written after the control file's last
+update (its high-water mark: here the write that switched to the current extent, at
+<0:0:83:57344>) is known but from the pages themselves: row 2 (the current extent zeroed) does
+not apply there – the whole current extent lies past the mark, and with nothing good after it
+the log ends where a power failure at that point ends it, the case docs/reliability.md names as
+undetectable (and why MQ could not detect it either); so does the current extent copied over or
+restored. Before the fix (0ec8219) SingleWrite's row 3 and its log older than the queue files
+restarted ("AMQ8003I") with uncommitted messages visible; its rows 1, 4, 5 and 6 were refused
+only where the damage cut the checkpoint short, in words naming neither AMQ6762E nor the
+extent's range.
 """
 
 from __future__ import annotations
 
-import hashlib
+import json
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from logdamage import fresh, mqlog, refused, zero
 from mqlog.core.format.pages import PAGE_SIZE
-
-
-def mqlog(*args):
-    return subprocess.run([sys.executable, "-m", "mqlog", *map(str, args)], capture_output=True, text=True,
-                          timeout=300)
-
-
-def digest(run: Path) -> str:
-    h = hashlib.sha256()
-    for f in sorted((run / "qm").iterdir()):
-        h.update(f.name.encode())
-        h.update(f.read_bytes())
-    return h.hexdigest()
-
-
-def refused(run: Path, *words):
-    """restart --verify fails with one line (no traceback) naming every word, says nothing
-    about a started queue manager or a verdict, and writes nothing: twice the same."""
-    before = digest(run)
-    first = None
-    for _ in range(2):
-        out = mqlog("restart", run, "--verify")
-        assert out.returncode == 2, (out.returncode, out.stdout, out.stderr)
-        assert "Traceback" not in out.stderr
-        assert len(out.stderr.strip().splitlines()) == 1, out.stderr
-        for word in words:
-            assert word in out.stderr, (word, out.stderr)
-        for said in ("AMQ8003I", "CSQR002I", "verify:"):
-            assert said not in out.stdout, out.stdout
-        assert digest(run) == before
-        assert first is None or out.stderr == first
-        first = out.stderr
-    return first
-
-
-def fresh(run: Path, tmp_path: Path, name: str = "run") -> Path:
-    copy = tmp_path / name
-    shutil.copytree(run, copy)
-    return copy
-
-
-def zero(path: Path, first_page: int, pages: int | None = None) -> None:
-    """Zero ``pages`` pages (all to the end of the file if None) from ``first_page``: the file
-    stays full-size, as a freshly formatted one is."""
-    size = path.stat().st_size
-    end = size if pages is None else (first_page + pages) * PAGE_SIZE
-    with open(path, "r+b") as f:
-        f.seek(first_page * PAGE_SIZE)
-        assert any(f.read(end - first_page * PAGE_SIZE)), "nothing to zero there: no damage"
-        f.seek(first_page * PAGE_SIZE)
-        f.write(bytes(end - first_page * PAGE_SIZE))
 
 
 BASE = ["--workload", "putget-pairs", "--set", "workload.pairs=3", "--set", "workload.messages_per_pair=400"]
@@ -85,6 +45,7 @@ def _run(root: Path, name: str, platform: str, *settings, until=("--crash-at", "
 
 DIST = ("--set", "log.LogFilePages=64")
 ZOS = ("--set", "log.ACTIVE_LOG_CIS=64")
+SINGLE = ("--set", "log.LogWriteIntegrity=SingleWrite")
 
 
 @pytest.fixture(scope="module")
@@ -99,12 +60,17 @@ def runs(tmp_path_factory):
         "circular-1000": _run(root, "circular-1000", "distributed", *DIST, until=("--crash-after-writes", "1000")),
         "linear-1000": _run(root, "linear-1000", "distributed", *DIST, "--set", "log.LogType=LINEAR",
                             until=("--crash-after-writes", "1000")),
+        # SingleWrite: the same runs, and one 500 writes in (of its 962)
+        "circular-single": _run(root, "circular-single", "distributed", *DIST, *SINGLE),
+        "linear-single": _run(root, "linear-single", "distributed", *DIST, *SINGLE, "--set", "log.LogType=LINEAR"),
+        "circular-single-500": _run(root, "circular-single-500", "distributed", *DIST, *SINGLE,
+                                    until=("--crash-after-writes", "500")),
     }
     return made
 
 
 def test_the_undamaged_runs_restart_and_verify(runs, tmp_path):
-    for name in ("circular", "linear", "zos-dual", "zos-single"):
+    for name in ("circular", "linear", "zos-dual", "zos-single", "circular-single", "linear-single"):
         out = mqlog("restart", fresh(runs[name], tmp_path, name), "--verify")
         assert out.returncode == 0 and "OK" in out.stdout, out.stdout + out.stderr
 
@@ -113,16 +79,19 @@ def test_the_undamaged_runs_restart_and_verify(runs, tmp_path):
 # moves it makes the tests fail rather than pass vacuously): the distributed logs' current
 # extent (circular S0000000, linear S0000021) starts at <0:0:84:0>, the checkpoint restart
 # reads from lies in the extent before it (circular S0000002, linear S0000020, from
-# <0:0:80:0>); the z/OS logs' current data set is DS01, from RBA 540000.
+# <0:0:80:0>); the z/OS logs' current data set is DS01, from RBA 540000. The SingleWrite runs
+# have the same extents; their high-water mark lies in the extent before the current one.
 
 def test_the_runs_are_shaped_as_the_tests_assume(runs):
-    import json
-
-    for name, current, before in (("circular", 0, 2), ("linear", 21, 20)):
+    for name, current, before in (("circular", 0, 2), ("linear", 21, 20), ("circular-single", 0, 2),
+                                  ("linear-single", 21, 20)):
         control = json.loads((runs[name] / "qm" / "amqhlctl.lfh").read_bytes()[8:])
         starts = {n: start for n, _, start, *_ in control["extents"]}
         assert control["current"] == current and starts[current] == 84 << 16
         assert starts[before] == 80 << 16 <= control["checkpoint"] < 84 << 16
+        if name.endswith("-single"):
+            assert control["checkpoint"] < control["written_to"] == (83 << 16) + 57344
+            assert not (runs[name] / "qm" / "amqhlspr.lfh").exists()
     for name in ("zos-dual", "zos-single"):
         bsds = json.loads((runs[name] / "qm" / "BSDS01").read_bytes()[8:])
         assert bsds["current"] == 0 and bsds["active"][0][1] == 0x540000
@@ -130,7 +99,8 @@ def test_the_runs_are_shaped_as_the_tests_assume(runs):
 
 # -- row 1: a middle extent replaced by a zero-filled file of full size ------------------------
 
-@pytest.mark.parametrize("name, extent", [("linear", "S0000020.LOG"), ("circular", "S0000002.LOG")])
+@pytest.mark.parametrize("name, extent", [("linear", "S0000020.LOG"), ("circular", "S0000002.LOG"),
+                                          ("linear-single", "S0000020.LOG"), ("circular-single", "S0000002.LOG")])
 def test_row1_an_extent_in_use_replaced_by_a_freshly_formatted_file_is_refused(runs, tmp_path, name, extent):
     run = fresh(runs[name], tmp_path)
     zero(run / "qm" / extent, 0)
@@ -154,7 +124,8 @@ def test_row1_an_extent_restart_no_longer_needs_may_be_zeroed(runs, tmp_path):
 def test_row2_the_current_extent_zeroed_is_refused(runs, tmp_path, name, extent, from_page):
     """TripleWrite's spare file holds the newest copy of the last partial page rewritten:
     log written after the zeroed pages, which restart finds reading on to the end of the
-    current extent."""
+    current extent. (Before the fix the circular log restarted with 3 uncommitted messages
+    visible, zeroed whole, and 1 from page 4; the linear one lost committed work.)"""
     run = fresh(runs[name], tmp_path)
     zero(run / "qm" / extent, from_page)
     refused(run, f"{extent}, offset {from_page * PAGE_SIZE}, log address <0:0:84:{from_page * PAGE_SIZE}>",
@@ -164,7 +135,8 @@ def test_row2_the_current_extent_zeroed_is_refused(runs, tmp_path, name, extent,
 # -- row 3: a hole of 17 pages (and more) with later writes after it ----------------------------
 
 @pytest.mark.parametrize("pages", [17, 40])
-@pytest.mark.parametrize("name, extent", [("linear", "S0000021.LOG"), ("circular", "S0000000.LOG")])
+@pytest.mark.parametrize("name, extent", [("linear", "S0000021.LOG"), ("circular", "S0000000.LOG"),
+                                          ("linear-single", "S0000021.LOG"), ("circular-single", "S0000000.LOG")])
 def test_row3_a_hole_longer_than_16_pages_is_refused(runs, tmp_path, name, extent, pages):
     run = fresh(runs[name], tmp_path)
     zero(run / "qm" / extent, 2, pages)
@@ -174,36 +146,63 @@ def test_row3_a_hole_longer_than_16_pages_is_refused(runs, tmp_path, name, exten
 
 # -- row 4: two extents swapped, or one copied over another ------------------------------------
 
-def test_row4_two_extents_swapped_are_refused(runs, tmp_path):
-    run = fresh(runs["linear"], tmp_path)
+@pytest.mark.parametrize("name, first, second", [("linear", "S0000019.LOG", "S0000020.LOG"),
+                                                  ("circular-single", "S0000001.LOG", "S0000002.LOG")])
+def test_row4_two_extents_swapped_are_refused(runs, tmp_path, name, first, second):
+    run = fresh(runs[name], tmp_path)
     qm = run / "qm"
-    (qm / "S0000019.LOG").rename(qm / "swap")
-    (qm / "S0000020.LOG").rename(qm / "S0000019.LOG")
-    (qm / "swap").rename(qm / "S0000020.LOG")
-    refused(run, "S0000019.LOG, offset 0, log address <0:0:76:0>", "AMQ6762E", "its first page holds LSN <0:0:80:0>")
+    (qm / first).rename(qm / "swap")
+    (qm / second).rename(qm / first)
+    (qm / "swap").rename(qm / second)
+    refused(run, f"{first}, offset 0, log address <0:0:76:0>", "AMQ6762E", "its first page holds LSN <0:0:80:0>")
 
 
-def test_row4_an_extent_copied_over_another_is_refused(runs, tmp_path):
-    run = fresh(runs["circular"], tmp_path)
-    shutil.copyfile(run / "qm" / "S0000001.LOG", run / "qm" / "S0000002.LOG")
-    refused(run, "S0000002.LOG, offset 0, log address <0:0:80:0>", "AMQ6762E", "its first page holds LSN <0:0:76:0>")
+@pytest.mark.parametrize("name, source, target", [("circular", "S0000001.LOG", "S0000002.LOG"),
+                                                  ("linear-single", "S0000019.LOG", "S0000020.LOG")])
+def test_row4_an_extent_copied_over_another_is_refused(runs, tmp_path, name, source, target):
+    run = fresh(runs[name], tmp_path)
+    shutil.copyfile(run / "qm" / source, run / "qm" / target)
+    refused(run, f"{target}, offset 0, log address <0:0:80:0>", "AMQ6762E", "its first page holds LSN <0:0:76:0>")
+
+
+@pytest.mark.parametrize("name, previous, current", [("circular", "S0000002.LOG", "S0000000.LOG"),
+                                                     ("linear", "S0000020.LOG", "S0000021.LOG")])
+def test_row4_the_previous_extent_copied_over_the_current_one_is_refused(runs, tmp_path, name, previous, current):
+    """Before the fix: AMQ8003I, and 3 uncommitted messages visible. TripleWrite's spare file
+    holds a page of a write after the copied one's pages, which restart finds reading on."""
+    run = fresh(runs[name], tmp_path)
+    shutil.copyfile(run / "qm" / previous, run / "qm" / current)
+    refused(run, f"{current}, offset 0, log address <0:0:84:0>", "page stale", "the first of 48 bad pages in a row",
+            "but 1 good pages follow them from a write that began after it")
 
 
 # -- row 5: an older copy of an extent restored, or the whole log older than the queue files ---
 
-@pytest.mark.parametrize("extent, holds, started", [("S0000001.LOG", "<0:0:40:0>", "<0:0:76:0>"),
-                                                    ("S0000002.LOG", "<0:0:44:0>", "<0:0:80:0>")])
-def test_row5_an_older_copy_of_an_extent_restored_is_refused(runs, tmp_path, extent, holds, started):
-    run = fresh(runs["circular"], tmp_path)
-    shutil.copyfile(runs["circular-1000"] / "qm" / extent, run / "qm" / extent)
+@pytest.mark.parametrize("name, backup, extent, holds, started", [
+    ("circular", "circular-1000", "S0000001.LOG", "<0:0:40:0>", "<0:0:76:0>"),
+    ("circular", "circular-1000", "S0000002.LOG", "<0:0:44:0>", "<0:0:80:0>"),
+    ("circular-single", "circular-single-500", "S0000002.LOG", "<0:0:44:0>", "<0:0:80:0>")])
+def test_row5_an_older_copy_of_an_extent_restored_is_refused(runs, tmp_path, name, backup, extent, holds, started):
+    run = fresh(runs[name], tmp_path)
+    shutil.copyfile(runs[backup] / "qm" / extent, run / "qm" / extent)
     refused(run, f"{extent}, offset 0, log address {started}", "AMQ6762E", f"its first page holds LSN {holds}")
 
 
-@pytest.mark.parametrize("name", ["circular", "linear"])
-def test_row5_a_log_older_than_the_queue_files_is_refused(runs, tmp_path, name):
-    """The log (and its control file) of a backup taken 1,000 writes in, with the queue
-    files of the end of the run: entries name puts beyond the end of the log."""
-    run = fresh(runs[f"{name}-1000"], tmp_path)
+def test_row5_the_current_extent_restored_from_a_backup_is_refused(runs, tmp_path):
+    """Before the fix: AMQ8003I, and 3 uncommitted messages visible."""
+    run = fresh(runs["circular"], tmp_path)
+    shutil.copyfile(runs["circular-1000"] / "qm" / "S0000000.LOG", run / "qm" / "S0000000.LOG")
+    refused(run, "S0000000.LOG, offset 0, log address <0:0:84:0>", "page stale", "the first of 48 bad pages in a row",
+            "but 1 good pages follow them from a write that began after it")
+
+
+@pytest.mark.parametrize("name, backup", [("circular", "circular-1000"), ("linear", "linear-1000"),
+                                          ("circular-single", "circular-single-500")])
+def test_row5_a_log_older_than_the_queue_files_is_refused(runs, tmp_path, name, backup):
+    """The log (and its control file) of a backup taken 1,000 writes in (SingleWrite: 500),
+    with the queue files of the end of the run: entries name puts beyond the end of the log.
+    (Before the fix, on SingleWrite: AMQ8003I, and uncommitted messages visible.)"""
+    run = fresh(runs[backup], tmp_path)
     for queue_file in (runs[name] / "qm").glob("*.mqq"):
         shutil.copyfile(queue_file, run / "qm" / queue_file.name)
     refused(run, "PAIR.00000.mqq, log address <0:0:81:64516>", "holds a message put at log address <0:0:81:64516>",
@@ -212,10 +211,12 @@ def test_row5_a_log_older_than_the_queue_files_is_refused(runs, tmp_path, name):
 
 # -- row 6: an older control file restored -------------------------------------------------------
 
-def test_row6_an_older_control_file_restored_is_refused_circular(runs, tmp_path):
-    run = fresh(runs["circular"], tmp_path)
-    shutil.copyfile(runs["circular-1000"] / "qm" / "amqhlctl.lfh", run / "qm" / "amqhlctl.lfh")
-    refused(run, "S0000000.LOG, offset 0, log address <0:0:48:0>", "AMQ6762E", "its first page holds LSN <0:0:84:0>")
+@pytest.mark.parametrize("name, backup, started", [("circular", "circular-1000", "<0:0:48:0>"),
+                                                   ("circular-single", "circular-single-500", "<0:0:36:0>")])
+def test_row6_an_older_control_file_restored_is_refused_circular(runs, tmp_path, name, backup, started):
+    run = fresh(runs[name], tmp_path)
+    shutil.copyfile(runs[backup] / "qm" / "amqhlctl.lfh", run / "qm" / "amqhlctl.lfh")
+    refused(run, f"S0000000.LOG, offset 0, log address {started}", "AMQ6762E", "its first page holds LSN <0:0:84:0>")
 
 
 def test_row6_an_older_control_file_restored_is_refused_linear(runs, tmp_path):

@@ -12,57 +12,11 @@ the offset and the log address of the first zeroed page, and nothing is written.
 
 from __future__ import annotations
 
-import hashlib
-import shutil
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
 
+from logdamage import fresh, mqlog, refused, zero
 from mqlog.core.format.pages import PAGE_SIZE
 from mqlog.core.log.reader import HOLE_PAGES
-
-
-def mqlog(*args):
-    return subprocess.run([sys.executable, "-m", "mqlog", *map(str, args)], capture_output=True, text=True,
-                          timeout=300)
-
-
-def refused(out, *words):
-    """The command failed with one line (no traceback) naming every word, and said nothing
-    about a started queue manager or a verdict."""
-    assert out.returncode == 2, (out.returncode, out.stdout, out.stderr)
-    assert "Traceback" not in out.stderr
-    assert len(out.stderr.strip().splitlines()) == 1, out.stderr
-    for word in words:
-        assert word in out.stderr, (word, out.stderr)
-    for said in ("AMQ8003I", "CSQR002I", "verify:"):
-        assert said not in out.stdout, out.stdout
-
-
-def files_digest(run: Path) -> str:
-    h = hashlib.sha256()
-    for f in sorted((run / "qm").iterdir()):
-        h.update(f.name.encode())
-        h.update(f.read_bytes())
-    return h.hexdigest()
-
-
-def zero(path: Path, offset: int, pages: int) -> None:
-    with open(path, "r+b") as f:
-        f.seek(offset)
-        assert any(f.read(pages * PAGE_SIZE)), "the pages to zero hold no log"
-        f.seek(offset + (pages + 1) * PAGE_SIZE)
-        assert any(f.read(PAGE_SIZE)), "no log after the hole: this would be the end of the log"
-        f.seek(offset)
-        f.write(bytes(pages * PAGE_SIZE))
-
-
-def fresh(run: Path, tmp_path: Path) -> Path:
-    copy = tmp_path / "run"
-    shutil.copytree(run, copy)
-    return copy
 
 
 CRASHED = ["--workload", "log-fill", "--set", "workload.messages=4000", "--set", "workload.transactions=40",
@@ -94,28 +48,23 @@ def test_the_undamaged_runs_restart_and_verify(dist_run, zos_run, tmp_path):
 @pytest.mark.parametrize("pages", [1, 2, 5, HOLE_PAGES])
 def test_distributed_zeroed_pages_in_the_middle_of_the_log_are_refused(dist_run, tmp_path, pages):
     run = fresh(dist_run, tmp_path)
-    zero(run / "qm" / "S0000000.LOG", 3 << 20, pages)
-    before = files_digest(run)
-    for _ in range(2):  # nothing was written: the refusal is the same the second time
-        refused(mqlog("restart", run, "--verify"), "S0000000.LOG, offset 3145728", "log address <0:0:48:0>",
-                "unwritten", "good pages follow")
-        assert files_digest(run) == before
+    zero(run / "qm" / "S0000000.LOG", (3 << 20) // PAGE_SIZE, pages, log_after=True)
+    # nothing was written: the refusal is the same the second time
+    refused(run, "S0000000.LOG, offset 3145728", "log address <0:0:48:0>", "unwritten", "good pages follow")
 
 
 @pytest.mark.parametrize("pages", [2, 5])
 def test_zos_zeroed_cis_in_both_copies_are_refused(zos_run, tmp_path, pages):
     run = fresh(zos_run, tmp_path)
     for copy in (1, 2):
-        zero(run / "qm" / f"LOGCOPY{copy}.DS01", 200 * PAGE_SIZE, pages)
-    before = files_digest(run)
-    refused(mqlog("restart", run, "--verify"), "LOGCOPY1.DS01, offset 819200", "log address 00000000000C8000",
-            "unwritten", f"the first of {pages} bad pages in a row")
-    assert files_digest(run) == before
+        zero(run / "qm" / f"LOGCOPY{copy}.DS01", 200, pages, log_after=True)
+    refused(run, "LOGCOPY1.DS01, offset 819200", "log address 00000000000C8000", "unwritten",
+            f"the first of {pages} bad pages in a row")
 
 
 def test_zos_zeroed_cis_in_one_copy_are_read_from_the_other(zos_run, tmp_path):
     """Dual logging: a run of CIs zeroed in copy 1 only is read from copy 2, CI by CI."""
     run = fresh(zos_run, tmp_path)
-    zero(run / "qm" / "LOGCOPY1.DS01", 200 * PAGE_SIZE, 5)
+    zero(run / "qm" / "LOGCOPY1.DS01", 200, 5, log_after=True)
     out = mqlog("restart", run, "--verify")
     assert out.returncode == 0 and "OK" in out.stdout, out.stdout + out.stderr

@@ -42,7 +42,7 @@ def check_files(space, start: int) -> None:
     a good CI at another RBA – a data set swapped or restored, or a BSDS older than the log."""
     storage, hexa = space.storage, space.limits.hex
     current = space.active[space.current] if space.active else None
-    mark = None if space.written_to == NO_ADDRESS else space.written_to
+    mark = space.high_water_mark.known
     for ds in space.active:
         names = [space.data_set_name(copy, ds.number) for copy in range(1, space.copies + 1)]
         live = [n for n in names if n not in space.inactive_copies and storage.exists(n)

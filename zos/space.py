@@ -58,10 +58,10 @@ from typing import Sequence
 
 from mqlog.core.errors import LogFileMissingError, LogFormatError, StorageError
 from mqlog.core.format.fields import Fields
-from mqlog.core.format.pages import PAGE_HEADER, PAGE_SIZE, PageRun
+from mqlog.core.format.pages import PAGE_SIZE, PageRun
 from mqlog.core.platform import LogControl, SpaceDefaults
 from mqlog.core.format.records import NO_ADDRESS
-from mqlog.core.log.space import PhysicalWrite, RangeMemo
+from mqlog.core.log.space import HighWaterMark, PhysicalWrite, RangeMemo
 from mqlog.core.disk.storage import Storage
 from mqlog.zos import logcheck
 from mqlog.zos.datasets import ActiveDataSet, ArchiveEntry, archive_name, data_set_name  # noqa: F401 (re-exported)
@@ -128,13 +128,9 @@ class ZosLogSpace(Offloads, ActiveLogReads, SpaceDefaults):
         self.checkpoints: list[list[int]] = []  # [begin RBA, number], newest last
         self.tail = start
         self.high_written = start
-        #: the BSDS's forced high-water mark: every CI below it was on disk when the BSDS was
-        #: updated (the first CI of the latest write planned: the writes before it have all
-        #: finished). ``high_written`` is where the latest planned write ends, not yet on disk.
-        self.written_to = start
-        #: the write number of the write whose first page is the mark: a log a restart has
-        #: rewritten since (pages of later writes below the mark) no longer answers to it
-        self.written_write = 0
+        #: the BSDS's forced high-water mark (restart refuses a log ending below it);
+        #: ``high_written`` is where the latest planned write ends, not yet on disk
+        self.high_water_mark = HighWaterMark(start)
         self.next_archive = 1
         self.sequence = 0  # BSDS update count
         self.switches = 0
@@ -229,7 +225,7 @@ class ZosLogSpace(Offloads, ActiveLogReads, SpaceDefaults):
             self._load_or_create()
         if not self._current_checked:
             self._check_current(run.first_address)
-        self._advance_mark(run)
+        self.high_water_mark.advance(run)
         if self.control.checkpoint == NO_ADDRESS:
             # Until the first checkpoint the queue manager is being created: a crash between
             # its BSDS copies and its data sets left them to make now (nothing is logged yet).
@@ -467,8 +463,7 @@ class ZosLogSpace(Offloads, ActiveLogReads, SpaceDefaults):
         return encode_bsds({
             "sequence": self.sequence, "cis": self.cis, "copies": self.copies, "start": self.start,
             "rba8": self.rba8,
-            "current": self.current, "high_written": self.high_written, "written_to": self.written_to,
-            "written_write": self.written_write,
+            "current": self.current, "high_written": self.high_written, **self.high_water_mark.fields(),
             "high_offloaded": max([e.end for e in self.archives if e.complete], default=NO_ADDRESS),
             "tail": self.tail, "checkpoint": self.control.checkpoint,
             "checkpoint_number": self.control.checkpoint_number, "checkpoints": self.checkpoints,
@@ -542,8 +537,7 @@ class ZosLogSpace(Offloads, ActiveLogReads, SpaceDefaults):
             raise LogFormatError("the BSDS is in 6-byte RBA mode and the configuration asks for 8-byte RBAs: "
                                  "convert it first (mqlog convert-rba)", source=name)
         self.high_written = f.int("high_written")
-        self.written_to = f.int("written_to", default=NO_ADDRESS)
-        self.written_write = f.int("written_write", default=0)
+        self.high_water_mark.load(f)
         self.tail = f.int("tail")
         self.control = LogControl(f.int("checkpoint"), self.tail, f.int("checkpoint_number"))
         self.checkpoints = [[f.int("checkpoints", value=rba), f.int("checkpoints", value=number)]
@@ -636,19 +630,10 @@ class ZosLogSpace(Offloads, ActiveLogReads, SpaceDefaults):
     def inactive_copies(self) -> dict:
         return self._inactive
 
-    def _advance_mark(self, run: PageRun) -> None:
-        """A write is being planned: every write before it has finished (the writer runs one
-        cycle at a time), so every page before its first is on disk – the high-water mark
-        moves there, with the write's number. (A restart resuming the log before the mark –
-        its last record was cut short – sets it back: the log is what restart makes it.)"""
-        self.written_to = run.first_address
-        if run.pages:
-            self.written_write = PAGE_HEADER.unpack_from(run.pages[0])[5]  # (its write number)
-
     def high_water(self) -> int | None:
         if not self._loaded:
             self._load_or_create(create=False)
-        return None if self.written_to == NO_ADDRESS else (self.written_to, self.written_write)
+        return self.high_water_mark.mark()
 
     def scan_to(self, address: int) -> int | None:
         return logcheck.scan_to(self, address)

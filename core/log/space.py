@@ -18,6 +18,8 @@ a copy in progress has finished. :class:`NoBackgroundCopies` gives their neutral
 page at ``address - start``. It serves the core's tests the way ZODB's MappingStorage
 serves ZODB's. :class:`RangeMemo` is what a space over many files uses to map a read's
 address to its file without looking it up again for every page of the same file.
+:class:`HighWaterMark` is the mark a space's control data keeps of how far the log is
+known to be on disk, which restart refuses a log to end below.
 """
 
 from __future__ import annotations
@@ -26,7 +28,9 @@ from typing import Callable, Generic, Protocol, Sequence, TypeVar
 
 import attrs
 
-from mqlog.core.format.pages import PAGE_SIZE, PageRun
+from mqlog.core.format.fields import Fields
+from mqlog.core.format.pages import PAGE_HEADER, PAGE_SIZE, PageRun
+from mqlog.core.format.records import NO_ADDRESS
 from mqlog.core.disk.storage import Storage
 from mqlog.core.log.background import CopyJob
 
@@ -108,6 +112,46 @@ class ReferenceLogSpace(NoBackgroundCopies):
         if not self.storage.exists(self.file):
             return b"", self.file, offset
         return self.storage.read(self.file, offset, PAGE_SIZE), self.file, offset
+
+
+@attrs.define
+class HighWaterMark:
+    """The high-water mark a space's control data keeps (the control file, the BSDS): every
+    page below ``address`` was on disk when the control data was last saved. It is the first
+    page of the latest write planned – the writer runs one cycle at a time, so the writes
+    before it have all finished – and ``write`` is that write's number: a log a restart has
+    rewritten since (pages of later writes below the mark) no longer answers to it. A space
+    saves it with its control data (:meth:`fields`, :meth:`load`) and moves it as it plans
+    each write (:meth:`advance`)."""
+
+    address: int
+    write: int = 0
+
+    def advance(self, run: PageRun) -> None:
+        """A write of ``run`` is being planned: every page before its first is on disk. (A
+        restart resuming the log before the mark – its last record was cut short – sets it
+        back: the log is what restart makes it.)"""
+        self.address = run.first_address
+        if run.pages:
+            self.write = PAGE_HEADER.unpack_from(run.pages[0])[5]  # (its write number)
+
+    @property
+    def known(self) -> int | None:
+        """The mark's address, or None: the control data keeps none (a log from before it)."""
+        return None if self.address == NO_ADDRESS else self.address
+
+    def mark(self) -> tuple[int, int] | None:
+        """What restart's reader checks the end of the log against (``LogReader.written_to``)."""
+        return None if self.address == NO_ADDRESS else (self.address, self.write)
+
+    def fields(self) -> dict:
+        """The mark's fields in the control data."""
+        return {"written_to": self.address, "written_write": self.write}
+
+    def load(self, f: Fields) -> None:
+        """The mark as the control data ``f`` saved it (none in control data from before it)."""
+        self.address = f.int("written_to", default=NO_ADDRESS)
+        self.write = f.int("written_write", default=0)
 
 
 T = TypeVar("T")

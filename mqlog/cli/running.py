@@ -334,6 +334,12 @@ def _run_in(directory: Path, platform_name, workload, sets, device, host, seed, 
         recovery["restarted_after"] = ending
     if result is not None:
         metrics = {**result.metrics, "restart": recovery}
+        if result.crashed and report is None and metrics.get("abnormal_end"):
+            # A storage error ended the restart itself (a file it could not read or write):
+            # no crash was asked for and nothing of the workload ran, so it is an error, in
+            # the words `mqlog restart` refuses the same directory with.
+            raise MqlogError(f"{metrics['abnormal_end']} (during the restart, before the workload's first call: "
+                             f"nothing was run; 'mqlog restart {directory} --verify' recovers it once that is mended)")
         _echo_warnings(result.messages)
         if metrics.get("crash_not_reached"):
             click.echo(f"mqlog run: {metrics['crash_not_reached']}", err=True)
