@@ -6,16 +6,18 @@ and loads a file's metadata without its data. The blocks it uses and their bytes
 :mod:`mqlog.core.objects.queuelayout`'s (docs/FORMAT.md, "Queue files").
 
 **Shadow paging.** :meth:`QueueFile.flush` never writes a block that the last durable
-version references. It writes the new messages and a whole new metadata run into blocks
-that version leaves free, syncs, then writes one 512-byte header with the next sequence
+version references. It writes the new messages, the directory blocks that changed
+(:mod:`mqlog.core.objects.directory`) and a new metadata run (attributes, space map and the
+directory's index) into blocks that version leaves free, syncs, then writes one 512-byte header with the next sequence
 number into the *other* header slot and syncs again. A one-sector write is atomic, so a
 crash at any point leaves either the old header (whose blocks are untouched) or the new one
 (whose blocks were synced before it): the old version or the new, never a mix. Blocks the
 new version no longer references become free only once its header is durable, so only a
 later flush reuses them.
 
-**Metadata, not data.** :meth:`QueueFile.open` reads the two header slots and the metadata
-run -- two reads, their size proportional to the queue's depth -- but no message data;
+**Metadata, not data.** :meth:`QueueFile.open` reads the two header slots, the metadata
+run and the directory blocks -- a few reads, their size proportional to the queue's
+depth -- but no message data;
 :meth:`QueueFile.read_data` reads a message's blocks when asked and checks its CRC. Data
 that is staged but not yet flushed stays in memory until the flush writes it.
 
@@ -140,7 +142,8 @@ class QueueFile:
     def open(cls, storage: Storage, queue_name: str) -> tuple[QueueFile, IoCost]:
         """Load a queue file's metadata (header, space map, directory), not its data.
 
-        Two reads: both header slots, then the metadata run of the newer valid header.
+        Both header slots, the metadata run of the newer valid header, then the directory's
+        blocks, one read per run (:func:`~mqlog.core.objects.directory.read_directory`).
         O(depth). QueueFileError naming the file and offset if the bytes are damaged; every
         count is checked against the file size before it is used. StorageError if the queue
         has no file.

@@ -7,8 +7,9 @@ The file is managed in ``BLOCK_SIZE`` blocks, the unit a torn write cannot split
 
     block 0, 1   header slots A and B: magic, sequence number, where the metadata is, CRC
     block 2 ...  message blocks (a 32-byte message header, then the data; a message takes
-                 whole blocks) and one run of metadata blocks: the attributes, the space map
-                 (one bit per block) and the message directory (64 bytes per message)
+                 whole blocks), directory blocks (seven 64-byte entries each) and one run of
+                 metadata blocks: the attributes, the space map (one bit per block) and the
+                 directory's index (each directory block and its CRC, in queue order)
 
 docs/FORMAT.md ("Queue files") gives every byte; :mod:`mqlog.core.objects.queuefile` uses
 this layout to keep a queue's messages.
