@@ -4,8 +4,8 @@ A page (README.md, a guide page) marks each generated table, each console transc
 prose comparison with an HTML comment, so that the page stays readable Markdown and says which
 command made what it shows:
 
-``<!-- mqlog docs: table ID view=VIEW key=COLUMN,... [fast]`` then one command a line (``LABEL:
-mqlog ... --json``), then ``-->``; the Markdown table follows, and ``<!-- mqlog docs: end -->``
+``<!-- mqlog docs: table ID view=VIEW key=COLUMN,... [fast]``, more options a line each
+(``columns="..."``) if need be, then one command a line (``LABEL: mqlog ... --json``), then ``-->``; the Markdown table follows, and ``<!-- mqlog docs: end -->``
 closes it. The view (:mod:`mqlog.docviews`) turns the commands' JSON documents into the table's
 rows; the key columns (the first unless given) name a row (a blank cell repeats the one above).
 
@@ -13,6 +13,9 @@ rows; the key columns (the first unless given) name a row (a blank cell repeats 
 lines and what they printed: every command is run again, in order, in one scratch directory, and
 every line the page shows must be printed in that order; a line ``...`` stands for any number of
 lines. ``skip`` names lines (progress in completion order, say) that are not compared.
+
+A console block with ``id=ID`` also names the aligned table its commands print (``mqlog
+compare``'s, rows named by their first cell: ``ID["commits"]["zos-single-none"]``) for claims.
 
 ``<!-- mqlog docs: claim EXPR -->`` after a sentence that compares figures: EXPR compares cells
 of the page's tables, ``ID["row key"]["column"]`` (a row key of several columns joined by
@@ -125,7 +128,9 @@ def parse(text: str) -> list[Block]:
         j = i + 1
         while j < len(lines) and "-->" not in lines[j]:
             command = lines[j].strip()
-            if command:
+            if re.match(r"^[a-z]+=", command) and not block.commands:  # an option on a line of its own
+                block.options.update(_options(shlex.split(command)))
+            elif command:
                 label, sep, argv = command.partition(": mqlog ")
                 block.commands.append((label.strip(), "mqlog " + argv) if sep else ("", command))
             j += 1
@@ -215,13 +220,23 @@ def row_keys(rows: list[list[str]], key: list[int]) -> list[str]:
     return keys
 
 
-def generate(block: Block, scratch: Path) -> list[str]:
+def generate(block: Block, scratch: Path, printed: dict | None = None) -> list[str]:
+    """The table ``block``'s commands make now; ``printed`` (command -> its JSON) keeps what a
+    command printed for the page's other tables, so a sweep two tables read runs once."""
     view = VIEWS.get(block.options.get("view", ""))
     if view is None:
         raise DocsError(f"table {block.ident}: unknown view {block.options.get('view')!r}; "
                         f"views: {', '.join(VIEWS)}")
-    documents = [(label, json.loads(run_command(command, scratch))) for label, command in block.commands]
-    return view(documents, block.options)
+    printed = {} if printed is None else printed
+    documents = []
+    for label, command in block.commands:
+        if command not in printed:
+            printed[command] = json.loads(run_command(command, scratch))
+        documents.append((label, printed[command]))
+    try:
+        return view(documents, block.options, scratch)
+    except DocsError as exc:
+        raise DocsError(f"table {block.ident}: {exc}") from None
 
 
 def _number(cell: str):
@@ -288,18 +303,38 @@ def _segments(shown: list[tuple[int, str]]) -> list[list[tuple[int, str]]]:
     return [s for s in segments if s]
 
 
+def console_table(block: Block, printed: list[str]) -> _Table:
+    """The aligned table a console block's commands printed (``mqlog compare``'s), for claims:
+    its header line starts with ``configuration`` (``table=WORD``: with WORD), cells are apart by
+    two spaces or more, and a row is named by its first cell (``commits``)."""
+    first = block.options.get("table") if isinstance(block.options.get("table"), str) else "configuration"
+    split = [re.split(r"\s{2,}", line.strip()) for line in printed]
+    start = next((i for i, cells in enumerate(split) if cells[0] == first), None)
+    if start is None:
+        raise DocsError(f"console {block.options['id']} (line {block.line}): no line starting {first!r} was printed")
+    header, rows = split[start], []
+    for cells in split[start + 1:]:
+        if len(cells) != len(header):
+            break
+        rows.append(cells)
+    return _Table(block.options["id"], header, rows, [0])
+
+
 def compare_console(page: str, block: Block, lines: list[str], scratch: Path,
-                    fixes: dict | None = None) -> list[Mismatch]:
+                    fixes: dict | None = None, outputs: list | None = None) -> list[Mismatch]:
     """Re-run a console block's commands; every shown line must be printed, in order. ``fixes``
-    (line number -> the line printed) collects what ``--write`` puts in."""
+    (line number -> the line printed) collects what ``--write`` puts in; ``outputs`` every
+    line the commands printed."""
     skip = re.compile(block.options["skip"]) if isinstance(block.options.get("skip"), str) else None
     out = []
     for command, number, shown in _transcript(lines[block.start:block.end]):
         if not command.split()[0].endswith("mqlog"):
             raise DocsError(f"{page}: line {block.start + number + 1}: only mqlog commands are re-run "
                             f"in a console block: {command!r}")
-        printed = [p for p in run_command(command, scratch, merge=True).rstrip("\n").split("\n")
-                   if not (skip and skip.search(p))]
+        printed = run_command(command, scratch, merge=True).rstrip("\n").split("\n")
+        if outputs is not None:
+            outputs += printed
+        printed = [p for p in printed if not (skip and skip.search(p))]
         position = 0
         for segment in _segments([(n, s) for n, s in shown if not (skip and skip.search(s))]):
             first = segment[0][1]
@@ -434,6 +469,7 @@ def check_page(path: Path, *, root: Path, fast: bool = False, only: set | None =
     tables: dict[str, _Table] = {}
     replace: dict[int, list[str]] = {}    # a block's start -> its new lines (tables)
     fixes: dict[int, str] = {}            # a line -> its new text (console)
+    printed: dict[str, dict] = {}         # a table command -> its JSON, run once a page
     scratch = Scratch(root)
     try:
         for block in blocks:
@@ -447,14 +483,20 @@ def check_page(path: Path, *, root: Path, fast: bool = False, only: set | None =
             if progress:
                 progress(page, block)
             if block.kind == "table":
-                now = generate(block, scratch.path)
+                try:
+                    now = generate(block, scratch.path, printed)
+                except DocsError as exc:
+                    raise DocsError(f"{page}: {exc}") from None
                 shown = lines[block.start:block.end]
                 result.mismatches += compare_tables(page, block, shown, now)
                 head, rows = table_rows(now)
                 tables[block.ident] = _Table(block.ident, head, rows, key_columns(block, head))
                 replace[block.start] = now
             else:
-                result.mismatches += compare_console(page, block, lines, scratch.path, fixes)
+                printed_lines: list[str] = []
+                result.mismatches += compare_console(page, block, lines, scratch.path, fixes, printed_lines)
+                if isinstance(block.options.get("id"), str):
+                    tables[block.options["id"]] = console_table(block, printed_lines)
             result.checked += 1
     finally:
         scratch.close()

@@ -1,0 +1,145 @@
+"""``mqlog docs`` on the guide's kind of table (issue 36): a table made from a sweep's Parquet
+or a compare's runs (view ``results``), and claims on the table ``mqlog compare`` prints in a
+console transcript. Through the real command line on a small page of their own: ``--write``
+puts the commands' figures in, a number edited by hand fails ``--check`` naming the page, the
+row, the column and both values, and a comparison that flipped fails it too.
+
+The sweep and the compare start Spark, so these are marked ``spark``."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.spark
+
+SWEEP = """workload = "putget-pairs"
+[params]
+pairs = 1
+messages_per_pair = 20
+message_size = 4000
+[grid]
+payload = ["random", "padded-records"]
+[[config]]
+name = "none"
+platform = "zos"
+[config.log]
+COMPLOG = "NONE"
+[[config]]
+name = "rle"
+platform = "zos"
+[config.log]
+COMPLOG = "RLE"
+"""
+
+SWEEP_PAGE = """# a study
+
+<!-- mqlog docs: table bytes view=results key=payload,configuration
+sort="sweep.workload.payload:random|padded-records,config_name:none|rle"
+columns="payload={sweep.workload.payload};configuration={config_name};logical bytes={logical_bytes};vs none={logical_bytes vs config_name=none};per commit={logical_bytes/commits:.1f}"
+only: mqlog sweep docs/study.toml --out out/study --json
+-->
+| payload | configuration | logical bytes | vs none | per commit |
+|---|---|---:|---:|---:|
+<!-- mqlog docs: end -->
+
+RLE logs fewer bytes of padded records than none does.
+<!-- mqlog docs: claim bytes["padded-records / rle"]["logical bytes"] < bytes["padded-records / none"]["logical bytes"] -->
+"""
+
+
+def docs(*args, cwd: Path):
+    return subprocess.run([sys.executable, "-m", "mqlog", "docs", *map(str, args)], capture_output=True, text=True,
+                          cwd=cwd, timeout=900)
+
+
+def _rows(text: str) -> dict[str, list[str]]:
+    """The page's table, each row by its payload / configuration."""
+    rows = [[c.strip() for c in line.strip().strip("|").split("|")] for line in text.splitlines()
+            if line.startswith("| ") and not line.startswith("| payload")]
+    return {f"{r[0]} / {r[1]}": r for r in rows}
+
+
+def test_a_sweep_table_is_written_from_the_parquet_and_an_edited_number_fails_the_check(tmp_path):
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "study.toml").write_text(SWEEP)
+    page = tmp_path / "study.md"
+    page.write_text(SWEEP_PAGE)
+    out = docs("--write", page, cwd=tmp_path)
+    assert out.returncode == 0, out.stdout + out.stderr
+    rows = _rows(page.read_text())
+    assert list(rows) == ["random / none", "random / rle", "padded-records / none", "padded-records / rle"]
+    assert [r[3] for r in rows.values() if r[1] == "none"] == ["+0.0%", "+0.0%"]   # each against itself
+    shrunk = rows["padded-records / rle"]
+    assert shrunk[3].startswith("−"), shrunk            # RLE shrinks padded records
+    plain, packed = (int(rows[f"padded-records / {c}"][2].replace(",", "")) for c in ("none", "rle"))
+    assert shrunk[3] == f"{packed / plain - 1:+.1%}".replace("-", "−")
+    assert not list(tmp_path.glob("out"))               # the commands ran in a scratch directory
+
+    # a number edited by hand, and a comparison the figures do not make
+    edited = shrunk[2][:-1] + ("9" if shrunk[2][-1] != "9" else "8")
+    flipped = ('<!-- mqlog docs: claim bytes["padded-records / rle"]["logical bytes"] > '
+               'bytes["padded-records / none"]["logical bytes"] -->')
+    text = page.read_text().replace(f"| {shrunk[2]} |", f"| {edited} |")
+    page.write_text(text + "\n" + flipped + "\n")
+    out = docs("--check", page, cwd=tmp_path)
+    assert out.returncode == 1, out.stdout + out.stderr
+    named = [line for line in out.stdout.splitlines() if "the page shows" in line]
+    assert named[0] == (f"study.md: table bytes, row 'padded-records / rle', column 'logical bytes': "
+                        f"the page shows {edited!r}, the command now gives {shrunk[2]!r}"), out.stdout
+    assert len(named) == 2 and "claim bytes[\"padded-records / rle\"][\"logical bytes\"] > " in named[1]
+    assert "the comparison the prose makes no longer holds" in named[1]
+
+
+def test_a_view_over_a_field_the_runs_lack_is_one_line_naming_table_and_field(tmp_path):
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "study.toml").write_text(SWEEP)
+    page = tmp_path / "study.md"
+    page.write_text(SWEEP_PAGE.replace("{logical_bytes/commits:.1f}", "{no_such_metric}"))
+    out = docs("--check", page, cwd=tmp_path)
+    assert out.returncode != 0
+    errors = [line for line in out.stderr.splitlines() if line.startswith("mqlog")]
+    assert errors == ["mqlog: error: study.md: table bytes: view results: a run has no field 'no_such_metric'"], out.stderr
+
+
+MATRIX = """[[config]]
+name = "single"
+platform = "zos"
+[config.log]
+TWOACTV = "NO"
+[[config]]
+name = "dual"
+platform = "zos"
+[config.log]
+TWOACTV = "YES"
+"""
+
+COMPARE_PAGE = """# a comparison
+
+<!-- mqlog docs: console id=cmp -->
+```
+$ mqlog compare --workload putget-pairs --set workload.pairs=1 --set workload.messages_per_pair=20 --matrix docs/m.toml --out out/c
+...
+```
+
+Dual logging writes more physical bytes than single logging, for the same commits.
+<!-- mqlog docs: claim cmp["physical bytes"]["dual"] > cmp["physical bytes"]["single"] and cmp["commits"]["dual"] == cmp["commits"]["single"] -->
+And fewer (a claim that does not hold).
+<!-- mqlog docs: claim cmp["physical bytes"]["dual"] < cmp["physical bytes"]["single"] -->
+"""
+
+
+def test_claims_on_the_table_a_console_transcript_prints(tmp_path):
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "m.toml").write_text(MATRIX)
+    page = tmp_path / "cmp.md"
+    page.write_text(COMPARE_PAGE)
+    out = docs("--check", page, cwd=tmp_path)
+    assert out.returncode == 1, out.stdout + out.stderr
+    failed = re.findall(r"line (\d+): claim (.*?): the page shows", out.stdout)
+    assert failed == [("12", 'cmp["physical bytes"]["dual"] < cmp["physical bytes"]["single"]')], out.stdout
+    assert "cmp.md: 3 block(s) checked, 1 mismatch(es)" in out.stdout   # the transcript and both claims
