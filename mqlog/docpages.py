@@ -9,6 +9,9 @@ command made what it shows:
 closes it. The view (:mod:`mqlog.docviews`) turns the commands' JSON documents into the table's
 rows; the key columns (the first unless given) name a row (a blank cell repeats the one above).
 
+``<!-- mqlog docs: figure img/NAME.png ...`` draws a plot from its commands' runs
+(:mod:`mqlog.docfigures`); ``--check`` compares the points it carries, ``--write`` draws it.
+
 ``<!-- mqlog docs: console [fast] [skip=REGEX] -->`` just above a fenced block of ``$ mqlog ...``
 lines and what they printed: every command is run again, in order, in one scratch directory, and
 every line the page shows must be printed in that order; a line ``...`` stands for any number of
@@ -45,13 +48,13 @@ from pathlib import Path
 
 from mqlog.docviews import VIEWS, DocsError, render_table
 
-_OPEN = re.compile(r"<!--\s*mqlog docs:\s*(table|console|claim)\b(.*?)(-->|$)", re.S)
+_OPEN = re.compile(r"<!--\s*mqlog docs:\s*(table|figure|console|claim)\b(.*?)(-->|$)", re.S)
 _END = "<!-- mqlog docs: end -->"
 
 
 @dataclass
 class Block:
-    kind: str                 # table | console | claim
+    kind: str                 # table | figure | console | claim
     start: int                # first line of the block's body (0-based)
     end: int                  # one past its last line
     line: int                 # the comment's line, 1-based, for messages
@@ -120,11 +123,11 @@ def parse(text: str) -> list[Block]:
             blocks.append(Block("console", j + 1, k, i + 1, options=_options(words)))
             i = k + 1
             continue
-        # a table: header words on the comment's first line, commands until -->
+        # a table or a figure: header words on the comment's first line, commands until -->
         words = shlex.split(rest.strip())
         if not words:
-            raise DocsError(f"line {i + 1}: a table block needs an id")
-        block = Block("table", 0, 0, i + 1, ident=words[0], options=_options(words[1:]))
+            raise DocsError(f"line {i + 1}: a {kind} block needs " + ("an id" if kind == "table" else "its image's path"))
+        block = Block(kind, 0, 0, i + 1, ident=words[0], options=_options(words[1:]))
         j = i + 1
         while j < len(lines) and "-->" not in lines[j]:
             command = lines[j].strip()
@@ -134,6 +137,11 @@ def parse(text: str) -> list[Block]:
                 label, sep, argv = command.partition(": mqlog ")
                 block.commands.append((label.strip(), "mqlog " + argv) if sep else ("", command))
             j += 1
+        if kind == "figure":   # no body: the image is a file beside the page
+            block.start = block.end = j + 1
+            blocks.append(block)
+            i = j + 1
+            continue
         k = j + 1
         while k < len(lines) and lines[k].strip() != _END:
             k += 1
@@ -220,19 +228,24 @@ def row_keys(rows: list[list[str]], key: list[int]) -> list[str]:
     return keys
 
 
-def generate(block: Block, scratch: Path, printed: dict | None = None) -> list[str]:
-    """The table ``block``'s commands make now; ``printed`` (command -> its JSON) keeps what a
-    command printed for the page's other tables, so a sweep two tables read runs once."""
-    view = VIEWS.get(block.options.get("view", ""))
-    if view is None:
-        raise DocsError(f"table {block.ident}: unknown view {block.options.get('view')!r}; "
-                        f"views: {', '.join(VIEWS)}")
-    printed = {} if printed is None else printed
+def _documents(block: Block, scratch: Path, printed: dict) -> list[tuple[str, dict]]:
+    """Each of the block's commands' JSON; ``printed`` (command -> its JSON) keeps what a command
+    printed for the page's other blocks, so a sweep two tables read runs once."""
     documents = []
     for label, command in block.commands:
         if command not in printed:
             printed[command] = json.loads(run_command(command, scratch))
         documents.append((label, printed[command]))
+    return documents
+
+
+def generate(block: Block, scratch: Path, printed: dict | None = None) -> list[str]:
+    """The table ``block``'s commands make now."""
+    view = VIEWS.get(block.options.get("view", ""))
+    if view is None:
+        raise DocsError(f"table {block.ident}: unknown view {block.options.get('view')!r}; "
+                        f"views: {', '.join(VIEWS)}")
+    documents = _documents(block, scratch, {} if printed is None else printed)
     try:
         return view(documents, block.options, scratch)
     except DocsError as exc:
@@ -240,7 +253,7 @@ def generate(block: Block, scratch: Path, printed: dict | None = None) -> list[s
 
 
 def _number(cell: str):
-    text = _plain(cell).replace(",", "").replace("%", "")
+    text = _plain(cell).replace(",", "").replace("%", "").replace("−", "-")   # −36.6%: a change
     m = re.match(r"^[-+]?\d+(\.\d+)?", text)
     return float(m.group(0)) if m else None
 
@@ -492,6 +505,8 @@ def check_page(path: Path, *, root: Path, fast: bool = False, only: set | None =
                 head, rows = table_rows(now)
                 tables[block.ident] = _Table(block.ident, head, rows, key_columns(block, head))
                 replace[block.start] = now
+            elif block.kind == "figure":
+                result.mismatches += _figure(page, path.parent, block, scratch.path, printed, write)
             else:
                 printed_lines: list[str] = []
                 result.mismatches += compare_console(page, block, lines, scratch.path, fixes, printed_lines)
@@ -525,6 +540,26 @@ def check_page(path: Path, *, root: Path, fast: bool = False, only: set | None =
     return result
 
 
+def _figure(page: str, here: Path, block: Block, scratch: Path, printed: dict, write: bool) -> list[Mismatch]:
+    """Draw a figure block's image from its commands' runs: every point that moved is a
+    mismatch; ``write`` saves the image."""
+    from mqlog.docfigures import differences, draw, points, read_points
+
+    try:
+        now = points(_documents(block, scratch, printed), block.options, scratch)
+    except DocsError as exc:
+        raise DocsError(f"{page}: figure {block.ident}: {exc}") from None
+    image = here / block.ident
+    found = differences(read_points(image), now)
+    if write and found:
+        try:
+            image.write_bytes(draw(now, block.options))
+        except OSError as exc:
+            raise DocsError(f"{page}: figure {block.ident}: cannot write {image}: {exc.strerror or exc}") from None
+    return [Mismatch(page, f"figure {block.ident}" + (f", {where}" if where else ""), shown, given)
+            for where, shown, given in found]
+
+
 def pages(root: Path) -> list[Path]:
     """The published pages: README.md and every page of the guide."""
     return [root / "README.md", *sorted((root / "docs" / "guide").glob("*.md"))]
@@ -542,3 +577,9 @@ def unmarked_tables(text: str) -> int:
         if re.match(r"^\s*\|[-: |]+\|\s*$", line) and "-" in line and i not in inside:
             count += 1
     return count
+
+
+def unmarked_figures(text: str) -> int:
+    """How many images on a page no figure block draws (reported, not yet failed)."""
+    drawn = {b.ident for b in parse(text) if b.kind == "figure"}
+    return sum(path not in drawn for path in re.findall(r"!\[[^\]]*\]\(([^)\s]+\.png)\)", text))

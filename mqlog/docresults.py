@@ -11,7 +11,8 @@ Options (on the block's comment line):
   (a second device, say); ``*NUMBER`` scales it, ``/PATH`` divides it by another field (an en
   dash when that is 0); ``vs KEY=VALUE`` is the change against the run that differs only in
   KEY (``vs config_name=zos-none``: +0.0%, −36.6%); FORMAT a Python format spec (integers get
-  thousands separators without one). ``{label}`` is the label of the command the run is from.
+  thousands separators without one; a trailing ``~`` drops trailing zeros: ``.2f~`` gives
+  0.19 and 3). ``{label}`` is the label of the command the run is from.
 - ``rows=LABEL,...``: the commands whose runs are the table's rows (all of them unless given).
 - ``where="PATH=VALUE,..."``: only the runs with these values.
 - ``sort="PATH[:A|B|C],..."``: the rows' order, by these fields (numbers numerically; ``A|B|C``
@@ -114,8 +115,12 @@ def _field(match, row: dict, label: str, runs: _Runs) -> str:
     if g["vs_key"]:
         base = runs.twin(g["label"] or label, source, g["vs_key"], g["vs_value"].strip())
         return _change(v, value(base))
+    fmt = g["format"] or ""
     try:
-        return cell(v, g["format"] or "")
+        if fmt.endswith("~"):   # trailing zeros dropped: 0.19, 3, 0.75
+            text = cell(v, fmt[:-1])
+            return text.rstrip("0").rstrip(".") if "." in text else text
+        return cell(v, fmt)
     except (TypeError, ValueError):
         raise DocsError(f"view results: {g['path']} = {v!r} does not take the format {g['format']!r}") from None
 
