@@ -2,7 +2,8 @@
 or a compare's runs (view ``results``), and claims on the table ``mqlog compare`` prints in a
 console transcript. Through the real command line on a small page of their own: ``--write``
 puts the commands' figures in, a number edited by hand fails ``--check`` naming the page, the
-row, the column and both values, and a comparison that flipped fails it too.
+row, the column and both values (a figure's moved point: its series and x), and a comparison
+that flipped fails it too.
 
 The sweep and the compare start Spark, so these are marked ``spark``."""
 
@@ -14,6 +15,8 @@ import sys
 from pathlib import Path
 
 import pytest
+
+from mqlog.docfigures import draw, read_points
 
 pytestmark = pytest.mark.spark
 
@@ -47,6 +50,12 @@ only: mqlog sweep docs/study.toml --out out/study --json
 |---|---|---:|---:|---:|
 <!-- mqlog docs: end -->
 
+<!-- mqlog docs: figure img/bytes.png x=sweep.workload.payload y=logical_bytes series=config_name
+xorder="random|padded-records"
+only: mqlog sweep docs/study.toml --out out/study --json
+-->
+![logical bytes by payload](img/bytes.png)
+
 RLE logs fewer bytes of padded records than none does.
 <!-- mqlog docs: claim bytes["padded-records / rle"]["logical bytes"] < bytes["padded-records / none"]["logical bytes"] -->
 """
@@ -67,6 +76,7 @@ def _rows(text: str) -> dict[str, list[str]]:
 def test_a_sweep_table_is_written_from_the_parquet_and_an_edited_number_fails_the_check(tmp_path):
     (tmp_path / "docs").mkdir()
     (tmp_path / "docs" / "study.toml").write_text(SWEEP)
+    (tmp_path / "img").mkdir()
     page = tmp_path / "study.md"
     page.write_text(SWEEP_PAGE)
     out = docs("--write", page, cwd=tmp_path)
@@ -79,6 +89,9 @@ def test_a_sweep_table_is_written_from_the_parquet_and_an_edited_number_fails_th
     plain, packed = (int(rows[f"padded-records / {c}"][2].replace(",", "")) for c in ("none", "rle"))
     assert shrunk[3] == f"{packed / plain - 1:+.1%}".replace("-", "−")
     assert not list(tmp_path.glob("out"))               # the commands ran in a scratch directory
+    drawn = read_points(tmp_path / "img" / "bytes.png")  # the figure carries the points it draws
+    assert drawn["series"] == {c: [[p, int(rows[f"{p} / {c}"][2].replace(",", ""))] for p in ("random", "padded-records")]
+                               for c in ("none", "rle")}
 
     # a number edited by hand, and a comparison the figures do not make
     edited = shrunk[2][:-1] + ("9" if shrunk[2][-1] != "9" else "8")
@@ -86,13 +99,19 @@ def test_a_sweep_table_is_written_from_the_parquet_and_an_edited_number_fails_th
                'bytes["padded-records / none"]["logical bytes"] -->')
     text = page.read_text().replace(f"| {shrunk[2]} |", f"| {edited} |")
     page.write_text(text + "\n" + flipped + "\n")
+    by_hand = dict(drawn, series={c: [[x, y] for x, y in pts] for c, pts in drawn["series"].items()})
+    by_hand["series"]["rle"][1][1] += 1000                # a point of the figure moved by hand
+    (tmp_path / "img" / "bytes.png").write_bytes(draw(by_hand, {}))
     out = docs("--check", page, cwd=tmp_path)
     assert out.returncode == 1, out.stdout + out.stderr
     named = [line for line in out.stdout.splitlines() if "the page shows" in line]
     assert named[0] == (f"study.md: table bytes, row 'padded-records / rle', column 'logical bytes': "
                         f"the page shows {edited!r}, the command now gives {shrunk[2]!r}"), out.stdout
-    assert len(named) == 2 and "claim bytes[\"padded-records / rle\"][\"logical bytes\"] > " in named[1]
-    assert "the comparison the prose makes no longer holds" in named[1]
+    moved = by_hand["series"]["rle"][1][1]
+    assert named[1] == (f"study.md: figure img/bytes.png, series 'rle', x=padded-records: the page shows "
+                        f"'{moved}', the command now gives '{moved - 1000}'"), out.stdout
+    assert len(named) == 3 and "claim bytes[\"padded-records / rle\"][\"logical bytes\"] > " in named[2]
+    assert "the comparison the prose makes no longer holds" in named[2]
 
 
 def test_a_view_over_a_field_the_runs_lack_is_one_line_naming_table_and_field(tmp_path):
