@@ -10,6 +10,7 @@ The sweep and the compare start Spark, so these are marked ``spark``."""
 from __future__ import annotations
 
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -20,24 +21,7 @@ from mqlog.docfigures import draw, read_points
 
 pytestmark = pytest.mark.spark
 
-SWEEP = """workload = "putget-pairs"
-[params]
-pairs = 1
-messages_per_pair = 20
-message_size = 4000
-[grid]
-payload = ["random", "padded-records"]
-[[config]]
-name = "none"
-platform = "zos"
-[config.log]
-COMPLOG = "NONE"
-[[config]]
-name = "rle"
-platform = "zos"
-[config.log]
-COMPLOG = "RLE"
-"""
+DATA = Path(__file__).parent / "data"
 
 SWEEP_PAGE = """# a study
 
@@ -75,7 +59,7 @@ def _rows(text: str) -> dict[str, list[str]]:
 
 def test_a_sweep_table_is_written_from_the_parquet_and_an_edited_number_fails_the_check(tmp_path):
     (tmp_path / "docs").mkdir()
-    (tmp_path / "docs" / "study.toml").write_text(SWEEP)
+    shutil.copy(DATA / "docs-study.toml", tmp_path / "docs" / "study.toml")
     (tmp_path / "img").mkdir()
     page = tmp_path / "study.md"
     page.write_text(SWEEP_PAGE)
@@ -116,7 +100,7 @@ def test_a_sweep_table_is_written_from_the_parquet_and_an_edited_number_fails_th
 
 def test_a_view_over_a_field_the_runs_lack_is_one_line_naming_table_and_field(tmp_path):
     (tmp_path / "docs").mkdir()
-    (tmp_path / "docs" / "study.toml").write_text(SWEEP)
+    shutil.copy(DATA / "docs-study.toml", tmp_path / "docs" / "study.toml")
     page = tmp_path / "study.md"
     page.write_text(SWEEP_PAGE.replace("{logical_bytes/commits:.1f}", "{no_such_metric}"))
     out = docs("--check", page, cwd=tmp_path)
@@ -125,17 +109,6 @@ def test_a_view_over_a_field_the_runs_lack_is_one_line_naming_table_and_field(tm
     assert errors == ["mqlog: error: study.md: table bytes: view results: a run has no field 'no_such_metric'"], out.stderr
 
 
-MATRIX = """[[config]]
-name = "single"
-platform = "zos"
-[config.log]
-TWOACTV = "NO"
-[[config]]
-name = "dual"
-platform = "zos"
-[config.log]
-TWOACTV = "YES"
-"""
 
 COMPARE_PAGE = """# a comparison
 
@@ -154,7 +127,7 @@ And fewer (a claim that does not hold).
 
 def test_claims_on_the_table_a_console_transcript_prints(tmp_path):
     (tmp_path / "docs").mkdir()
-    (tmp_path / "docs" / "m.toml").write_text(MATRIX)
+    shutil.copy(DATA / "docs-matrix.toml", tmp_path / "docs" / "m.toml")
     page = tmp_path / "cmp.md"
     page.write_text(COMPARE_PAGE)
     out = docs("--check", page, cwd=tmp_path)
