@@ -4,12 +4,13 @@ figure that drifted.
 
 ``<!-- mqlog docs: figure img/NAME.png x=PATH y=PATH [series=PATH,...] [style=PATH] [logx]``
 (more options a line each: ``title=``, ``xlabel=``, ``ylabel=``, ``where=``, ``xorder=A|B|C``
-for a categorical x), then one command
-a line as for a table, then ``-->``. Each run is a point (``x``, ``y``; paths as in
-:mod:`mqlog.docresults`), one line per value of the ``series`` fields, drawn dashed for the
-second value of ``style`` (a device, say) and dotted for the third. The PNG carries the points
-it draws (a ``tEXt`` chunk ``mqlog-docs``), so ``--check`` compares them, series by series and
-point by point, with what the commands give now; a figure without them was drawn by hand.
+for a categorical x), then one command a line as for a table, then ``-->``. Each run is a
+point (``x``, ``y``; paths as in :mod:`mqlog.docresults`), one line per value of the ``series``
+fields (a colour each), drawn solid, dashed, dotted by the value of ``style``
+(``style=device:ssd|dasd``: in that order). The PNG carries the points it draws (a ``tEXt``
+chunk ``mqlog-docs``), so ``--check`` compares them, series by series and point by point, with
+what the commands give now; a figure without them was drawn by hand. ``--write`` draws a
+figure again only when a point moved.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ def points(documents, options, cwd: Path) -> dict:
         if not isinstance(options.get(need), str):
             raise DocsError(f"a figure needs {need}=PATH")
     series_keys = options["series"].split(",") if isinstance(options.get("series"), str) else []
-    style_key = options.get("style") if isinstance(options.get("style"), str) else None
+    style_key = options["style"].partition(":")[0] if isinstance(options.get("style"), str) else None
     conditions = [c.partition("=") for c in options["where"].split(",")] if isinstance(options.get("where"), str) else []
     series: dict[str, list] = {}
     for _, document in documents:
@@ -56,13 +57,16 @@ def draw(data: dict, options) -> bytes:
     matplotlib.use("Agg")
     from matplotlib import pyplot as plt
 
-    styles = {}
-    style_key = options.get("style") if isinstance(options.get("style"), str) else None
+    style = options["style"] if isinstance(options.get("style"), str) else ""
+    listed = style.partition(":")[2].split("|") if ":" in style else []
+    styles = {v: ["-", "--", ":", "-."][i % 4] for i, v in enumerate(listed)}
+    colours: dict[str, str] = {}
     fig, ax = plt.subplots(figsize=(7.5, 3.6))
     for name, pts in data["series"].items():
-        last = name.rsplit(" ", 1)[-1] if style_key else ""
+        line, _, last = name.rpartition(" ") if style else (name, "", "")
         dash = styles.setdefault(last, ["-", "--", ":", "-."][len(styles) % 4])
-        ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", linestyle=dash, label=name)
+        colour = colours.setdefault(line, f"C{len(colours) % 10}")   # one colour a line, whatever its style
+        ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", linestyle=dash, color=colour, label=name)
     if "logx" in options:
         ax.set_xscale("log")
     ax.set_xlabel(options.get("xlabel") if isinstance(options.get("xlabel"), str) else data["x"])
