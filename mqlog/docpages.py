@@ -319,14 +319,18 @@ def _segments(shown: list[tuple[int, str]]) -> list[list[tuple[int, str]]]:
 def console_table(block: Block, printed: list[str]) -> _Table:
     """The aligned table a console block's commands printed (``mqlog compare``'s), for claims:
     its header line starts with ``configuration`` (``table=WORD``: with WORD), cells are apart by
-    two spaces or more, and a row is named by its first cell (``commits``)."""
+    two spaces or more (``columns=A,B,...``: the columns' names, cells apart by any space), and
+    a row is named by its first cell (``commits``)."""
     first = block.options.get("table") if isinstance(block.options.get("table"), str) else "configuration"
-    split = [re.split(r"\s{2,}", line.strip()) for line in printed]
+    named = block.options["columns"].split(",") if isinstance(block.options.get("columns"), str) else None
+    split = [re.split(r"\s+" if named else r"\s{2,}", line.strip()) for line in printed]
     start = next((i for i, cells in enumerate(split) if cells[0] == first), None)
     if start is None:
         raise DocsError(f"console {block.options['id']} (line {block.line}): no line starting {first!r} was printed")
-    header, rows = split[start], []
+    header, rows = named or split[start], []
     for cells in split[start + 1:]:
+        if re.fullmatch(r"-+", cells[0]) and not rows:   # a rule under the header
+            continue
         if len(cells) != len(header):
             break
         rows.append(cells)
