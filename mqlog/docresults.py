@@ -6,17 +6,23 @@ Options (on the block's comment line):
 
 - ``columns="Header=TEMPLATE;..."``: a cell is its template's text with each ``{FIELD}`` put in.
   FIELD is ``[LABEL@]PATH[*NUMBER|/PATH][ vs KEY=VALUE][:FORMAT]``: PATH a dotted path in the
-  run's row (``sweep.payload``, ``config_name``, ``restart_phases.replay_s``); ``LABEL@`` takes
+  run's row (``sweep.payload``, ``config_name``, ``restart_phases.replay_s``, a histogram's bucket
+  ``write_size_histogram.<=4K``); ``LABEL@`` takes
   it from the run of the command labelled LABEL with the same configuration and swept values
   (a second device, say); ``*NUMBER`` scales it, ``/PATH`` divides it by another field (an en
   dash when that is 0); ``vs KEY=VALUE`` is the change against the run that differs only in
   KEY (``vs config_name=zos-none``: +0.0%, −36.6%); FORMAT a Python format spec (integers get
   thousands separators without one; a trailing ``~`` drops trailing zeros: ``.2f~`` gives
-  0.19 and 3). ``{label}`` is the label of the command the run is from.
+  0.19 and 3; ``?YES|NO`` is YES where the value is not zero). ``{label}`` is the label of the command the run is from.
 - ``rows=LABEL,...``: the commands whose runs are the table's rows (all of them unless given).
 - ``where="PATH=VALUE,..."``: only the runs with these values.
 - ``sort="PATH[:A|B|C],..."``: the rows' order, by these fields (numbers numerically; ``A|B|C``
   an explicit order), the runs' own order after that.
+- ``across=TEMPLATE``: the last column spread across, one column per value of TEMPLATE (a
+  table of N against log sizes), one row per value of the others.
+- ``collapse=Header,...``: rows next to each other alike but in these columns as one row,
+  ``FIRST to LAST`` in them.
+- ``transpose``: a run a column, headed by its first cell, and a row a template.
 - ``align=lr...``: a letter a column (``l`` or ``r``); unless given, a column of numbers is
   right-aligned.
 
@@ -31,7 +37,7 @@ from pathlib import Path
 
 from mqlog.docviews import DocsError, cell, render_table
 
-_FIELD = re.compile(r"\{(?:(?P<label>[\w-]+)@)?(?P<path>[\w.]+)"
+_FIELD = re.compile(r"\{(?:(?P<label>[\w-]+)@)?(?P<path>[\w.]+(?:\.[<>=]+\w+)?)"
                     r"(?:\*(?P<scale>[0-9.e+-]+)|/(?P<over>[\w.]+))?"
                     r"(?:\s+vs\s+(?P<vs_key>[\w.]+)=(?P<vs_value>[^:}]+))?"
                     r"(?::(?P<format>[^}]*))?\}")
@@ -52,8 +58,10 @@ def _get(row: dict, path: str):
     """``path``'s value in a run; a key may itself hold dots (``sweep.workload.payload``)."""
     value, parts = row, path.split(".")
     while parts:
-        if isinstance(value, str) and value.startswith("{"):   # a JSON column (params, sweep)
+        if isinstance(value, str) and value[:1] in "{[":   # a JSON column (params, sweep, a histogram)
             value = json.loads(value)
+        if isinstance(value, list) and all(isinstance(p, list) and len(p) == 2 for p in value):
+            value = {str(k): v for k, v in value}           # [["<=4K", 31], ...]: by its labels
         for n in range(len(parts), 0, -1):
             if isinstance(value, dict) and ".".join(parts[:n]) in value:
                 value, parts = value[".".join(parts[:n])], parts[n:]
@@ -116,6 +124,9 @@ def _field(match, row: dict, label: str, runs: _Runs) -> str:
         base = runs.twin(g["label"] or label, source, g["vs_key"], g["vs_value"].strip())
         return _change(v, value(base))
     fmt = g["format"] or ""
+    if fmt.startswith("?"):   # ?YES|NO: YES where the value is not zero
+        yes, _, no = fmt[1:].partition("|")
+        return yes if v else no
     try:
         if fmt.endswith("~"):   # trailing zeros dropped: 0.19, 3, 0.75
             text = cell(v, fmt[:-1])
@@ -165,10 +176,47 @@ def results(documents, options, cwd: Path) -> list[str]:
         chosen.sort(key=lambda pair: key(pair[1]))
     body = [[_FIELD.sub(lambda m: _field(m, row, label, runs), template) for _, template in columns]
             for label, row in chosen]
+    header = [h for h, _ in columns]
+    if isinstance(options.get("across"), str):
+        header, body = _across(header, body, [_FIELD.sub(lambda m: _field(m, row, label, runs), options["across"])
+                                              for label, row in chosen])
+    if isinstance(options.get("collapse"), str):
+        body = _collapse(header, body, options["collapse"].split(","))
+    if "transpose" in options:   # a run a column: the first column's cells head them
+        header, body = [header[0]] + [r[0] for r in body], [[h] + [r[i] for r in body]
+                                                             for i, h in enumerate(header) if i]
+    columns = header
     align = options.get("align")
     if not isinstance(align, str):
         align = "".join("r" if body and all(re.match(r"^[-+−]?[\d.,]+", r[i]) or r[i] == "–" for r in body)
                         else "l" for i in range(len(columns)))
     if len(align) != len(columns):
         raise DocsError(f"view results: align={align} has {len(align)} letters for {len(columns)} columns")
-    return render_table([h for h, _ in columns], body, align)
+    return render_table(header, body, align)
+
+
+def _across(header: list[str], body: list[list[str]], across: list[str]) -> tuple[list[str], list[list[str]]]:
+    """Spread the last column across: one column per value of ``across`` (in the rows' order),
+    one row per value of the other columns."""
+    tops = list(dict.fromkeys(across))
+    rows: dict[tuple, dict] = {}
+    for row, top in zip(body, across):
+        rows.setdefault(tuple(row[:-1]), {})[top] = row[-1]
+    return header[:-1] + tops, [list(k) + [cells.get(t, "–") for t in tops] for k, cells in rows.items()]
+
+
+def _collapse(header: list[str], body: list[list[str]], ranged: list[str]) -> list[list[str]]:
+    """Rows next to each other that differ only in the ``ranged`` columns as one row whose
+    cells there read ``FIRST to LAST``."""
+    missing = [c for c in ranged if c not in header]
+    if missing:
+        raise DocsError(f"view results: collapse names {missing[0]!r}, not a column")
+    loose = {header.index(c) for c in ranged}
+    out: list[list[list[str]]] = []
+    for row in body:
+        if out and all(a == b for i, (a, b) in enumerate(zip(out[-1][0], row)) if i not in loose):
+            out[-1].append(row)
+        else:
+            out.append([row])
+    return [[c if len(run) == 1 or i not in loose or c == run[-1][i] else f"{c} to {run[-1][i]}"
+             for i, c in enumerate(run[0])] for run in out]

@@ -51,8 +51,9 @@ def docs_cmd(pages, mode, fast, only, as_json):
         results.append((result, (unmarked_tables(text), unmarked_figures(text))))
         total += len(result.mismatches)
     if as_json:
-        emit_json({"pages": [{"page": r.page, "checked": r.checked, "skipped": r.skipped, "unmarked_tables": u[0], "unmarked_figures": u[1],
-                              "mismatches": [vars(m) for m in r.mismatches]} for r, u in results],
+        emit_json({"pages": [{"page": r.page, "checked": r.checked, "skipped": r.skipped, "unmarked_tables": u[0],
+                              "unmarked_figures": u[1], "mismatches": [vars(m) for m in r.mismatches]}
+                             for r, u in results],
                    "mismatches": total})
     else:
         for result, unmarked in results:
