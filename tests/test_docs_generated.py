@@ -34,6 +34,18 @@ only: mqlog sweep docs/study.toml --out out/study --json
 |---|---|---:|---:|---:|
 <!-- mqlog docs: end -->
 
+<!-- mqlog docs: table spread view=results key=configuration sort=sweep.workload.payload:random|padded-records
+columns="configuration={config_name};bytes={logical_bytes}" across="{sweep.workload.payload}"
+only: mqlog sweep docs/study.toml --out out/study --json
+-->
+<!-- mqlog docs: end -->
+
+<!-- mqlog docs: table ranged view=results key=payload collapse=payload sort=sweep.workload.payload:random|padded-records
+columns="payload={sweep.workload.payload};rolled back={uows_rolled_back:?yes|no}"
+only: mqlog sweep docs/study.toml --out out/study --json
+-->
+<!-- mqlog docs: end -->
+
 <!-- mqlog docs: figure img/bytes.png x=sweep.workload.payload y=logical_bytes series=config_name
 xorder="random|padded-records"
 only: mqlog sweep docs/study.toml --out out/study --json
@@ -51,8 +63,9 @@ def docs(*args, cwd: Path):
 
 
 def _rows(text: str) -> dict[str, list[str]]:
-    """The page's table, each row by its payload / configuration."""
-    rows = [[c.strip() for c in line.strip().strip("|").split("|")] for line in text.splitlines()
+    """The page's first table, each row by its payload / configuration."""
+    first = text.split("<!-- mqlog docs: end -->")[0]
+    rows = [[c.strip() for c in line.strip().strip("|").split("|")] for line in first.splitlines()
             if line.startswith("| ") and not line.startswith("| payload")]
     return {f"{r[0]} / {r[1]}": r for r in rows}
 
@@ -73,6 +86,11 @@ def test_a_sweep_table_is_written_from_the_parquet_and_an_edited_number_fails_th
     plain, packed = (int(rows[f"padded-records / {c}"][2].replace(",", "")) for c in ("none", "rle"))
     assert shrunk[3] == f"{packed / plain - 1:+.1%}".replace("-", "−")
     assert not list(tmp_path.glob("out"))               # the commands ran in a scratch directory
+    text = page.read_text()   # the same runs spread across payloads, and alike rows as one
+    assert "| configuration | random | padded-records |" in text
+    for c in ("none", "rle"):
+        assert f"| {c} | {rows[f'random / {c}'][2]} | {rows[f'padded-records / {c}'][2]} |" in text
+    assert "| random to padded-records | no |" in text
     drawn = read_points(tmp_path / "img" / "bytes.png")  # the figure carries the points it draws
     assert drawn["series"] == {c: [[p, int(rows[f"{p} / {c}"][2].replace(",", ""))] for p in ("random", "padded-records")]
                                for c in ("none", "rle")}
