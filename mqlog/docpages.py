@@ -178,7 +178,7 @@ class Scratch:
     are linked in, so the paths a page names resolve, and every ``out/...`` lands here."""
 
     def __init__(self, root: Path):
-        self._tmp = tempfile.TemporaryDirectory(prefix="mqlog-docs-")
+        self._tmp = tempfile.TemporaryDirectory(prefix="mqlog-docs-", ignore_cleanup_errors=True)  # a killed sweep may still write
         self.path = Path(self._tmp.name)
         for name in ("docs", "tests"):
             if (root / name).exists():
