@@ -46,7 +46,10 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from mqlog.docresults import results
 from mqlog.docviews import VIEWS, DocsError, render_table
+
+VIEWS = {**VIEWS, "results": results}
 
 _OPEN = re.compile(r"<!--\s*mqlog docs:\s*(table|figure|console|claim)\b(.*?)(-->|$)", re.S)
 _END = "<!-- mqlog docs: end -->"
@@ -534,8 +537,8 @@ def check_page(path: Path, *, root: Path, fast: bool = False, only: set | None =
         out, i = [], 0
         ends = {b.start: b.end for b in blocks if b.kind == "table"}
         while i < len(lines):
-            if i in replace:
-                out += replace[i]
+            if i in replace:   # once: an empty table's body ends where it starts
+                out += replace.pop(i)
                 i = ends[i]
                 continue
             out.append(fixes.get(i, lines[i]))

@@ -43,12 +43,18 @@ _FIELD = re.compile(r"\{(?:(?P<label>[\w-]+)@)?(?P<path>[\w.]+(?:\.[<>=]+\w+)?)"
                     r"(?::(?P<format>[^}]*))?\}")
 
 
+#: reads a sweep's ``results/`` (Parquet) into rows, ``(path, sweep=True) -> [dict]``: the
+#: command line sets it (``mqlog.spark.report.read_result_rows``), as this layer imports no
+#: module of the Spark jobs' layer
+read_rows = None
+
+
 def load_rows(document: dict, cwd: Path) -> list[dict]:
     """A command's runs: a compare's ``rows``, or a sweep's ``results/`` read back."""
     if isinstance(document.get("results"), str):   # mqlog sweep --json
-        from mqlog.spark.report import read_result_rows
-
-        return read_result_rows(cwd / document["results"], sweep=True)
+        if read_rows is None:
+            raise DocsError("view results: no reader for a sweep's results/ (run it through mqlog docs)")
+        return read_rows(cwd / document["results"], sweep=True)
     if isinstance(document.get("rows"), list):     # mqlog compare --json
         return document["rows"]
     raise DocsError("view results needs mqlog sweep --json or mqlog compare --json")

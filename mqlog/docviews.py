@@ -90,11 +90,4 @@ def torture(documents, options, cwd=None) -> list[str]:
     return render_table(header, rows, "lrllrrrrrr")
 
 
-def results(documents, options, cwd=None) -> list[str]:
-    """Sweep and compare runs, one row each (:mod:`mqlog.docresults`)."""
-    from mqlog.docresults import results as view
-
-    return view(documents, options, cwd)
-
-
-VIEWS = {"fields": fields, "torture": torture, "results": results}
+VIEWS = {"fields": fields, "torture": torture}   # and "results" (mqlog.docresults), added by mqlog.docpages

@@ -26,7 +26,11 @@ def docs_cmd(pages, mode, fast, only, as_json):
     """Check that the published figures (README.md, docs/guide/*.md by default; run from the
     checkout) are what their commands print now. Tables, console transcripts and prose claims
     are marked with HTML comments (see mqlog/docpages.py)."""
+    from mqlog import docresults
     from mqlog.docpages import check_page, pages as published, unmarked_figures, unmarked_tables
+    from mqlog.spark.report import read_result_rows
+
+    docresults.read_rows = read_result_rows   # a sweep's Parquet, read with pyarrow (no Spark starts)
 
     root = Path.cwd()
     if not pages:
