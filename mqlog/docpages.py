@@ -4,15 +4,21 @@ A page (README.md, a guide page) marks each generated table, each console transc
 prose comparison with an HTML comment, so that the page stays readable Markdown and says which
 command made what it shows:
 
-``<!-- mqlog docs: table ID view=VIEW key=COLUMN,... [fast]`` then one command a line (``LABEL:
-mqlog ... --json``), then ``-->``; the Markdown table follows, and ``<!-- mqlog docs: end -->``
+``<!-- mqlog docs: table ID view=VIEW key=COLUMN,... [fast]``, more options a line each
+(``columns="..."``) if need be, then one command a line (``LABEL: mqlog ... --json``), then ``-->``; the Markdown table follows, and ``<!-- mqlog docs: end -->``
 closes it. The view (:mod:`mqlog.docviews`) turns the commands' JSON documents into the table's
 rows; the key columns (the first unless given) name a row (a blank cell repeats the one above).
+
+``<!-- mqlog docs: figure img/NAME.png ...`` draws a plot from its commands' runs
+(:mod:`mqlog.docfigures`); ``--check`` compares the points it carries, ``--write`` draws it.
 
 ``<!-- mqlog docs: console [fast] [skip=REGEX] -->`` just above a fenced block of ``$ mqlog ...``
 lines and what they printed: every command is run again, in order, in one scratch directory, and
 every line the page shows must be printed in that order; a line ``...`` stands for any number of
 lines. ``skip`` names lines (progress in completion order, say) that are not compared.
+
+A console block with ``id=ID`` also names the aligned table its commands print (``mqlog
+compare``'s, rows named by their first cell: ``ID["commits"]["zos-single-none"]``) for claims.
 
 ``<!-- mqlog docs: claim EXPR -->`` after a sentence that compares figures: EXPR compares cells
 of the page's tables, ``ID["row key"]["column"]`` (a row key of several columns joined by
@@ -40,15 +46,18 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from mqlog.docresults import results
 from mqlog.docviews import VIEWS, DocsError, render_table
 
-_OPEN = re.compile(r"<!--\s*mqlog docs:\s*(table|console|claim)\b(.*?)(-->|$)", re.S)
+VIEWS = {**VIEWS, "results": results}
+
+_OPEN = re.compile(r"<!--\s*mqlog docs:\s*(table|figure|console|claim)\b(.*?)(-->|$)", re.S)
 _END = "<!-- mqlog docs: end -->"
 
 
 @dataclass
 class Block:
-    kind: str                 # table | console | claim
+    kind: str                 # table | figure | console | claim
     start: int                # first line of the block's body (0-based)
     end: int                  # one past its last line
     line: int                 # the comment's line, 1-based, for messages
@@ -117,18 +126,25 @@ def parse(text: str) -> list[Block]:
             blocks.append(Block("console", j + 1, k, i + 1, options=_options(words)))
             i = k + 1
             continue
-        # a table: header words on the comment's first line, commands until -->
+        # a table or a figure: header words on the comment's first line, commands until -->
         words = shlex.split(rest.strip())
         if not words:
-            raise DocsError(f"line {i + 1}: a table block needs an id")
-        block = Block("table", 0, 0, i + 1, ident=words[0], options=_options(words[1:]))
+            raise DocsError(f"line {i + 1}: a {kind} block needs " + ("an id" if kind == "table" else "its image's path"))
+        block = Block(kind, 0, 0, i + 1, ident=words[0], options=_options(words[1:]))
         j = i + 1
         while j < len(lines) and "-->" not in lines[j]:
             command = lines[j].strip()
-            if command:
+            if re.match(r"^[a-z]+=", command) and not block.commands:  # an option on a line of its own
+                block.options.update(_options(shlex.split(command)))
+            elif command:
                 label, sep, argv = command.partition(": mqlog ")
                 block.commands.append((label.strip(), "mqlog " + argv) if sep else ("", command))
             j += 1
+        if kind == "figure":   # no body: the image is a file beside the page
+            block.start = block.end = j + 1
+            blocks.append(block)
+            i = j + 1
+            continue
         k = j + 1
         while k < len(lines) and lines[k].strip() != _END:
             k += 1
@@ -165,7 +181,7 @@ class Scratch:
     are linked in, so the paths a page names resolve, and every ``out/...`` lands here."""
 
     def __init__(self, root: Path):
-        self._tmp = tempfile.TemporaryDirectory(prefix="mqlog-docs-")
+        self._tmp = tempfile.TemporaryDirectory(prefix="mqlog-docs-", ignore_cleanup_errors=True)  # a killed sweep may still write
         self.path = Path(self._tmp.name)
         for name in ("docs", "tests"):
             if (root / name).exists():
@@ -215,17 +231,32 @@ def row_keys(rows: list[list[str]], key: list[int]) -> list[str]:
     return keys
 
 
-def generate(block: Block, scratch: Path) -> list[str]:
+def _documents(block: Block, scratch: Path, printed: dict) -> list[tuple[str, dict]]:
+    """Each of the block's commands' JSON; ``printed`` (command -> its JSON) keeps what a command
+    printed for the page's other blocks, so a sweep two tables read runs once."""
+    documents = []
+    for label, command in block.commands:
+        if command not in printed:
+            printed[command] = json.loads(run_command(command, scratch))
+        documents.append((label, printed[command]))
+    return documents
+
+
+def generate(block: Block, scratch: Path, printed: dict | None = None) -> list[str]:
+    """The table ``block``'s commands make now."""
     view = VIEWS.get(block.options.get("view", ""))
     if view is None:
         raise DocsError(f"table {block.ident}: unknown view {block.options.get('view')!r}; "
                         f"views: {', '.join(VIEWS)}")
-    documents = [(label, json.loads(run_command(command, scratch))) for label, command in block.commands]
-    return view(documents, block.options)
+    documents = _documents(block, scratch, {} if printed is None else printed)
+    try:
+        return view(documents, block.options, scratch)
+    except DocsError as exc:
+        raise DocsError(f"table {block.ident}: {exc}") from None
 
 
 def _number(cell: str):
-    text = _plain(cell).replace(",", "").replace("%", "")
+    text = _plain(cell).replace(",", "").replace("%", "").replace("−", "-")   # −36.6%: a change
     m = re.match(r"^[-+]?\d+(\.\d+)?", text)
     return float(m.group(0)) if m else None
 
@@ -288,18 +319,42 @@ def _segments(shown: list[tuple[int, str]]) -> list[list[tuple[int, str]]]:
     return [s for s in segments if s]
 
 
+def console_table(block: Block, printed: list[str]) -> _Table:
+    """The aligned table a console block's commands printed (``mqlog compare``'s), for claims:
+    its header line starts with ``configuration`` (``table=WORD``: with WORD), cells are apart by
+    two spaces or more (``columns=A,B,...``: the columns' names, cells apart by any space), and
+    a row is named by its first cell (``commits``)."""
+    first = block.options.get("table") if isinstance(block.options.get("table"), str) else "configuration"
+    named = block.options["columns"].split(",") if isinstance(block.options.get("columns"), str) else None
+    split = [re.split(r"\s+" if named else r"\s{2,}", line.strip()) for line in printed]
+    start = next((i for i, cells in enumerate(split) if cells[0] == first), None)
+    if start is None:
+        raise DocsError(f"console {block.options['id']} (line {block.line}): no line starting {first!r} was printed")
+    header, rows = named or split[start], []
+    for cells in split[start + 1:]:
+        if re.fullmatch(r"-+", cells[0]) and not rows:   # a rule under the header
+            continue
+        if len(cells) != len(header):
+            break
+        rows.append(cells)
+    return _Table(block.options["id"], header, rows, [0])
+
+
 def compare_console(page: str, block: Block, lines: list[str], scratch: Path,
-                    fixes: dict | None = None) -> list[Mismatch]:
+                    fixes: dict | None = None, outputs: list | None = None) -> list[Mismatch]:
     """Re-run a console block's commands; every shown line must be printed, in order. ``fixes``
-    (line number -> the line printed) collects what ``--write`` puts in."""
+    (line number -> the line printed) collects what ``--write`` puts in; ``outputs`` every
+    line the commands printed."""
     skip = re.compile(block.options["skip"]) if isinstance(block.options.get("skip"), str) else None
     out = []
     for command, number, shown in _transcript(lines[block.start:block.end]):
         if not command.split()[0].endswith("mqlog"):
             raise DocsError(f"{page}: line {block.start + number + 1}: only mqlog commands are re-run "
                             f"in a console block: {command!r}")
-        printed = [p for p in run_command(command, scratch, merge=True).rstrip("\n").split("\n")
-                   if not (skip and skip.search(p))]
+        printed = run_command(command, scratch, merge=True).rstrip("\n").split("\n")
+        if outputs is not None:
+            outputs += printed
+        printed = [p for p in printed if not (skip and skip.search(p))]
         position = 0
         for segment in _segments([(n, s) for n, s in shown if not (skip and skip.search(s))]):
             first = segment[0][1]
@@ -434,6 +489,7 @@ def check_page(path: Path, *, root: Path, fast: bool = False, only: set | None =
     tables: dict[str, _Table] = {}
     replace: dict[int, list[str]] = {}    # a block's start -> its new lines (tables)
     fixes: dict[int, str] = {}            # a line -> its new text (console)
+    printed: dict[str, dict] = {}         # a table command -> its JSON, run once a page
     scratch = Scratch(root)
     try:
         for block in blocks:
@@ -447,14 +503,22 @@ def check_page(path: Path, *, root: Path, fast: bool = False, only: set | None =
             if progress:
                 progress(page, block)
             if block.kind == "table":
-                now = generate(block, scratch.path)
+                try:
+                    now = generate(block, scratch.path, printed)
+                except DocsError as exc:
+                    raise DocsError(f"{page}: {exc}") from None
                 shown = lines[block.start:block.end]
                 result.mismatches += compare_tables(page, block, shown, now)
                 head, rows = table_rows(now)
                 tables[block.ident] = _Table(block.ident, head, rows, key_columns(block, head))
                 replace[block.start] = now
+            elif block.kind == "figure":
+                result.mismatches += _figure(page, path.parent, block, scratch.path, printed, write)
             else:
-                result.mismatches += compare_console(page, block, lines, scratch.path, fixes)
+                printed_lines: list[str] = []
+                result.mismatches += compare_console(page, block, lines, scratch.path, fixes, printed_lines)
+                if isinstance(block.options.get("id"), str):
+                    tables[block.options["id"]] = console_table(block, printed_lines)
             result.checked += 1
     finally:
         scratch.close()
@@ -473,14 +537,34 @@ def check_page(path: Path, *, root: Path, fast: bool = False, only: set | None =
         out, i = [], 0
         ends = {b.start: b.end for b in blocks if b.kind == "table"}
         while i < len(lines):
-            if i in replace:
-                out += replace[i]
+            if i in replace:   # once: an empty table's body ends where it starts
+                out += replace.pop(i)
                 i = ends[i]
                 continue
             out.append(fixes.get(i, lines[i]))
             i += 1
         result.text = "\n".join(out)
     return result
+
+
+def _figure(page: str, here: Path, block: Block, scratch: Path, printed: dict, write: bool) -> list[Mismatch]:
+    """Draw a figure block's image from its commands' runs: every point that moved is a
+    mismatch; ``write`` saves the image."""
+    from mqlog.docfigures import differences, draw, points, read_points
+
+    try:
+        now = points(_documents(block, scratch, printed), block.options, scratch)
+    except DocsError as exc:
+        raise DocsError(f"{page}: figure {block.ident}: {exc}") from None
+    image = here / block.ident
+    found = differences(read_points(image), now)
+    if write and found:
+        try:
+            image.write_bytes(draw(now, block.options))
+        except OSError as exc:
+            raise DocsError(f"{page}: figure {block.ident}: cannot write {image}: {exc.strerror or exc}") from None
+    return [Mismatch(page, f"figure {block.ident}" + (f", {where}" if where else ""), shown, given)
+            for where, shown, given in found]
 
 
 def pages(root: Path) -> list[Path]:
@@ -500,3 +584,9 @@ def unmarked_tables(text: str) -> int:
         if re.match(r"^\s*\|[-: |]+\|\s*$", line) and "-" in line and i not in inside:
             count += 1
     return count
+
+
+def unmarked_figures(text: str) -> int:
+    """How many images on a page no figure block draws (reported, not yet failed)."""
+    drawn = {b.ident for b in parse(text) if b.kind == "figure"}
+    return sum(path not in drawn for path in re.findall(r"!\[[^\]]*\]\(([^)\s]+\.png)\)", text))

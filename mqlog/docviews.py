@@ -48,7 +48,7 @@ def cell(value, fmt: str = "") -> str:
     return str(value)
 
 
-def fields(documents, options) -> list[str]:
+def fields(documents, options, cwd=None) -> list[str]:
     """Rows from a list in each document (``rows=PATH``, dotted; none: the document is the
     row), one column per ``columns="Header=path[:format];..."``; with ``label=Header`` the
     commands' labels are a first column."""
@@ -72,7 +72,7 @@ def fields(documents, options) -> list[str]:
     return render_table(header, rows, align)
 
 
-def torture(documents, options) -> list[str]:
+def torture(documents, options, cwd=None) -> list[str]:
     """``mqlog torture --json`` campaigns, one group of rows per command (its label the
     setting), one row per fault class the configuration has scenarios for."""
     header = ["setting", "physical writes", "fault", "claim", "tried (of)", "survived", "detected",
@@ -90,4 +90,4 @@ def torture(documents, options) -> list[str]:
     return render_table(header, rows, "lrllrrrrrr")
 
 
-VIEWS = {"fields": fields, "torture": torture}
+VIEWS = {"fields": fields, "torture": torture}   # and "results" (mqlog.docresults), added by mqlog.docpages

@@ -1,0 +1,155 @@
+"""``mqlog docs`` on the guide's kind of table (issue 36): a table made from a sweep's Parquet
+or a compare's runs (view ``results``), and claims on the table ``mqlog compare`` prints in a
+console transcript. Through the real command line on a small page of their own: ``--write``
+puts the commands' figures in, a number edited by hand fails ``--check`` naming the page, the
+row, the column and both values (a figure's moved point: its series and x), and a comparison
+that flipped fails it too.
+
+The sweep and the compare start Spark, so these are marked ``spark``."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from mqlog.docfigures import draw, read_points
+
+pytestmark = pytest.mark.spark
+
+DATA = Path(__file__).parent / "data"
+
+SWEEP_PAGE = """# a study
+
+<!-- mqlog docs: table bytes view=results key=payload,configuration
+sort="sweep.workload.payload:random|padded-records,config_name:none|rle"
+columns="payload={sweep.workload.payload};configuration={config_name};logical bytes={logical_bytes};vs none={logical_bytes vs config_name=none};per commit={logical_bytes/commits:.1f}"
+only: mqlog sweep docs/study.toml --out out/study --json
+-->
+| payload | configuration | logical bytes | vs none | per commit |
+|---|---|---:|---:|---:|
+<!-- mqlog docs: end -->
+
+<!-- mqlog docs: table spread view=results key=configuration sort=sweep.workload.payload:random|padded-records
+columns="configuration={config_name};bytes={logical_bytes}" across="{sweep.workload.payload}"
+only: mqlog sweep docs/study.toml --out out/study --json
+-->
+<!-- mqlog docs: end -->
+
+<!-- mqlog docs: table ranged view=results key=payload collapse=payload sort=sweep.workload.payload:random|padded-records
+columns="payload={sweep.workload.payload};rolled back={uows_rolled_back:?yes|no}"
+only: mqlog sweep docs/study.toml --out out/study --json
+-->
+<!-- mqlog docs: end -->
+
+<!-- mqlog docs: figure img/bytes.png x=sweep.workload.payload y=logical_bytes series=config_name
+xorder="random|padded-records"
+only: mqlog sweep docs/study.toml --out out/study --json
+-->
+![logical bytes by payload](img/bytes.png)
+
+RLE logs fewer bytes of padded records than none does.
+<!-- mqlog docs: claim bytes["padded-records / rle"]["logical bytes"] < bytes["padded-records / none"]["logical bytes"] -->
+"""
+
+
+def docs(*args, cwd: Path):
+    return subprocess.run([sys.executable, "-m", "mqlog", "docs", *map(str, args)], capture_output=True, text=True,
+                          cwd=cwd, timeout=900)
+
+
+def _rows(text: str) -> dict[str, list[str]]:
+    """The page's first table, each row by its payload / configuration."""
+    first = text.split("<!-- mqlog docs: end -->")[0]
+    rows = [[c.strip() for c in line.strip().strip("|").split("|")] for line in first.splitlines()
+            if line.startswith("| ") and not line.startswith("| payload")]
+    return {f"{r[0]} / {r[1]}": r for r in rows}
+
+
+def test_a_sweep_table_is_written_from_the_parquet_and_an_edited_number_fails_the_check(tmp_path):
+    (tmp_path / "docs").mkdir()
+    shutil.copy(DATA / "docs-study.toml", tmp_path / "docs" / "study.toml")
+    (tmp_path / "img").mkdir()
+    page = tmp_path / "study.md"
+    page.write_text(SWEEP_PAGE)
+    out = docs("--write", page, cwd=tmp_path)
+    assert out.returncode == 0, out.stdout + out.stderr
+    rows = _rows(page.read_text())
+    assert list(rows) == ["random / none", "random / rle", "padded-records / none", "padded-records / rle"]
+    assert [r[3] for r in rows.values() if r[1] == "none"] == ["+0.0%", "+0.0%"]   # each against itself
+    shrunk = rows["padded-records / rle"]
+    assert shrunk[3].startswith("−"), shrunk            # RLE shrinks padded records
+    plain, packed = (int(rows[f"padded-records / {c}"][2].replace(",", "")) for c in ("none", "rle"))
+    assert shrunk[3] == f"{packed / plain - 1:+.1%}".replace("-", "−")
+    assert not list(tmp_path.glob("out"))               # the commands ran in a scratch directory
+    text = page.read_text()   # the same runs spread across payloads, and alike rows as one
+    assert "| configuration | random | padded-records |" in text
+    for c in ("none", "rle"):
+        assert f"| {c} | {rows[f'random / {c}'][2]} | {rows[f'padded-records / {c}'][2]} |" in text
+    assert "| random to padded-records | no |" in text
+    drawn = read_points(tmp_path / "img" / "bytes.png")  # the figure carries the points it draws
+    assert drawn["series"] == {c: [[p, int(rows[f"{p} / {c}"][2].replace(",", ""))] for p in ("random", "padded-records")]
+                               for c in ("none", "rle")}
+
+    # a number edited by hand, and a comparison the figures do not make
+    edited = shrunk[2][:-1] + ("9" if shrunk[2][-1] != "9" else "8")
+    flipped = ('<!-- mqlog docs: claim bytes["padded-records / rle"]["logical bytes"] > '
+               'bytes["padded-records / none"]["logical bytes"] -->')
+    text = page.read_text().replace(f"| {shrunk[2]} |", f"| {edited} |", 1)   # in the first table only
+    page.write_text(text + "\n" + flipped + "\n")
+    by_hand = dict(drawn, series={c: [[x, y] for x, y in pts] for c, pts in drawn["series"].items()})
+    by_hand["series"]["rle"][1][1] += 1000                # a point of the figure moved by hand
+    (tmp_path / "img" / "bytes.png").write_bytes(draw(by_hand, {}))
+    out = docs("--check", page, cwd=tmp_path)
+    assert out.returncode == 1, out.stdout + out.stderr
+    named = [line for line in out.stdout.splitlines() if "the page shows" in line]
+    assert named[0] == (f"study.md: table bytes, row 'padded-records / rle', column 'logical bytes': "
+                        f"the page shows {edited!r}, the command now gives {shrunk[2]!r}"), out.stdout
+    moved = by_hand["series"]["rle"][1][1]
+    assert named[1] == (f"study.md: figure img/bytes.png, series 'rle', x=padded-records: the page shows "
+                        f"'{moved}', the command now gives '{moved - 1000}'"), out.stdout
+    assert len(named) == 3 and "claim bytes[\"padded-records / rle\"][\"logical bytes\"] > " in named[2]
+    assert "the comparison the prose makes no longer holds" in named[2]
+
+
+def test_a_view_over_a_field_the_runs_lack_is_one_line_naming_table_and_field(tmp_path):
+    (tmp_path / "docs").mkdir()
+    shutil.copy(DATA / "docs-study.toml", tmp_path / "docs" / "study.toml")
+    page = tmp_path / "study.md"
+    page.write_text(SWEEP_PAGE.replace("{logical_bytes/commits:.1f}", "{no_such_metric}"))
+    out = docs("--check", page, cwd=tmp_path)
+    assert out.returncode != 0
+    errors = [line for line in out.stderr.splitlines() if line.startswith("mqlog")]
+    assert errors == ["mqlog: error: study.md: table bytes: view results: a run has no field 'no_such_metric'"], out.stderr
+
+
+
+COMPARE_PAGE = """# a comparison
+
+<!-- mqlog docs: console id=cmp -->
+```
+$ mqlog compare --workload putget-pairs --set workload.pairs=1 --set workload.messages_per_pair=20 --matrix docs/m.toml --out out/c
+...
+```
+
+Dual logging writes more physical bytes than single logging, for the same commits.
+<!-- mqlog docs: claim cmp["physical bytes"]["dual"] > cmp["physical bytes"]["single"] and cmp["commits"]["dual"] == cmp["commits"]["single"] -->
+And fewer (a claim that does not hold).
+<!-- mqlog docs: claim cmp["physical bytes"]["dual"] < cmp["physical bytes"]["single"] -->
+"""
+
+
+def test_claims_on_the_table_a_console_transcript_prints(tmp_path):
+    (tmp_path / "docs").mkdir()
+    shutil.copy(DATA / "docs-matrix.toml", tmp_path / "docs" / "m.toml")
+    page = tmp_path / "cmp.md"
+    page.write_text(COMPARE_PAGE)
+    out = docs("--check", page, cwd=tmp_path)
+    assert out.returncode == 1, out.stdout + out.stderr
+    failed = re.findall(r"line (\d+): claim (.*?): the page shows", out.stdout)
+    assert failed == [("12", 'cmp["physical bytes"]["dual"] < cmp["physical bytes"]["single"]')], out.stdout
+    assert "cmp.md: 3 block(s) checked, 1 mismatch(es)" in out.stdout   # the transcript and both claims
