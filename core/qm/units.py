@@ -179,6 +179,16 @@ class UnitsOfWorkMixin:
         else:
             yield from self._backout_uow(uow)
 
+    def _gone_by_outcome(self, m) -> bool:
+        """Whether a message's unit of work has its Commit or Backout on the log while its
+        force is still in flight, and the outcome removes the message: a queue flush may
+        then already have removed it from the file (``Queue.flush``'s ``outcome``), and
+        memory removes it when the force returns."""
+        uow = self.uows.get(m.uow) if m.uow else None
+        if uow is None or uow.end_address == NO_ADDRESS:
+            return False
+        return (m.state is MessageState.GOT_UNCOMMITTED) == uow.end_commit
+
     def check(self) -> None:
         """Invariants of the queues and units of work (sortedcontainers' ``_check()`` style),
         for stress and crash tests: raises AssertionError naming what is broken."""
@@ -197,7 +207,7 @@ class UnitsOfWorkMixin:
                         f"{queue.name}: message {m.msg_id!r} held by unit of work {m.uow}, which is not open"
                     assert any(op.msg_id == m.msg_id for op in uow.ops), \
                         f"{queue.name}: unit of work {m.uow} does not list message {m.msg_id!r}"
-                if m.persistent and m.data is None:
+                if m.persistent and m.data is None and not self._gone_by_outcome(m):
                     assert queue.file is not None and m.msg_id in queue.file.messages, \
                         f"{queue.name}: message {m.msg_id!r} has no data in memory or in the file"
             assert len(queue.messages) <= queue.max_depth or not queue.messages, f"{queue.name}: over MAXDEPTH"
