@@ -184,6 +184,18 @@ def check_plot(doc: dict, tasks: list[dict], *, origin: str = "sweep") -> None:
                          f"({', '.join(swept) if swept else 'it varies none'})")
 
 
+def _check_profiles(origin: str, field: str, kind: str, names: list, get) -> None:
+    """Every name in a sweep's ``hosts`` or ``devices`` a profile ``get`` knows (before any
+    work starts): one line naming the field otherwise."""
+    for name in names:
+        if not isinstance(name, str):
+            raise MqlogError(f"{origin}: field '{field}' must be a list of {kind} profile names or files")
+        try:
+            get(name)
+        except MqlogError as exc:
+            raise MqlogError(f"{origin}: {field}: {exc}") from None
+
+
 def cells(doc: dict, *, origin: str = "sweep", host: str | None = None) -> list[dict]:
     """The sweep's cells, each a task for :func:`mqlog.spark.compare.run_cell` plus its
     ``sweep`` values and ``key``; errors name the field. ``host``: the host profile of a
@@ -211,22 +223,10 @@ def cells(doc: dict, *, origin: str = "sweep", host: str | None = None) -> list[
     if host is not None and "hosts" in doc:
         raise MqlogError(f"{origin}: names its hosts; --host {host} would contradict them (give one or the other)")
     hosts = need("hosts", list, [host or DEFAULT_HOST])
-    for name in hosts:
-        if not isinstance(name, str):
-            raise MqlogError(f"{origin}: field 'hosts' must be a list of host profile names or files")
-        try:
-            get_host(name)
-        except MqlogError as exc:
-            raise MqlogError(f"{origin}: hosts: {exc}") from None
     from mqlog.core.disk.devices import get_profile
 
-    for name in devices:
-        if not isinstance(name, str):
-            raise MqlogError(f"{origin}: field 'devices' must be a list of device profile names or files")
-        try:
-            get_profile(name)
-        except MqlogError as exc:
-            raise MqlogError(f"{origin}: devices: {exc}") from None
+    _check_profiles(origin, "hosts", "host", hosts, get_host)
+    _check_profiles(origin, "devices", "device", devices, get_profile)
     for seed in seeds:
         if type(seed) is not int:  # a seed "1" is a string, refused as a spec file refuses one
             raise MqlogError(f"{origin}: field 'seeds' must be a list of whole numbers, got {seed!r}")
