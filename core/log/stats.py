@@ -63,9 +63,12 @@ class LogStatistics:
     """Counters and averages of one log writer. All times are virtual microseconds."""
 
     logical_bytes: int = 0  # bytes of records appended (what recovery needs)
-    #: log write requests that reached the writer: forces whose records were not yet on
-    #: disk (amqldmpa's staLogicalWrites, read as requests to write recovery data)
+    #: the writer's writes that carried new recovery data, one a cycle (amqldmpa's
+    #: staLogicalWrites: equal to staPhysicalWrites under SingleWrite, CALIBRATION D1/D1b)
     logical_writes: int = 0
+    #: forces whose records were not yet on disk: they reached the writer and waited for it
+    #: (z/OS QJSTWRW)
+    forces_waited: int = 0
     log_records: int = 0  # records appended
     write_cycles: int = 0  # the writer's cycles: one run of pages cut from the buffer each
     physical_bytes: int = 0  # bytes handed to the device: pages, rewrites, spare copies
@@ -173,6 +176,7 @@ class LogStatistics:
             "worst_write_by_file": {f: {"us": t, "at_us": at} for f, (t, at) in sorted(self.worst_write_by_file.items())},
             "logical_bytes": self.logical_bytes,
             "logical_writes": self.logical_writes,
+            "forces_waited": self.forces_waited,
             "log_records": self.log_records,
             "write_cycles": self.write_cycles,
             "physical_bytes": self.physical_bytes,

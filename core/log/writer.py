@@ -28,12 +28,14 @@ and the end of each cycle, never waits for one – except when the space cannot 
 until one has finished (every file it could go to is still being copied); it then waits for
 copies to finish, one at a time, and goes on the moment the space can place it.
 
-The counters follow the distributed logger's (amqldmpa): ``logical_writes`` counts the log
-write requests that reached the writer (a force whose records were not yet on disk),
-``log_records`` the records appended, ``write_cycles`` the writer's cycles and
-``physical_writes`` every I/O (a TripleWrite spare copy, a second copy, a wrap's second
-half are each one), ``concurrent_writes`` the I/Os issued beside another of their cycle and
-``ordered_writes`` those held until earlier I/Os of their cycle had finished.
+The counters follow the distributed logger's (amqldmpa): ``logical_writes`` counts the
+writes that carried new recovery data (one a cycle: staLogicalWrites, which IBM's counters show
+equal to staPhysicalWrites under SingleWrite at one pair and at ten, CALIBRATION D1/D1b),
+``forces`` every force, ``forces_waited`` the forces whose records were not yet on disk (they
+reached the writer), ``log_records`` the records appended, ``write_cycles`` the writer's
+cycles and ``physical_writes`` every I/O (a TripleWrite spare copy, a second copy, a wrap's
+second half are each one), ``concurrent_writes`` the I/Os issued beside another of their cycle
+and ``ordered_writes`` those held until earlier I/Os of their cycle had finished.
 
 A write whose pages wrap round the end of the buffer ring goes out as one vectored write
 (``writev``, MQ V8 and later) or, with ``vectored_writes=False``, as two writes as older
@@ -195,7 +197,7 @@ class LogWriter:
         if target <= self.durable:
             event.succeed(self.durable)
             return event
-        self.stats.logical_writes += 1  # a request to write recovery data reached the writer
+        self.stats.forces_waited += 1  # a request to write recovery data reached the writer
         heapq.heappush(self._forces, (target, next(self._seq), event))
         self._wake()
         return event
@@ -268,6 +270,8 @@ class LogWriter:
             run = self.buffer.cut(self._write_no, full_pages_only=self._full_pages_suffice())
             stats = self.stats
             stats.write_cycles += 1
+            if run.new_bytes:
+                stats.logical_writes += 1  # a write that carries new recovery data
             if run.rewrites_partial:
                 stats.partial_page_rewrites += 1
             if run.ends_partial:

@@ -390,6 +390,7 @@ def collect_metrics(cfg: RunConfig, qm: QueueManager, ctx: Context, env: simpy.E
         "logical_bytes": s.get("logical_bytes", 0),
         "physical_bytes": s.get("physical_bytes", 0),
         "logical_writes": s.get("logical_writes", 0),
+        "forces_waited": s.get("forces_waited", 0),
         "log_records": s.get("log_records", 0),
         "write_cycles": s.get("write_cycles", 0),
         "physical_writes": s.get("physical_writes", 0),

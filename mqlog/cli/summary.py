@@ -57,7 +57,7 @@ def print_metrics(m: dict, out) -> None:
                                                f"({m['host_cores']} cores)"),
         ("device busy / queued / shared (µs)", f"{m['device_busy_us']:.0f} / {m['device_wait_us']:.0f} / "
                                                f"{m['device_shared_us']:.0f}"),
-        ("forces", m["forces"]),
+        ("forces / waited for the writer", f"{m['forces']} / {m.get('forces_waited', 0)}"),
         ("log records / write cycles", f"{m.get('log_records', 0)} / {m.get('write_cycles', 0)}"),
         ("logical bytes / writes", f"{m['logical_bytes']} / {m['logical_writes']}"),
         ("physical bytes / writes", f"{m['physical_bytes']} / {m['physical_writes']}"),

@@ -367,20 +367,28 @@ def test_a_writer_resumed_after_an_incomplete_record_rewrites_the_tail_page_rath
 
 # --- what the counters count, and the partial-page decisions --------------------------------
 
-def test_logical_writes_count_the_forces_that_reach_the_writer_and_log_records_the_records():
+def test_logical_writes_count_writes_and_forces_waited_count_the_forces_that_reach_the_writer():
+    """amqldmpa's staLogicalWrites counts writes that carry new log data, not forces (IBM's
+    counters at ten pairs: logical = physical writes under SingleWrite while each carries
+    about four forces): forces that wait together in one cycle are one logical write."""
     env, space, writer = make()
 
-    def app():
-        for uow in (1, 2):
-            yield from writer.put(Put("Q", bytes(24), b"m" * 100, uow=uow))
-            yield from writer.put(Commit(0, 1, uow=uow))
-            yield writer.force()
-        yield writer.force()  # everything is on disk already: no write request reaches the writer
+    def app(uow, before):
+        yield env.timeout(before)
+        yield from writer.put(Put("Q", bytes(24), b"m" * 100, uow=uow))
+        yield from writer.put(Commit(0, 1, uow=uow))
+        end = writer.next_address
+        yield writer.force(end)
+        yield writer.force(end)  # on disk already: no write request reaches the writer
 
-    env.process(app())
+    # uow 1 forces alone; 2, 3 and 4 force while its write is in flight, so ride one write
+    env.process(app(1, 0))
+    for uow in (2, 3, 4):
+        env.process(app(uow, 1))
     env.run()
     s = writer.stats
-    assert s.log_records == 4 and s.forces == 3
+    assert s.log_records == 8 and s.forces == 8
+    assert s.forces_waited == 4
     assert s.logical_writes == 2 == s.write_cycles == s.physical_writes
 
 

@@ -45,9 +45,11 @@ def log_statistics(space: ZosLogSpace, writer_stats: dict, codec_stats: dict, co
     archive_writes = offloads * archive_copies
 
     s: dict = {}
-    if "write_cycles" in w:
-        # forces that had to wait for the writer (the writer's logical_writes since it
-        # counts write requests; before that, logical_writes counted records)
+    if "forces_waited" in w:
+        s["QJSTWRW"] = w["forces_waited"]  # forces that had to wait for the writer
+    elif "write_cycles" in w:
+        # a run directory from before forces_waited: its logical_writes counted the forces
+        # that waited (since issue 38 they count the writes that carried new log data)
         s["QJSTWRW"] = w["logical_writes"]
     if "log_records" in w:
         s["QJSTWRNW"] = w["log_records"]
