@@ -376,9 +376,9 @@ class Platform:
     write_threshold_pages: int | None = 20
     buffer_pages: int = 512
     pad_policy: Callable[[int], bool] | None = None
-    #: the writer leaves a partial last page for the next cycle when the full pages already
-    #: satisfy a waiting force (see :mod:`mqlog.core.log.writer`)
-    hold_partial_tail: bool = False
+    #: a write that carries the forces of more than one caller closes its partial last page
+    #: (padding) instead of leaving it to be rewritten (see :mod:`mqlog.core.log.writer`)
+    pad_grouped_tail: bool = False
     #: the platform's own command for each shutdown mode (controlled, immediate, preemptive:
     #: see :mod:`mqlog.core.workload.run`), for the run's summary and run.json; MQ's endmqm
     #: unless the platform says otherwise

@@ -94,11 +94,11 @@ def distributed_platform(storage: Storage, *, primary: int = 3, secondary: int =
         persistent_put_to_waiting_getter=True,
         buffer_pages=buffer_pages,
         # The distributed logger writes when a force comes or the buffer fills (no write
-        # threshold: that is z/OS's WRTHRSH), never pads a partial page (a write that
-        # continues one rewrites it), and avoids partial pages by leaving the last one for
-        # the next cycle while others' forces keep it busy: see LogWriteIntegrity.
+        # threshold: that is z/OS's WRTHRSH); a write carrying several callers' forces closes
+        # its partial last page (padding, never rewritten), one carrying a single force
+        # leaves it to the next write, which rewrites it (LogWriteIntegrity; CALIBRATION D1/D1b).
         write_threshold_pages=None,
-        hold_partial_tail=True,
+        pad_grouped_tail=True,
         error_log="AMQERR01.LOG",
         error_log_format=AmqErrLog(qm_name),
         record_types=media.RECORD_TYPES,

@@ -210,6 +210,7 @@ class LogBuffer:
         self._submitted = 0  # payload bytes (from _base) already cut for a write
         self._written = 0  # payload bytes of the first page already on disk
         self.pad_policy = None  # callable(used_bytes) -> bool: pad instead of rewriting
+        self._close = False  # the writer closed the partial page it cut last (close_tail)
         #: the tail page on disk may hold bytes past the last good record (a torn or
         #: incomplete one, restart dropped them): it must be rewritten, never padded past,
         #: or a reader coming through it later would find that stale record
@@ -280,10 +281,11 @@ class LogBuffer:
         buf = self._buf
         pos = len(buf)
         idx, off = divmod(pos, PAGE_PAYLOAD)
-        if (off and pos == self._submitted and self.pad_policy is not None and not self._must_rewrite
-                and self.pad_policy(off)):
+        if (off and pos == self._submitted and not self._must_rewrite
+                and (self._close or (self.pad_policy is not None and self.pad_policy(off)))):
             # The page's data is already on its way to disk: start a fresh page rather than
-            # rewrite it (the policy decides; see LogWriteIntegrity).
+            # rewrite it (the writer closed it, or the policy decides; see LogWriteIntegrity).
+            self._close = False
             self._short[idx] = off
             buf += bytes(PAGE_PAYLOAD - off)
             pos = len(buf)
@@ -313,14 +315,18 @@ class LogBuffer:
         idx = len(self._buf) // PAGE_PAYLOAD
         return self._base + idx * PAGE_SIZE + PAGE_HEADER_SIZE
 
-    def cut(self, write_no: int, *, full_pages_only: bool = False) -> PageRun | None:
+    def close_tail(self) -> None:
+        """The partial last page just cut will not be continued: the next record appended
+        starts a fresh page, and the rest of that one is padding (a page that must be
+        rewritten – restart's tail – is rewritten all the same)."""
+        self._close = True
+
+    def cut(self, write_no: int) -> PageRun | None:
         """Frame every page holding unwritten bytes for one physical write; None if nothing
-        pending. With ``full_pages_only`` the partial last page stays behind for a later write
-        (None if there is no full page to write)."""
+        pending."""
         buf = self._buf
         total = len(buf)
-        if full_pages_only:
-            total -= total % PAGE_PAYLOAD
+        self._close = False
         if total <= self._submitted:
             return None
         first_idx = self._submitted // PAGE_PAYLOAD

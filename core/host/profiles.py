@@ -120,6 +120,10 @@ class HostProfile:
     replay_record_us: float = attrs.field(converter=as_float, validator=_us)
     load_message_us: float = attrs.field(converter=as_float, validator=_us)
     reconcile_message_us: float = attrs.field(converter=as_float, validator=_us)
+    #: the log writer's CPU to wake one caller whose force its write satisfied (a futex wake
+    #: system call on the writer's thread, which wakes its waiters one after another before
+    #: it starts its next write)
+    wake_us: float = attrs.field(default=2.5, converter=as_float, validator=_us)
 
     def call_us(self, kind: str) -> float:
         """The CPU of one MQI call of ``kind`` (one of :data:`CALL_KINDS`) before anything
@@ -262,7 +266,8 @@ class Cpu:
     counts toward the caller's elapsed time and :attr:`wait_us`, the charge toward
     :attr:`busy_us` and its kind's total in :attr:`by_kind` (``app``: the applications'
     own CPU; ``mqi``: the calls' paths; ``log``: persistent extras, records and copies;
-    ``force``: wakeups after a log force; ``compress``: a codec compressing message data on
+    ``force``: wakeups after a log force; ``lock``: wakeups after waiting for a queue's lock;
+    ``compress``: a codec compressing message data on
     the putting call's path; ``expand``: restart (or RECOVER CFSTRUCT) expanding it;
     ``restart``: restart's own CPU – replaying records, loading queues' index entries,
     walking and backing out units of work – charged serially, one thread).
@@ -276,15 +281,22 @@ class Cpu:
         self.cores = Cores(env, self.profile.cores)
         self.busy_us = self.wait_us = 0.0
         self.charges = 0
-        self.by_kind: dict[str, float] = {"app": 0.0, "mqi": 0.0, "log": 0.0, "force": 0.0,
+        self.by_kind: dict[str, float] = {"app": 0.0, "mqi": 0.0, "log": 0.0, "force": 0.0, "lock": 0.0, "logger": 0.0,
                                           "compress": 0.0, "expand": 0.0, "restart": 0.0}
 
-    def charge(self, us: float, kind: str, *, app_us: float = 0.0) -> Generator[Any, Any, None]:
+    def charge(self, us: float, kind: str, *, app_us: float = 0.0, lock=None,
+               holder=None) -> Generator[Any, Any, Any]:
         """Run ``us`` µs of CPU of ``kind`` on a core (``yield from``), after ``app_us`` of
-        the application's own in the same hold; nothing when both are 0."""
+        the application's own in the same hold; nothing when both are 0.
+
+        With ``lock`` (an object with ``try_take(holder)``, as a queue's lock), the lock is
+        taken once the core is held – a thread takes a lock while it runs – and kept after
+        the charge; if it is held already, the core is given back at once and the lock's
+        wake-up event is returned (nothing charged): the caller sleeps on it and tries
+        again. Returns None when the charge ran."""
         total = us + app_us
-        if total <= 0:
-            return
+        if total <= 0 and lock is None:
+            return None
         env = self.env
         cores = self.cores
         waiting = cores.acquire()
@@ -292,6 +304,11 @@ class Cpu:
             start = env.now
             yield waiting
             self.wait_us += env.now - start
+        if lock is not None:
+            sleeping = lock.try_take(holder)
+            if sleeping is not None:
+                cores.release()
+                return sleeping
         try:
             yield env.timeout(total)
         finally:
@@ -300,6 +317,7 @@ class Cpu:
         self.busy_us += total
         self.by_kind[kind] += us
         self.by_kind["app"] += app_us
+        return None
 
     def counters(self) -> dict[str, float]:
         """A snapshot of the counters (µs) as a plain dict."""

@@ -168,6 +168,8 @@ class Queue:
         #: persistent bytes held only in memory, not yet in the file (the queue buffer)
         self.unflushed_bytes = 0
         self.getters: list = []  # waiting MQGETs: (event, syncpoint)
+        #: the queue's lock (:class:`mqlog.core.qm.locks.QueueLock`), set by the queue manager
+        self.mutex = None
         #: the queue's media recovery record: its latest media image, or its creation record
         self.media_address = NO_ADDRESS
         self.media_us = 0.0  # virtual time of that record (for automatic images)

@@ -52,6 +52,7 @@ from mqlog.core.objects.uow import MEMBER_SHIFT, MqiError, Op, Reason, UnitOfWor
 from mqlog.core.platform import Platform
 from mqlog.core.qm.checkpoints import CheckpointMixin
 from mqlog.core.qm.config import QmConfig, QmCounters
+from mqlog.core.qm.locks import QueueLock
 from mqlog.core.qm.connection import Connection, GotMessage
 from mqlog.core.qm.logspace import LogSpaceMixin
 from mqlog.core.qm.services import QmServices
@@ -181,10 +182,15 @@ class QueueManager(UnitsOfWorkMixin, LogSpaceMixin, CheckpointMixin, ShuntingMix
         self._next_uow = max(self._next_uow, (self.config.member << MEMBER_SHIFT) | (self._incarnation << 32) + 1)
         self._msg_counter = 0
 
+    def _wake_cost(self, woken: int) -> Generator:
+        """The log writer's CPU to wake ``woken`` callers its write released."""
+        yield from self.cpu.charge(woken * self.cpu.profile.wake_us, "logger")
+
     def _new_writer(self, reader=None) -> LogWriter:
         p = self.platform
         kwargs = dict(buffer_pages=p.buffer_pages, write_threshold_pages=p.write_threshold_pages,
-                      addressing=p.addressing, pad_policy=p.pad_policy, hold_partial_tail=p.hold_partial_tail)
+                      addressing=p.addressing, pad_policy=p.pad_policy, pad_grouped_tail=p.pad_grouped_tail,
+                      wake_cost=self._wake_cost)
         if reader is not None:
             return LogWriter.resume(self.env, p.space, self.device, reader, **kwargs)
         return LogWriter(self.env, p.space, self.device, **kwargs)
@@ -468,9 +474,34 @@ class QueueManager(UnitsOfWorkMixin, LogSpaceMixin, CheckpointMixin, ShuntingMix
             # checkpoint taken while the put waited for the log counts it as begun.
             self.counters.messages_put -= 1
             raise
+        finally:
+            self._unlock_queue(queue, message)
         if persistent and queue.unflushed_bytes > self.config.persistent_buffer_bytes:
             yield from self._spill(queue)
         return msg_id
+
+    def _locked_charge(self, queue: Queue, us: float, holder) -> Generator:
+        """The persistent part of an MQPUT or MQGET: ``us`` of CPU with ``queue``'s lock held
+        (:mod:`mqlog.core.qm.locks`), taken once the call has a core – a thread takes a lock
+        while it runs. A caller that finds it held gives its core up and sleeps until a release
+        wakes it, pays the CPU of being woken, and tries again. The lock stays held (by
+        ``holder``) until :meth:`_unlock_queue`."""
+        mutex = queue.mutex
+        if mutex is None:
+            mutex = queue.mutex = QueueLock(self.env)
+        cpu = self.cpu
+        while True:
+            sleeping = yield from cpu.charge(us, "log", lock=mutex, holder=holder)
+            if sleeping is None:
+                return
+            yield sleeping
+            yield from cpu.charge(cpu.profile.force_wait_us, "lock")
+
+    @staticmethod
+    def _unlock_queue(queue: Queue, holder) -> None:
+        mutex = queue.mutex
+        if mutex is not None and mutex.holder is holder:
+            mutex.release()
 
     def _hold(self) -> int:
         mark = self.writer.next_address
@@ -529,7 +560,7 @@ class QueueManager(UnitsOfWorkMixin, LogSpaceMixin, CheckpointMixin, ShuntingMix
         data = message.data
         # The persistent put's extra CPU: its path, its record (one, however many segments:
         # see hosts.toml) and the copy of its data, before the record reaches the buffer.
-        yield from self.cpu.charge(self.cpu.profile.logged_us("put", len(data)), "log")
+        yield from self._locked_charge(queue, self.cpu.profile.logged_us("put", len(data)), message)
         codec, stored = Codec.NONE, data
         if self.platform.codec is not None and self.platform.codec.active and data:
             # A kept queue (one whose keeper is outside this queue manager) is the
@@ -644,11 +675,14 @@ class QueueManager(UnitsOfWorkMixin, LogSpaceMixin, CheckpointMixin, ShuntingMix
                 return event.value  # handed over directly by an out-of-syncpoint put
             if self.ending is not None:
                 raise self.refusal()  # the end command cancelled the wait
-        data, cost = queue.read(message)
-        if cost.reads:
-            yield from self._charge(cost)
-        self.counters.messages_got += 1
-        return (yield from self._held(self._get_message(queue, message, uow, data), queue))
+        try:
+            data, cost = queue.read(message)
+            if cost.reads:
+                yield from self._charge(cost)
+            self.counters.messages_got += 1
+            return (yield from self._held(self._get_message(queue, message, uow, data), queue))
+        finally:
+            self._unlock_queue(queue, message)
 
     def _get_message(self, queue: Queue, message: Message, uow: UnitOfWork | None, data: bytes) -> Generator:
         if message.persistent:
@@ -657,7 +691,7 @@ class QueueManager(UnitsOfWorkMixin, LogSpaceMixin, CheckpointMixin, ShuntingMix
             record = Get(queue.name, message.msg_id, block, message.length, uow=uow.id if uow else 0)
             try:
                 # The persistent get's extra CPU: its path, its record and the copy of its data.
-                yield from self.cpu.charge(self.cpu.profile.logged_us("get", message.length), "log")
+                yield from self._locked_charge(queue, self.cpu.profile.logged_us("get", message.length), message)
                 if uow is None:
                     address = yield from self._log(record)
                 else:
@@ -682,9 +716,20 @@ class QueueManager(UnitsOfWorkMixin, LogSpaceMixin, CheckpointMixin, ShuntingMix
         return GotMessage(message.msg_id, data, message.persistent)
 
     def _wake_getters(self, queue: Queue) -> None:
-        if queue.getters and queue.available:
-            getters, queue.getters = queue.getters, []
-            for event, _ in getters:
-                if not event.triggered:
+        """Wake as many waiting MQGETs as there are messages to take, oldest first (one
+        message wakes one waiter: the others sleep on)."""
+        getters = queue.getters
+        if getters and queue.available:
+            n = len(queue.available)
+            keep = []
+            for entry in getters:
+                event = entry[0]
+                if event.triggered:
+                    continue
+                if n:
                     event.succeed(None)
+                    n -= 1
+                else:
+                    keep.append(entry)
+            queue.getters = keep
 

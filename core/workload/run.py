@@ -378,6 +378,12 @@ def collect_metrics(cfg: RunConfig, qm: QueueManager, ctx: Context, env: simpy.E
         "cpu_mqi_us": qm.cpu.by_kind["mqi"],
         "cpu_log_us": qm.cpu.by_kind["log"],
         "cpu_force_us": qm.cpu.by_kind["force"],
+        "cpu_lock_us": qm.cpu.by_kind["lock"],
+        "cpu_logger_us": qm.cpu.by_kind["logger"],
+        # amqsrua's STATQ lock contention, over every queue: attempts to take a queue's lock,
+        # and those that had to wait for another caller to release it
+        "queue_lock_requests": sum(q.mutex.requests for q in qm.queues.values() if q.mutex is not None),
+        "queue_lock_contended": sum(q.mutex.contended for q in qm.queues.values() if q.mutex is not None),
         # a codec's CPU: compressing on the putting calls' paths; expanding at a restart
         # or a rebuild (RECOVER CFSTRUCT), in that one's own time
         "cpu_compress_us": qm.cpu.by_kind["compress"],
