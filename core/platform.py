@@ -376,6 +376,10 @@ class Platform:
     write_threshold_pages: int | None = 20
     buffer_pages: int = 512
     pad_policy: Callable[[int], bool] | None = None
+    #: persistent bytes a queue keeps in memory before spilling to its file, where the
+    #: platform's configuration sets it (distributed qm.ini DefaultPQBufferSize); None: the
+    #: queue manager's own (:class:`mqlog.core.qm.config.QmConfig`)
+    queue_buffer_bytes: int | None = None
     #: a write that carries the forces of more than one caller closes its partial last page
     #: (padding) instead of leaving it to be rewritten (see :mod:`mqlog.core.log.writer`)
     pad_grouped_tail: bool = False

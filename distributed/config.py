@@ -187,6 +187,12 @@ CHECKPOINT_WAIT_LEN = Parameter(
     "CheckPointWaitLen", 30, _number(5, 60),
     "minutes between timed checkpoints",
     TUNING_STANZA, attribute="checkpoint_wait_len")
+DEFAULT_PQ_BUFFER_SIZE = Parameter(
+    "DefaultPQBufferSize", 262_144, _number(0, 104_857_600),
+    "bytes of persistent messages a queue keeps in memory before it spills them to its queue "
+    "file (128 KiB, doubled on 64-bit; IBM's tuning scripts for performance runs set up to "
+    "100 MB, the most the model takes); for queues created after the change",
+    TUNING_STANZA, attribute="default_pq_buffer_size")
 #: What CheckPointLogRecdMax/Min count. IBM's sources disagree: the V6/V7 technote counts
 #: "persistent MQGET and/or MQPUT operations", the parameter's name and the IBM i page say
 #: log records, a later deck "recoverable log operations". The default is log records (the
@@ -202,7 +208,8 @@ CHECKPOINT_BASIS = Parameter(
 PARAMETERS: tuple[Parameter, ...] = (
     LOG_PRIMARY_FILES, LOG_SECONDARY_FILES, LOG_FILE_PAGES, LOG_TYPE, LOG_BUFFER_PAGES,
     LOG_PATH, LOG_WRITE_INTEGRITY, LOG_MANAGEMENT,
-    CHECKPOINT_LOG_RECD_MAX, CHECKPOINT_LOG_RECD_MIN, CHECKPOINT_WAIT_LEN, CHECKPOINT_BASIS,
+    CHECKPOINT_LOG_RECD_MAX, CHECKPOINT_LOG_RECD_MIN, CHECKPOINT_WAIT_LEN, DEFAULT_PQ_BUFFER_SIZE,
+    CHECKPOINT_BASIS,
 )
 #: looked up by qm.ini name or alias in any case (``--set``, ``at_creation``) or by attribute
 _SET = ParameterSet(PARAMETERS, "a log parameter of platform distributed")
@@ -262,6 +269,7 @@ class LogConfig:
     checkpoint_log_recd_max: int = field(CHECKPOINT_LOG_RECD_MAX)
     checkpoint_log_recd_min: int = field(CHECKPOINT_LOG_RECD_MIN)
     checkpoint_wait_len: int = field(CHECKPOINT_WAIT_LEN)
+    default_pq_buffer_size: int = field(DEFAULT_PQ_BUFFER_SIZE)
     checkpoint_basis: str = field(CHECKPOINT_BASIS)
 
     def __attrs_post_init__(self) -> None:

@@ -67,7 +67,7 @@ def distributed_platform(storage: Storage, *, primary: int = 3, secondary: int =
                          buffer_pages: int = 512, linear: bool = False, integrity: str = "TripleWrite",
                          checkpoint_records_max: int = 50_000, checkpoint_records_min: int = 100,
                          checkpoint_wait_minutes: int = 30, checkpoint_basis: str = "records",
-                         qm_name: str = "QM1",
+                         queue_buffer_bytes: int | None = None, qm_name: str = "QM1",
                          management: str = MANUAL, image_interval_minutes: float | None = 60,
                          image_log_mb: float | None = None) -> Platform:
     """The distributed queue manager's log over ``storage`` (the LogConfig's values).
@@ -98,6 +98,7 @@ def distributed_platform(storage: Storage, *, primary: int = 3, secondary: int =
         # its partial last page (padding, never rewritten), one carrying a single force
         # leaves it to the next write, which rewrites it (LogWriteIntegrity; CALIBRATION D1/D1b).
         write_threshold_pages=None,
+        queue_buffer_bytes=queue_buffer_bytes,
         pad_grouped_tail=True,
         error_log="AMQERR01.LOG",
         error_log_format=AmqErrLog(qm_name),

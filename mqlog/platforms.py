@@ -137,6 +137,7 @@ def _distributed(storage: Storage, values: dict) -> Platform:
                                 checkpoint_records_min=c.checkpoint_log_recd_min,
                                 checkpoint_wait_minutes=c.checkpoint_wait_len,
                                 checkpoint_basis=c.checkpoint_basis,
+                                queue_buffer_bytes=c.default_pq_buffer_size,
                                 management=c.log_management if c.is_linear else "Manual")
 
 

@@ -103,7 +103,7 @@ IBM_ZOS_KEYWORDS = {"COMPLOG", "DEALLCT", "INBUFF", "MAXARCH", "MAXCNOFF", "MAXR
 #: IBM MQ, "Log stanza of the qm.ini file" (the model also takes LogDefaults' LogDefaultPath for LogPath)
 IBM_QMINI_LOG_KEYS = {"LogPrimaryFiles", "LogSecondaryFiles", "LogFilePages", "LogType", "LogBufferPages",
                       "LogPath", "LogWriteIntegrity", "LogManagement", "CheckPointLogRecdMax",
-                      "CheckPointLogRecdMin", "CheckPointWaitLen"}
+                      "CheckPointLogRecdMin", "CheckPointWaitLen", "DefaultPQBufferSize"}
 
 
 def test_config_says_which_parameters_are_the_models_own_and_not_mqs():

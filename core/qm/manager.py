@@ -91,6 +91,10 @@ class QueueManager(UnitsOfWorkMixin, LogSpaceMixin, CheckpointMixin, ShuntingMix
         self.storage = storage
         self.device = device
         self.config = config
+        #: persistent bytes a queue keeps in memory before spilling to its file: the
+        #: platform's setting where it has one, else the queue manager's
+        self.queue_buffer_bytes = (platform.queue_buffer_bytes if platform.queue_buffer_bytes is not None
+                                   else config.persistent_buffer_bytes)
         #: the host's cores: every MQI call's CPU is charged here, and restart's (one thread)
         self.cpu = Cpu(env, host)
         self.queues: dict[str, Queue] = {}
@@ -476,7 +480,7 @@ class QueueManager(UnitsOfWorkMixin, LogSpaceMixin, CheckpointMixin, ShuntingMix
             raise
         finally:
             self._unlock_queue(queue, message)
-        if persistent and queue.unflushed_bytes > self.config.persistent_buffer_bytes:
+        if persistent and queue.unflushed_bytes > self.queue_buffer_bytes:
             yield from self._spill(queue)
         return msg_id
 

@@ -79,7 +79,7 @@ class Restart(Recovery):
         # The reader hands over a page's records at once, having read that page: the reads
         # are charged before its first record, as they were when records came one by one.
         replay_us, chunk, apply, by_kind = self.replay_record_us, self.chunk, self.apply, self._redo_by_kind
-        legacy, queues, buffer = self.legacy, self.queues, qm.config.persistent_buffer_bytes
+        legacy, queues, buffer = self.legacy, self.queues, qm.queue_buffer_bytes
         cpu = self._cpu
         progress = qm.restart_progress
         for batch in reader.batches():

@@ -130,6 +130,7 @@ NUMBER_LIMITS = [
     ("CheckPointLogRecdMax", 1000, 100_000, {}),
     ("CheckPointLogRecdMin", 0, 2000, {}),
     ("CheckPointWaitLen", 5, 60, {}),
+    ("DefaultPQBufferSize", 0, 104_857_600, {}),
 ]
 BOUND_CASES = [
     pytest.param(name, value, ok, others, id=f"{name}={value}")
