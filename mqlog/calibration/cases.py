@@ -72,8 +72,7 @@ try:  # Python 3.11+
 except ModuleNotFoundError:  # pragma: no cover - Python 3.10
     import tomli as tomllib  # type: ignore[no-redef]
 
-from mqlog.calibration.figures import (COMPUTATIONS, ONE_SIDED, MissingMetric, bounds, compute,  # noqa: F401
-                                       tolerance_text, within)
+from mqlog.calibration.figures import COMPUTATIONS, ONE_SIDED, MissingMetric, compute, tolerance_text, within
 from mqlog.core.errors import CalibrationCaseError, CalibrationRunError, MqlogError, SpecError
 
 #: the built-in cases' file (package data)
