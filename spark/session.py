@@ -233,18 +233,6 @@ def task_errors(what: str):
         raise
 
 
-@contextlib.contextmanager
-def spark_read_errors(path):
-    """Spark failing to read ``path`` (not Parquet, a damaged file) as one line naming it."""
-    try:
-        yield
-    except Exception as exc:
-        if not type(exc).__module__.startswith(("pyspark", "py4j")):
-            raise
-        first = next((line.strip() for line in str(exc).splitlines() if line.strip()), type(exc).__name__)
-        raise MqlogError(f"{path}: cannot be read as mqlog results: {first[:300]}") from None
-
-
 def run_tasks(spark, tasks: list, fn, *, what: str, progress=None) -> list:
     """``fn(task)`` for every task as one Spark task each; the results as they arrive (in no
     particular order), ``progress(result, done, total)`` after each. A task that fails with

@@ -17,7 +17,7 @@ the stored bytes back with that number to expand them.
   data always gives the same bytes), for architects to see what a stronger codec would buy.
 
 **Shared queues are never compressed.** IBM: COMPLOG compresses persistent messages put to
-private queues only; "messages put to shared queues are not compressed" (CALIBRATION.md Z2,
+private queues only; "messages put to shared queues are not compressed" (docs/calibration.md, case Z2,
 from IBM MQ for z/OS's log compression topic; COMPLOG itself is a CSQ6LOGP parameter,
 https://www.ibm.com/support/knowledgecenter/SSFKSJ_8.0.0/com.ibm.mq.con.doc/q019310_.htm:
 "COMPLOG | Controls whether log compression is enabled"). The queue manager says whether the

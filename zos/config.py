@@ -50,7 +50,6 @@ MAXARCH (at the next offload), COMPLOG (at any time), MAXRTU and DEALLCT;
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -59,17 +58,48 @@ import attrs
 
 from mqlog.core.errors import ParameterError
 from mqlog.core.params import (
-    Choice,
-    Kind,
-    Number,
     Parameter,
     ParameterRow,
-    ParameterSet,
-    Switch,
     field,
     human_bytes,
     quoted,
     renamed,
+)
+from mqlog.zos.parameters import (  # noqa: F401  (the parameter table, re-exported)
+    ANY,
+    NONE,
+    RLE,
+    ACTIVE_LOGS,
+    ACTIVE_LOG_CIS,
+    ARCPFX1,
+    ARCPFX2,
+    COMPLOG,
+    CSQ6ARVP,
+    CSQ6LOGP,
+    CSQ6SYSP,
+    DEALLCT,
+    INBUFF,
+    KB,
+    LOGLOAD,
+    MAXARCH,
+    MAXCNOFF,
+    MAXRTU,
+    MODEL,
+    OFFLOAD,
+    OUTBUFF,
+    PARAMETERS,
+    PARAMETER_SET,
+    RBA8_PARAM,
+    SET_LOG,
+    SET_SYSTEM,
+    SHARED_QUEUES,
+    STARTRBA,
+    TWOACTV,
+    TWOARCH,
+    TWOBSDS,
+    WRTHRSH,
+    ZSTD,
+    ZSTD_IN_ANY,
 )
 from mqlog.zos import parmlib
 from mqlog.zos.parmlib import ZosConfigFileError, ZosConfigFileValueError
@@ -114,9 +144,6 @@ __all__ = [
     "rba_threshold",
 ]
 
-#: IBM's KB in OUTBUFF and INBUFF.
-KB = 1024
-
 # ---------------------------------------------------------------------------- errors
 
 
@@ -129,151 +156,6 @@ class NotChangeableError(ParameterError):
         self.allowed = reason
         self.command = command
         Exception.__init__(self, f"{name} cannot be changed with {command}: {reason}")
-
-
-# ------------------------------------------------------------------------ parameters
-
-CSQ6LOGP = "CSQ6LOGP"
-CSQ6SYSP = "CSQ6SYSP"
-CSQ6ARVP = "CSQ6ARVP"
-MODEL = "model"
-SET_LOG = "SET LOG"
-SET_SYSTEM = "SET SYSTEM"
-
-NONE, RLE, ANY = "NONE", "RLE", "ANY"
-ZSTD = "ZSTD"
-
-#: One data set name qualifier: a letter or national character, then up to 7 of those,
-#: digits or hyphens (z/OS data set naming rules).
-_QUALIFIER = r"[A-Z@#$][A-Z0-9@#$-]{0,7}"
-_PREFIX = re.compile(rf"{_QUALIFIER}(?:\.{_QUALIFIER})*")
-#: ARCPFXn: the archive name adds its own qualifiers after it, so IBM allows 35 characters.
-PREFIX_MAX_CHARS = 35
-#: DEALLCT(NOLIMIT) is the same as the top of its range.
-DEALLCT_NOLIMIT = 1440
-
-
-@attrs.frozen
-class Keyword(Choice):
-    """One of IBM's keyword values: read in any case, upper-cased before it is judged."""
-
-    any_case_note: bool = False
-
-    def canonical(self, value: Any) -> Any:
-        return value.strip().upper() if isinstance(value, str) else value
-
-
-@attrs.frozen
-class DataSetPrefix(Kind):
-    """A data set name prefix (ARCPFXn): dotted qualifiers, upper-cased, at most 35 characters."""
-
-    def allowed(self) -> str:
-        return (f"up to {PREFIX_MAX_CHARS} characters of dotted qualifiers "
-                f"(1-8 of A-Z 0-9 @ # $ -, not starting with a digit or -)")
-
-    def canonical(self, value: Any) -> Any:
-        return value.strip().upper() if isinstance(value, str) else value
-
-    def ok(self, value: Any) -> bool:
-        return (isinstance(value, str) and len(value) <= PREFIX_MAX_CHARS
-                and _PREFIX.fullmatch(value) is not None)
-
-
-#: an MQ queue name: 1-48 of A-Z a-z 0-9 . / _ %
-_QUEUE_NAME = re.compile(r"[A-Za-z0-9./_%]{1,48}")
-
-
-@attrs.frozen
-class QueueNames(Kind):
-    """NONE, or MQ queue names separated by commas (SHARED_QUEUES)."""
-
-    def allowed(self) -> str:
-        return "NONE, or queue names separated by commas (1-48 characters each of A-Z a-z 0-9 . / _ %)"
-
-    def from_text(self, text: str) -> str:
-        text = text.strip()
-        return NONE if text.upper() == NONE else ",".join(name.strip() for name in text.split(","))
-
-    def ok(self, value: Any) -> bool:
-        return isinstance(value, str) and (value == NONE or all(
-            _QUEUE_NAME.fullmatch(name) for name in value.split(",")))
-
-
-def _number(low: int, high: int, **more: Any) -> Number:
-    # z/OS says only the range for text that is no number ("a whole number" is implied)
-    return Number(low, high, not_a_number="{allowed}", **more)
-
-
-def _parameter(name: str, default: Any, meaning: str, where: str, kind: Kind,
-               command: str | None = None, takes_effect: str = "") -> Parameter:
-    return Parameter(name, default, kind, meaning, where, command=command,
-                     takes_effect=takes_effect)
-
-
-TWOACTV = _parameter("TWOACTV", True, "dual active logs: every CI is written to copy 1 and copy 2",
-                     CSQ6LOGP, Switch())
-TWOARCH = _parameter("TWOARCH", True, "dual archive data sets (ARCPFX1 and ARCPFX2)", CSQ6LOGP,
-                     Switch())
-TWOBSDS = _parameter("TWOBSDS", True, "dual bootstrap data sets", CSQ6LOGP, Switch())
-OFFLOAD = _parameter("OFFLOAD", True,
-                     "archiving on; NO (test systems only) lets the log wrap and overwrite",
-                     CSQ6LOGP, Switch())
-MAXARCH = _parameter("MAXARCH", 500, "archive data sets recorded in the BSDS", CSQ6LOGP,
-                     _number(10, 1000), command=SET_LOG, takes_effect="at the next offload")
-# IBM ("Using CSQ6LOGP", https://www.ibm.com/support/knowledgecenter/SSFKSJ_8.0.0/com.ibm.mq.con.doc/q019310_.htm):
-# "Maximum number of CSQJOFF7 offload tasks that can be run in parallel", default 31. The range
-# is not in what was found of IBM's pages: the model takes 1 to the default (an assumption).
-MAXCNOFF = _parameter("MAXCNOFF", 31, "offload tasks that may run at once (the rest wait their turn)",
-                      CSQ6LOGP, _number(1, 31))
-OUTBUFF = _parameter("OUTBUFF", 4000, "output buffer, used in whole 4 KiB CIs", CSQ6LOGP,
-                     _number(40, 4000, unit="KB"))
-INBUFF = _parameter("INBUFF", 60, "input buffer for reading active and archive logs (an offload "
-                    "reads its data set in requests of this size, in whole CIs)",
-                    CSQ6LOGP, _number(28, 60, unit="KB"))
-WRTHRSH = _parameter("WRTHRSH", 20, "full output buffer CIs that start a write nobody forced",
-                     CSQ6LOGP, _number(1, 256), command=SET_LOG, takes_effect="immediately")
-MAXRTU = _parameter("MAXRTU", 2, "tape units for reading archives (accepted, not modelled)",
-                    CSQ6LOGP, _number(1, 99), command=SET_LOG, takes_effect="immediately")
-DEALLCT = _parameter("DEALLCT", 0, "minutes an unused archive tape unit stays allocated "
-                     "(accepted, not modelled)", CSQ6LOGP,
-                     _number(0, DEALLCT_NOLIMIT, words=(("NOLIMIT", DEALLCT_NOLIMIT),)),
-                     command=SET_LOG, takes_effect="immediately")
-COMPLOG = _parameter("COMPLOG", NONE, "compression of persistent message data on private queues",
-                     CSQ6LOGP, Keyword((NONE, RLE, ANY)), command=SET_LOG,
-                     takes_effect="for records written from now on")
-ZSTD_IN_ANY = _parameter("ZSTD_IN_ANY", False,
-                         "model only, not real z/OS: COMPLOG(ANY) may also choose zstd",
-                         MODEL, Switch())
-SHARED_QUEUES = _parameter("SHARED_QUEUES", NONE,
-                           "model only: queues defined QSGDISP(SHARED) in a queue-sharing group of "
-                           "this queue manager alone (kept in a CF structure, never compressed)",
-                           MODEL, QueueNames())
-LOGLOAD = _parameter("LOGLOAD", 500_000, "log records between checkpoints", CSQ6SYSP,
-                     _number(200, 16_000_000), command=SET_SYSTEM,
-                     takes_effect="from the next checkpoint")
-ARCPFX1 = _parameter("ARCPFX1", "CSQARC1", "name prefix of archive copy 1", CSQ6ARVP,
-                     DataSetPrefix())
-ARCPFX2 = _parameter("ARCPFX2", "CSQARC2", "name prefix of archive copy 2", CSQ6ARVP,
-                     DataSetPrefix())
-ACTIVE_LOGS = _parameter("ACTIVE_LOGS", 3, "active log data sets per copy (dual logging: twice "
-                         "as many in all, 4 to 620)", MODEL, _number(2, 310))
-ACTIVE_LOG_CIS = _parameter("ACTIVE_LOG_CIS", 4096, "size of each active data set in 4 KiB CIs "
-                            "(real ones are allocated in cylinders; at most 4 GiB)",
-                            MODEL, _number(16, 1 << 20))
-RBA8_PARAM = _parameter("RBA8", True, "8-byte RBA (default since MQ 9.3); NO is the 6-byte RBA",
-                        MODEL, Switch())
-STARTRBA = _parameter("STARTRBA", 0, "RBA of the first log byte (CSQJU003 after a log reset)",
-                      MODEL, RbaAddress())
-
-#: Every parameter, in the order ``describe()`` and ``to_settings()`` list them.
-PARAMETERS: tuple[Parameter, ...] = (
-    TWOACTV, TWOARCH, TWOBSDS, OFFLOAD, MAXARCH, MAXCNOFF, OUTBUFF, INBUFF, WRTHRSH, MAXRTU, DEALLCT,
-    COMPLOG, ZSTD_IN_ANY, LOGLOAD, ARCPFX1, ARCPFX2, ACTIVE_LOGS, ACTIVE_LOG_CIS, RBA8_PARAM,
-    STARTRBA,
-    SHARED_QUEUES,
-)
-#: looked up by name in any case, with or without ``log.``
-_SET = ParameterSet(PARAMETERS, "a log parameter of platform zos")
 
 
 # ------------------------------------------------------------------------ the config
@@ -424,7 +306,7 @@ class ZosLogConfig:
         docstring) or already as int/bool. Every error names ``log.NAME``; an unknown name
         lists the known ones.
         """
-        chosen = _SET.choose(values)
+        chosen = PARAMETER_SET.choose(values)
         try:
             return attrs.evolve(base if base is not None else cls(), **chosen)
         except ParameterError as exc:
@@ -456,7 +338,7 @@ class ZosLogConfig:
                 raise ZosConfigFileError(f"malformed line {quoted(stripped)!r}: expected NAME=VALUE",
                                          source=source, line=number)
             try:
-                parameter = _SET.lookup(key, value.strip())
+                parameter = PARAMETER_SET.lookup(key, value.strip())
             except ParameterError as exc:
                 raise ZosConfigFileValueError(exc, source=source, line=number) from None
             if parameter.attribute in values:
@@ -479,7 +361,7 @@ class ZosLogConfig:
             if macro not in (CSQ6LOGP, CSQ6SYSP, CSQ6ARVP):
                 continue
             for keyword, value in parmlib.operands(operands, source, number):
-                parameter = _SET.get(keyword)
+                parameter = PARAMETER_SET.get(keyword)
                 if parameter is None or parameter.where != macro:
                     if parameter is not None and parameter.where != MODEL:
                         raise ZosConfigFileError(f"{parameter.name} belongs in {parameter.where}, "
@@ -505,7 +387,7 @@ class ZosLogConfig:
         values: dict[str, Any] = {}
         for attribute, text in texts.items():
             try:
-                values[attribute] = _SET.by_attribute(attribute).parse(text)
+                values[attribute] = PARAMETER_SET.by_attribute(attribute).parse(text)
             except ParameterError as exc:
                 raise ZosConfigFileValueError(exc, source=source, line=where[attribute]) from None
         try:
@@ -529,7 +411,7 @@ class ZosLogConfig:
     def _changed(self, command: str, changes: Mapping[str, str | int]) -> ZosLogConfig:
         chosen: dict[str, Any] = {}
         for key, value in changes.items():
-            parameter = _SET.lookup(key, value)
+            parameter = PARAMETER_SET.lookup(key, value)
             if parameter.command != command:
                 raise NotChangeableError(parameter.name, quoted(value), command,
                                          _where_set(parameter))

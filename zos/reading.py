@@ -1,8 +1,9 @@
 """Reading the z/OS log back: a page from the active data set holding its RBA (copy 1's, or
 copy 2's where copy 1's is bad, CSQJ106E), or from the archive whose range holds it once it
 has left the active log; a data set the BSDS lists that is missing or short is refused
-(CSQJ103E), never the end of the log. A mixin of :class:`~mqlog.zos.space.ZosLogSpace`
-(split from it at this seam to keep the module small).
+(CSQJ103E), never the end of the log. And what opening the active data sets finds: a copy
+missing or shorter than the log it holds is out of use from then on. A mixin of
+:class:`~mqlog.zos.space.ZosLogSpace` (split from it at this seam to keep the module small).
 """
 
 from __future__ import annotations
@@ -10,13 +11,65 @@ from __future__ import annotations
 from mqlog.core.errors import LogFileMissingError
 from mqlog.core.format.pages import PAGE_SIZE, STALE, UNWRITTEN, check_page
 from mqlog.core.format.records import NO_ADDRESS
-from mqlog.zos.datasets import data_set_name
+from mqlog.zos.datasets import ActiveDataSet, data_set_name
 
 
 class ActiveLogReads:
     """The reads of a :class:`~mqlog.zos.space.ZosLogSpace`."""
 
     __slots__ = ()
+
+    # -- opening the active data sets -----------------------------------------------------------
+
+    def _check_data_sets(self) -> None:
+        """The queue manager opens the active data sets the BSDS lists: a copy that is missing
+        is an allocation error (CSQJ103E), one shorter than the log it holds a read error at
+        the RBA where it is cut (CSQJ106E). Either copy is out of use from now on
+        (:attr:`_inactive`): with dual logging the other copy serves reads and logs alone
+        (CSQJ004I), with none left a read of its log is refused and a write to it ends the
+        queue manager. MQ documents CSQJ103E for a data set it cannot allocate ("LOG ALLOCATION
+        ERROR DSNAME=dsname, ERROR STATUS=eeeeiiii, SMS REASON CODE=sss"; "If the input is
+        needed for recovery, recovery is not successful, and the queue manager ends
+        abnormally", IBM MQ for z/OS, "Archive log problems", "Allocation problems"), and dual
+        logging's reason to be: "in the event of a problem with one log data set, such as the
+        data set being accidentally deleted, the equivalent data set in the other set of logs
+        can be used" ("Log data set definitions"). A full data set holds its whole range; the
+        current one holds log only up to the head, which restart finds: its copies are judged
+        at the first write (:meth:`_check_current`), where a copy cut only in the part never
+        written is unformatted there, not damaged (writes extend it), as is a data set never
+        used yet."""
+        self._inactive = {}
+        self._current_checked = False
+        current = self.active[self.current] if self.active else None
+        for ds in self.active:
+            for copy in range(1, self.copies + 1):
+                name = data_set_name(copy, ds.number)
+                if not self.storage.exists(name):
+                    self._inactive[name] = ds.start
+                    self.events.append(("log-allocation-error", {"dsname": name}))
+                elif ds is not current and ds.start != NO_ADDRESS:
+                    self._cut_short(ds, name, self.ds_bytes)
+
+    def _cut_short(self, ds: ActiveDataSet, name: str, holds: int) -> None:
+        """Copy ``name`` of ``ds`` out of use (CSQJ106E where it ends) if it is shorter than
+        the ``holds`` bytes of log it must hold."""
+        size = self.storage.size(name)
+        if size < holds:
+            self._inactive[name] = ds.start
+            self.events.append(("log-read-error", {"dsname": name, "rba": ds.start + size - size % PAGE_SIZE}))
+
+    def _check_current(self, address: int) -> None:
+        """At the first write after the queue manager started (at ``address``, the head restart
+        found): a copy of the current data set shorter than the log before the head lost some of
+        it, and a write there would leave a hole in that copy: it is out of use from now on."""
+        self._current_checked = True
+        ds = self._holder(address)
+        if ds is None or ds is not self.active[self.current]:
+            return
+        for copy in range(1, self.copies + 1):
+            name = data_set_name(copy, ds.number)
+            if name not in self._inactive:
+                self._cut_short(ds, name, address - address % PAGE_SIZE - ds.start)
 
     # -- reading ------------------------------------------------------------------------------------
 

@@ -8,7 +8,7 @@ at once; a partial CI being rewritten goes to copy 1 first and to copy 2 only on
 holds it (:meth:`ZosLogSpace._copy_writes`). A reader takes copy 1's page, or copy 2's when
 copy 1's is damaged or torn – so dual logging survives one damaged copy, and a torn rewrite
 of a partial CI. A copy missing or short when the queue manager starts is out of use from then
-on, never re-created (:meth:`ZosLogSpace._check_data_sets`): the other copy logs alone there.
+on, never re-created (:meth:`~mqlog.zos.reading.ActiveLogReads._check_data_sets`): the other copy logs alone there.
 
 **Offload.** When a data set fills, the logger switches to the next one in the ring
 (CSQJ002I, CSQJ001I) and the full one is copied to an archive data set
@@ -57,7 +57,6 @@ from __future__ import annotations
 from typing import Sequence
 
 from mqlog.core.errors import LogFileMissingError, LogFormatError, StorageError
-from mqlog.core.format.fields import Fields
 from mqlog.core.format.pages import PAGE_SIZE, PageRun
 from mqlog.core.platform import LogControl, SpaceDefaults
 from mqlog.core.format.records import NO_ADDRESS
@@ -67,14 +66,12 @@ from mqlog.zos import logcheck
 from mqlog.zos.datasets import ActiveDataSet, ArchiveEntry, archive_name, data_set_name  # noqa: F401 (re-exported)
 from mqlog.zos.offload import Offloads
 from mqlog.zos.reading import ActiveLogReads
-from mqlog.zos.bsds import BSDS_FILES, decode_bsds, encode_bsds
+from mqlog.zos.bsds import BSDS_FILES, MAX_DATA_SETS, BsdsInventory, decode_bsds
 from mqlog.zos.config import RbaThreshold, rba_limits
 
 #: where (as a fraction of the way from the warning RBA to the termination RBA) the model
 #: gives CSQI045I, CSQI046E and CSQI047E: IBM does not publish these points
 RBA_WARNING_STEPS = (0.0, 0.5, 0.9)
-#: most active data sets per copy (DEFINE LOG and CSQJU003 NEWLOG together)
-MAX_DATA_SETS = 310
 
 #: the checkpoint queue in the BSDS wraps after this many entries
 CHECKPOINT_QUEUE = 100
@@ -460,17 +457,14 @@ class ZosLogSpace(Offloads, ActiveLogReads, SpaceDefaults):
         return self.control if self.control.checkpoint != NO_ADDRESS else None
 
     def _bsds_bytes(self) -> bytes:
-        return encode_bsds({
-            "sequence": self.sequence, "cis": self.cis, "copies": self.copies, "start": self.start,
-            "rba8": self.rba8,
-            "current": self.current, "high_written": self.high_written, **self.high_water_mark.fields(),
-            "high_offloaded": max([e.end for e in self.archives if e.complete], default=NO_ADDRESS),
-            "tail": self.tail, "checkpoint": self.control.checkpoint,
-            "checkpoint_number": self.control.checkpoint_number, "checkpoints": self.checkpoints,
-            "next_archive": self.next_archive,
-            "active": [[d.number, d.start, d.full, d.archive] for d in self.active],
-            "archives": [[e.seq, e.start, e.end, list(e.files), e.complete] for e in self.archives],
-        })
+        return BsdsInventory(
+            sequence=self.sequence, cis=self.cis, copies=self.copies, start=self.start, rba8=self.rba8,
+            current=self.current, high_written=self.high_written, **self.high_water_mark.fields(),
+            tail=self.tail, checkpoint=self.control.checkpoint, checkpoint_number=self.control.checkpoint_number,
+            checkpoints=tuple(tuple(c) for c in self.checkpoints), next_archive=self.next_archive,
+            active=tuple((d.number, d.start, d.full, d.archive) for d in self.active),
+            archives=tuple((e.seq, e.start, e.end, tuple(e.files), e.complete) for e in self.archives),
+        ).to_bytes()
 
     def _save(self) -> None:
         self.sequence += 1
@@ -523,41 +517,27 @@ class ZosLogSpace(Offloads, ActiveLogReads, SpaceDefaults):
                                                      "seq1": by_name[self.bsds_files[0]],
                                                      "seq2": by_name[self.bsds_files[1]]}))
         _, name, data = max(found)
-        f = Fields(data, name, "BSDS")
-        cis = f.int("cis", 1, 1 << 32)
-        if cis != self.cis:
-            raise LogFormatError(f"the active data sets are {cis} CIs, the configuration says {self.cis}",
+        inventory = BsdsInventory.from_inventory(data, name)
+        if inventory.cis != self.cis:
+            raise LogFormatError(f"the active data sets are {inventory.cis} CIs, the configuration says {self.cis}",
                                  source=name)
-        self.sequence = f.int("sequence")
-        self.start = f.int("start")
-        bsds_rba8 = f.bool("rba8", default=True)
-        if bsds_rba8 and not self.rba8:
+        self.sequence = inventory.sequence
+        self.start = inventory.start
+        if inventory.rba8 and not self.rba8:
             self.rba8, self.limits = True, rba_limits(True)  # converted: there is no way back
-        elif self.rba8 and not bsds_rba8:
+        elif self.rba8 and not inventory.rba8:
             raise LogFormatError("the BSDS is in 6-byte RBA mode and the configuration asks for 8-byte RBAs: "
                                  "convert it first (mqlog convert-rba)", source=name)
-        self.high_written = f.int("high_written")
-        self.high_water_mark.load(f)
-        self.tail = f.int("tail")
-        self.control = LogControl(f.int("checkpoint"), self.tail, f.int("checkpoint_number"))
-        self.checkpoints = [[f.int("checkpoints", value=rba), f.int("checkpoints", value=number)]
-                            for rba, number in (f.list("checkpoints", value=c, length=2)
-                                                for c in f.list("checkpoints"))]
-        self.next_archive = f.int("next_archive", 1, 10_000_000)
-        active = [f.list("active", value=d, length=4) for d in f.list("active")]
-        self.active = [ActiveDataSet(f.int("active", 1, MAX_DATA_SETS, value=n), f.int("active", value=s),
-                                     f.bool("active", value=full), f.int("active", -10_000_000, 10_000_000, value=a))
-                       for n, s, full, a in active]
-        if not self.active:
-            f.fail("active", "lists no active data set")
-        self.current = f.int("current", 0, len(self.active) - 1)
+        self.high_written = inventory.high_written
+        self.high_water_mark.address, self.high_water_mark.write = inventory.written_to, inventory.written_write
+        self.tail = inventory.tail
+        self.control = LogControl(inventory.checkpoint, self.tail, inventory.checkpoint_number)
+        self.checkpoints = [list(c) for c in inventory.checkpoints]
+        self.next_archive = inventory.next_archive
+        self.active = [ActiveDataSet(n, start, full, a) for n, start, full, a in inventory.active]
+        self.current = inventory.current
         self._files.forget()
-        archives = [f.list("archives", value=e, length=5) for e in f.list("archives")]
-        self.archives = [ArchiveEntry(f.int("archives", 1, 10_000_000, value=q), f.int("archives", value=s),
-                                      f.int("archives", value=e),
-                                      tuple(f.str("archives", value=n) for n in f.list("archives", value=files)),
-                                      f.bool("archives", value=c))
-                         for q, s, e, files, c in archives]
+        self.archives = [ArchiveEntry(q, start, end, files, c) for q, start, end, files, c in inventory.archives]
         self.data_sets = len(self.active)  # DEFINE LOG may have added some
         if self.control.checkpoint != NO_ADDRESS:  # (before it, data sets are still to be made)
             self._check_data_sets()
@@ -571,56 +551,6 @@ class ZosLogSpace(Offloads, ActiveLogReads, SpaceDefaults):
             entry = next((e for e in self.archives if e.seq == -ds.archive and not e.complete), None)
             self._queue_offload(ds, entry)
         return True
-
-    def _check_data_sets(self) -> None:
-        """The queue manager opens the active data sets the BSDS lists: a copy that is missing
-        is an allocation error (CSQJ103E), one shorter than the log it holds a read error at
-        the RBA where it is cut (CSQJ106E). Either copy is out of use from now on
-        (:attr:`_inactive`): with dual logging the other copy serves reads and logs alone
-        (CSQJ004I), with none left a read of its log is refused and a write to it ends the
-        queue manager. MQ documents CSQJ103E for a data set it cannot allocate ("LOG ALLOCATION
-        ERROR DSNAME=dsname, ERROR STATUS=eeeeiiii, SMS REASON CODE=sss"; "If the input is
-        needed for recovery, recovery is not successful, and the queue manager ends
-        abnormally", IBM MQ for z/OS, "Archive log problems", "Allocation problems"), and dual
-        logging's reason to be: "in the event of a problem with one log data set, such as the
-        data set being accidentally deleted, the equivalent data set in the other set of logs
-        can be used" ("Log data set definitions"). A full data set holds its whole range; the
-        current one holds log only up to the head, which restart finds: its copies are judged
-        at the first write (:meth:`_check_current`), where a copy cut only in the part never
-        written is unformatted there, not damaged (writes extend it), as is a data set never
-        used yet."""
-        self._inactive = {}
-        self._current_checked = False
-        current = self.active[self.current] if self.active else None
-        for ds in self.active:
-            for copy in range(1, self.copies + 1):
-                name = data_set_name(copy, ds.number)
-                if not self.storage.exists(name):
-                    self._inactive[name] = ds.start
-                    self.events.append(("log-allocation-error", {"dsname": name}))
-                elif ds is not current and ds.start != NO_ADDRESS:
-                    self._cut_short(ds, name, self.ds_bytes)
-
-    def _cut_short(self, ds: ActiveDataSet, name: str, holds: int) -> None:
-        """Copy ``name`` of ``ds`` out of use (CSQJ106E where it ends) if it is shorter than
-        the ``holds`` bytes of log it must hold."""
-        size = self.storage.size(name)
-        if size < holds:
-            self._inactive[name] = ds.start
-            self.events.append(("log-read-error", {"dsname": name, "rba": ds.start + size - size % PAGE_SIZE}))
-
-    def _check_current(self, address: int) -> None:
-        """At the first write after the queue manager started (at ``address``, the head restart
-        found): a copy of the current data set shorter than the log before the head lost some of
-        it, and a write there would leave a hole in that copy: it is out of use from now on."""
-        self._current_checked = True
-        ds = self._holder(address)
-        if ds is None or ds is not self.active[self.current]:
-            return
-        for copy in range(1, self.copies + 1):
-            name = data_set_name(copy, ds.number)
-            if name not in self._inactive:
-                self._cut_short(ds, name, address - address % PAGE_SIZE - ds.start)
 
     # -- what restart checks (zos/logcheck.py) ---------------------------------------------------
 

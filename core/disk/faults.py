@@ -502,12 +502,3 @@ class FaultInjectingStorage:
                     changed = bytearray(buf)
                     changed[offset - off] ^= mask
                     pending[k] = (off, bytes(changed))
-
-
-def flip_log_bit(storage: FaultInjectingStorage, space, address: int, bit: int) -> tuple[str, int]:
-    """Flip one bit of the byte at log ``address`` in the durable image, wherever the
-    platform's log ``space`` keeps that page; returns the file and offset it hit."""
-    page = address - address % 4096
-    _, name, offset = space.read_page(page)
-    storage.flip_bit(name, offset + (address - page), bit)
-    return name, offset + (address - page)

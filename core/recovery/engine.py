@@ -23,7 +23,7 @@ by what it was for, so that restart can report its phases' sub-steps):
   of I/O requests required to access the recovery log during restart (particularly
   beneficial when using NFS...)" and restart time is linear in the log records replayed
   (developer.ibm.com/messaging/2019/03/12/queue-manager-restart-times-in-v9-1-1/, and the
-  report it links, CALIBRATION.md R1). IBM gives no count of interactions per record; one
+  report it links, docs/calibration.md, case R1). IBM gives no count of interactions per record; one
   per record for legacy and none beyond the spills for 9.1.1 are this model's assumption;
 - **CPU**: the host's (:class:`~mqlog.core.host.profiles.HostProfile`: ``replay_record_us``
   per record, ``copy_ns_per_byte`` per log byte read, ``load_message_us``,

@@ -147,10 +147,6 @@ class WorkloadSpec:
             raise SpecError(f"workload {self.workload!r} has no parameter {short_repr(name)}; "
                             f"known: {', '.join(self.params)}") from None
 
-    def to_dict(self) -> dict[str, object]:
-        """A plain, JSON-ready copy: ``{"workload": ..., "seed": ..., "params": {...}}``."""
-        return {"workload": self.workload, "seed": self.seed, "params": dict(self.params)}
-
 
 def build_spec(definition: WorkloadDef, overrides: Mapping[str, object], *, origin: str,
                section: str = "workload", seed: int | None = None, text: bool = True) -> WorkloadSpec:

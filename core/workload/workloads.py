@@ -105,10 +105,6 @@ class Context:
         return h.hexdigest()
 
     @property
-    def now_s(self) -> float:
-        return self.env.now / 1e6
-
-    @property
     def ending(self) -> bool:
         """The queue manager was told to end (:meth:`QueueManager.end`): a loop starts no new
         unit of work and its application disconnects (a controlled shutdown waits for that;

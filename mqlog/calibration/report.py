@@ -11,7 +11,7 @@ import json
 import math
 from pathlib import Path
 
-from mqlog.calibration.cases import bounds
+from mqlog.calibration.figures import bounds
 from mqlog.core.errors import MqlogError
 
 MISSED = "MISSED"

@@ -14,8 +14,9 @@ import sys
 # Importing each family registers its commands on the group.
 from mqlog.cli import distributed, docs, history, jobs, running, tools, torture, zos  # noqa: F401
 from mqlog.cli.docs import docs_cmd
-from mqlog.cli.distributed import dump_cmd, qmstatus_cmd, rcdmqimg_cmd, rcrmqobj_cmd, set_log_archived_cmd
+from mqlog.cli.distributed import dmpmqlog_cmd, dump_cmd, qmstatus_cmd, rcdmqimg_cmd, rcrmqobj_cmd, set_log_archived_cmd
 from mqlog.cli.group import cli, main
+from mqlog.cli.history import history_cmd
 from mqlog.cli.jobs import calibrate_cmd, compare_cmd, report_cmd, sweep_cmd
 from mqlog.cli.running import config_cmd, restart_cmd, run_cmd, workloads_cmd
 from mqlog.cli.tools import devices, groupcommit, hosts, mqldt_cmd, scan_cmd
@@ -25,7 +26,7 @@ from mqlog.cli.zos import bsds_cmd, convert_rba_cmd, print_cmd, stats_cmd
 __all__ = ["cli", "main", "run_cmd", "restart_cmd", "workloads_cmd", "config_cmd", "compare_cmd", "sweep_cmd", "calibrate_cmd",
            "report_cmd", "qmstatus_cmd", "dump_cmd", "rcdmqimg_cmd", "rcrmqobj_cmd", "set_log_archived_cmd",
            "print_cmd", "bsds_cmd", "stats_cmd", "convert_rba_cmd", "torture_cmd", "groupcommit", "devices", "hosts",
-           "mqldt_cmd", "scan_cmd", "docs_cmd"]
+           "mqldt_cmd", "scan_cmd", "docs_cmd", "history_cmd", "dmpmqlog_cmd"]
 
 if __name__ == "__main__":  # pragma: no cover - run as a script (spark-submit mqlog/cli/__init__.py ...)
     sys.exit(main())

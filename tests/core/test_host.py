@@ -1,5 +1,5 @@
 """The host model (mqlog.core.host): profiles as data and their loader's errors, the
-round-trip arithmetic against IBM's published CPU per round trip (CALIBRATION.md H1), and
+round-trip arithmetic against IBM's published CPU per round trip (the H1 figures of IBM's MQ for Linux performance reports), and
 runs whose CPU and throughput follow the profile: charged call by call, on a pool of cores."""
 
 from __future__ import annotations
