@@ -86,6 +86,36 @@ def throughput_ratio(runs: dict, num: str, den: str) -> float:
     return _ratio(rate(num), rate(den))
 
 
+def cpu_busy(runs: dict, run: str) -> float:
+    """The host's CPU busy over the workload, a fraction of all its cores (IBM's CPU %)."""
+    return _ratio(_metric(runs, f"{run}.cpu_busy_us"),
+                  _metric(runs, f"{run}.workload_s") * 1e6 * _metric(runs, f"{run}.host_cores"))
+
+
+def per_round_trip_ratio(runs: dict, metric: str, num: str, den: str) -> float:
+    """METRIC per round trip in run ``num`` over the same in run ``den`` (CPU per round trip as
+    concurrency rises)."""
+    return _ratio(per_round_trip(runs, f"{num}.{metric}"), per_round_trip(runs, f"{den}.{metric}"))
+
+
+def write_size_kib(runs: dict, run: str) -> float:
+    """amqsrua's "Log - write size": physical bytes per physical write, in KiB."""
+    return _ratio(_metric(runs, f"{run}.physical_bytes") / 1024, _metric(runs, f"{run}.physical_writes"))
+
+
+def log_mb_per_s(runs: dict, run: str) -> float:
+    """Physical log bytes written per virtual second of the workload, MB (10^6 bytes)."""
+    return _ratio(_metric(runs, f"{run}.physical_bytes") / 1e6, _metric(runs, f"{run}.workload_s"))
+
+
+def log_duty(runs: dict, run: str) -> float:
+    """The share of the workload's time the log had a write in flight: physical writes x their
+    mean time (the long-term average) / the workload's time (S4: MB/s is 0.6-1.0 x write size /
+    latency on SAN and NFS, one write in flight)."""
+    return _ratio(_metric(runs, f"{run}.physical_writes") * _metric(runs, f"{run}.write_time_long_us"),
+                  _metric(runs, f"{run}.workload_s") * 1e6)
+
+
 #: what a checkpoint interval is measured in: the key of the run's checkpoint marks
 _INTERVAL_MEASURES = {"log_records": "log_records", "messages": "messages_put"}
 
@@ -159,6 +189,11 @@ COMPUTATIONS: dict[str, tuple[Callable[..., float], dict[str, object]]] = {
     "utilisation": (utilisation, {"run": "run"}),
     "per_round_trip": (per_round_trip, {"metric": "metric"}),
     "throughput_ratio": (throughput_ratio, {"num": "run", "den": "run"}),
+    "cpu_busy": (cpu_busy, {"run": "run"}),
+    "per_round_trip_ratio": (per_round_trip_ratio, {"metric": "name", "num": "run", "den": "run"}),
+    "write_size_kib": (write_size_kib, {"run": "run"}),
+    "log_mb_per_s": (log_mb_per_s, {"run": "run"}),
+    "log_duty": (log_duty, {"run": "run"}),
     "checkpoint_interval": (checkpoint_interval, {"run": "run", "measure": tuple(_INTERVAL_MEASURES)}),
     "shunt_cadence": (shunt_cadence, {"run": "run"}),
     "units_shunted_whole": (units_shunted_whole, {"run": "run"}),
