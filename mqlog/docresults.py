@@ -13,7 +13,8 @@ Options (on the block's comment line):
   dash when that is 0); ``vs KEY=VALUE`` is the change against the run that differs only in
   KEY (``vs config_name=zos-none``: +0.0%, −36.6%); FORMAT a Python format spec (integers get
   thousands separators without one; a trailing ``~`` drops trailing zeros: ``.2f~`` gives
-  0.19 and 3; ``?YES|NO`` is YES where the value is not zero). ``{label}`` is the label of the command the run is from.
+  0.19 and 3; ``?YES|NO`` is YES where the value is not zero, ``%s`` in YES the value itself:
+  ``{restart_failed:?fails, %s|completes}``). ``{label}`` is the label of the command the run is from.
 - ``rows=LABEL,...``: the commands whose runs are the table's rows (all of them unless given).
 - ``where="PATH=VALUE,..."``: only the runs with these values.
 - ``sort="PATH[:A|B|C],..."``: the rows' order, by these fields (numbers numerically; ``A|B|C``
@@ -130,9 +131,9 @@ def _field(match, row: dict, label: str, runs: _Runs) -> str:
         base = runs.twin(g["label"] or label, source, g["vs_key"], g["vs_value"].strip())
         return _change(v, value(base))
     fmt = g["format"] or ""
-    if fmt.startswith("?"):   # ?YES|NO: YES where the value is not zero
+    if fmt.startswith("?"):   # ?YES|NO: YES where the value is not zero (%s in it: the value)
         yes, _, no = fmt[1:].partition("|")
-        return yes if v else no
+        return yes.replace("%s", str(v)) if v else no
     try:
         if fmt.endswith("~"):   # trailing zeros dropped: 0.19, 3, 0.75
             text = cell(v, fmt[:-1])
