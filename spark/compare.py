@@ -219,6 +219,8 @@ def run_cell(task: dict) -> dict:
         except BackoutImpossible as exc:   # the restart's own outcome (00D1032A), shown as such
             code = re.search(r"\b[0-9A-F]{3}-[0-9A-F]{8}\b", str(exc))
             metrics.update({f"restart_{k}": None for k in RESTART_FIGURES})   # no figure: it never completed
+            if task["platform"] == "zos":
+                metrics["restart_archive_reads"] = None
             metrics["restart_failed"] = code.group(0) if code else "failed"
             metrics["restart_error"] = str(exc)
             metrics["restart_verified"] = False
@@ -303,7 +305,10 @@ def compare(spark, *, workload: str, params: dict, seed: int, device: str, cells
     order = {cell["name"]: i for i, cell in enumerate(cells)}
     rows.sort(key=lambda r: order[r["config_name"]])
     check_fingerprints(rows)
-    return rows
+    # every row has every column, as results.parquet has them (a restart that failed has no
+    # phases: None, as a completed one's restart_failed is)
+    keys = list(dict.fromkeys(k for r in rows for k in r))
+    return [{k: r.get(k) for k in keys} for r in rows]
 
 
 def check_fingerprints(rows: list[dict]) -> None:
