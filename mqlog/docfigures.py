@@ -96,6 +96,8 @@ def draw(data: dict, options) -> bytes:
         ax.set_xscale("log")
     if "logy" in options:
         ax.set_yscale("log")
+    if any(isinstance(p[0], str) for pts in data["series"].values() for p in pts):
+        ax.tick_params(axis="x", labelrotation=20, labelsize=8)   # category names side by side
     ax.set_xlabel(options.get("xlabel") if isinstance(options.get("xlabel"), str) else data["x"])
     ax.set_ylabel(options.get("ylabel") if isinstance(options.get("ylabel"), str) else data["y"])
     if isinstance(options.get("title"), str):
