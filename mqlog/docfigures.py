@@ -6,8 +6,9 @@ figure that drifted.
 (more options a line each: ``title=``, ``xlabel=``, ``ylabel=``, ``where=PATH=A|B,...``, ``xorder=A|B|C``
 for a categorical x), then one command a line as for a table, then ``-->``. Each run is a
 point (``x``, ``y``; paths as in :mod:`mqlog.docresults`; ``y=PATH/PATH`` a ratio of two
-fields), one line per value of the ``series`` fields (a colour each; ``label`` is the label of
-the command the run is from), drawn solid, dashed, dotted by the value of ``style``
+fields; ``y=A,B`` a line for each of several fields), one line per value of the ``series``
+fields (a colour each; ``label``, as ``series`` or as ``x``, is the label of the command the
+run is from), drawn solid, dashed, dotted by the value of ``style``
 (``style=device:ssd|dasd``: in that order). ``trace=PATH`` draws a run's own series instead
 (a field holding ``[[x, y], ...]``, ``log_in_use_series``), one line a run, every ``trace_step``-th
 point (1 unless given) and the last (``x`` and ``y`` then only name the axes); ``logy`` a
@@ -55,8 +56,12 @@ def points(documents, options, cwd: Path) -> dict:
                 kept = pts[::max(step, 1)] + ([pts[-1]] if pts and (len(pts) - 1) % max(step, 1) else [])
                 series[name] = [[round(float(x), 6), round(float(y), 6)] for x, y in kept]
                 continue
-            y = _ratio(row, options["y"])
-            series.setdefault(name, []).append([_get(row, options["x"]), None if y is None else round(float(y), 6)])
+            x = label if options["x"] == "label" else _get(row, options["x"])
+            ys = options["y"].split(",")
+            for path in ys:   # y=A,B: a line for each (a restart's phases, say)
+                y = _ratio(row, path)
+                line = name if len(ys) == 1 else (f"{name} {path}" if series_keys else path)
+                series.setdefault(line, []).append([x, None if y is None else round(float(y), 6)])
     order = options["xorder"].split("|") if isinstance(options.get("xorder"), str) else None
     for name in series:
         series[name].sort(key=(lambda p: order.index(str(p[0])) if str(p[0]) in order else len(order)) if order

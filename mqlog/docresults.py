@@ -5,12 +5,12 @@ compare --json`` (its ``rows``), one table row per run.
 Options (on the block's comment line):
 
 - ``columns="Header=TEMPLATE;..."``: a cell is its template's text with each ``{FIELD}`` put in.
-  FIELD is ``[LABEL@]PATH[*NUMBER|/PATH][ vs KEY=VALUE][:FORMAT]``: PATH a dotted path in the
+  FIELD is ``[LABEL@]PATH[*NUMBER][/PATH][ vs KEY=VALUE][:FORMAT]``: PATH a dotted path in the
   run's row (``sweep.payload``, ``config_name``, ``restart_phases.replay_s``, a histogram's bucket
   ``write_size_histogram.<=4K``); ``LABEL@`` takes
   it from the run of the command labelled LABEL with the same configuration and swept values
   (a second device, say); ``*NUMBER`` scales it, ``/PATH`` divides it by another field (an en
-  dash when that is 0); ``vs KEY=VALUE`` is the change against the run that differs only in
+  dash when that is 0; both: ``{restart_total_s*1e6/restart_records_replayed}``, µs a record); ``vs KEY=VALUE`` is the change against the run that differs only in
   KEY (``vs config_name=zos-none``: +0.0%, −36.6%); FORMAT a Python format spec (integers get
   thousands separators without one; a trailing ``~`` drops trailing zeros: ``.2f~`` gives
   0.19 and 3; ``?YES|NO`` is YES where the value is not zero, ``%s`` in YES the value itself:
@@ -39,7 +39,7 @@ from pathlib import Path
 from mqlog.docviews import DocsError, cell, render_table
 
 _FIELD = re.compile(r"\{(?:(?P<label>[\w-]+)@)?(?P<path>[\w.]+(?:\.[<>=]+\w+)?)"
-                    r"(?:\*(?P<scale>[0-9.e+-]+)|/(?P<over>[\w.]+))?"
+                    r"(?:\*(?P<scale>[0-9.e+-]+))?(?:/(?P<over>[\w.]+))?"
                     r"(?:\s+vs\s+(?P<vs_key>[\w.]+)=(?P<vs_value>[^:}]+))?"
                     r"(?::(?P<format>[^}]*))?\}")
 

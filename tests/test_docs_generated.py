@@ -181,7 +181,7 @@ CANNED = {
 CANNED_PAGE = """# shunting
 
 <!-- mqlog docs: table restart view=results key=configuration rows=with
-columns="configuration={config_name};shunts={shunts};read, with={restart_bytes_read};read, without={without@restart_bytes_read};without, restart={without@restart_failed:?fails: %s|completes}"
+columns="configuration={config_name};shunts={shunts};read, with={restart_bytes_read};read, without={without@restart_bytes_read};without, restart={without@restart_failed:?fails: %s|completes};kB a shunt={restart_bytes_read*0.001/shunts:.0f}"
 with: mqlog compare --matrix m.toml --json
 without: mqlog compare --matrix m.toml --no-shunting --json
 -->
@@ -200,6 +200,12 @@ without: mqlog compare --matrix m.toml --no-shunting --json
 with: mqlog compare --matrix m.toml --json
 -->
 ![share](img/share.png)
+
+<!-- mqlog docs: figure img/phases.png x=label y=restart_bytes_read,shunts where=config_name=small
+with: mqlog compare --matrix m.toml --json
+without: mqlog compare --matrix m.toml --no-shunting --json
+-->
+![phases](img/phases.png)
 
 <!-- mqlog docs: figure img/trace.png x=virtual_s y=log_in_use trace=log_in_use_series trace_step=2 series=config_name where=config_name=small
 with: mqlog compare --matrix m.toml --json
@@ -229,13 +235,16 @@ def test_a_twin_command_a_failed_restart_and_figures_from_canned_runs(tmp_path, 
     page.write_text(CANNED_PAGE)
     _check(page, write=True)
     text = page.read_text()
-    assert "| small | 9 | 700,000 | 3,700,000 | completes |" in text
-    assert "| nooffload | 9 | 710,000 | – | fails: 5C6-00D1032A |" in text   # no figure, and why
+    assert "| small | 9 | 700,000 | 3,700,000 | completes | 78 |" in text   # scaled and divided: 700 / 9
+    assert "| nooffload | 9 | 710,000 | – | fails: 5C6-00D1032A | 79 |" in text   # no figure, and why
+    assert "| large | 0 | 17,000,000 | 17,000,000 | completes | – |" in text
     assert read_points(tmp_path / "img" / "read.png")["series"] == {   # a command's label as a series
         "with": [["small", 700_000.0], ["large", 17_000_000.0], ["nooffload", 710_000.0]],
         "without": [["small", 3_700_000.0], ["large", 17_000_000.0], ["nooffload", None]]}
     assert read_points(tmp_path / "img" / "share.png")["series"] == {   # a ratio, two runs of three
         "shunted_bytes/logical_bytes": [["large", 0.0], ["small", 0.792]]}
+    assert read_points(tmp_path / "img" / "phases.png")["series"] == {   # two fields, the commands' labels as x
+        "restart_bytes_read": [["with", 700_000.0], ["without", 3_700_000.0]], "shunts": [["with", 9.0], ["without", 0.0]]}
     assert read_points(tmp_path / "img" / "trace.png")["series"] == {   # a run's own series, every 2nd point
         "small": [[0.0, 0.0], [0.2, 100.0], [0.3, 700.0]]}
     assert not _check(page).mismatches   # as written
