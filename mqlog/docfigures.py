@@ -10,7 +10,8 @@ fields; ``y=A,B`` a line for each of several fields), one line per value of the 
 fields (a colour each; ``label``, as ``series`` or as ``x``, is the label of the command the
 run is from), drawn solid, dashed, dotted by the value of ``style``
 (``style=device:ssd|dasd``: in that order). ``trace=PATH`` draws a run's own series instead
-(a field holding ``[[x, y], ...]``, ``log_in_use_series``), one line a run, every ``trace_step``-th
+(a field holding ``[[x, y], ...]``: ``log_in_use_series``, or ``write_size_histogram``'s named
+buckets), one line a run, every ``trace_step``-th
 point (1 unless given) and the last (``x`` and ``y`` then only name the axes); ``logy`` a
 logarithmic y axis. The PNG carries the points it draws (a ``tEXt``
 chunk ``mqlog-docs``), so ``--check`` compares them, series by series and point by point, with
@@ -52,9 +53,11 @@ def points(documents, options, cwd: Path) -> dict:
                             for k in series_keys + ([style_key] if style_key else [])) or options["y"]
             if trace:   # the run's own [[x, y], ...]
                 pts = _get(row, trace)
-                pts = json.loads(pts) if isinstance(pts, str) else list(pts or [])
+                pts = json.loads(pts) if isinstance(pts, str) else pts
+                pts = list(pts.items()) if isinstance(pts, dict) else list(pts or [])
                 kept = pts[::max(step, 1)] + ([pts[-1]] if pts and (len(pts) - 1) % max(step, 1) else [])
-                series[name] = [[round(float(x), 6), round(float(y), 6)] for x, y in kept]
+                series[name] = [[x if isinstance(x, str) else round(float(x), 6), round(float(y), 6)]
+                                for x, y in kept]   # a histogram's buckets are named
                 continue
             x = label if options["x"] == "label" else _get(row, options["x"])
             ys = options["y"].split(",")
@@ -63,7 +66,7 @@ def points(documents, options, cwd: Path) -> dict:
                 line = name if len(ys) == 1 else (f"{name} {path}" if series_keys else path)
                 series.setdefault(line, []).append([x, None if y is None else round(float(y), 6)])
     order = options["xorder"].split("|") if isinstance(options.get("xorder"), str) else None
-    for name in series:
+    for name in series if not trace else ():   # a trace keeps the run's own order
         series[name].sort(key=(lambda p: order.index(str(p[0])) if str(p[0]) in order else len(order)) if order
                           else (lambda p: (isinstance(p[0], str), p[0])))
     return {"x": options["x"], "y": options["y"], "series": dict(sorted(series.items()))}

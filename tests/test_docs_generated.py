@@ -181,7 +181,7 @@ CANNED = {
 CANNED_PAGE = """# shunting
 
 <!-- mqlog docs: table restart view=results key=configuration rows=with
-columns="configuration={config_name};shunts={shunts};read, with={restart_bytes_read};read, without={without@restart_bytes_read};without, restart={without@restart_failed:?fails: %s|completes};kB a shunt={restart_bytes_read*0.001/shunts:.0f}"
+columns="configuration={config_name};shunts={shunts};read, with={restart_bytes_read};read, without={without@restart_bytes_read};without, restart={without@restart_failed:?fails: %s|completes};kB a shunt={restart_bytes_read*0.001/shunts:.0f};over large={restart_bytes_read over config_name=large:.3f};less shunted={restart_bytes_read-shunted_bytes};per shunt and byte={shunts*shunted_bytes*2/logical_bytes:.1f}"
 with: mqlog compare --matrix m.toml --json
 without: mqlog compare --matrix m.toml --no-shunting --json
 -->
@@ -235,9 +235,10 @@ def test_a_twin_command_a_failed_restart_and_figures_from_canned_runs(tmp_path, 
     page.write_text(CANNED_PAGE)
     _check(page, write=True)
     text = page.read_text()
-    assert "| small | 9 | 700,000 | 3,700,000 | completes | 78 |" in text   # scaled and divided: 700 / 9
-    assert "| nooffload | 9 | 710,000 | – | fails: 5C6-00D1032A | 79 |" in text   # no figure, and why
-    assert "| large | 0 | 17,000,000 | 17,000,000 | completes | – |" in text
+    # scaled and divided: 700 / 9; a ratio to another run of the command; a difference; fields as factors
+    assert "| small | 9 | 700,000 | 3,700,000 | completes | 78 | 0.041 | 699,208 | 14.3 |" in text
+    assert "| nooffload | 9 | 710,000 | – | fails: 5C6-00D1032A | 79 | 0.042 | 709,208 | 14.3 |" in text   # no figure, and why
+    assert "| large | 0 | 17,000,000 | 17,000,000 | completes | – | 1.000 | 17,000,000 | 0.0 |" in text
     assert read_points(tmp_path / "img" / "read.png")["series"] == {   # a command's label as a series
         "with": [["small", 700_000.0], ["large", 17_000_000.0], ["nooffload", 710_000.0]],
         "without": [["small", 3_700_000.0], ["large", 17_000_000.0], ["nooffload", None]]}
