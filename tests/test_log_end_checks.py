@@ -67,6 +67,9 @@ def runs(tmp_path_factory):
         "linear-single": _run(root, "linear-single", "distributed", *DIST, *SINGLE, "--set", "log.LogType=LINEAR"),
         "circular-single-500": _run(root, "circular-single-500", "distributed", *DIST, *SINGLE,
                                     until=("--crash-after-writes", "500")),
+        # z/OS TWOACTV=NO crashed 725 writes in: just after a switch, before the BSDS's next update
+        "zos-single-725": _run(root, "zos-single-725", "zos", *ZOS, "--set", "log.TWOACTV=NO", "--set",
+                               "log.TWOARCH=NO", until=("--crash-after-writes", "725")),
     }
     return made
 
@@ -186,6 +189,25 @@ def test_row4_the_previous_extent_copied_over_the_current_one_is_refused(runs, t
     shutil.copyfile(run / "qm" / previous, run / "qm" / current)
     refused(run, f"{current}, offset 0, log address <0:0:84:0>", f"AMQ6762E: IBM MQ log extent {current} corrupt",
             "its first page holds LSN <0:0:80:0>")
+
+
+def test_row4_the_data_set_before_the_current_one_copied_over_it_is_refused_zos(runs, tmp_path):
+    """z/OS's form of the case above: the BSDS names DS03 (from RBA 380000) current, but its
+    high-water mark (37E000) lies in DS02, so DS03 was given its range by the write in flight
+    and its first CI may be an earlier lap's. DS02's copied over it holds RBA 340000, the
+    range the BSDS gives DS02. (Before the fix: CSQR002I RESTART COMPLETED, and 1 uncommitted
+    message visible; the copy made at the end of the run, after the offload of DS02 updated
+    the BSDS, was refused already.)"""
+    bsds = json.loads((runs["zos-single-725"] / "qm" / "BSDS01").read_bytes()[8:])
+    assert [d[:2] for d in bsds["active"]] == [[1, 0x300000], [2, 0x340000], [3, 0x380000]]
+    assert bsds["current"] == 2 and 0x340000 <= bsds["written_to"] < 0x380000
+    out = mqlog("restart", fresh(runs["zos-single-725"], tmp_path, "undamaged"), "--verify")
+    assert out.returncode == 0 and "OK" in out.stdout, out.stdout + out.stderr
+    run = fresh(runs["zos-single-725"], tmp_path)
+    shutil.copyfile(run / "qm" / "LOGCOPY1.DS02", run / "qm" / "LOGCOPY1.DS03")
+    refused(run, "LOGCOPY1.DS03, offset 0, log address 0000000000380000",
+            "CSQJ102E LOG RBA CONTENT OF LOG DATA SET DSNAME=LOGCOPY1.DS03, STARTRBA=0000000000380000",
+            "its first CI holds RBA 0000000000340000")
 
 
 # -- row 5: an older copy of an extent restored, or the whole log older than the queue files ---
