@@ -12,8 +12,10 @@ committed work after it in silence. So:
   it, if it was on disk when the control file was saved (below its high-water mark). One
   given its range by the write in flight then (the control file names it before the write
   that switched to it lands; a long write may switch twice) may hold anything but a newer
-  log: its first page may be unwritten, an earlier lap's or torn. An extent the control file
-  has not given an address yet must hold no log.
+  log or a page of a range the control file gives another extent (no earlier lap of it held
+  one: the extent before it copied over it is refused, on SingleWrite too): its first page
+  may be unwritten, an earlier lap's or torn. An extent the control file has not given an
+  address yet must hold no log.
   Anything else is refused as MQ refuses a log extent it cannot use: "AMQ6762E: IBM MQ log
   extent S000nnnn.LOG corrupt." (the text MQ writes to its error log, as quoted in IBM APAR
   IT42690), naming the file, offset and the log address.
@@ -74,11 +76,13 @@ def check_files(space, start: int, fmt) -> None:
         if problem is None:
             continue
         if (ext.start >= mark if mark is not None else ext.number == space.current) and not (
-                problem is STALE and header is not None and header.address > ext.start):
+                problem is STALE and header is not None and (
+                    header.address > ext.start or _held_by_another(space, ext, header.address))):
             # Given its range by a write that had not finished when the control file was
             # saved (a switch names the extent before the write that switched lands): its
             # first page may be unwritten, an earlier lap's, or torn by the crash – where the
-            # log ends the reader decides. Only a newer log in it is damage.
+            # log ends the reader decides. Only a newer log in it is damage, or a page of a
+            # range the control file gives another extent: no earlier lap of this one held it.
             continue
         if problem is STALE and header is not None:
             why = f"its first page holds LSN {fmt(header.address)} (swapped, copied or restored from an older copy)"
@@ -87,6 +91,17 @@ def check_files(space, start: int, fmt) -> None:
         else:
             why = f"its first page is damaged ({problem})"
         raise _corrupt(space, name, why, ext.start, fmt)
+
+
+def _held_by_another(space, ext, address: int) -> bool:
+    """Whether the control file gives ``address`` to an extent other than ``ext``. A log
+    address is given to one extent once (addresses only grow; a circular extent reused, or a
+    linear one recycled under a new number, takes a new range and gives up its old one), so
+    an earlier lap of ``ext`` – what its first page holds after a crash before the write that
+    switched to it landed – never holds an address another extent holds now: a first page
+    that does is that extent's, copied or restored over this one."""
+    return any(o.number != ext.number and o.start != NO_ADDRESS and o.start <= address < o.start + space.extent_bytes
+               for o in space.extents.values())
 
 
 def scan_to(space, address: int) -> int | None:

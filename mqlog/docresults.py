@@ -5,17 +5,21 @@ compare --json`` (its ``rows``), one table row per run.
 Options (on the block's comment line):
 
 - ``columns="Header=TEMPLATE;..."``: a cell is its template's text with each ``{FIELD}`` put in.
-  FIELD is ``[LABEL@]PATH[*NUMBER|/PATH][ vs KEY=VALUE][:FORMAT]``: PATH a dotted path in the
+  FIELD is ``[LABEL@]PATH[-PATH][*FACTOR...][/PATH][ vs|over KEY=VALUE][:FORMAT]``: PATH a dotted path in the
   run's row (``sweep.payload``, ``config_name``, ``restart_phases.replay_s``, a histogram's bucket
   ``write_size_histogram.<=4K``); ``LABEL@`` takes
   it from the run of the command labelled LABEL with the same configuration and swept values
   (a second device, say); ``*NUMBER`` scales it, ``/PATH`` divides it by another field (an en
-  dash when that is 0); ``vs KEY=VALUE`` is the change against the run that differs only in
-  KEY (``vs config_name=zos-none``: +0.0%, −36.6%); FORMAT a Python format spec (integers get
+  dash when that is 0; both: ``{restart_total_s*1e6/restart_records_replayed}``, µs a record); ``vs KEY=VALUE`` is the change against the run that differs only in
+  KEY (``vs config_name=zos-none``: +0.0%, −36.6%), ``over KEY=VALUE`` the ratio to it
+  (``{commits over config_name=zos-single:.3f}``: 0.614); ``A-B`` a difference of two fields
+  (``{write_cycles-partial_page_writes}``), and a scale may be several factors, numbers or
+  fields (``{workload_s*sweep.workload.requesters*1e6/round_trips}``); FORMAT a Python format spec (integers get
   thousands separators without one; a trailing ``~`` drops trailing zeros: ``.2f~`` gives
-  0.19 and 3; ``?YES|NO`` is YES where the value is not zero). ``{label}`` is the label of the command the run is from.
+  0.19 and 3; ``?YES|NO`` is YES where the value is not zero, ``%s`` in YES the value itself:
+  ``{restart_failed:?fails, %s|completes}``). ``{label}`` is the label of the command the run is from.
 - ``rows=LABEL,...``: the commands whose runs are the table's rows (all of them unless given).
-- ``where="PATH=VALUE,..."``: only the runs with these values.
+- ``where="PATH=VALUE,..."``: only the runs with these values (``PATH=A|B``: either).
 - ``sort="PATH[:A|B|C],..."``: the rows' order, by these fields (numbers numerically; ``A|B|C``
   an explicit order), the runs' own order after that.
 - ``across=TEMPLATE``: the last column spread across, one column per value of TEMPLATE (a
@@ -38,8 +42,9 @@ from pathlib import Path
 from mqlog.docviews import DocsError, cell, render_table
 
 _FIELD = re.compile(r"\{(?:(?P<label>[\w-]+)@)?(?P<path>[\w.]+(?:\.[<>=]+\w+)?)"
-                    r"(?:\*(?P<scale>[0-9.e+-]+)|/(?P<over>[\w.]+))?"
-                    r"(?:\s+vs\s+(?P<vs_key>[\w.]+)=(?P<vs_value>[^:}]+))?"
+                    r"(?:-(?P<minus>[a-z_][\w.]*))?"
+                    r"(?:\*(?P<scale>[\w.+-]+(?:\*[\w.+-]+)*))?(?:/(?P<over>[\w.]+))?"
+                    r"(?:\s+(?P<vs_op>vs|over)\s+(?P<vs_key>[\w.]+)=(?P<vs_value>[^:}]+))?"
                     r"(?::(?P<format>[^}]*))?\}")
 
 
@@ -118,8 +123,15 @@ def _field(match, row: dict, label: str, runs: _Runs) -> str:
 
     def value(r):
         v = _get(r, g["path"])
-        if g["scale"] and _number(v) is not None:
-            v = v * float(g["scale"])
+        if g["minus"]:   # A-B: a difference of two fields
+            b = _get(r, g["minus"])
+            v = v - b if _number(v) is not None and _number(b) is not None else None
+        for factor in (g["scale"] or "").split("*") if g["scale"] else ():   # *NUMBER or *PATH, any number
+            try:
+                f = float(factor)
+            except ValueError:
+                f = _get(r, factor)
+            v = v * f if _number(v) is not None and _number(f) is not None else None
         if g["over"]:
             d = _get(r, g["over"])
             v = v / d if _number(v) is not None and _number(d) else None
@@ -128,11 +140,15 @@ def _field(match, row: dict, label: str, runs: _Runs) -> str:
     v = value(source)
     if g["vs_key"]:
         base = runs.twin(g["label"] or label, source, g["vs_key"], g["vs_value"].strip())
-        return _change(v, value(base))
+        if g["vs_op"] == "over":   # a ratio to that run: 1.63
+            then = value(base)
+            v = v / then if _number(v) is not None and _number(then) else None
+        else:
+            return _change(v, value(base))
     fmt = g["format"] or ""
-    if fmt.startswith("?"):   # ?YES|NO: YES where the value is not zero
+    if fmt.startswith("?"):   # ?YES|NO: YES where the value is not zero (%s in it: the value)
         yes, _, no = fmt[1:].partition("|")
-        return yes if v else no
+        return yes.replace("%s", str(v)) if v else no
     try:
         if fmt.endswith("~"):   # trailing zeros dropped: 0.19, 3, 0.75
             text = cell(v, fmt[:-1])
@@ -176,7 +192,8 @@ def results(documents, options, cwd: Path) -> list[str]:
     if isinstance(options.get("where"), str):
         for condition in options["where"].split(","):
             path, _, value = condition.partition("=")
-            chosen = [(label, row) for label, row in chosen if str(_get(row, path.strip())) == value.strip()]
+            chosen = [(label, row) for label, row in chosen
+                      if str(_get(row, path.strip())) in [v.strip() for v in value.split("|")]]   # a|b: either
     if isinstance(options.get("sort"), str):
         key = _order(options["sort"])
         chosen.sort(key=lambda pair: key(pair[1]))

@@ -16,6 +16,12 @@ an optional ``restart_mode``: ``"9.1.1"``, the default, or ``"legacy"``, restart
 MQ 9.1.1 – queues loaded one after another, one page per replay read; docs/guide/05-restart-time.md). Cells are
 plain dicts, so they pickle to executors and the same job runs on ``local[*]`` or a cluster.
 ``--crash end`` crashes each configuration the moment the workload's last call returns.
+``--no-shunting`` removes z/OS log shunting from every configuration (the model's switch, as
+``tests/zos/test_shunting.py`` removes it: no CSQ6LOGP parameter, and no real queue manager, turns
+it off), so that a page can show what shunting saves (docs/guide/03-shunting.md). A restart that
+cannot back a unit of work out (5C6-00D1032A: a record it needs was overwritten) is a result,
+not a failed comparison: the row's ``restart_failed`` holds its code and ``restart_error`` the
+message.
 """
 
 from __future__ import annotations
@@ -145,6 +151,12 @@ def check_matrix(cells: list[dict]) -> list[dict]:
     return checked
 
 
+#: the restart report's figures a row carries, each as ``restart_<name>``
+RESTART_FIGURES = ("records_replayed", "bytes_read", "uows_backed_out", "uows_indoubt", "clrs_written",
+                   "restart_virtual_s", "cpu_expand_us", "cpu_us", "messages_backed_out", "queues_loaded",
+                   "queues_deferred", "replay_spills")
+
+
 def run_cell(task: dict) -> dict:
     """One configuration's run (in an executor): the metrics row, JSON-safe."""
     from mqlog.core.workload.run import RunConfig, run_workload
@@ -155,11 +167,16 @@ def run_cell(task: dict) -> dict:
     from mqlog.core.qm.config import QmConfig, with_qmgr
 
     choice = choose(task["platform"])
+    maker = choice.maker(task["values"])
+    if task.get("shunting") is False:   # --no-shunting: the platform's shunting policy removed
+        import attrs
+
+        maker = (lambda storage, base=maker: attrs.evolve(base(storage), shunting=None))
     spec = build_spec(BUILTINS[task["workload"]], task["params"], origin="compare")
     host = task.get("host", DEFAULT_HOST)  # a task made before the host model names none
     crash_at = task.get("crash_at_s")
     qm_config = with_qmgr(QmConfig(), task.get("qmgr", {}))
-    cfg = RunConfig(task["platform"], choice.maker(task["values"]), task["values"], spec, seed=task["seed"],
+    cfg = RunConfig(task["platform"], maker, task["values"], spec, seed=task["seed"],
                     device=task["device"], crash_at_s=None if crash_at == CRASH_AT_END else crash_at,
                     crash_at_end=crash_at == CRASH_AT_END, qm_config=qm_config, host=host)
     result = run_workload(cfg, MemoryStorage(), progress=progress_writer(task))
@@ -169,6 +186,8 @@ def run_cell(task: dict) -> dict:
     # report show what each configuration changed, beside the platform's defaults for the rest
     spelled = {k.lower(): k for k in task["values"]}
     metrics["config_settings"] = [spelled.get(str(k).lower(), str(k)) for k in task["log"]]
+    if task.get("shunting") is False:
+        metrics["shunting_removed"] = True
     if task.get("runs_dir"):
         # The run's files as ``mqlog run --out`` leaves them (before any restart below).
         from mqlog.rundir import QM_DIR, copy_files, locked, save_run
@@ -188,23 +207,35 @@ def run_cell(task: dict) -> dict:
         # applications' journal, and report what restart cost.
         import attrs
 
+        from mqlog.core.recovery.report import BackoutImpossible
         from mqlog.core.workload.run import restart_run
 
         mode = task.get("restart_mode", DEFAULT_RESTART_MODE)
-        report, verdict, _ = restart_run(choice.maker(task["values"]), result.storage.durable,
-                                         device=task["device"], host=host, journal=result.journal,
-                                         qm_config=attrs.evolve(qm_config, restart_mode=mode))
-        restart = report.as_dict()
         metrics["restart_mode"] = mode
-        metrics.update({f"restart_{k}": restart[k] for k in (
-            "records_replayed", "bytes_read", "uows_backed_out", "uows_indoubt", "clrs_written",
-            "restart_virtual_s", "cpu_expand_us", "cpu_us", "messages_backed_out", "queues_loaded",
-            "queues_deferred", "replay_spills")})
+        try:
+            report, verdict, qm = restart_run(maker, result.storage.durable,
+                                             device=task["device"], host=host, journal=result.journal,
+                                             qm_config=attrs.evolve(qm_config, restart_mode=mode))
+        except BackoutImpossible as exc:   # the restart's own outcome (00D1032A), shown as such
+            code = re.search(r"\b[0-9A-F]{3}-[0-9A-F]{8}\b", str(exc))
+            metrics.update({f"restart_{k}": None for k in RESTART_FIGURES})   # no figure: it never completed
+            if task["platform"] == "zos":
+                metrics["restart_archive_reads"] = None
+            metrics["restart_failed"] = code.group(0) if code else "failed"
+            metrics["restart_error"] = str(exc)
+            metrics["restart_verified"] = False
+            return metrics
+        restart = report.as_dict()
+        metrics.update({f"restart_{k}": restart[k] for k in RESTART_FIGURES})
         # IBM's phases and their sub-steps (the contract the R1 calibration reads), as one
         # JSON column and as a column each (restart_replay_s, restart_recovery_s, ...)
         metrics["restart_phases"] = dict(restart["restart_phases"])
         metrics.update({f"restart_{k}": v for k, v in restart["restart_phases"].items()})
         metrics["restart_verified"] = bool(verdict.ok) if verdict is not None else None
+        metrics["restart_failed"] = None   # it completed (a row of every restart has the field)
+        reads = getattr(qm.platform.space, "reads", None)
+        if isinstance(reads, dict) and "archive" in reads:   # z/OS: CIs restart read from the archive
+            metrics["restart_archive_reads"] = reads["archive"]
     return metrics
 
 
@@ -251,7 +282,7 @@ def progress_writer(task: dict):
 def compare(spark, *, workload: str, params: dict, seed: int, device: str, cells: list[dict],
             crash_at_s: float | str | None = None, progress=None, runs_dir: str | Path | None = None,
             restart_mode: str = DEFAULT_RESTART_MODE, host: str = DEFAULT_HOST,
-            qmgr: dict | None = None, progress_dir: str | None = None) -> list[dict]:
+            qmgr: dict | None = None, progress_dir: str | None = None, shunting: bool = True) -> list[dict]:
     """Run every cell as a Spark task; the metrics rows in matrix order. Raises
     FingerprintMismatch if the configurations did not all see the same workload.
 
@@ -262,19 +293,22 @@ def compare(spark, *, workload: str, params: dict, seed: int, device: str, cells
 
     With ``runs_dir``, each task also leaves its configuration's run directory there
     (``runs_dir/NAME``, as ``mqlog run --out`` would; on a cluster, a path every executor
-    and the driver can reach)."""
+    and the driver can reach). ``shunting=False``: no configuration shunts (``--no-shunting``)."""
     runs = str(Path(runs_dir).resolve()) if runs_dir is not None else None
     tasks = [dict(cell, workload=workload, params=dict(params), seed=seed, device=device, host=host,
                   crash_at_s=crash_at_s, qmgr={**(qmgr or {}), **cell.get("qmgr", {})},
                   runs_dir=runs, restart_mode=cell.get("restart_mode") or restart_mode,
-                  progress_dir=progress_dir) for cell in cells]
+                  progress_dir=progress_dir, **({} if shunting else {"shunting": False})) for cell in cells]
     from mqlog.spark.session import run_tasks
 
     rows = run_tasks(spark, tasks, run_cell, what="a configuration's run failed", progress=progress)
     order = {cell["name"]: i for i, cell in enumerate(cells)}
     rows.sort(key=lambda r: order[r["config_name"]])
     check_fingerprints(rows)
-    return rows
+    # every row has every column, as results.parquet has them (a restart that failed has no
+    # phases: None, as a completed one's restart_failed is)
+    keys = list(dict.fromkeys(k for r in rows for k in r))
+    return [{k: r.get(k) for k in keys} for r in rows]
 
 
 def check_fingerprints(rows: list[dict]) -> None:
@@ -341,6 +375,7 @@ TABLE_ROWS = (
     ("restart: replay / recovery (s)", ("restart_replay_s", "restart_recovery_s")),
     ("restart: queues loaded / deferred", ("restart_queues_loaded", "restart_queues_deferred")),
     ("restart: verified", "restart_verified"),
+    ("restart: failed", "restart_failed"),
 )
 
 

@@ -5,10 +5,13 @@ puts the commands' figures in, a number edited by hand fails ``--check`` naming 
 row, the column and both values (a figure's moved point: its series and x), and a comparison
 that flipped fails it too.
 
-The sweep and the compare start Spark, so these are marked ``spark``."""
+The sweep and the compare start Spark, so those tests are marked ``spark``; the generator's
+own options (a twin command's run, a failed restart's cell, a ratio, a run's own series, a
+command's label as a series) are checked on canned command output, in seconds."""
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import subprocess
@@ -17,9 +20,8 @@ from pathlib import Path
 
 import pytest
 
+from mqlog import docpages
 from mqlog.docfigures import draw, read_points
-
-pytestmark = pytest.mark.spark
 
 DATA = Path(__file__).parent / "data"
 
@@ -70,6 +72,7 @@ def _rows(text: str) -> dict[str, list[str]]:
     return {f"{r[0]} / {r[1]}": r for r in rows}
 
 
+@pytest.mark.spark
 def test_a_sweep_table_is_written_from_the_parquet_and_an_edited_number_fails_the_check(tmp_path):
     (tmp_path / "docs").mkdir()
     shutil.copy(DATA / "docs-study.toml", tmp_path / "docs" / "study.toml")
@@ -116,6 +119,7 @@ def test_a_sweep_table_is_written_from_the_parquet_and_an_edited_number_fails_th
     assert "the comparison the prose makes no longer holds" in named[2]
 
 
+@pytest.mark.spark
 def test_a_view_over_a_field_the_runs_lack_is_one_line_naming_table_and_field(tmp_path):
     (tmp_path / "docs").mkdir()
     shutil.copy(DATA / "docs-study.toml", tmp_path / "docs" / "study.toml")
@@ -143,6 +147,7 @@ And fewer (a claim that does not hold).
 """
 
 
+@pytest.mark.spark
 def test_claims_on_the_table_a_console_transcript_prints(tmp_path):
     (tmp_path / "docs").mkdir()
     shutil.copy(DATA / "docs-matrix.toml", tmp_path / "docs" / "m.toml")
@@ -153,3 +158,108 @@ def test_claims_on_the_table_a_console_transcript_prints(tmp_path):
     failed = re.findall(r"line (\d+): claim (.*?): the page shows", out.stdout)
     assert failed == [("12", 'cmp["physical bytes"]["dual"] < cmp["physical bytes"]["single"]')], out.stdout
     assert "cmp.md: 3 block(s) checked, 1 mismatch(es)" in out.stdout   # the transcript and both claims
+
+
+# -- the generator's options on canned command output (no Spark: seconds) -------------------
+
+def _row(name, shunts, bytes_read, *, failed=None, series=None):
+    row = {"config_name": name, "shunts": shunts, "shunted_bytes": 88 * shunts, "logical_bytes": 1000,
+           "restart_bytes_read": bytes_read, "restart_failed": None,
+           "log_in_use_series": series or [[0.0, 0], [0.1, 500], [0.2, 100], [0.3, 700]]}
+    if failed:
+        row.update(restart_failed=failed, restart_bytes_read=None)
+    return row
+
+
+CANNED = {
+    "mqlog compare --matrix m.toml --json": {"rows": [_row("small", 9, 700_000), _row("large", 0, 17_000_000),
+                                                      _row("nooffload", 9, 710_000)]},
+    "mqlog compare --matrix m.toml --no-shunting --json": {"rows": [
+        _row("small", 0, 3_700_000), _row("large", 0, 17_000_000), _row("nooffload", 0, 0, failed="5C6-00D1032A")]},
+}
+
+CANNED_PAGE = """# shunting
+
+<!-- mqlog docs: table restart view=results key=configuration rows=with
+columns="configuration={config_name};shunts={shunts};read, with={restart_bytes_read};read, without={without@restart_bytes_read};without, restart={without@restart_failed:?fails: %s|completes};kB a shunt={restart_bytes_read*0.001/shunts:.0f};over large={restart_bytes_read over config_name=large:.3f};less shunted={restart_bytes_read-shunted_bytes};per shunt and byte={shunts*shunted_bytes*2/logical_bytes:.1f}"
+with: mqlog compare --matrix m.toml --json
+without: mqlog compare --matrix m.toml --no-shunting --json
+-->
+<!-- mqlog docs: end -->
+
+Shunting reads less where a round was written.
+<!-- mqlog docs: claim restart["small"]["read, with"] * 5 < restart["small"]["read, without"] -->
+
+<!-- mqlog docs: figure img/read.png x=config_name y=restart_bytes_read series=label logy xorder="small|large|nooffload"
+with: mqlog compare --matrix m.toml --json
+without: mqlog compare --matrix m.toml --no-shunting --json
+-->
+![read](img/read.png)
+
+<!-- mqlog docs: figure img/share.png x=config_name y=shunted_bytes/logical_bytes where="config_name=small|large"
+with: mqlog compare --matrix m.toml --json
+-->
+![share](img/share.png)
+
+<!-- mqlog docs: figure img/phases.png x=label y=restart_bytes_read,shunts where=config_name=small
+with: mqlog compare --matrix m.toml --json
+without: mqlog compare --matrix m.toml --no-shunting --json
+-->
+![phases](img/phases.png)
+
+<!-- mqlog docs: figure img/trace.png x=virtual_s y=log_in_use trace=log_in_use_series trace_step=2 series=config_name where=config_name=small
+with: mqlog compare --matrix m.toml --json
+-->
+![trace](img/trace.png)
+"""
+
+
+@pytest.fixture
+def canned(monkeypatch):
+    """The page's commands print CANNED instead of running (a copy: a test may change it)."""
+    outputs = json.loads(json.dumps(CANNED))
+    monkeypatch.setattr(docpages, "run_command", lambda command, cwd, merge=False: json.dumps(outputs[command]))
+    return outputs
+
+
+def _check(page: Path, write: bool = False):
+    result = docpages.check_page(page, root=page.parent, write=write)
+    if write:
+        page.write_text(result.text)
+    return result
+
+
+def test_a_twin_command_a_failed_restart_and_figures_from_canned_runs(tmp_path, canned):
+    (tmp_path / "img").mkdir()
+    page = tmp_path / "p.md"
+    page.write_text(CANNED_PAGE)
+    _check(page, write=True)
+    text = page.read_text()
+    # scaled and divided: 700 / 9; a ratio to another run of the command; a difference; fields as factors
+    assert "| small | 9 | 700,000 | 3,700,000 | completes | 78 | 0.041 | 699,208 | 14.3 |" in text
+    assert "| nooffload | 9 | 710,000 | – | fails: 5C6-00D1032A | 79 | 0.042 | 709,208 | 14.3 |" in text   # no figure, and why
+    assert "| large | 0 | 17,000,000 | 17,000,000 | completes | – | 1.000 | 17,000,000 | 0.0 |" in text
+    assert read_points(tmp_path / "img" / "read.png")["series"] == {   # a command's label as a series
+        "with": [["small", 700_000.0], ["large", 17_000_000.0], ["nooffload", 710_000.0]],
+        "without": [["small", 3_700_000.0], ["large", 17_000_000.0], ["nooffload", None]]}
+    assert read_points(tmp_path / "img" / "share.png")["series"] == {   # a ratio, two runs of three
+        "shunted_bytes/logical_bytes": [["large", 0.0], ["small", 0.792]]}
+    assert read_points(tmp_path / "img" / "phases.png")["series"] == {   # two fields, the commands' labels as x
+        "restart_bytes_read": [["with", 700_000.0], ["without", 3_700_000.0]], "shunts": [["with", 9.0], ["without", 0.0]]}
+    assert read_points(tmp_path / "img" / "trace.png")["series"] == {   # a run's own series, every 2nd point
+        "small": [[0.0, 0.0], [0.2, 100.0], [0.3, 700.0]]}
+    assert not _check(page).mismatches   # as written
+
+    # a number edited by hand, and the comparison flipped by the runs
+    page.write_text(text.replace("| 3,700,000 |", "| 3,700,001 |"))
+    found = [str(m) for m in _check(page).mismatches]
+    assert found == ["p.md: table restart, row 'small', column 'read, without': "
+                     "the page shows '3,700,001', the command now gives '3,700,000'"], found
+    page.write_text(text)
+    canned["mqlog compare --matrix m.toml --no-shunting --json"]["rows"][0]["restart_bytes_read"] = 800_000
+    canned["mqlog compare --matrix m.toml --json"]["rows"][1]["log_in_use_series"] = [[0.0, 0]]
+    found = [str(m) for m in _check(page).mismatches]
+    assert any("column 'read, without'" in m for m in found)
+    assert any("figure img/read.png, series 'without', x=small" in m for m in found)
+    assert any(m.startswith("p.md: line 16: claim restart[\"small\"]") and "no longer holds" in m for m in found), found
+    assert not any("trace.png" in m for m in found)   # the other run's series: not drawn there

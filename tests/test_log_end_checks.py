@@ -14,8 +14,10 @@ update (its high-water mark: here the write that switched to the current extent,
 <0:0:83:57344>) is known but from the pages themselves: row 2 (the current extent zeroed) does
 not apply there – the whole current extent lies past the mark, and with nothing good after it
 the log ends where a power failure at that point ends it, the case docs/reliability.md names as
-undetectable (and why MQ could not detect it either); so does the current extent copied over or
-restored. Before the fix (0ec8219) SingleWrite's row 3 and its log older than the queue files
+undetectable (and why MQ could not detect it either); so does the current extent restored from
+an earlier lap of itself. The extent before it copied over it is refused there too: its first
+page holds an address the control file gives another extent, which no earlier lap of the
+current one held (before that check, restart accepted it). Before the fix (0ec8219) SingleWrite's row 3 and its log older than the queue files
 restarted ("AMQ8003I") with uncommitted messages visible; its rows 1, 4, 5 and 6 were refused
 only where the damage cut the checkpoint short, in words naming neither AMQ6762E nor the
 extent's range.
@@ -65,6 +67,9 @@ def runs(tmp_path_factory):
         "linear-single": _run(root, "linear-single", "distributed", *DIST, *SINGLE, "--set", "log.LogType=LINEAR"),
         "circular-single-500": _run(root, "circular-single-500", "distributed", *DIST, *SINGLE,
                                     until=("--crash-after-writes", "500")),
+        # z/OS TWOACTV=NO crashed 725 writes in: just after a switch, before the BSDS's next update
+        "zos-single-725": _run(root, "zos-single-725", "zos", *ZOS, "--set", "log.TWOACTV=NO", "--set",
+                               "log.TWOARCH=NO", until=("--crash-after-writes", "725")),
     }
     return made
 
@@ -166,14 +171,43 @@ def test_row4_an_extent_copied_over_another_is_refused(runs, tmp_path, name, sou
 
 
 @pytest.mark.parametrize("name, previous, current", [("circular", "S0000002.LOG", "S0000000.LOG"),
-                                                     ("linear", "S0000020.LOG", "S0000021.LOG")])
+                                                     ("linear", "S0000020.LOG", "S0000021.LOG"),
+                                                     ("circular-single", "S0000002.LOG", "S0000000.LOG"),
+                                                     ("linear-single", "S0000020.LOG", "S0000021.LOG")])
 def test_row4_the_previous_extent_copied_over_the_current_one_is_refused(runs, tmp_path, name, previous, current):
-    """Before the fix: AMQ8003I, and 3 uncommitted messages visible. TripleWrite's spare file
-    holds a page of a write after the copied one's pages, which restart finds reading on."""
+    """The current extent lies past the high-water mark (given its range by the write in
+    flight when the control file was saved), so its first page may be unwritten, torn or an
+    earlier lap's. But the copy's holds <0:0:80:0>, in the range the control file gives the
+    extent before it, which no earlier lap of the current one held. Before the fix: AMQ8003I,
+    with 3 uncommitted messages visible (2 on SingleWrite); TripleWrite's was then refused
+    only because its spare file holds a page of a later write, which restart found reading
+    on past the copied pages ("page stale … 1 good pages follow them"), and SingleWrite,
+    which has no spare file, restarted (issue 37's last gap)."""
+    out = mqlog("restart", fresh(runs[name], tmp_path, "undamaged"), "--verify")
+    assert out.returncode == 0 and "OK" in out.stdout, out.stdout + out.stderr
     run = fresh(runs[name], tmp_path)
     shutil.copyfile(run / "qm" / previous, run / "qm" / current)
-    refused(run, f"{current}, offset 0, log address <0:0:84:0>", "page stale", "the first of 48 bad pages in a row",
-            "but 1 good pages follow them from a write that began after it")
+    refused(run, f"{current}, offset 0, log address <0:0:84:0>", f"AMQ6762E: IBM MQ log extent {current} corrupt",
+            "its first page holds LSN <0:0:80:0>")
+
+
+def test_row4_the_data_set_before_the_current_one_copied_over_it_is_refused_zos(runs, tmp_path):
+    """z/OS's form of the case above: the BSDS names DS03 (from RBA 380000) current, but its
+    high-water mark (37E000) lies in DS02, so DS03 was given its range by the write in flight
+    and its first CI may be an earlier lap's. DS02's copied over it holds RBA 340000, the
+    range the BSDS gives DS02. (Before the fix: CSQR002I RESTART COMPLETED, and 1 uncommitted
+    message visible; the copy made at the end of the run, after the offload of DS02 updated
+    the BSDS, was refused already.)"""
+    bsds = json.loads((runs["zos-single-725"] / "qm" / "BSDS01").read_bytes()[8:])
+    assert [d[:2] for d in bsds["active"]] == [[1, 0x300000], [2, 0x340000], [3, 0x380000]]
+    assert bsds["current"] == 2 and 0x340000 <= bsds["written_to"] < 0x380000
+    out = mqlog("restart", fresh(runs["zos-single-725"], tmp_path, "undamaged"), "--verify")
+    assert out.returncode == 0 and "OK" in out.stdout, out.stdout + out.stderr
+    run = fresh(runs["zos-single-725"], tmp_path)
+    shutil.copyfile(run / "qm" / "LOGCOPY1.DS02", run / "qm" / "LOGCOPY1.DS03")
+    refused(run, "LOGCOPY1.DS03, offset 0, log address 0000000000380000",
+            "CSQJ102E LOG RBA CONTENT OF LOG DATA SET DSNAME=LOGCOPY1.DS03, STARTRBA=0000000000380000",
+            "its first CI holds RBA 0000000000340000")
 
 
 # -- row 5: an older copy of an extent restored, or the whole log older than the queue files ---

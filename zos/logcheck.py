@@ -14,7 +14,8 @@ copy beside an archive) – would otherwise look like a clean end of the log. So
   did not return the page, so it could not be confirmed word for word.) A data set given its
   range by the write in flight when the BSDS was last updated (at or above its high-water
   mark: the BSDS names it before the write that switched to it lands) may hold anything but
-  a newer log there; a data set the BSDS has given no range must hold no log.
+  a newer log there or an RBA the BSDS gives another data set (no earlier lap of it held
+  one); a data set the BSDS has given no range must hold no log.
 * :func:`scan_to` – past a bad CI, the reader reads to the end of the current data set for
   CIs of later writes (a hole of any length is found).
 * the high-water mark itself is the reader's (``LogReader.written_to``).
@@ -60,11 +61,13 @@ def check_files(space, start: int) -> None:
         if problem is None:
             continue
         if (ds.start >= mark if mark is not None else ds is current) and not (
-                problem is STALE and header is not None and header.address > ds.start):
+                problem is STALE and header is not None and (
+                    header.address > ds.start or _held_by_another(space, ds, header.address))):
             # Given its range by a write that had not finished when the BSDS was updated (a
             # switch names the data set before the write that switched lands; a long write
             # may switch twice): its first CI may be unwritten, an earlier lap's, or torn by
-            # the crash – where the log ends the reader decides. Only a newer log is damage.
+            # the crash – where the log ends the reader decides. Only a newer log is damage,
+            # or an RBA the BSDS gives another data set: no earlier lap of this one held it.
             continue
         if problem is STALE and header is not None:
             why = f"its first CI holds RBA {hexa(header.address)} (swapped, copied or restored, or a BSDS older " \
@@ -74,6 +77,14 @@ def check_files(space, start: int) -> None:
         else:
             why = f"its first CI is damaged ({problem})"
         raise _csqj102e(space, name or names[0], ds.start, why, ds.start)
+
+
+def _held_by_another(space, ds, rba: int) -> bool:
+    """Whether the BSDS gives ``rba`` to an active data set other than ``ds``: an RBA range is
+    given to one data set once (a data set reused takes a new range), so no earlier lap of
+    ``ds`` held it, and a first CI that does is the other data set's, copied over this one."""
+    return any(o is not ds and o.start != NO_ADDRESS and o.start <= rba < o.start + space.ds_bytes
+               for o in space.active)
 
 
 def scan_to(space, address: int) -> int | None:

@@ -206,6 +206,7 @@ class LogBuffer:
         self._base = start_address  # address of the first page still buffered
         self._buf = bytearray()  # payload of buffered pages, from _base
         self._firsts: list[int] = []  # first-record offsets of buffered pages
+        self._lasts: list[int] = []  # offsets of the last record begun on each buffered page
         self._short: dict[int, int] = {}  # page index -> bytes used, for padded pages
         self._submitted = 0  # payload bytes (from _base) already cut for a write
         self._written = 0  # payload bytes of the first page already on disk
@@ -237,6 +238,7 @@ class LogBuffer:
         if off:
             buf._must_rewrite = True
             buf._firsts.append(first_record)
+            buf._lasts.append(NO_FIRST_RECORD)  # (records before the resumed end are not known)
             if after_pad:
                 buf._short[-1] = 0  # the page before the tail was closed short
         return buf
@@ -292,12 +294,31 @@ class LogBuffer:
             self._submitted = pos  # the padding itself is never written
             idx, off = idx + 1, 0
         firsts = self._firsts
+        lasts = self._lasts
         while len(firsts) <= idx:
             firsts.append(NO_FIRST_RECORD)
+            lasts.append(NO_FIRST_RECORD)
         if firsts[idx] == NO_FIRST_RECORD:
             firsts[idx] = off
+        lasts[idx] = off
         buf += data
         return self._base + idx * PAGE_SIZE + PAGE_HEADER_SIZE + off
+
+    def complete_before(self, page_address: int) -> int:
+        """How far the records are whole once the buffered page at ``page_address`` is on
+        disk alone (TripleWrite's spare copy of a run's first page): the page's end if a record
+        begins right after it (or nothing is buffered past it), else the start of the record
+        that runs on past it – a record whose first bytes are on that page but whose end is
+        not is not yet on disk, and nothing may treat it as durable (a queue file flushed on
+        the strength of it would be ahead of the log)."""
+        idx = (page_address - self._base) // PAGE_SIZE
+        end = page_address + PAGE_SIZE + PAGE_HEADER_SIZE
+        if len(self._buf) <= (idx + 1) * PAGE_PAYLOAD or self._firsts[idx + 1] == 0:
+            return end
+        last = self._lasts[idx]
+        if last == NO_FIRST_RECORD:
+            return page_address  # no record begins on it: none ends there whole either
+        return page_address + PAGE_HEADER_SIZE + last
 
     # -- writing --
 
@@ -334,6 +355,7 @@ class LogBuffer:
         firsts = self._firsts
         while len(firsts) <= last_idx:
             firsts.append(NO_FIRST_RECORD)
+            self._lasts.append(NO_FIRST_RECORD)
         pages = []
         short = self._short
         for idx in range(first_idx, last_idx + 1):
@@ -364,6 +386,7 @@ class LogBuffer:
         cut = done_idx * PAGE_PAYLOAD
         del self._buf[:cut]
         del self._firsts[:done_idx]
+        del self._lasts[:done_idx]
         self._short = {i - done_idx: u for i, u in self._short.items() if i >= done_idx - 1}
         self._submitted -= cut
         self._base += done_idx * PAGE_SIZE

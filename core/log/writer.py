@@ -60,7 +60,7 @@ from mqlog.core.log.addressing import Addressing, PlainAddressing
 from mqlog.core.log.background import BackgroundCopies
 from mqlog.core.disk.devices import Device
 from mqlog.core.errors import LogWriteError, ParameterError, StorageError
-from mqlog.core.format.pages import PAGE_HEADER_SIZE, PAGE_PAYLOAD, PAGE_SIZE, LogBuffer
+from mqlog.core.format.pages import PAGE_PAYLOAD, PAGE_SIZE, LogBuffer
 from mqlog.core.log.space import LogSpace, PhysicalWrite
 from mqlog.core.log.stats import LogStatistics
 
@@ -298,9 +298,10 @@ class LogWriter:
                     if pw.hardens_first_page:
                         # Records ending on this page are recoverable now, before the run is
                         # in place: they are durable (a checkpoint may flush queue data
-                        # behind them).
+                        # behind them) – up to the first record that runs on past the page,
+                        # whose end is not on disk yet.
                         self.durable = max(self.durable, min(run.end_address,
-                                                             pw.first_address + PAGE_SIZE + PAGE_HEADER_SIZE))
+                                                             self.buffer.complete_before(pw.first_address)))
                         self._release_forces(self.durable)
             self.buffer.release(run)
             self.durable = run.end_address

@@ -40,14 +40,17 @@ from mqlog.rundir import locked, read_locked, write_json
                    "last call returns, before any shutdown), restart it and compare the restarts.")
 @restart_mode_option(" With --crash (9.1.1 unless given); a matrix configuration's restart_mode wins.",
                       default=None)
+@click.option("--no-shunting", "no_shunting", is_flag=True,
+              help="z/OS: remove log shunting from every configuration (the model's switch; no CSQ6LOGP parameter, "
+                   "and no real queue manager, turns it off), to see what shunting saves at restart.")
 @click.option("--logs", "keep_logs", is_flag=True,
               help="Also leave each configuration's files in OUT/runs/NAME (as 'mqlog run --out' does: "
                    "real logs, up to some hundreds of MB each) and report what each log holds, read back "
                    "with the mqlog data source.")
 @json_option("the result rows (and with --logs what each log holds)")
 @jsonl_option("each result row")
-def compare_cmd(workload, sets, matrix, device, host, seed, out, master, crash_at, restart_mode, keep_logs, as_json,
-                as_jsonl):
+def compare_cmd(workload, sets, matrix, device, host, seed, out, master, crash_at, restart_mode, no_shunting, keep_logs,
+                as_json, as_jsonl):
     """Run one workload against a matrix of platform configurations, one Spark task each,
     and compare them side by side (results.parquet, report.html)."""
     from mqlog.core.host.profiles import get_host
@@ -102,7 +105,7 @@ def compare_cmd(workload, sets, matrix, device, host, seed, out, master, crash_a
             rows = compare(spark, workload=spec.workload, params=dict(spec.params), seed=seed, device=device,
                            cells=cells, crash_at_s=crash_at, progress=progress,
                            runs_dir=runs_dir if keep_logs else None, restart_mode=restart_mode or "9.1.1",
-                           host=host, qmgr=qmgr, progress_dir=inside)
+                           host=host, qmgr=qmgr, progress_dir=inside, shunting=not no_shunting)
         results_frame(spark, rows).coalesce(1).write.mode("overwrite").parquet(str(out / "results.parquet"))
         contents = None
         if keep_logs:

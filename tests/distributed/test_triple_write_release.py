@@ -26,6 +26,7 @@ def _run(plan=FaultPlan(), triple=True):
     def waiter(name, upto):
         yield writer.force(upto)
         seen[name] = env.now
+        seen[f"{name}_durable"] = writer.durable
         seen["acked"].append(name)
 
     def app():
@@ -33,7 +34,7 @@ def _run(plan=FaultPlan(), triple=True):
         yield writer.force()  # a partial page on disk: the next write rewrites it
         seen["io_before"] = writer.stats.physical_writes
         seen["small"] = yield from writer.put(Commit(0, 1, uow=1))  # ends on that page
-        small_end = writer.next_address
+        small_end = seen["big_start"] = writer.next_address
         yield from writer.put(Put("Q", bytes(24), b"x" * 6000, uow=2))  # runs onto later pages
         env.process(waiter("small", small_end))
         env.process(waiter("big", writer.next_address))
@@ -51,6 +52,16 @@ def test_a_force_ending_on_the_rewritten_page_is_released_after_the_spare_copy()
     assert writer.stats.physical_writes - seen["io_before"] == 2  # the spare copy, then the run in place
     one_page = get_profile("san").write_time_us(4096)
     assert seen["big"] - seen["small"] >= one_page  # "big" waited for the in-place write as well
+
+
+def test_a_record_running_on_past_the_spare_copy_is_not_durable_until_the_run_is_in_place():
+    """The spare copy holds the run's first page only: a record that begins there and ends on
+    a later page is not on disk yet, so the durable address the early release gives stops at
+    its start (a queue file flushed against an address inside it would be ahead of the log,
+    and a crash then leaves a queue manager that cannot restart)."""
+    _, _, writer, seen = _run()
+    assert seen["small_durable"] == seen["big_start"]
+    assert seen["big_durable"] == writer.durable > seen["big_start"]
 
 
 def test_under_single_write_both_wait_for_the_one_write():

@@ -364,3 +364,22 @@ def test_the_report_says_how_far_to_trust_its_figures(rows):
     trust = page.split('<ul id="provenance">')[1].split("</ul>")[0]
     assert "calibrated (D1, D2)" in trust and "calibrated (Z1)" in trust and "calibrated (Z2)" in trust
     assert "write and read times on ssd</b>: assumption" in trust
+
+
+def test_no_shunting_removes_it_and_a_restart_that_cannot_back_out_is_a_result():
+    """``--no-shunting`` (guide page 3's "without shunting"): the same z/OS run without its
+    shunting policy writes no round; without archiving, restart then finds the long unit of
+    work's first records overwritten (5C6-00D1032A). That is the row's result, not a failed
+    comparison; with shunting the same crash restarts and is verified. (run_cell is what each
+    Spark task runs.)"""
+    (cell,) = check_matrix([{"name": "z", "platform": "zos",
+                             "log": {"ACTIVE_LOG_CIS": "64", "OFFLOAD": "NO", "TWOARCH": "NO", "LOGLOAD": "1000"}}])
+    task = dict(cell, workload="long-uow", params={"duration": "0.3", "background": "2", "long_messages": "100"},
+                seed=0, device="ssd", crash_at_s=0.25)
+    with_, without = run_cell(task), run_cell(dict(task, shunting=False))
+    assert with_["shunts"] > 0 and with_["restart_verified"] is True and with_["restart_failed"] is None
+    assert with_["restart_archive_reads"] == 0 and "shunting_removed" not in with_
+    assert without["shunts"] == 0 and without["shunting_removed"] is True
+    assert without["restart_failed"] == "5C6-00D1032A" and without["restart_verified"] is False
+    assert "cannot be backed out" in without["restart_error"]
+    assert without["restart_bytes_read"] is None and without["restart_archive_reads"] is None
