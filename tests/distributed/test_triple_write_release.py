@@ -20,7 +20,7 @@ def _run(plan=FaultPlan(), triple=True):
     env = simpy.Environment()
     space = DistributedLogSpace(storage, primary=2, secondary=0, file_pages=64, triple_write=triple)
     writer = LogWriter(env, space, Device(env, get_profile("san")), write_threshold_pages=None,
-                       hold_partial_tail=True)
+                       pad_grouped_tail=True)
     seen = {"acked": []}
 
     def waiter(name, upto):
