@@ -304,16 +304,18 @@ class LogBuffer:
         buf += data
         return self._base + idx * PAGE_SIZE + PAGE_HEADER_SIZE + off
 
-    def complete_before(self, page_address: int) -> int:
-        """How far the records are whole once the buffered page at ``page_address`` is on
-        disk alone (TripleWrite's spare copy of a run's first page): the page's end if a record
-        begins right after it (or nothing is buffered past it), else the start of the record
-        that runs on past it – a record whose first bytes are on that page but whose end is
-        not is not yet on disk, and nothing may treat it as durable (a queue file flushed on
-        the strength of it would be ahead of the log)."""
-        idx = (page_address - self._base) // PAGE_SIZE
+    def complete_before(self, page_address: int, run_end: int) -> int:
+        """How far the records of a run ending at ``run_end`` are whole once only its first
+        page, the buffered page at ``page_address``, is on disk (TripleWrite's spare copy): the
+        run's end if it ends on that page, the page's end if a record begins right after it,
+        else the start of the record that runs on past it – a record whose first bytes are on
+        that page but whose end is not is not yet on disk, and nothing may treat it as durable
+        (a queue file flushed on the strength of it would be ahead of the log)."""
         end = page_address + PAGE_SIZE + PAGE_HEADER_SIZE
-        if len(self._buf) <= (idx + 1) * PAGE_PAYLOAD or self._firsts[idx + 1] == 0:
+        if run_end <= end:
+            return run_end
+        idx = (page_address - self._base) // PAGE_SIZE
+        if self._firsts[idx + 1] == 0:  # (the cut framed the run's pages: idx + 1 is one of them)
             return end
         last = self._lasts[idx]
         if last == NO_FIRST_RECORD:

@@ -300,8 +300,8 @@ class LogWriter:
                         # in place: they are durable (a checkpoint may flush queue data
                         # behind them) – up to the first record that runs on past the page,
                         # whose end is not on disk yet.
-                        self.durable = max(self.durable, min(run.end_address,
-                                                             self.buffer.complete_before(pw.first_address)))
+                        self.durable = max(self.durable, self.buffer.complete_before(pw.first_address,
+                                                                                      run.end_address))
                         self._release_forces(self.durable)
             self.buffer.release(run)
             self.durable = run.end_address

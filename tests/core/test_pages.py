@@ -364,3 +364,30 @@ def test_resume_refuses_a_tail_of_the_wrong_length():
         LogBuffer.resume(HEADER + 100, b"x" * 99)
     with pytest.raises(ValueError):
         LogBuffer(100)  # a log starts on a page boundary
+
+
+def test_complete_before_stops_at_a_record_that_runs_past_the_first_page():
+    """What TripleWrite's spare copy of a run's first page makes durable: the run's end if it
+    ends there (even when later appends, made while the run is in flight, already run on past
+    that page), the page's end if a record begins right after it, else the start of the record
+    that runs on past it."""
+    from mqlog.core.format.pages import PAGE_HEADER_SIZE, PAGE_PAYLOAD, PAGE_SIZE, LogBuffer
+
+    buf = LogBuffer(0)
+    buf.append(b"a" * 100)
+    run = buf.cut(1)
+    buf.append(b"b" * (2 * PAGE_PAYLOAD))  # appended while that run is in flight: runs past page 0
+    assert buf.complete_before(0, run.end_address) == run.end_address
+
+    buf = LogBuffer(0)
+    buf.append(b"a" * 100)
+    spanning = buf.append(b"b" * PAGE_PAYLOAD)  # begins on page 0, ends on page 1
+    run = buf.cut(1)
+    assert buf.complete_before(0, run.end_address) == spanning
+
+    buf = LogBuffer(0)
+    buf.append(b"a" * PAGE_PAYLOAD)  # exactly one page
+    after = buf.append(b"b" * 100)  # begins on page 1
+    run = buf.cut(1)
+    assert after == PAGE_SIZE + PAGE_HEADER_SIZE
+    assert buf.complete_before(0, run.end_address) == after
