@@ -1,0 +1,326 @@
+"""MQPUT and MQGET: what a put or a get logs, forces and changes on its queue, and what its
+persistent part costs the host. :class:`MqiCallsMixin` is part of
+:class:`mqlog.core.qm.manager.QueueManager` (split from it at this seam to keep the module
+small); the application reaches these through its :class:`~mqlog.core.qm.connection.Connection`.
+
+A persistent MQPUT/MQGET outside syncpoint logs its record and forces at once; inside syncpoint
+nothing is forced until MQCMIT/MQBACK. A persistent MQPUT outside syncpoint to a getter already
+waiting outside syncpoint passes the message straight across with no log write where the
+platform allows it. A put or get pays its persistent path, its record and the copy of its data
+just before the record is appended, then its data's compression where the platform's codec
+compresses it; a call that had to wait for a log force pays its wakeup once its effect is
+visible (:meth:`MqiCallsMixin._woken`). The first MQPUT or MQGET on a queue that restart left
+unloaded pays its load first (:meth:`MqiCallsMixin._load_unloaded`). A queue whose persistent
+messages outgrow its buffer spills them to its file, log first (:meth:`MqiCallsMixin._spill`).
+"""
+
+from __future__ import annotations
+
+from typing import Generator
+
+import attrs
+import simpy
+
+from mqlog.core.format.records import NO_ADDRESS, Codec, Get, Put, PutSegment, split_message
+from mqlog.core.objects.queuefile import IoCost, MessageState
+from mqlog.core.objects.queues import Message, Queue
+from mqlog.core.objects.uow import MqiError, Op, Reason, UnitOfWork
+from mqlog.core.qm.connection import Connection, GotMessage
+from mqlog.core.qm.locks import QueueLock
+
+
+class MqiCallsMixin:
+    """MQPUT and MQGET of a :class:`~mqlog.core.qm.manager.QueueManager`."""
+
+    # -- MQPUT -------------------------------------------------------------------------------
+
+    def _new_msg_id(self) -> bytes:
+        self._msg_counter += 1
+        return (b"AMQ " + self.config.name[:8].encode("ascii").ljust(8)
+                + self._incarnation.to_bytes(4, "big") + self._msg_counter.to_bytes(8, "big"))
+
+    def _put(self, conn: Connection, queue_name: str, data: bytes, persistent: bool, syncpoint: bool):
+        queue = self._queue(queue_name)
+        if queue.unloaded is not None:
+            yield from self._load_unloaded(queue)
+        uow = self._uow_for(conn) if syncpoint else None
+        if queue.depth >= queue.max_depth:
+            raise MqiError(Reason.MQRC_Q_FULL, f"{queue_name} is at MAXDEPTH {queue.max_depth}")
+        msg_id = self._new_msg_id()
+        self.counters.messages_put += 1
+        if not syncpoint and queue.getters and (not persistent or self.platform.persistent_put_to_waiting_getter):
+            for i, (event, getter_syncpoint) in enumerate(queue.getters):
+                if not getter_syncpoint and not event.triggered:  # (not one whose wait ran out)
+                    del queue.getters[i]
+                    if persistent:
+                        self.counters.direct_handoffs += 1
+                    event.succeed(GotMessage(msg_id, data, persistent))
+                    return msg_id
+        message = Message(msg_id, queue.next_seq(), persistent, len(data), data)
+        try:
+            yield from self._held(self._put_message(queue, message, uow, syncpoint, persistent), queue)
+        except MqiError:
+            # Refused while it was being logged (a full log's 2102, a backout's 2003): the
+            # application was told it failed, so it is no put. Counted until now because a
+            # checkpoint taken while the put waited for the log counts it as begun.
+            self.counters.messages_put -= 1
+            raise
+        finally:
+            self._unlock_queue(queue, message)
+        if persistent and queue.unflushed_bytes > self.queue_buffer_bytes:
+            yield from self._spill(queue)
+        return msg_id
+
+    def _locked_charge(self, queue: Queue, us: float, holder) -> Generator:
+        """The persistent part of an MQPUT or MQGET: ``us`` of CPU with ``queue``'s lock held
+        (:mod:`mqlog.core.qm.locks`), taken once the call has a core – a thread takes a lock
+        while it runs. A caller that finds it held gives its core up and sleeps until a release
+        wakes it, pays the CPU of being woken, and tries again. The lock stays held (by
+        ``holder``) until :meth:`_unlock_queue`."""
+        mutex = queue.mutex
+        if mutex is None:
+            mutex = queue.mutex = QueueLock(self.env)
+        cpu = self.cpu
+        while True:
+            sleeping = yield from cpu.charge(us, "log", lock=mutex, holder=holder)
+            if sleeping is None:
+                return
+            yield sleeping
+            yield from cpu.charge(cpu.profile.force_wait_us, "lock")
+
+    @staticmethod
+    def _unlock_queue(queue: Queue, holder) -> None:
+        mutex = queue.mutex
+        if mutex is not None and mutex.holder is holder:
+            mutex.release()
+
+    def _hold(self) -> int:
+        mark = self.writer.next_address
+        self._inflight.add(mark)
+        return mark
+
+    def _held(self, call: Generator, queue: Queue | None = None) -> Generator:
+        """Run ``call`` – which logs records before their effect is in memory – holding
+        the log address it starts from, so a media image's replay point stays before it."""
+        mark = self._hold()
+        if queue is not None:
+            queue.calls += 1
+        try:
+            return (yield from call)
+        finally:
+            if queue is not None:
+                queue.calls -= 1
+            self._inflight.remove(mark)
+
+    def _put_message(self, queue: Queue, message: Message, uow: UnitOfWork | None, syncpoint: bool,
+                     persistent: bool) -> Generator:
+        msg_id = message.msg_id
+        if persistent:
+            address = yield from self._log_put(queue, message, uow)
+            message.put_address = address
+        if syncpoint:
+            message.state = MessageState.PUT_UNCOMMITTED
+            message.uow = uow.id
+            queue.add(message)
+            prev = uow.ops[-1].address if uow.ops else NO_ADDRESS
+            uow.ops.append(Op("put", queue.name, msg_id, persistent, message.put_address, prev, message.length))
+            if uow.first != NO_ADDRESS:  # uow.logged
+                self._logged_ops += 1
+        else:
+            waited = (yield from self._force()) if persistent else False
+            queue.add(message)
+            self._wake_getters(queue)
+            yield from self._woken(waited)
+
+    def _force(self) -> Generator:
+        """Wait until everything appended so far is on disk; True if that meant waiting."""
+        event = self.writer.force()
+        waited = not event.triggered
+        yield event
+        return waited
+
+    def _woken(self, waited: bool) -> Generator:
+        """An MQI call that waited for a log force pays the host's CPU to be woken (the
+        system call, the sleep and the wakeup) – after its effect is made visible, so that
+        nothing (a checkpoint's queue-file flush, say) sees the log ahead of memory longer
+        than the force itself took."""
+        if waited:
+            yield from self.cpu.charge(self.cpu.profile.force_wait_us, "force")
+
+    def _log_put(self, queue: Queue, message: Message, uow: UnitOfWork | None) -> Generator:
+        data = message.data
+        # The persistent put's extra CPU: its path, its record (one, however many segments:
+        # see hosts.toml) and the copy of its data, before the record reaches the buffer.
+        yield from self._locked_charge(queue, self.cpu.profile.logged_us("put", len(data)), message)
+        codec, stored = Codec.NONE, data
+        if self.platform.codec is not None and self.platform.codec.active and data:
+            # A kept queue (one whose keeper is outside this queue manager) is the
+            # platform's to refuse (z/OS COMPLOG never compresses such puts).
+            codec, stored, tried = self.platform.codec.compress(data, kept=queue.keeper is not None)
+            self.counters.compression_in_bytes += len(data)
+            self.counters.compression_out_bytes += len(stored)
+            if tried:
+                # Every compressor that scanned the data costs the putting call its CPU per
+                # byte, on the host's cores: the put takes longer and competes with the rest.
+                yield from self.cpu.charge(self.cpu.profile.compress_us(tried, len(data)), "compress")
+        segments = split_message(stored)
+        # Room for the whole message is checked once, before its first record: a message is
+        # never left half logged because the log filled between its segments.
+        need = len(stored) + 800 + 300 * len(segments)  # IBM MQ's log sizing: 750 + data, +300 a segment
+        if len(segments) == 1 and uow is not None:
+            # The usual case, built once with its chain pointer (not built and then evolved).
+            return (yield from self._log_uow(uow, lambda prev: Put(
+                queue.name, message.msg_id, stored, len(data), 0, 1, codec, uow=uow.id, prev=prev), need=need))
+        first = Put(queue.name, message.msg_id, segments[0], len(data), 0, len(segments), codec,
+                    uow=uow.id if uow else 0)
+        if len(segments) == 1:
+            return (yield from self._log(first, need=need))
+        yield from self._claim_waiting(need)  # held until the last segment is appended
+        try:
+            if uow is None:
+                address = prev = yield from self._log(first, essential=True)
+                for i, seg in enumerate(segments[1:], 1):
+                    prev = yield from self._log(PutSegment(queue.name, message.msg_id, i, i * len(segments[0]), seg,
+                                                           codec, prev=prev), essential=True)
+                return address
+            address = yield from self._log_uow(uow, lambda prev: attrs.evolve(first, prev=prev), essential=True)
+            for i, seg in enumerate(segments[1:], 1):
+                yield from self._log_uow(uow, lambda prev, i=i, seg=seg: PutSegment(
+                    queue.name, message.msg_id, i, i * len(segments[0]), seg, codec, uow=uow.id, prev=prev),
+                    essential=True)
+            return address
+        finally:
+            self._claimed -= need
+
+    def _spill(self, queue: Queue) -> Generator:
+        """The queue buffer is full: write the queue's messages to its file (log first)."""
+        self.counters.spills += 1
+        yield self.writer.force()
+        yield from self._charge(queue.flush(self.writer.durable, self._outcome))
+
+    def _outcome(self, uow_id: int, durable: int):
+        """How a unit of work ended, if its Commit/Backout record is on disk (True: committed,
+        False: backed out), else None. A queue file must show that outcome: restart starts
+        after that record and will not see it again."""
+        uow = self.uows.get(uow_id)
+        if uow is None or uow.end_address == NO_ADDRESS or uow.end_address >= durable:
+            return None
+        return uow.end_commit
+
+    def _load_unloaded(self, queue: Queue) -> Generator:
+        """The first MQPUT or MQGET on a queue restart did not load pays its load (IBM: a
+        queue is loaded on first use after restart; callers wait until it is): a file-system
+        call, the metadata reads, the CPU of its index entries. Calls that arrive while it
+        loads wait for it."""
+        pending = queue.unloaded
+        if isinstance(pending, simpy.Event):
+            yield pending
+            return
+        loaded = queue.unloaded = self.env.event()
+        cost, messages = pending
+        yield from self.device.file_op()
+        yield from self._charge(cost)
+        yield from self.cpu.charge(messages * self.cpu.profile.load_message_us, "restart")
+        queue.unloaded = None
+        self.counters.queues_loaded_on_use += 1
+        loaded.succeed()
+
+    def _charge(self, cost: IoCost) -> Generator:
+        device = self.device
+        for n in cost.writes:
+            self.counters.queue_file_bytes_written += n
+            yield from device.write(n)
+        for n in cost.reads:
+            self.counters.queue_file_bytes_read += n
+            yield from device.read(n)
+
+    # -- MQGET -------------------------------------------------------------------------------
+
+    def _get(self, conn: Connection, queue_name: str, syncpoint: bool, wait_us: float):
+        if self.ending is not None:
+            raise self.refusal()  # quiescing: MQGMO_FAIL_IF_QUIESCING (see end())
+        queue = self._queue(queue_name)
+        if queue.unloaded is not None:
+            yield from self._load_unloaded(queue)
+        uow = self._uow_for(conn) if syncpoint else None
+        deadline = self.env.now + wait_us
+        while True:
+            message = queue.take_first(self.config.member + 1 if queue.keeper is not None else 0)
+            if message is not None:
+                break
+            remaining = deadline - self.env.now
+            if remaining <= 0:
+                raise MqiError(Reason.MQRC_NO_MSG_AVAILABLE, queue_name)
+            event = self.env.event()
+            entry = (event, syncpoint)
+            queue.getters.append(entry)
+            self._deadlines.add(event, deadline)
+            # (a condition, as when the wait was on a timeout too: the same steps, so the same
+            # order as before among calls resuming at one instant; the second event never triggers)
+            yield event | self.env.event()
+            self._deadlines.ended()
+            if entry in queue.getters:
+                queue.getters.remove(entry)
+            if event.triggered and isinstance(event.value, GotMessage):
+                self.counters.messages_got += 1
+                return event.value  # handed over directly by an out-of-syncpoint put
+            if self.ending is not None:
+                raise self.refusal()  # the end command cancelled the wait
+        try:
+            data, cost = queue.read(message)
+            if cost.reads:
+                yield from self._charge(cost)
+            self.counters.messages_got += 1
+            return (yield from self._held(self._get_message(queue, message, uow, data), queue))
+        finally:
+            self._unlock_queue(queue, message)
+
+    def _get_message(self, queue: Queue, message: Message, uow: UnitOfWork | None, data: bytes) -> Generator:
+        if message.persistent:
+            stored = queue.file.messages.get(message.msg_id) if queue.file is not None else None
+            block = stored.first_block if stored is not None else 0
+            record = Get(queue.name, message.msg_id, block, message.length, uow=uow.id if uow else 0)
+            try:
+                # The persistent get's extra CPU: its path, its record and the copy of its data.
+                yield from self._locked_charge(queue, self.cpu.profile.logged_us("get", message.length), message)
+                if uow is None:
+                    address = yield from self._log(record)
+                else:
+                    address = yield from self._log_uow(uow, lambda prev: attrs.evolve(record, prev=prev))
+            except MqiError:
+                queue.make_available(message)  # the get did not happen: the message is there for others
+                self._wake_getters(queue)
+                raise
+        else:
+            address = NO_ADDRESS
+        if uow is None:
+            # still taken (busy) while it waits: nobody else can get it meanwhile
+            waited = (yield from self._force()) if message.persistent else False
+            queue.remove(message)
+            yield from self._woken(waited)
+        else:
+            queue.lock(message, uow.id, address)
+            prev = uow.ops[-1].address if uow.ops else NO_ADDRESS
+            uow.ops.append(Op("get", queue.name, message.msg_id, message.persistent, address, prev, message.length))
+            if uow.first != NO_ADDRESS:  # uow.logged
+                self._logged_ops += 1
+        return GotMessage(message.msg_id, data, message.persistent)
+
+    def _wake_getters(self, queue: Queue) -> None:
+        """Wake as many waiting MQGETs as there are messages to take, oldest first (one
+        message wakes one waiter: the others sleep on)."""
+        getters = queue.getters
+        if getters and queue.available:
+            n = len(queue.available)
+            keep = []
+            for entry in getters:
+                event = entry[0]
+                if event.triggered:
+                    continue
+                if n:
+                    event.succeed(None)
+                    n -= 1
+                else:
+                    keep.append(entry)
+            queue.getters = keep
+
