@@ -33,7 +33,10 @@ def test_a_larger_queue_buffer_spills_less_to_the_queue_files(tmp_path):
     assert large["config"]["DefaultPQBufferSize"] == 10_485_760
     # the same work reached the log; only the queue files' share changed
     assert large["round_trips"] > 0 and default["round_trips"] > 0
-    assert large["queue_file_bytes_written"] < default["queue_file_bytes_written"] / 3
+    # a spill writes messages to the file that the gets must then read back from it; with the
+    # buffer large enough nothing spills, and the files are written only at checkpoints
+    assert large["queue_file_bytes_read"] < default["queue_file_bytes_read"] / 10
+    assert large["queue_file_bytes_written"] < default["queue_file_bytes_written"] * 0.75
 
 
 def test_the_setting_is_refused_outside_its_range_before_any_work(tmp_path):
