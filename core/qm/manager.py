@@ -378,7 +378,11 @@ class QueueManager(MqiCallsMixin, UnitsOfWorkMixin, LogSpaceMixin, CheckpointMix
             # the record need not be encoded twice. Claimed until appended: callers waiting
             # for buffer space must not all pass against the same free space.
             claimed = need or len(record.data) + 1500
-            yield from self._claim_waiting(claimed)
+            free = self.log_free_bytes()
+            if free is None or free - claimed >= self._reserve_bytes():
+                self._claimed += claimed  # room (the usual case): _claim's check, inline
+            else:
+                yield from self._claim_waiting(claimed)
         try:
             address = yield from self.writer.put(record)
         finally:

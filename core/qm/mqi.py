@@ -250,14 +250,14 @@ class MqiCallsMixin:
         if message.persistent:
             stored = queue.file.messages.get(message.msg_id) if queue.file is not None else None
             block = stored.first_block if stored is not None else 0
-            record = Get(queue.name, message.msg_id, block, message.length, uow=uow.id if uow else 0)
             try:
                 # The persistent get's extra CPU: its path, its record and the copy of its data.
                 yield from self.cpu.charge(self.cpu.profile.logged_us("get", message.length), "log")
                 if uow is None:
-                    address = yield from self._log(record)
-                else:
-                    address = yield from self._log_uow(uow, lambda prev: attrs.evolve(record, prev=prev))
+                    address = yield from self._log(Get(queue.name, message.msg_id, block, message.length))
+                else:  # (built once, with its chain pointer)
+                    address = yield from self._log_uow(uow, lambda prev: Get(
+                        queue.name, message.msg_id, block, message.length, uow=uow.id, prev=prev))
             except MqiError:
                 queue.make_available(message)  # the get did not happen: the message is there for others
                 self._wake_getters(queue)
