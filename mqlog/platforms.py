@@ -14,6 +14,7 @@ from typing import Any, Callable
 
 import attrs
 
+from mqlog.core.disk.faults import NOTHING
 from mqlog.core.errors import ParameterError
 from mqlog.core.params import Number, Parameter, ParameterSet
 from mqlog.core.platform import Platform, reference_platform
@@ -74,6 +75,10 @@ class PlatformChoice:
     #: an MQ professional must see which settings have no counterpart on a real queue manager
     real_names: str = ""
     model_only: Callable[[], tuple[str, ...]] | None = None
+    #: what the configuration (effective values) claims against the fault classes its log's
+    #: design decides: {fault class: (SURVIVE/DETECT/NOTHING, why)} over the generic claims
+    #: of :func:`mqlog.torture.claims.claims`
+    fault_claims: Callable[[dict], dict[str, tuple[str, str]]] = lambda values: {}
 
     def model_only_names(self) -> tuple[str, ...]:
         """The parameters that are the model's own, not the platform's real names (all of them
@@ -165,6 +170,22 @@ def _distributed_model_only() -> tuple[str, ...]:
     return tuple(p.name for p in PARAMETERS if p.where == MODEL_SETTING)
 
 
+def _distributed_fault_claims(values: dict) -> dict:
+    from mqlog.distributed.faultclaims import fault_claims
+
+    return fault_claims(values)
+
+
+def _zos_fault_claims(values: dict) -> dict:
+    from mqlog.zos.faultclaims import fault_claims
+
+    return fault_claims(values)
+
+
+def _reference_fault_claims(values: dict) -> dict:
+    return {"torn": (NOTHING, "the reference platform rewrites partial pages in place")}
+
+
 def _zos(storage: Storage, values: dict) -> Platform:
     from mqlog.zos.config import ZosLogConfig
     from mqlog.zos.platform import zos_platform_from_config
@@ -190,14 +211,15 @@ PLATFORMS: dict[str, PlatformChoice] = {
          LogParam("buffer_pages", 512, _WholeNumber(2, 65_535), "log buffer size in 4 KiB pages"),
          LogParam("write_threshold_pages", 20, _WholeNumber(1, 65_535),
                   "full buffer pages that start a write nobody forced")),
-        check=_reference_check),
+        check=_reference_check, fault_claims=_reference_fault_claims),
     "distributed": PlatformChoice("distributed", "Linux/UNIX/Windows queue manager log (qm.ini Log: names)",
                                   _distributed, configurer=_distributed_configure,
                                   describer=_distributed_describe, real_names="qm.ini Log: key",
-                                  model_only=_distributed_model_only),
+                                  model_only=_distributed_model_only, fault_claims=_distributed_fault_claims),
     "zos": PlatformChoice("zos", "z/OS queue manager log (CSQ6LOGP / CSQ6SYSP / CSQ6ARVP names)",
                           _zos, configurer=_zos_configure, describer=_zos_describe,
-                          real_names="CSQ6LOGP, CSQ6SYSP or CSQ6ARVP keyword", model_only=_zos_model_only),
+                          real_names="CSQ6LOGP, CSQ6SYSP or CSQ6ARVP keyword", model_only=_zos_model_only,
+                          fault_claims=_zos_fault_claims),
 }
 
 

@@ -25,10 +25,15 @@ import attrs
 from mqlog.core.errors import ParameterError, SimulatedCrash, StorageError, StorageFullError
 from mqlog.core.disk.storage import Data, Storage
 
-__all__ = ["SECTOR_SIZE", "FaultPlan", "WriteRecord", "FaultInjectingStorage"]
+__all__ = ["SECTOR_SIZE", "FaultPlan", "WriteRecord", "FaultInjectingStorage", "SURVIVE", "DETECT", "NOTHING"]
 
 #: The unit of atomicity of a physical write: a torn write lands whole sectors only.
 SECTOR_SIZE = 512
+
+#: What a log configuration claims against a class of fault (a platform says so for its own
+#: logs; a fault campaign holds it to it): nothing acknowledged is lost; loss only where
+#: restart detects and reports it; nothing
+SURVIVE, DETECT, NOTHING = "survive", "detect", "nothing"
 
 TEAR_MODES = ("prefix", "random")
 
