@@ -183,7 +183,14 @@ def _zos_fault_claims(values: dict) -> dict:
 
 
 def _reference_fault_claims(values: dict) -> dict:
-    return {"torn": (NOTHING, "the reference platform rewrites partial pages in place")}
+    # Its control file keeps the checkpoint and the tail, not a high-water mark as the
+    # distributed control file and the BSDS do: a log file cut short after the checkpoint
+    # ends where a crash's log would (found by `mqlog torture --platform reference`, whose
+    # `missing` class lost messages silently under the generic claim to detect).
+    return {"torn": (NOTHING, "the reference platform rewrites partial pages in place"),
+            "missing": (NOTHING, "the reference platform's control data keeps no high-water mark: a log file "
+                                 "cut short after the last checkpoint looks like a crash's end of the log; a "
+                                 "missing file or one cut before the checkpoint is refused")}
 
 
 def _zos(storage: Storage, values: dict) -> Platform:

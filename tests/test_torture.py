@@ -380,3 +380,16 @@ def test_a_platform_decides_its_own_claims_where_its_log_design_does(monkeypatch
     # the reference log does lose to a torn rewrite: under a claim to survive, that is a
     # silent loss and the campaign fails (under its own claim it is an expected loss)
     assert counts(c, "torn")["silent_loss"] > 0 and c.failed
+
+
+def test_the_reference_platform_claims_only_what_its_control_data_can_check():
+    """The reference log's control data keeps no high-water mark, so it cannot tell a log cut
+    short after its last checkpoint from a crash's end: it claims nothing against a missing or
+    short file (the platforms with one claim to detect it), and a campaign there says so
+    rather than failing with a silent loss."""
+    assert claims("reference", {})["missing"].level == NOTHING
+    assert claims("distributed", {})["missing"].level == claims("zos", {})["missing"].level == DETECT
+    c = campaign("reference", budget=20, faults=("missing",))
+    t = counts(c, "missing")
+    assert t["silent_loss"] == 0 and t["error"] == 0 and not c.failed
+    assert t["detected"] > 0  # a deleted or badly cut file is still refused
