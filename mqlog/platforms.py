@@ -14,7 +14,7 @@ from typing import Any, Callable
 
 import attrs
 
-from mqlog.core.disk.faults import NOTHING
+from mqlog.core.disk.faults import NOTHING, FileRoles
 from mqlog.core.errors import ParameterError
 from mqlog.core.params import Number, Parameter, ParameterSet
 from mqlog.core.platform import Platform, reference_platform
@@ -79,6 +79,8 @@ class PlatformChoice:
     #: design decides: {fault class: (SURVIVE/DETECT/NOTHING, why)} over the generic claims
     #: of :func:`mqlog.torture.claims.claims`
     fault_claims: Callable[[dict], dict[str, tuple[str, str]]] = lambda values: {}
+    #: what each of its files is to restart (a :class:`~mqlog.core.disk.faults.FileRoles`)
+    file_roles: Callable[[], FileRoles] = lambda: _REFERENCE_FILES
 
     def model_only_names(self) -> tuple[str, ...]:
         """The parameters that are the model's own, not the platform's real names (all of them
@@ -171,15 +173,33 @@ def _distributed_model_only() -> tuple[str, ...]:
 
 
 def _distributed_fault_claims(values: dict) -> dict:
-    from mqlog.distributed.faultclaims import fault_claims
+    from mqlog.distributed.damage import fault_claims
 
     return fault_claims(values)
+
+
+def _distributed_files() -> FileRoles:
+    from mqlog.distributed.damage import FILE_ROLES
+
+    return FILE_ROLES
 
 
 def _zos_fault_claims(values: dict) -> dict:
-    from mqlog.zos.faultclaims import fault_claims
+    from mqlog.zos.damage import fault_claims
 
     return fault_claims(values)
+
+
+def _zos_files() -> FileRoles:
+    from mqlog.zos.damage import FILE_ROLES
+
+    return FILE_ROLES
+
+
+#: the reference log (reference.log) and its control file (reference.ctl)
+_REFERENCE_FILES = FileRoles(control=lambda name: name.endswith(".ctl"), log=lambda name: name.endswith(".log"),
+                             needed=lambda name: name.endswith(".log"),
+                             single_copy=lambda values: "the reference log")
 
 
 def _reference_fault_claims(values: dict) -> dict:
@@ -222,11 +242,12 @@ PLATFORMS: dict[str, PlatformChoice] = {
     "distributed": PlatformChoice("distributed", "Linux/UNIX/Windows queue manager log (qm.ini Log: names)",
                                   _distributed, configurer=_distributed_configure,
                                   describer=_distributed_describe, real_names="qm.ini Log: key",
-                                  model_only=_distributed_model_only, fault_claims=_distributed_fault_claims),
+                                  model_only=_distributed_model_only, fault_claims=_distributed_fault_claims,
+                                  file_roles=_distributed_files),
     "zos": PlatformChoice("zos", "z/OS queue manager log (CSQ6LOGP / CSQ6SYSP / CSQ6ARVP names)",
                           _zos, configurer=_zos_configure, describer=_zos_describe,
                           real_names="CSQ6LOGP, CSQ6SYSP or CSQ6ARVP keyword", model_only=_zos_model_only,
-                          fault_claims=_zos_fault_claims),
+                          fault_claims=_zos_fault_claims, file_roles=_zos_files),
 }
 
 

@@ -27,8 +27,6 @@ KNOWN = {
     "mqlog/provenance.py": 3,
     "mqlog/restarting.py": 6,
     "mqlog/scanfile.py": 3,
-    "mqlog/torture/disks.py": 4,
-    "mqlog/torture/faults.py": 3,
     "mqlog/zosrun.py": 3,
     "spark/compare.py": 7,
     "spark/datasource.py": 6,

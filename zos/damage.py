@@ -1,11 +1,29 @@
-"""What a z/OS log configuration claims against the fault classes where its log's design
-decides it (the rest are the same on every platform: :mod:`mqlog.torture.claims`): dual
-active logs (TWOACTV) and dual BSDS (TWOBSDS) against torn rewrites, a damaged copy, and a
-device that loses or misdirects a write it acknowledged."""
+"""What damage means on a z/OS log: which of its files restart needs, which are control data
+and which are copies of each other (:data:`FILE_ROLES`), and what a configuration claims
+against the fault classes where its log's design decides (:func:`fault_claims`; the rest are
+the same on every platform: :mod:`mqlog.torture.faults`): dual active logs (TWOACTV) and dual
+BSDS (TWOBSDS) against torn rewrites, a damaged copy, and a device that loses or misdirects a
+write it acknowledged."""
 
 from __future__ import annotations
 
-from mqlog.core.disk.faults import NOTHING, SURVIVE
+from mqlog.core.disk.faults import NOTHING, SURVIVE, FileRoles
+
+
+def _copies(name: str) -> tuple:
+    if name.startswith("LOGCOPY1."):
+        return name, name.replace("LOGCOPY1.", "LOGCOPY2.")
+    return (name,)
+
+
+#: BSDS01/BSDS02; active data sets LOGCOPY1.DSnn and LOGCOPY2.DSnn; archives PREFIX.Annnnnnn
+FILE_ROLES = FileRoles(
+    control=lambda name: name.startswith("BSDS"),
+    log=lambda name: name.startswith("LOGCOPY1."),  # copy 1: _copies gives copy 2
+    needed=lambda name: name.startswith("LOGCOPY") or ".A" in name,
+    copies=_copies,
+    single_copy=lambda values: None if str(values.get("TWOACTV", "YES")) == "YES" else "TWOACTV=NO",
+)
 
 
 def fault_claims(values: dict) -> dict[str, tuple[str, str]]:

@@ -316,13 +316,11 @@ class FaultClasses:
         return outcome, detail
 
     def _single_copy(self) -> bool:
-        return not (self.platform == "zos" and str(self.values.get("TWOACTV", "YES")) == "YES")
+        return self._copy_setting() is not None
 
-    def _copy_setting(self) -> str:
-        if self.platform == "zos":
-            return "TWOACTV=NO"
-        return f"LogWriteIntegrity={self.values.get('LogWriteIntegrity', '-')}" if self.platform == "distributed" \
-            else "the reference log"
+    def _copy_setting(self) -> str | None:
+        """The setting that gives this log one copy, in its platform's words (None: two)."""
+        return choose(self.platform).file_roles().single_copy(self.values)
 
     def _scenario_missing(self, engine: Cursor, scenario: Scenario):
         k, name, cut = scenario.args
