@@ -13,7 +13,16 @@ run is from), drawn solid, dashed, dotted by the value of ``style``
 (a field holding ``[[x, y], ...]``: ``log_in_use_series``, or ``write_size_histogram``'s named
 buckets), one line a run, every ``trace_step``-th
 point (1 unless given) and the last (``x`` and ``y`` then only name the axes); ``logy`` a
-logarithmic y axis. The PNG carries the points it draws (a ``tEXt``
+logarithmic y axis.
+
+``kind=outcome`` draws a yes/no figure per run instead: one row per value of ``series`` (a
+label each, ``series_label="N = {} s"``), each run a marker at ``x`` (``xscale=FACTOR`` scales
+it: bytes to MiB) that is a red cross where ``y`` is not zero and an open circle where it is
+(``outcome="YES LABEL|NO LABEL"`` names them in the legend). ``ticks="LABEL=EXPR;..."`` adds a
+reference tick to each row: EXPR is arithmetic (``+ - * /``, numbers, a run's fields by path)
+on the row's run with the largest ``x`` (``2 * (sweep.workload.duration + 1) * logical_bytes /
+workload_s / 1048576``: IBM's sizing rule), the first tick grey and dashed, the next orange.
+The PNG carries the points it draws (a ``tEXt``
 chunk ``mqlog-docs``), so ``--check`` compares them, series by series and point by point, with
 what the commands give now; a figure without them was drawn by hand. ``--write`` draws a
 figure again only when a point moved.
@@ -21,6 +30,7 @@ figure again only when a point moved.
 
 from __future__ import annotations
 
+import ast
 import io
 import json
 import struct
@@ -34,20 +44,24 @@ CHUNK = "mqlog-docs"
 
 
 def points(documents, options, cwd: Path) -> dict:
-    """What the figure draws: ``{"x": PATH, "y": PATH, "series": {name: [[x, y], ...]}}``."""
+    """What the figure draws: ``{"x": PATH, "y": PATH, "series": {name: [[x, y], ...]}}`` (and,
+    with ``ticks``, ``"ticks": {label: [[row, value], ...]}``)."""
     for need in ("x", "y"):
         if not isinstance(options.get(need), str):
             raise DocsError(f"a figure needs {need}=PATH")
+    if options.get("kind", "line") not in ("line", "outcome"):
+        raise DocsError(f"kind={options.get('kind')}: a figure's kind is line (the default) or outcome")
+    if options.get("kind") == "outcome":
+        return _outcome_points(documents, options, cwd)
     series_keys = options["series"].split(",") if isinstance(options.get("series"), str) else []
     style_key = options["style"].partition(":")[0] if isinstance(options.get("style"), str) else None
-    conditions = [c.partition("=") for c in options["where"].split(",")] if isinstance(options.get("where"), str) else []
+    conditions = _where(options)
     trace = options.get("trace") if isinstance(options.get("trace"), str) else None
     step = int(options.get("trace_step", 1)) if isinstance(options.get("trace_step", 1), (int, str)) else 1
     series: dict[str, list] = {}
     for label, document in documents:
         for row in load_rows(document, cwd):
-            if any(str(_get(row, path.strip())) not in [v.strip() for v in value.split("|")]
-                   for path, _, value in conditions):   # where=config_name=a|b: either
+            if any(str(_get(row, path)) not in values for path, values in conditions):   # where=config_name=a|b: either
                 continue
             name = " ".join(label if k == "label" else str(_get(row, k))
                             for k in series_keys + ([style_key] if style_key else [])) or options["y"]
@@ -72,6 +86,109 @@ def points(documents, options, cwd: Path) -> dict:
     return {"x": options["x"], "y": options["y"], "series": dict(sorted(series.items()))}
 
 
+def _where(options) -> list[tuple[str, list[str]]]:
+    conditions = options["where"].split(",") if isinstance(options.get("where"), str) else []
+    return [(path.strip(), [v.strip() for v in value.split("|")]) for path, _, value in (c.partition("=") for c in conditions)]
+
+
+def _outcome_points(documents, options, cwd: Path) -> dict:
+    """``kind=outcome``: each row (a value of ``series``) its runs' [x, y], and each tick's value
+    on the row's run with the largest x."""
+    if not isinstance(options.get("series"), str) or "," in options["series"]:
+        raise DocsError("kind=outcome needs series=PATH (one field: a row of the figure each value)")
+    try:
+        scale = float(options.get("xscale", 1))
+    except (TypeError, ValueError):
+        raise DocsError(f"xscale={options.get('xscale')}: not a number") from None
+    ticks = []
+    if isinstance(options.get("ticks"), str):
+        for part in options["ticks"].split(";"):
+            label, eq, expr = part.partition("=")
+            if not eq or not label.strip() or not expr.strip():
+                raise DocsError(f"ticks: {part.strip()!r} is not LABEL=EXPR")
+            ticks.append((label.strip(), _parse_expr(expr.strip())))
+    conditions = _where(options)
+    rows: dict[str, list] = {}
+    for _, document in documents:
+        for row in load_rows(document, cwd):
+            if any(str(_get(row, path)) not in values for path, values in conditions):
+                continue
+            rows.setdefault(str(_get(row, options["series"])), []).append(row)
+    series, marks = {}, {label: [] for label, _ in ticks}
+    for name, runs in rows.items():
+        pts = sorted([round(float(_get(r, options["x"])) * scale, 6), _get(r, options["y"])] for r in runs)
+        series[name] = pts
+        widest = max(runs, key=lambda r: float(_get(r, options["x"])))
+        for label, tree in ticks:
+            marks[label].append([name, round(float(_evaluate(tree, widest)), 6)])
+    out = {"x": options["x"], "y": options["y"], "series": dict(sorted(series.items(), key=lambda kv: _sortable(kv[0])))}
+    if ticks:
+        out["ticks"] = {label: sorted(pts, key=lambda p: _sortable(p[0])) for label, pts in marks.items()}
+    return out
+
+
+def _sortable(name: str):
+    try:
+        return (0, float(name), "")
+    except ValueError:
+        return (1, 0.0, name)
+
+
+_OPS = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b,
+        ast.Div: lambda a, b: a / b}
+
+
+def _parse_expr(text: str):
+    try:
+        tree = ast.parse(text, mode="eval").body
+    except SyntaxError as exc:
+        raise DocsError(f"ticks: {text!r}: {exc.msg}") from None
+    for node in ast.walk(tree):
+        if not isinstance(node, (ast.BinOp, ast.Constant, ast.Name, ast.Attribute, ast.Load, ast.UnaryOp, ast.USub,
+                                 *_OPS)):
+            raise DocsError(f"ticks: {text!r}: {type(node).__name__} is not allowed (numbers, fields, + - * /)")
+    return tree
+
+
+def _evaluate(node, row: dict) -> float:
+    """An arithmetic tree's value on a run: a name or dotted name is the run's field."""
+    if isinstance(node, ast.Constant):
+        return node.value
+    if isinstance(node, ast.UnaryOp):
+        return -_evaluate(node.operand, row)
+    if isinstance(node, ast.BinOp):
+        return _OPS[type(node.op)](_evaluate(node.left, row), _evaluate(node.right, row))
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.insert(0, node.attr)
+        node = node.value
+    value = _get(row, ".".join([node.id, *parts]))
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        raise DocsError(f"ticks: {'.'.join([node.id, *parts])} = {value!r} is not a number")
+    return value
+
+
+def _draw_outcome(ax, data: dict, options) -> None:
+    yes, _, no = (options["outcome"] if isinstance(options.get("outcome"), str) else "yes|no").partition("|")
+    label = options["series_label"] if isinstance(options.get("series_label"), str) else "{}"
+    names = list(data["series"])
+    for i, name in enumerate(names):
+        hit = [p[0] for p in data["series"][name] if p[1]]
+        miss = [p[0] for p in data["series"][name] if not p[1]]
+        ax.plot(hit, [i] * len(hit), "x", color="#cc0000", markersize=9, label=yes if i == 0 else None)
+        ax.plot(miss, [i] * len(miss), "o", markerfacecolor="none", color="C0", markersize=8,
+                label=no if i == 0 else None)
+    for n, (tick, pts) in enumerate(data.get("ticks", {}).items()):
+        colour, dash, width = [("grey", "--", 1.5), ("#c0601a", "-", 2.5)][n % 2]
+        for k, (name, value) in enumerate(pts):
+            i = names.index(name)
+            ax.plot([value, value], [i - 0.35, i + 0.35], linestyle=dash, color=colour, linewidth=width,
+                    label=tick if k == 0 else None)
+    ax.set_yticks(range(len(names)), [label.format(n) for n in names])
+    ax.set_ylim(-0.7, len(names) - 0.3)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+
+
 def _ratio(row: dict, path: str):
     """``PATH``'s value in a run, or ``A/B``'s: A divided by B (None where B is 0 or missing)."""
     top, slash, under = path.partition("/")
@@ -93,13 +210,15 @@ def draw(data: dict, options) -> bytes:
     listed = style.partition(":")[2].split("|") if ":" in style else []
     styles = {v: ["-", "--", ":", "-."][i % 4] for i, v in enumerate(listed)}
     colours: dict[str, str] = {}
-    fig, ax = plt.subplots(figsize=(7.5, 3.6))
-    for name, pts in data["series"].items():
+    fig, ax = plt.subplots(figsize=(7.5, 3.6) if options.get("kind") != "outcome" else (8.5, 3.6))
+    for name, pts in data["series"].items() if options.get("kind") != "outcome" else ():
         line, _, last = name.rpartition(" ") if style else (name, "", "")
         dash = styles.setdefault(last, ["-", "--", ":", "-."][len(styles) % 4])
         colour = colours.setdefault(line, f"C{len(colours) % 10}")   # one colour a line, whatever its style
         pts = [p for p in pts if p[1] is not None]   # a run with no such figure (a restart that failed)
         ax.plot([p[0] for p in pts], [p[1] for p in pts], marker=None if "trace" in options else "o", linestyle=dash, color=colour, label=name)
+    if options.get("kind") == "outcome":
+        _draw_outcome(ax, data, options)
     if "logx" in options:
         ax.set_xscale("log")
     if "logy" in options:
@@ -107,11 +226,12 @@ def draw(data: dict, options) -> bytes:
     if any(isinstance(p[0], str) for pts in data["series"].values() for p in pts):
         ax.tick_params(axis="x", labelrotation=20, labelsize=8)   # category names side by side
     ax.set_xlabel(options.get("xlabel") if isinstance(options.get("xlabel"), str) else data["x"])
-    ax.set_ylabel(options.get("ylabel") if isinstance(options.get("ylabel"), str) else data["y"])
+    if options.get("kind") != "outcome" or isinstance(options.get("ylabel"), str):
+        ax.set_ylabel(options.get("ylabel") if isinstance(options.get("ylabel"), str) else data["y"])
     if isinstance(options.get("title"), str):
         ax.set_title(options["title"])
     ax.grid(True, alpha=0.3)
-    if len(data["series"]) > 1:
+    if len(data["series"]) > 1 and options.get("kind") != "outcome":
         ax.legend(fontsize=8)
     fig.tight_layout()
     out = io.BytesIO()
@@ -145,10 +265,12 @@ def differences(shown: dict | None, now: dict) -> list[tuple[str, str, str]]:
     out = []
     if (shown.get("x"), shown.get("y")) != (now["x"], now["y"]):
         out.append(("axes", f"{shown.get('x')} / {shown.get('y')}", f"{now['x']} / {now['y']}"))
-    for name in sorted(set(shown["series"]) | set(now["series"])):
-        a = {str(x): y for x, y in shown["series"].get(name, [])}
-        b = {str(x): y for x, y in now["series"].get(name, [])}
-        for x in sorted(set(a) | set(b), key=lambda v: (len(v), v)):
-            if a.get(x, "no point") != b.get(x, "no point"):
-                out.append((f"series {name!r}, x={x}", str(a.get(x, "no point")), str(b.get(x, "no point"))))
+    for part, what, at in (("series", "series", "x"), ("ticks", "tick", "row")):
+        old, new = shown.get(part) or {}, now.get(part) or {}
+        for name in sorted(set(old) | set(new)):
+            a = {str(x): y for x, y in old.get(name, [])}
+            b = {str(x): y for x, y in new.get(name, [])}
+            for x in sorted(set(a) | set(b), key=lambda v: (len(v), v)):
+                if a.get(x, "no point") != b.get(x, "no point"):
+                    out.append((f"{what} {name!r}, {at}={x}", str(a.get(x, "no point")), str(b.get(x, "no point"))))
     return out

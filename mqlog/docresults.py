@@ -14,7 +14,8 @@ Options (on the block's comment line):
   KEY (``vs config_name=zos-none``: +0.0%, −36.6%), ``over KEY=VALUE`` the ratio to it
   (``{commits over config_name=zos-single:.3f}``: 0.614); ``A-B`` a difference of two fields
   (``{write_cycles-partial_page_writes}``), and a scale may be several factors, numbers or
-  fields (``{workload_s*sweep.workload.requesters*1e6/round_trips}``); FORMAT a Python format spec (integers get
+  fields (``{workload_s*sweep.workload.requesters*1e6/round_trips}``), a field plus a number among them
+  (``{logical_bytes*2*sweep.workload.duration+1/workload_s}``: 2 × (N + 1) × B); FORMAT a Python format spec (integers get
   thousands separators without one; a trailing ``~`` drops trailing zeros: ``.2f~`` gives
   0.19 and 3; ``?YES|NO`` is YES where the value is not zero, ``%s`` in YES the value itself:
   ``{restart_failed:?fails, %s|completes}``). ``{label}`` is the label of the command the run is from.
@@ -129,8 +130,14 @@ def _field(match, row: dict, label: str, runs: _Runs) -> str:
         for factor in (g["scale"] or "").split("*") if g["scale"] else ():   # *NUMBER or *PATH, any number
             try:
                 f = float(factor)
-            except ValueError:
-                f = _get(r, factor)
+            except ValueError:   # PATH, or PATH+NUMBER: (N + 1) in IBM's 2 x (N + 1) x B
+                path, plus, add = factor.partition("+")
+                f = _get(r, path)
+                if plus:
+                    try:
+                        f = f + float(add) if _number(f) is not None else None
+                    except ValueError:
+                        raise DocsError(f"view results: {factor!r}: PATH+NUMBER adds a number to a field") from None
             v = v * f if _number(v) is not None and _number(f) is not None else None
         if g["over"]:
             d = _get(r, g["over"])

@@ -263,3 +263,79 @@ def test_a_twin_command_a_failed_restart_and_figures_from_canned_runs(tmp_path, 
     assert any("figure img/read.png, series 'without', x=small" in m for m in found)
     assert any(m.startswith("p.md: line 16: claim restart[\"small\"]") and "no longer holds" in m for m in found), found
     assert not any("trace.png" in m for m in found)   # the other run's series: not drawn there
+
+
+# -- a yes/no figure with reference ticks, and a field plus a number (guide page 1's Figure 1) --
+
+MIB = 1048576
+
+
+def _sizing(n, mib, rolled_back, *, logical, used_max):
+    return {"config_name": "circ", "sweep": {"workload.duration": n, "log.LogPrimaryFiles": mib},
+            "active_log_capacity_bytes": mib * MIB, "uows_rolled_back": rolled_back, "workload_s": n,
+            "logical_bytes": logical, "active_log_used_bytes_max": used_max}
+
+
+SIZING = {"mqlog compare --matrix s.toml --json": {"rows": [
+    # N = 1 s: rolled back at 24 MiB, not at 40; the widest run logs 10 MiB a second and used 24 MiB
+    _sizing(1.0, 24, 1, logical=99, used_max=99), _sizing(1.0, 40, 0, logical=10 * MIB, used_max=24 * MIB),
+    # N = 2 s: rolled back at 24 MiB, not at 72; the widest logs 2.5 MiB a second and used 48 MiB
+    _sizing(2.0, 72, 0, logical=5 * MIB, used_max=48 * MIB), _sizing(2.0, 24, 1, logical=99, used_max=99)]}}
+
+SIZING_PAGE = """# sizing
+
+<!-- mqlog docs: figure img/rb.png kind=outcome x=active_log_capacity_bytes y=uows_rolled_back series=sweep.workload.duration
+xscale=9.5367431640625e-07 series_label="N = {} s" outcome="rolled back|not rolled back"
+ticks="80% limit=active_log_used_bytes_max / 0.8 / 1048576;IBM rule=2 * (sweep.workload.duration + 1) * logical_bytes / workload_s / 1048576"
+s: mqlog compare --matrix s.toml --json
+-->
+![rb](img/rb.png)
+
+<!-- mqlog docs: table rule view=results key=N where=sweep.log.LogPrimaryFiles=40|72 sort=sweep.workload.duration
+columns="N={sweep.workload.duration:g} s;rule (MiB)={logical_bytes*2*sweep.workload.duration+1*9.5367431640625e-07/workload_s:.1f}"
+s: mqlog compare --matrix s.toml --json
+-->
+<!-- mqlog docs: end -->
+"""
+
+
+def test_an_outcome_figure_marks_each_run_and_ticks_each_row_from_its_widest_run(tmp_path, monkeypatch):
+    outputs = json.loads(json.dumps(SIZING))
+    monkeypatch.setattr(docpages, "run_command", lambda command, cwd, merge=False: json.dumps(outputs[command]))
+    (tmp_path / "img").mkdir()
+    page = tmp_path / "p.md"
+    page.write_text(SIZING_PAGE)
+    _check(page, write=True)
+    drawn = read_points(tmp_path / "img" / "rb.png")
+    assert drawn["series"] == {"1.0": [[24.0, 1], [40.0, 0]], "2.0": [[24.0, 1], [72.0, 0]]}   # MiB, by size
+    # 24 / 0.8 = 30 and 48 / 0.8 = 60 MiB; 2 x (1 + 1) x 10 = 40 and 2 x (2 + 1) x 2.5 = 15 MiB
+    assert drawn["ticks"] == {"80% limit": [["1.0", 30.0], ["2.0", 60.0]], "IBM rule": [["1.0", 40.0], ["2.0", 15.0]]}
+    assert "| 1 s | 40.0 |" in page.read_text() and "| 2 s | 15.0 |" in page.read_text()   # (N + 1): a field plus 1
+    assert not _check(page).mismatches
+
+    outputs["mqlog compare --matrix s.toml --json"]["rows"][2]["logical_bytes"] = 6 * MIB   # N = 2 s logs faster
+    found = [str(m) for m in _check(page).mismatches]
+    assert "p.md: figure img/rb.png, tick 'IBM rule', row=2.0: the page shows '15.0', the command now gives '18.0'" in found
+    assert any("table rule, row '2 s', column 'rule (MiB)'" in m for m in found), found
+    outputs["mqlog compare --matrix s.toml --json"]["rows"][1]["uows_rolled_back"] = 1      # 40 MiB now rolled back
+    found = [str(m) for m in _check(page).mismatches]
+    assert "p.md: figure img/rb.png, series '1.0', x=40.0: the page shows '0', the command now gives '1'" in found
+
+
+@pytest.mark.parametrize("option, says", [
+    ("kind=bars", "a figure's kind is line (the default) or outcome"),
+    ('ticks="limit"', "ticks: 'limit' is not LABEL=EXPR"),
+    ('ticks="limit=logical_bytes ** 2"', "Pow is not allowed"),
+    ('ticks="limit=no_such_field / 2"', "no field 'no_such_field'"),
+    ("xscale=MiB", "xscale=MiB: not a number"),
+])
+def test_a_bad_outcome_figure_is_one_error_naming_the_option(tmp_path, monkeypatch, option, says):
+    monkeypatch.setattr(docpages, "run_command", lambda command, cwd, merge=False: json.dumps(SIZING[command]))
+    (tmp_path / "img").mkdir()
+    page = tmp_path / "p.md"
+    page.write_text(SIZING_PAGE.split("<!-- mqlog docs: table")[0].replace(   # the last word on an option wins
+        "s: mqlog compare", f"{option}\ns: mqlog compare", 1))
+    with pytest.raises(docpages.DocsError) as raised:
+        _check(page)
+    assert "figure img/rb.png" in str(raised.value) and says in str(raised.value)
+    assert not (tmp_path / "img" / "rb.png").exists()
