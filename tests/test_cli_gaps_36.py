@@ -1,6 +1,7 @@
 """Issue 36's smaller bullets, through the real command line: a target rate the run could not
 reach is said in its summary; ``print --summary`` lists the incomplete units by default, as
-CSQ1LOGP's summary does; ``history`` shows a killed run's workload and each restart's time."""
+CSQ1LOGP's summary does; ``history`` shows a killed run's workload and each restart's time;
+one address notation, labelled, across restart, dmpmqlog, print and scan."""
 
 from __future__ import annotations
 
@@ -103,3 +104,46 @@ def test_compare_and_sweep_show_progress_inside_each_configuration(tmp_path, mon
             time.sleep(0.05)
     assert "  running: dist-linear 0.25/1 virtual s" in err and "zos-dual" not in err
     assert not (tmp_path / ".progress").exists()  # nothing left behind in OUT
+
+
+def _lsn_value(text: str) -> int:
+    """An LSN <a:b:c:d> as the byte address it names: four 16-bit parts, most significant first."""
+    a, b, c, d = (int(p) for p in text.strip("<>").split(":"))
+    return ((a * 65536 + b) * 65536 + c) * 65536 + d
+
+
+def test_scan_writes_addresses_as_dmpmqlog_print_and_restart_do(tmp_path):
+    """``scan`` of a distributed extent gives LSNs, as dmpmqlog and AMQ7230I do (it gave bare
+    hex); of a z/OS data set RBAs, as CSQ1LOGP does; in --json ``address`` is the byte address
+    and ``address_text`` the platform's notation, as in ``restart --json``'s end of the log."""
+    fill = ("--workload", "log-fill", "--set", "workload.messages=2000", "--set", "workload.transactions=40",
+            "--crash-after-writes", "60")
+    assert mqlog("run", "--platform", "distributed", *fill, "--out", tmp_path / "d").returncode == 0
+    dumped = json.loads(mqlog("dmpmqlog", tmp_path / "d", "--json").stdout)["records"]
+    extent = dumped[0]["extent"]
+    scanned = json.loads(mqlog("scan", tmp_path / "d" / "qm" / extent, "--records", "--json").stdout)
+    by_lsn = {r["address_text"]: r for r in scanned["record_list"]}
+    end = scanned["end"]
+    # the extent alone (its last page may be newer in the spare page file, which dmpmqlog reads)
+    in_extent = [r for r in dumped if r["extent"] == extent and _lsn_value(r["lsn"]) < end["address"]]
+    assert len(in_extent) > 10
+    for r in in_extent:   # every record dmpmqlog shows in the extent, at the LSN scan gives it
+        assert by_lsn[r["lsn"]]["type"] == r["type"] and by_lsn[r["lsn"]]["address"] == _lsn_value(r["lsn"])
+    assert isinstance(end["address"], int) and _lsn_value(end["address_text"]) == end["address"]
+    assert scanned["base_address"] == _lsn_value(scanned["base_address_text"]) == 0
+    text = mqlog("scan", tmp_path / "d" / "qm" / extent).stdout
+    assert f"log ends at LSN {end['address_text']} ({end['address']:016X}): " in text
+    restarted = json.loads(mqlog("restart", tmp_path / "d", "--json").stdout)["end_of_log"]
+    assert _lsn_value(restarted["address_text"]) == restarted["address"]   # the same two keys, the same meaning
+
+    assert mqlog("run", "--platform", "zos", *fill, "--out", tmp_path / "z").returncode == 0
+    printed = json.loads(mqlog("print", tmp_path / "z", "--json").stdout)["records"]
+    scanned = json.loads(mqlog("scan", tmp_path / "z" / "qm" / "LOGCOPY1.DS01", "--records", "--json").stdout)
+    by_rba = {r["address_text"]: r for r in scanned["record_list"]}
+    assert len(printed) > 10
+    for r in printed:   # CSQ1LOGP's RBA is scan's, as hex and as a number
+        if r["rba_hex"] in by_rba:
+            assert by_rba[r["rba_hex"]]["address"] == r["rba"] == int(r["rba_hex"], 16)
+    assert sum(r["rba_hex"] in by_rba for r in printed) > 10
+    text = mqlog("scan", tmp_path / "z" / "qm" / "LOGCOPY1.DS01").stdout
+    assert f"log ends at RBA {scanned['end']['address_text']}: " in text
