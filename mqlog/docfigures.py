@@ -22,6 +22,14 @@ it: bytes to MiB) that is a red cross where ``y`` is not zero and an open circle
 reference tick to each row: EXPR is arithmetic (``+ - * /``, numbers, a run's fields by path)
 on the row's run with the largest ``x`` (``2 * (sweep.workload.duration + 1) * logical_bytes /
 workload_s / 1048576``: IBM's sizing rule), the first tick grey and dashed, the next orange.
+``kind=bars`` draws grouped bars in panels side by side, one ``panelN="..."`` option a panel
+(``panel1``, ``panel2``, ...), each holding ``y={FIELD}`` (a field as a table's template writes
+it, :mod:`mqlog.docresults`: ``{physical_bytes*1e-6}``, ``{restart_bytes_read/restart_records_replayed}``,
+``{workload_s vs config_name=zos-none}``, the change in percent), and optionally ``x=PATH`` (the
+figure's ``x`` unless given; ``label``: the command's label), ``rows=LABEL,...`` (the commands
+whose runs it draws), ``hatch=PATH`` (plain bars for the first value, hatched for the next) and
+``title='...'`` (``\\n`` a line break). A category of x is a group (``xorder``), a value of ``series`` a colour in it;
+``names="VALUE=NAME|..."`` names the colours in the legend.
 The PNG carries the points it draws (a ``tEXt``
 chunk ``mqlog-docs``), so ``--check`` compares them, series by series and point by point, with
 what the commands give now; a figure without them was drawn by hand. ``--write`` draws a
@@ -37,7 +45,10 @@ import struct
 import zlib
 from pathlib import Path
 
-from mqlog.docresults import _get, load_rows
+import re
+import shlex
+
+from mqlog.docresults import _FIELD, _get, _Runs, field_value, load_rows
 from mqlog.docviews import DocsError
 
 CHUNK = "mqlog-docs"
@@ -46,11 +57,13 @@ CHUNK = "mqlog-docs"
 def points(documents, options, cwd: Path) -> dict:
     """What the figure draws: ``{"x": PATH, "y": PATH, "series": {name: [[x, y], ...]}}`` (and,
     with ``ticks``, ``"ticks": {label: [[row, value], ...]}``)."""
+    if options.get("kind", "line") not in ("line", "outcome", "bars"):
+        raise DocsError(f"kind={options.get('kind')}: a figure's kind is line (the default), outcome or bars")
+    if options.get("kind") == "bars":
+        return _bar_points(documents, options, cwd)
     for need in ("x", "y"):
         if not isinstance(options.get(need), str):
             raise DocsError(f"a figure needs {need}=PATH")
-    if options.get("kind", "line") not in ("line", "outcome"):
-        raise DocsError(f"kind={options.get('kind')}: a figure's kind is line (the default) or outcome")
     if options.get("kind") == "outcome":
         return _outcome_points(documents, options, cwd)
     series_keys = options["series"].split(",") if isinstance(options.get("series"), str) else []
@@ -127,6 +140,109 @@ def _outcome_points(documents, options, cwd: Path) -> dict:
     return out
 
 
+def panels(options) -> list[dict]:
+    """``kind=bars``'s panels, in order: each ``panelN``'s words as a dict."""
+    numbered = sorted((int(k[5:]), v) for k, v in options.items() if re.fullmatch(r"panel\d+", k))
+    if not numbered:
+        raise DocsError("kind=bars needs panel1=\"y={FIELD} ...\" (a panel each)")
+    out = []
+    for n, text in numbered:
+        words = dict(w.partition("=")[::2] for w in shlex.split(text if isinstance(text, str) else ""))
+        unknown = set(words) - {"y", "x", "rows", "hatch", "title"}
+        if unknown:
+            raise DocsError(f"panel{n}: {sorted(unknown)[0]!r} is not a panel's option (y, x, rows, hatch, title)")
+        if not _FIELD.fullmatch(words.get("y", "")):
+            raise DocsError(f"panel{n}: y={words.get('y', '')!r} is not a field ({{PATH}}, as a table writes it)")
+        x = words.get("x") or options.get("x")
+        if not isinstance(x, str) or not x:
+            raise DocsError(f"panel{n}: no x=PATH (on the panel or the figure)")
+        out.append({"n": n, "y": words["y"], "x": x, "rows": words["rows"].split(",") if words.get("rows") else None,
+                    "hatch": words.get("hatch"), "title": words.get("title", words["y"]).replace("\\n", "\n")})
+    return out
+
+
+def _bar_points(documents, options, cwd: Path) -> dict:
+    """``kind=bars``: ``{"series": {"N / colour[ / hatch]": [[x, y], ...]}}``, N the panel."""
+    if not isinstance(options.get("series"), str) or "," in options["series"]:
+        raise DocsError("kind=bars needs series=PATH (one field: a colour each value)")
+    loaded = [(label, load_rows(document, cwd)) for label, document in documents]
+    runs = _Runs(loaded)
+    labels = {label for label, _ in loaded}
+    conditions = _where(options)
+    series: dict[str, list] = {}
+    for panel in panels(options):
+        missing = [r for r in panel["rows"] or () if r not in labels]
+        if missing:
+            raise DocsError(f"panel{panel['n']}: rows={missing[0]} names no command of the figure")
+        match = _FIELD.fullmatch(panel["y"])
+        for label, rows in loaded:
+            if panel["rows"] is not None and label not in panel["rows"]:
+                continue
+            for row in rows:
+                if any(str(_get(row, path)) not in values for path, values in conditions):
+                    continue
+                x = label if panel["x"] == "label" else str(_get(row, panel["x"]))
+                parts = [str(panel["n"]), str(_get(row, options["series"]))]
+                if panel["hatch"]:
+                    path = panel["hatch"].partition(":")[0]
+                    parts.append(label if path == "label" else str(_get(row, path)))
+                y = field_value(match, row, label, runs)
+                series.setdefault(" / ".join(parts), []).append([x, None if y is None else round(float(y), 6)])
+    order = options["xorder"].split("|") if isinstance(options.get("xorder"), str) else []
+    for pts in series.values():
+        pts.sort(key=lambda p: (order.index(p[0]) if p[0] in order else len(order), p[0]))
+    return {"x": options.get("x", "panels"), "y": "panels", "series": dict(sorted(series.items()))}
+
+
+def _draw_bars(data: dict, options) -> bytes:
+    """The PNG of ``kind=bars``: a panel each, a group per x, a colour per series value."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib import pyplot as plt
+    from matplotlib.patches import Patch
+
+    chosen = panels(options)
+    names = dict(part.split("=", 1) for part in options["names"].split("|")) if isinstance(options.get("names"), str) else {}
+    fig, axes = plt.subplots(1, len(chosen), figsize=(4.25 * len(chosen), 3.9), squeeze=False)
+    colours: dict[str, str] = {}
+    for ax, panel in zip(axes[0], chosen):
+        mine = {k.split(" / ", 1)[1]: v for k, v in data["series"].items() if k.split(" / ", 1)[0] == str(panel["n"])}
+        xs = list(dict.fromkeys(p[0] for pts in mine.values() for p in pts))
+        order = options["xorder"].split("|") if isinstance(options.get("xorder"), str) else []
+        xs.sort(key=lambda x: (order.index(x) if x in order else len(order), x))
+        listed = (panel["hatch"] or "").partition(":")[2].split("|")   # hatch=label:ssd|dasd: plain ssd
+        hatches = sorted(dict.fromkeys(k.split(" / ")[1] for k in mine if " / " in k),
+                         key=lambda h: (listed.index(h) if h in listed else len(listed), h))
+        named = list(names)
+        mine = dict(sorted(mine.items(), key=lambda kv: (
+            named.index(kv[0].partition(" / ")[0]) if kv[0].partition(" / ")[0] in named else len(named),
+            hatches.index(kv[0].partition(" / ")[2]) if kv[0].partition(" / ")[2] in hatches else 0)))
+        width = 0.8 / max(len(mine), 1)
+        for i, (key, pts) in enumerate(mine.items()):
+            colour_key, _, hatch = key.partition(" / ")
+            colour = colours.setdefault(colour_key, f"C{len(colours) % 10}")
+            at = {p[0]: p[1] for p in pts if p[1] is not None}
+            ax.bar([xs.index(x) - 0.4 + width * (i + 0.5) for x in at], list(at.values()), width, color=colour,
+                   hatch="//" if hatch and hatches.index(hatch) else None, edgecolor="white" if hatch else None)
+        ax.set_xticks(range(len(xs)), xs)
+        ax.set_title(panel["title"], fontsize=9)
+        ax.grid(True, axis="y", alpha=0.3)
+        ax.axhline(0, color="black", linewidth=0.8)
+        if hatches:
+            ax.legend(handles=[Patch(facecolor="grey", hatch="//" if n else None, edgecolor="white", label=h)
+                               for n, h in enumerate(hatches)], fontsize=7, loc="lower left")
+    axes[0][0].legend(handles=[Patch(color=c, label=names.get(k, k)) for k, c in colours.items()], fontsize=7,
+                      loc="lower left")
+    if isinstance(options.get("title"), str):
+        fig.suptitle(options["title"], fontsize=10)
+    fig.tight_layout()
+    out = io.BytesIO()
+    fig.savefig(out, format="png", dpi=100, metadata={"Software": None, CHUNK: json.dumps(data, sort_keys=True)})
+    plt.close(fig)
+    return out.getvalue()
+
+
 def _sortable(name: str):
     try:
         return (0, float(name), "")
@@ -201,6 +317,8 @@ def _ratio(row: dict, path: str):
 
 def draw(data: dict, options) -> bytes:
     """The PNG of ``data`` (points' own order on a categorical x), with the points in it."""
+    if options.get("kind") == "bars":
+        return _draw_bars(data, options)
     import matplotlib
 
     matplotlib.use("Agg")

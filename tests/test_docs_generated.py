@@ -323,7 +323,7 @@ def test_an_outcome_figure_marks_each_run_and_ticks_each_row_from_its_widest_run
 
 
 @pytest.mark.parametrize("option, says", [
-    ("kind=bars", "a figure's kind is line (the default) or outcome"),
+    ("kind=pie", "a figure's kind is line (the default), outcome or bars"),
     ('ticks="limit"', "ticks: 'limit' is not LABEL=EXPR"),
     ('ticks="limit=logical_bytes ** 2"', "Pow is not allowed"),
     ('ticks="limit=no_such_field / 2"', "no field 'no_such_field'"),
@@ -339,3 +339,82 @@ def test_a_bad_outcome_figure_is_one_error_naming_the_option(tmp_path, monkeypat
         _check(page)
     assert "figure img/rb.png" in str(raised.value) and says in str(raised.value)
     assert not (tmp_path / "img" / "rb.png").exists()
+
+
+# -- bars in panels from several commands (guide page 2's COMPLOG figure) --------------------
+
+def _complog(config, payload, *, logical, seconds):
+    return {"config_name": config, "sweep": {"workload.payload": payload}, "logical_bytes": logical,
+            "workload_s": seconds}
+
+
+def _crashed(config, payload, *, read, replayed):
+    return {"config_name": config, "params": {"payload": payload}, "restart_bytes_read": read,
+            "restart_records_replayed": replayed}
+
+
+COMPLOG = {
+    "mqlog compare --matrix ssd.toml --json": {"rows": [
+        _complog("none", "text", logical=2_000_000, seconds=0.5), _complog("rle", "text", logical=1_500_000, seconds=0.4),
+        _complog("none", "random", logical=2_000_000, seconds=0.5), _complog("rle", "random", logical=2_000_000, seconds=0.5)]},
+    "mqlog compare --matrix dasd.toml --json": {"rows": [
+        _complog("none", "text", logical=2_000_000, seconds=2.0), _complog("rle", "text", logical=1_500_000, seconds=1.0),
+        _complog("none", "random", logical=2_000_000, seconds=2.0), _complog("rle", "random", logical=2_000_000, seconds=2.5)]},
+    "mqlog compare --matrix ssd.toml --crash 0.1 --json": {"rows": [
+        _crashed("none", "text", read=400_000, replayed=100), _crashed("rle", "text", read=300_000, replayed=100)]},
+}
+
+COMPLOG_PAGE = """# complog
+
+<!-- mqlog docs: figure img/bars.png kind=bars x=sweep.workload.payload series=config_name xorder="random|text"
+names="none=NONE|rle=RLE"
+panel1="y={logical_bytes*1e-6} rows=ssd title='logical MB'"
+panel2="y={restart_bytes_read/restart_records_replayed} x=params.payload rows=crash title='bytes read\\\\na record'"
+panel3="y='{workload_s vs config_name=none}' rows=ssd,dasd hatch=label:ssd|dasd"
+ssd: mqlog compare --matrix ssd.toml --json
+dasd: mqlog compare --matrix dasd.toml --json
+crash: mqlog compare --matrix ssd.toml --crash 0.1 --json
+-->
+![bars](img/bars.png)
+"""
+
+
+def test_bars_in_panels_draw_each_panels_field_from_its_own_commands(tmp_path, monkeypatch):
+    outputs = json.loads(json.dumps(COMPLOG))
+    monkeypatch.setattr(docpages, "run_command", lambda command, cwd, merge=False: json.dumps(outputs[command]))
+    (tmp_path / "img").mkdir()
+    page = tmp_path / "p.md"
+    page.write_text(COMPLOG_PAGE)
+    _check(page, write=True)
+    drawn = read_points(tmp_path / "img" / "bars.png")["series"]
+    assert drawn["1 / rle"] == [["random", 2.0], ["text", 1.5]]            # MB, in xorder; the ssd runs only
+    assert drawn["2 / none"] == [["text", 4000.0]] and drawn["2 / rle"] == [["text", 3000.0]]   # bytes a record
+    # the change against none's run in the same command and cell, in percent: 0.4 / 0.5 - 1 = -20%,
+    # 1.0 / 2.0 - 1 = -50% on dasd, 2.5 / 2.0 - 1 = +25%; none against itself 0
+    assert drawn["3 / rle / ssd"] == [["random", 0.0], ["text", -20.0]]
+    assert drawn["3 / rle / dasd"] == [["random", 25.0], ["text", -50.0]]
+    assert drawn["3 / none / dasd"] == [["random", 0.0], ["text", 0.0]]
+    assert set(drawn) == {"1 / none", "1 / rle", "2 / none", "2 / rle", "3 / none / ssd", "3 / rle / ssd",
+                          "3 / none / dasd", "3 / rle / dasd"}
+    assert not _check(page).mismatches
+
+    outputs["mqlog compare --matrix dasd.toml --json"]["rows"][1]["workload_s"] = 1.5   # rle on dasd: -25%
+    found = [str(m) for m in _check(page).mismatches]
+    assert found == ["p.md: figure img/bars.png, series '3 / rle / dasd', x=text: the page shows '-50.0', "
+                     "the command now gives '-25.0'"], found
+
+
+@pytest.mark.parametrize("option, says", [
+    ('panel4="y=logical_bytes"', "panel4: y='logical_bytes' is not a field"),
+    ('panel4="y={logical_bytes} colour=red"', "panel4: 'colour' is not a panel's option"),
+    ('panel4="y={logical_bytes} rows=hdd"', "panel4: rows=hdd names no command of the figure"),
+])
+def test_a_bad_panel_is_one_error_naming_it(tmp_path, monkeypatch, option, says):
+    monkeypatch.setattr(docpages, "run_command", lambda command, cwd, merge=False: json.dumps(COMPLOG[command]))
+    (tmp_path / "img").mkdir()
+    page = tmp_path / "p.md"
+    page.write_text(COMPLOG_PAGE.replace("ssd: mqlog compare --matrix ssd.toml --json",
+                                         f"{option}\nssd: mqlog compare --matrix ssd.toml --json"))
+    with pytest.raises(docpages.DocsError) as raised:
+        _check(page)
+    assert "figure img/bars.png" in str(raised.value) and says in str(raised.value)
