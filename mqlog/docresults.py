@@ -1,6 +1,7 @@
 """The ``results`` view of ``mqlog docs`` (:mod:`mqlog.docpages`): a guide table made from the
-rows of ``mqlog sweep --json`` (its ``results/`` Parquet, read with pyarrow) and ``mqlog
-compare --json`` (its ``rows``), one table row per run.
+rows of ``mqlog sweep --json`` (its ``results/`` Parquet, read with pyarrow), ``mqlog
+compare --json`` (its ``rows``) and ``mqlog mqldt --json`` (its ``results``, a block size
+each), one table row per run.
 
 Options (on the block's comment line):
 
@@ -63,7 +64,9 @@ def load_rows(document: dict, cwd: Path) -> list[dict]:
         return read_rows(cwd / document["results"], sweep=True)
     if isinstance(document.get("rows"), list):     # mqlog compare --json
         return document["rows"]
-    raise DocsError("view results needs mqlog sweep --json or mqlog compare --json")
+    if isinstance(document.get("results"), list):  # mqlog mqldt --json: a block size each
+        return document["results"]
+    raise DocsError("view results needs mqlog sweep --json, mqlog compare --json or mqlog mqldt --json")
 
 
 def _get(row: dict, path: str):

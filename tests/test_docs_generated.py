@@ -418,3 +418,31 @@ def test_a_bad_panel_is_one_error_naming_it(tmp_path, monkeypatch, option, says)
     with pytest.raises(docpages.DocsError) as raised:
         _check(page)
     assert "figure img/bars.png" in str(raised.value) and says in str(raised.value)
+
+
+def test_a_results_table_from_mqldt_runs_a_block_size_a_column(tmp_path, monkeypatch):
+    """``mqlog mqldt --json``'s results (a block size each) are a results table's runs: README's
+    table of what the device profiles imply, one profile a row, one block size a column."""
+    def run(device, latency_ns):
+        return {"device": device, "results": [
+            {"blocksize_bytes": 4096, "avg_latency_ns": latency_ns, "avg_bytes_sec": 4096e9 / latency_ns},
+            {"blocksize_bytes": 131072, "avg_latency_ns": 2 * latency_ns, "avg_bytes_sec": 131072e9 / (2 * latency_ns)}]}
+
+    outputs = {"mqlog mqldt --device a --json": run("a", 50_000), "mqlog mqldt --device b --json": run("b", 400_000)}
+    monkeypatch.setattr(docpages, "run_command", lambda command, cwd, merge=False: json.dumps(outputs[command]))
+    page = tmp_path / "p.md"
+    page.write_text("""<!-- mqlog docs: table dev view=results key=profile
+columns="profile={label};latency, rate={avg_latency_ns*0.001:,.0f} µs, {avg_bytes_sec*1e-6:,.1f} MB/s"
+across="{blocksize_bytes*0.0009765625:.0f} KiB"
+a: mqlog mqldt --device a --json
+b: mqlog mqldt --device b --json
+-->
+<!-- mqlog docs: end -->
+<!-- mqlog docs: claim dev["a"]["128 KiB"] < dev["b"]["4 KiB"] -->
+""")
+    result = _check(page, write=True)
+    # 4096 bytes in 50 µs: 81.9 MB/s; 131072 in 100 µs: 1,310.7 MB/s
+    assert "| a | 50 µs, 81.9 MB/s | 100 µs, 1,310.7 MB/s |" in page.read_text()
+    assert "| b | 400 µs, 10.2 MB/s | 800 µs, 163.8 MB/s |" in page.read_text()
+    assert not [m for m in result.mismatches if "claim" in m.where]   # 100 µs < 400 µs
+    assert not _check(page).mismatches
