@@ -92,7 +92,7 @@ def test_compare_and_sweep_show_progress_inside_each_configuration(tmp_path, mon
 
     monkeypatch.setattr(jobs, "INSIDE_EVERY_S", 0.05)
     with jobs.progress_inside(tmp_path, {"dist-linear": "dist-linear", "zos-dual": "zos-dual"}, 1.0) as (inside,
-                                                                                                       done):
+                                                                                                       done, _):
         progress_writer({"name": "dist-linear", "progress_dir": inside})(0.25, 10)
         progress_writer({"name": "zos-dual", "progress_dir": inside})(0.5, 10)
         done.add("zos-dual")
@@ -104,6 +104,48 @@ def test_compare_and_sweep_show_progress_inside_each_configuration(tmp_path, mon
             time.sleep(0.05)
     assert "  running: dist-linear 0.25/1 virtual s" in err and "zos-dual" not in err
     assert not (tmp_path / ".progress").exists()  # nothing left behind in OUT
+
+
+def test_progress_inside_reaches_the_driver_from_an_executor_that_cannot_see_out(tmp_path, monkeypatch, capsys):
+    """A standalone cluster with no shared file system: the executor cannot see OUT/.progress,
+    so the task sends its virtual seconds to the driver's host and the port the driver opened,
+    and the driver prints them as it does a file's; a report naming no task of the job (a
+    path, say) is dropped, and the port is closed after."""
+    import socket
+    import time
+
+    from mqlog.cli import jobs
+    from mqlog.spark.compare import progress_writer
+
+    monkeypatch.setattr(jobs, "INSIDE_EVERY_S", 0.05)
+    elsewhere = str(tmp_path / "not-on-this-executor")
+    with jobs.progress_inside(tmp_path / "out", {"k1": "dist-linear LogPrimaryFiles=4"}, 2.0,
+                              "127.0.0.1") as (inside, done, address):
+        assert address.startswith("127.0.0.1:")
+        host, port = address.split(":")
+        stray = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        stray.sendto(b"../../escaped 1.0", (host, int(port)))
+        report = progress_writer({"name": "dist-linear", "key": "k1", "progress_dir": elsewhere,
+                                  "progress_addr": address})
+        deadline = time.monotonic() + 60  # a safeguard against a hang, not a timing assertion
+        err = ""
+        while "running:" not in err:
+            report(0.75, 10)
+            err += capsys.readouterr().err
+            assert time.monotonic() < deadline
+            time.sleep(0.6)   # a task reports at most twice a wall second
+    assert "  running: dist-linear LogPrimaryFiles=4 0.75/2 virtual s" in err
+    assert not (tmp_path / "escaped").exists() and not (tmp_path / "out" / ".progress").exists()
+    assert not (tmp_path / "not-on-this-executor").exists()
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as again:   # the port is the driver's no more
+        again.bind(("", int(port)))
+
+
+def test_a_task_with_neither_a_visible_directory_nor_an_address_reports_nothing(tmp_path):
+    from mqlog.spark.compare import progress_writer
+
+    assert progress_writer({"name": "a", "progress_dir": str(tmp_path / "missing")}) is None
+    assert progress_writer({"name": "a", "progress_addr": "no-port-here"}) is None
 
 
 def _lsn_value(text: str) -> int:
