@@ -265,6 +265,22 @@ def test_a_twin_command_a_failed_restart_and_figures_from_canned_runs(tmp_path, 
     assert not any("trace.png" in m for m in found)   # the other run's series: not drawn there
 
 
+def _canned_page(tmp_path, monkeypatch, outputs: dict, text: str) -> Path:
+    """A page whose commands print ``outputs`` (command -> its JSON) instead of running."""
+    monkeypatch.setattr(docpages, "run_command", lambda command, cwd, merge=False: json.dumps(outputs[command]))
+    (tmp_path / "img").mkdir(exist_ok=True)
+    page = tmp_path / "p.md"
+    page.write_text(text)
+    return page
+
+
+def _refusal(page: Path) -> str:
+    """The one error ``--check`` stops with on ``page``."""
+    with pytest.raises(docpages.DocsError) as raised:
+        _check(page)
+    return str(raised.value)
+
+
 # -- a yes/no figure with reference ticks, and a field plus a number (guide page 1's Figure 1) --
 
 MIB = 1048576
@@ -301,10 +317,7 @@ s: mqlog compare --matrix s.toml --json
 
 def test_an_outcome_figure_marks_each_run_and_ticks_each_row_from_its_widest_run(tmp_path, monkeypatch):
     outputs = json.loads(json.dumps(SIZING))
-    monkeypatch.setattr(docpages, "run_command", lambda command, cwd, merge=False: json.dumps(outputs[command]))
-    (tmp_path / "img").mkdir()
-    page = tmp_path / "p.md"
-    page.write_text(SIZING_PAGE)
+    page = _canned_page(tmp_path, monkeypatch, outputs, SIZING_PAGE)
     _check(page, write=True)
     drawn = read_points(tmp_path / "img" / "rb.png")
     assert drawn["series"] == {"1.0": [[24.0, 1], [40.0, 0]], "2.0": [[24.0, 1], [72.0, 0]]}   # MiB, by size
@@ -330,14 +343,10 @@ def test_an_outcome_figure_marks_each_run_and_ticks_each_row_from_its_widest_run
     ("xscale=MiB", "xscale=MiB: not a number"),
 ])
 def test_a_bad_outcome_figure_is_one_error_naming_the_option(tmp_path, monkeypatch, option, says):
-    monkeypatch.setattr(docpages, "run_command", lambda command, cwd, merge=False: json.dumps(SIZING[command]))
-    (tmp_path / "img").mkdir()
-    page = tmp_path / "p.md"
-    page.write_text(SIZING_PAGE.split("<!-- mqlog docs: table")[0].replace(   # the last word on an option wins
-        "s: mqlog compare", f"{option}\ns: mqlog compare", 1))
-    with pytest.raises(docpages.DocsError) as raised:
-        _check(page)
-    assert "figure img/rb.png" in str(raised.value) and says in str(raised.value)
+    page = _canned_page(tmp_path, monkeypatch, SIZING, SIZING_PAGE.split("<!-- mqlog docs: table")[0].replace(
+        "s: mqlog compare", f"{option}\ns: mqlog compare", 1))   # the last word on an option wins
+    error = _refusal(page)
+    assert "figure img/rb.png" in error and says in error
     assert not (tmp_path / "img" / "rb.png").exists()
 
 
@@ -381,10 +390,7 @@ crash: mqlog compare --matrix ssd.toml --crash 0.1 --json
 
 def test_bars_in_panels_draw_each_panels_field_from_its_own_commands(tmp_path, monkeypatch):
     outputs = json.loads(json.dumps(COMPLOG))
-    monkeypatch.setattr(docpages, "run_command", lambda command, cwd, merge=False: json.dumps(outputs[command]))
-    (tmp_path / "img").mkdir()
-    page = tmp_path / "p.md"
-    page.write_text(COMPLOG_PAGE)
+    page = _canned_page(tmp_path, monkeypatch, outputs, COMPLOG_PAGE)
     _check(page, write=True)
     drawn = read_points(tmp_path / "img" / "bars.png")["series"]
     assert drawn["1 / rle"] == [["random", 2.0], ["text", 1.5]]            # MB, in xorder; the ssd runs only
@@ -410,14 +416,10 @@ def test_bars_in_panels_draw_each_panels_field_from_its_own_commands(tmp_path, m
     ('panel4="y={logical_bytes} rows=hdd"', "panel4: rows=hdd names no command of the figure"),
 ])
 def test_a_bad_panel_is_one_error_naming_it(tmp_path, monkeypatch, option, says):
-    monkeypatch.setattr(docpages, "run_command", lambda command, cwd, merge=False: json.dumps(COMPLOG[command]))
-    (tmp_path / "img").mkdir()
-    page = tmp_path / "p.md"
-    page.write_text(COMPLOG_PAGE.replace("ssd: mqlog compare --matrix ssd.toml --json",
-                                         f"{option}\nssd: mqlog compare --matrix ssd.toml --json"))
-    with pytest.raises(docpages.DocsError) as raised:
-        _check(page)
-    assert "figure img/bars.png" in str(raised.value) and says in str(raised.value)
+    page = _canned_page(tmp_path, monkeypatch, COMPLOG, COMPLOG_PAGE.replace(
+        "ssd: mqlog compare --matrix ssd.toml --json", f"{option}\nssd: mqlog compare --matrix ssd.toml --json"))
+    error = _refusal(page)
+    assert "figure img/bars.png" in error and says in error
 
 
 def test_a_results_table_from_mqldt_runs_a_block_size_a_column(tmp_path, monkeypatch):
@@ -429,9 +431,7 @@ def test_a_results_table_from_mqldt_runs_a_block_size_a_column(tmp_path, monkeyp
             {"blocksize_bytes": 131072, "avg_latency_ns": 2 * latency_ns, "avg_bytes_sec": 131072e9 / (2 * latency_ns)}]}
 
     outputs = {"mqlog mqldt --device a --json": run("a", 50_000), "mqlog mqldt --device b --json": run("b", 400_000)}
-    monkeypatch.setattr(docpages, "run_command", lambda command, cwd, merge=False: json.dumps(outputs[command]))
-    page = tmp_path / "p.md"
-    page.write_text("""<!-- mqlog docs: table dev view=results key=profile
+    page = _canned_page(tmp_path, monkeypatch, outputs, """<!-- mqlog docs: table dev view=results key=profile
 columns="profile={label};latency, rate={avg_latency_ns*0.001:,.0f} µs, {avg_bytes_sec*1e-6:,.1f} MB/s"
 across="{blocksize_bytes*0.0009765625:.0f} KiB"
 a: mqlog mqldt --device a --json
