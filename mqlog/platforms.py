@@ -81,6 +81,11 @@ class PlatformChoice:
     fault_claims: Callable[[dict], dict[str, tuple[str, str]]] = lambda values: {}
     #: what each of its files is to restart (a :class:`~mqlog.core.disk.faults.FileRoles`)
     file_roles: Callable[[], FileRoles] = lambda: _REFERENCE_FILES
+    #: how it writes a log address, as its own dump and messages do: (the bare form for a
+    #: column, a labelled one for a sentence, the column's width); the default is the
+    #: reference log's byte address in hex
+    notation: Callable[[], tuple[Callable[[int], str], Callable[[int], str], int]] = \
+        lambda: ("{:016X}".format, "{:016X}".format, 16)
 
     def model_only_names(self) -> tuple[str, ...]:
         """The parameters that are the model's own, not the platform's real names (all of them
@@ -184,6 +189,16 @@ def _distributed_files() -> FileRoles:
     return FILE_ROLES
 
 
+def _distributed_notation():
+    from mqlog.distributed.space import format_lsn  # an LSN <a:b:c:d>, as dmpmqlog and AMQ7230I write it
+
+    return format_lsn, lambda a: f"LSN {format_lsn(a)} ({a:016X})", 22
+
+
+def _zos_notation():
+    return "{:016X}".format, lambda a: f"RBA {a:016X}", 16  # an RBA in hex, as CSQ1LOGP writes it
+
+
 def _zos_fault_claims(values: dict) -> dict:
     from mqlog.zos.damage import fault_claims
 
@@ -243,11 +258,11 @@ PLATFORMS: dict[str, PlatformChoice] = {
                                   _distributed, configurer=_distributed_configure,
                                   describer=_distributed_describe, real_names="qm.ini Log: key",
                                   model_only=_distributed_model_only, fault_claims=_distributed_fault_claims,
-                                  file_roles=_distributed_files),
+                                  file_roles=_distributed_files, notation=_distributed_notation),
     "zos": PlatformChoice("zos", "z/OS queue manager log (CSQ6LOGP / CSQ6SYSP / CSQ6ARVP names)",
                           _zos, configurer=_zos_configure, describer=_zos_describe,
                           real_names="CSQ6LOGP, CSQ6SYSP or CSQ6ARVP keyword", model_only=_zos_model_only,
-                          fault_claims=_zos_fault_claims, file_roles=_zos_files),
+                          fault_claims=_zos_fault_claims, file_roles=_zos_files, notation=_zos_notation),
 }
 
 

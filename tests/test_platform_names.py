@@ -22,7 +22,7 @@ REGISTRY = "mqlog/platforms.py"
 KNOWN = {
     "mqlog/calibration/cases.py": 3,
     "mqlog/cli/distributed.py": 12,
-    "mqlog/cli/tools.py": 5,
+    "mqlog/cli/tools.py": 3,
     "mqlog/cli/zos.py": 1,
     "mqlog/provenance.py": 3,
     "mqlog/restarting.py": 6,

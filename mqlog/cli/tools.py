@@ -130,7 +130,6 @@ def _fit_mqldt(source: str, name: str | None, output: str | None, as_json: bool 
     import re
 
     from mqlog.core.disk.devicefit import fit_profile, profile_toml
-    from mqlog.core.disk.devices import get_profile
     from mqlog.core.disk.mqldt import read_mqldt
     from mqlog.core.profiles import fmt_number
 
@@ -292,12 +291,9 @@ def _notation(platform: str | None):
     LSN <a:b:c:d> on distributed, as dmpmqlog and AMQ7230I; an RBA in hex on z/OS, as CSQ1LOGP;
     the reference log's byte address in hex): the bare form for a column, a labelled one for a
     sentence ("LSN <0:0:12:0> (00000000000C0000)"), and the column's width."""
-    if platform == "distributed":
-        from mqlog.distributed.space import format_lsn
+    from mqlog.platforms import PLATFORMS
 
-        return format_lsn, lambda a: f"LSN {format_lsn(a)} ({a:016X})", 22
-    hex16 = "{:016X}".format
-    return hex16, (lambda a: f"RBA {a:016X}") if platform == "zos" else hex16, 16
+    return PLATFORMS[platform if platform in PLATFORMS else "reference"].notation()
 
 
 def _address(address: int, platform: str | None, key: str = "address") -> dict:
