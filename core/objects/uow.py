@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+from array import array
 
 import attrs
 
@@ -67,6 +68,100 @@ class Op:
     length: int = 0
 
 
+_KINDS = ("put", "get")
+_KIND_CODE = {"put": 0, "get": 1}
+_PERSISTENT = 2  # the flag bit of a persistent operation (kind in bit 0)
+
+
+class Ops:
+    """A unit of work's operations, oldest first, held in columns (a flags byte, the queue's
+    name, the message id, the log address and the length an operation): a log-fill's unit of
+    work holds tens of thousands, and an :class:`Op` object each cost about 100 bytes.
+    Reading one (indexing, iterating) builds its :class:`Op`.
+
+    An operation's ``prev`` is the address of the operation before it (``NO_ADDRESS`` for the
+    first), as :meth:`add` chains them; one appended with another ``prev`` (a unit rebuilt by
+    restart, re-logged by roll forward) keeps it aside."""
+
+    __slots__ = ("_flags", "_queues", "_ids", "_addresses", "_lengths", "_prevs")
+
+    def __init__(self, ops=()):
+        self._flags = bytearray()
+        self._queues: list[str] = []
+        self._ids: list[bytes] = []
+        self._addresses = array("Q")
+        self._lengths = array("q")
+        self._prevs: dict[int, int] | None = None  # index -> prev, where not the operation before's address
+        for op in ops:
+            self.append(op)
+
+    def add(self, kind: str, queue: str, msg_id: bytes, persistent: bool, address: int, length: int) -> None:
+        """Append an operation chained on the one before it."""
+        self._flags.append(_KIND_CODE[kind] | (_PERSISTENT if persistent else 0))
+        self._queues.append(queue)
+        self._ids.append(msg_id)
+        self._addresses.append(address)
+        self._lengths.append(length)
+
+    def append(self, op: Op) -> None:
+        n = len(self._flags)
+        self.add(op.kind, op.queue, op.msg_id, op.persistent, op.address, op.length)
+        if op.prev != (self._addresses[n - 1] if n else NO_ADDRESS):
+            if self._prevs is None:
+                self._prevs = {}
+            self._prevs[n] = op.prev
+
+    def _op(self, i: int) -> Op:
+        flags = self._flags[i]
+        prevs = self._prevs
+        if prevs is not None and i in prevs:
+            prev = prevs[i]
+        else:
+            prev = self._addresses[i - 1] if i else NO_ADDRESS
+        return Op(_KINDS[flags & 1], self._queues[i], self._ids[i], bool(flags & _PERSISTENT), self._addresses[i],
+                  prev, self._lengths[i])
+
+    def __len__(self) -> int:
+        return len(self._flags)
+
+    def __getitem__(self, i: int) -> Op:
+        n = len(self._flags)
+        if i < 0:
+            i += n
+        if not 0 <= i < n:
+            raise IndexError("operation index out of range")
+        return self._op(i)
+
+    def __iter__(self):
+        return map(self._op, range(len(self._flags)))
+
+    def __reversed__(self):
+        return map(self._op, range(len(self._flags) - 1, -1, -1))
+
+    def __eq__(self, other) -> bool:
+        if isinstance(other, Ops):
+            other = list(other)
+        return isinstance(other, list) and list(self) == other
+
+    def __repr__(self) -> str:
+        return f"Ops({list(self)!r})"
+
+    @property
+    def last_address(self) -> int:
+        """The newest operation's log address (``NO_ADDRESS`` if there is none)."""
+        return self._addresses[-1] if self._addresses else NO_ADDRESS
+
+    @property
+    def queues(self) -> list[str]:
+        """Each operation's queue name, oldest first (not a copy: do not change it)."""
+        return self._queues
+
+    @property
+    def persistent(self) -> int:
+        """How many of the operations are persistent."""
+        return sum(flags >> 1 for flags in self._flags)
+
+
 @attrs.define(eq=False)
 class UnitOfWork:
     """A transaction: the operations of one connection between two syncpoints."""
@@ -77,7 +172,7 @@ class UnitOfWork:
     state: UowState = UowState.ACTIVE
     first: int = NO_ADDRESS  # address of its first log record
     last: int = NO_ADDRESS  # address of its latest log record (the backward chain starts here)
-    ops: list = attrs.field(factory=list)
+    ops: Ops = attrs.field(factory=Ops)
     xid: bytes = b""
     #: set when the queue manager backed it out on its own (log space): the application's
     #: next call is told MQRC_BACKED_OUT
@@ -108,4 +203,8 @@ class UnitOfWork:
 
     @property
     def persistent_ops(self) -> int:
-        return sum(1 for op in self.ops if op.persistent)
+        return self.ops.persistent
+
+    def add_op(self, kind: str, queue: str, msg_id: bytes, persistent: bool, address: int, length: int) -> None:
+        """Remember an MQPUT (``kind`` "put") or MQGET ("get") of the unit, chained on its operation before."""
+        self.ops.add(kind, queue, msg_id, persistent, address, length)

@@ -53,10 +53,10 @@ class UnitsOfWorkMixin:
     def _check_kept_queues(self, uow: UnitOfWork) -> None:
         """Before a commit or backout: each kept queue the unit touched is usable (its keeper
         raises MqiError if not, and the unit stays as it is)."""
-        for op in uow.ops:
-            queue = self.queues.get(op.queue)
+        for name in uow.ops.queues:
+            queue = self.queues.get(name)
             if queue is not None and queue.keeper is not None:
-                queue.keeper.check(op.queue, True)
+                queue.keeper.check(name, True)
 
     def _commit(self, conn: Connection):
         uow = conn.uow
