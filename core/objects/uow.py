@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import enum
-from array import array
 
 import attrs
 
@@ -71,61 +70,62 @@ class Op:
 _KINDS = ("put", "get")
 _KIND_CODE = {"put": 0, "get": 1}
 _PERSISTENT = 2  # the flag bit of a persistent operation (kind in bit 0)
+_ROW = 5  # an operation's slots in Ops._rows: flags, queue, msg id, address, length
 
 
 class Ops:
-    """A unit of work's operations, oldest first, held in columns (a flags byte, the queue's
-    name, the message id, the log address and the length an operation): a log-fill's unit of
-    work holds tens of thousands, and an :class:`Op` object each cost about 100 bytes.
-    Reading one (indexing, iterating) builds its :class:`Op`.
+    """A unit of work's operations, oldest first, held flat – five list slots an operation
+    (its flags, the queue's name, the message id, the log address and the length, each an
+    object its message holds anyway) – not an :class:`Op` object each: a log-fill's unit of
+    work holds tens of thousands, and an Op cost about 100 bytes. Reading one (indexing,
+    iterating) builds its :class:`Op`.
 
     An operation's ``prev`` is the address of the operation before it (``NO_ADDRESS`` for the
     first), as :meth:`add` chains them; one appended with another ``prev`` (a unit rebuilt by
     restart, re-logged by roll forward) keeps it aside."""
 
-    __slots__ = ("_flags", "_queues", "_ids", "_addresses", "_lengths", "_prevs")
+    __slots__ = ("_rows", "_prevs", "persistent")
 
     def __init__(self, ops=()):
-        self._flags = bytearray()
-        self._queues: list[str] = []
-        self._ids: list[bytes] = []
-        self._addresses = array("Q")
-        self._lengths = array("q")
+        self._rows: list = []
         self._prevs: dict[int, int] | None = None  # index -> prev, where not the operation before's address
+        self.persistent = 0  # how many of the operations are persistent
         for op in ops:
             self.append(op)
 
     def add(self, kind: str, queue: str, msg_id: bytes, persistent: bool, address: int, length: int) -> None:
         """Append an operation chained on the one before it."""
-        self._flags.append(_KIND_CODE[kind] | (_PERSISTENT if persistent else 0))
-        self._queues.append(queue)
-        self._ids.append(msg_id)
-        self._addresses.append(address)
-        self._lengths.append(length)
+        if persistent:
+            self._rows += (_KIND_CODE[kind] | _PERSISTENT, queue, msg_id, address, length)
+            self.persistent += 1
+        else:
+            self._rows += (_KIND_CODE[kind], queue, msg_id, address, length)
 
     def append(self, op: Op) -> None:
-        n = len(self._flags)
+        rows = self._rows
+        n = len(rows) // _ROW
         self.add(op.kind, op.queue, op.msg_id, op.persistent, op.address, op.length)
-        if op.prev != (self._addresses[n - 1] if n else NO_ADDRESS):
+        if op.prev != (rows[(n - 1) * _ROW + 3] if n else NO_ADDRESS):
             if self._prevs is None:
                 self._prevs = {}
             self._prevs[n] = op.prev
 
     def _op(self, i: int) -> Op:
-        flags = self._flags[i]
+        rows = self._rows
+        at = i * _ROW
+        flags, queue, msg_id, address, length = rows[at:at + _ROW]
         prevs = self._prevs
         if prevs is not None and i in prevs:
             prev = prevs[i]
         else:
-            prev = self._addresses[i - 1] if i else NO_ADDRESS
-        return Op(_KINDS[flags & 1], self._queues[i], self._ids[i], bool(flags & _PERSISTENT), self._addresses[i],
-                  prev, self._lengths[i])
+            prev = rows[at - _ROW + 3] if i else NO_ADDRESS
+        return Op(_KINDS[flags & 1], queue, msg_id, bool(flags & _PERSISTENT), address, prev, length)
 
     def __len__(self) -> int:
-        return len(self._flags)
+        return len(self._rows) // _ROW
 
     def __getitem__(self, i: int) -> Op:
-        n = len(self._flags)
+        n = len(self._rows) // _ROW
         if i < 0:
             i += n
         if not 0 <= i < n:
@@ -133,10 +133,10 @@ class Ops:
         return self._op(i)
 
     def __iter__(self):
-        return map(self._op, range(len(self._flags)))
+        return map(self._op, range(len(self._rows) // _ROW))
 
     def __reversed__(self):
-        return map(self._op, range(len(self._flags) - 1, -1, -1))
+        return map(self._op, range(len(self._rows) // _ROW - 1, -1, -1))
 
     def __eq__(self, other) -> bool:
         if isinstance(other, Ops):
@@ -146,20 +146,24 @@ class Ops:
     def __repr__(self) -> str:
         return f"Ops({list(self)!r})"
 
-    @property
-    def last_address(self) -> int:
-        """The newest operation's log address (``NO_ADDRESS`` if there is none)."""
-        return self._addresses[-1] if self._addresses else NO_ADDRESS
+    def targets(self, newest_first: bool = False):
+        """(is a put, queue name, msg id) of each operation, oldest first (or newest first):
+        what a commit or backout applies, without building the operations."""
+        rows = self._rows
+        if len(rows) == _ROW:  # (the usual unit: one operation)
+            return ((_IS_PUT[rows[0]], rows[1], rows[2]),)
+        flags, queues, ids = rows[0::_ROW], rows[1::_ROW], rows[2::_ROW]
+        if newest_first:
+            flags.reverse(), queues.reverse(), ids.reverse()
+        return zip(map(_IS_PUT.__getitem__, flags), queues, ids)
 
     @property
     def queues(self) -> list[str]:
-        """Each operation's queue name, oldest first (not a copy: do not change it)."""
-        return self._queues
+        """Each operation's queue name, oldest first."""
+        return self._rows[1::_ROW]
 
-    @property
-    def persistent(self) -> int:
-        """How many of the operations are persistent."""
-        return sum(flags >> 1 for flags in self._flags)
+
+_IS_PUT = (True, False, True, False)  # by flags
 
 
 @attrs.define(eq=False)

@@ -139,12 +139,12 @@ class UnitsOfWorkMixin:
         # set, since a set of queues (hashed by identity) iterates in memory-address order
         # and the getters' wake order decides the order of their records in the log.
         woken: dict[Queue, None] = {}
-        for op in (uow.ops if commit else reversed(uow.ops)):
-            queue = self.queues.get(op.queue)
-            message = queue.messages.get(op.msg_id) if queue is not None else None
+        for put, name, msg_id in uow.ops.targets(newest_first=not commit):
+            queue = self.queues.get(name)
+            message = queue.messages.get(msg_id) if queue is not None else None
             if message is None:
                 continue
-            if (op.kind == "put") == commit:
+            if put == commit:
                 queue.make_available(message)
                 woken[queue] = None
             else:

@@ -84,24 +84,20 @@ class Journal:
         """The one instance of the value ``m``."""
         return self._states.setdefault(m, m)
 
-    def _open_ops(self, key) -> tuple[bytearray, list[bytes]]:
-        ops = self._open.get(key)
-        if ops is None:
-            ops = self._open[key] = (bytearray(), [])
-        return ops
-
     # -- puts and gets --
 
     def put(self, key, msg_id: bytes, queue: str, persistent: bool, syncpoint: bool) -> None:
         earlier = self.messages.get(msg_id)
         # (an earlier entry: got before its put returned – an out-of-syncpoint put is visible
         # while its call finishes a spill: keep what the getter was told)
-        self.messages[msg_id] = self._state(_Msg(queue, persistent, "pending" if syncpoint else "committed",
-                                                 earlier.got if earlier is not None else ""))
+        m = _Msg(queue, persistent, "pending" if syncpoint else "committed", earlier.got if earlier is not None else "")
+        self.messages[msg_id] = self._states.setdefault(m, m)
         if syncpoint:
-            kinds, ids = self._open_ops(key)
-            kinds.append(_PUT)
-            ids.append(msg_id)
+            ops = self._open.get(key)
+            if ops is None:
+                ops = self._open[key] = (bytearray(), [])
+            ops[0].append(_PUT)
+            ops[1].append(msg_id)
 
     def get_asked(self, queue: str, syncpoint: bool) -> None:
         if not syncpoint:
@@ -111,14 +107,19 @@ class Journal:
         if not syncpoint:
             self._gets_in_flight[queue] -= 1
         m = self.messages.get(msg_id)
+        got = "pending" if syncpoint else "committed"
         if m is None:
             # Its put has not returned yet; that it could be got means it was committed.
-            m = _Msg(queue, persistent, "committed")
-        self.messages[msg_id] = self._state(m._replace(got="pending" if syncpoint else "committed"))
+            m = _Msg(queue, persistent, "committed", got)
+        else:
+            m = _Msg(m.queue, m.persistent, m.put, got)
+        self.messages[msg_id] = self._states.setdefault(m, m)
         if syncpoint:
-            kinds, ids = self._open_ops(key)
-            kinds.append(_GET)
-            ids.append(msg_id)
+            ops = self._open.get(key)
+            if ops is None:
+                ops = self._open[key] = (bytearray(), [])
+            ops[0].append(_GET)
+            ops[1].append(msg_id)
 
     def get_failed(self, queue: str, syncpoint: bool) -> None:
         if not syncpoint:
@@ -142,11 +143,20 @@ class Journal:
         self._asked.pop(key, None)
         self._prepared.pop(key, None)
         kinds, ids = self._open.pop(key, ((), ()))
-        outcome = "committed" if committed else "backed_out"
-        messages = self.messages
+        self._settle_ops(kinds, ids, "committed" if committed else "backed_out")
+
+    def _settle_ops(self, kinds, ids, outcome: str) -> None:
+        """Set ``outcome`` as the put (kind _PUT) or got (_GET) state of each message of ``ids``."""
+        messages, states = self.messages, self._states
+        last = after = None  # (kind, state before) of the operation before, and its state after
         for kind, msg_id in zip(kinds, ids):
             m = messages[msg_id]
-            messages[msg_id] = self._state(m._replace(put=outcome) if kind == _PUT else m._replace(got=outcome))
+            if last is None or last[1] is not m or last[0] != kind:  # (states are interned: one object each)
+                after = _Msg(m.queue, m.persistent, outcome, m.got) if kind == _PUT else \
+                    _Msg(m.queue, m.persistent, m.put, outcome)
+                after = states.setdefault(after, after)
+                last = kind, m
+            messages[msg_id] = after
 
     def refused(self, key) -> None:
         """A commit, backout or prepare was refused at its entry (MQRC_Q_MGR_STOPPING: an
@@ -176,22 +186,19 @@ class Journal:
 
     def crash(self) -> None:
         """Freeze what was in flight: attempted commits may or may not have happened."""
-        messages = self.messages
         for key, (kinds, ids) in self._open.items():
             asked = self._asked.get(key)
-            for kind, msg_id in zip(kinds, ids):
-                m = messages[msg_id]
-                if key in self._prepared and asked is None:
-                    state = "indoubt"
-                elif key in self._prepared or asked == "prepare":
-                    # the coordinator's decision, or the prepare itself, was on its way:
-                    # done (committed or backed out), or in doubt
-                    state = "maybe_indoubt"
-                elif asked == "commit":
-                    state = "maybe"
-                else:
-                    state = "backed_out"
-                messages[msg_id] = self._state(m._replace(put=state) if kind == _PUT else m._replace(got=state))
+            if key in self._prepared and asked is None:
+                state = "indoubt"
+            elif key in self._prepared or asked == "prepare":
+                # the coordinator's decision, or the prepare itself, was on its way:
+                # done (committed or backed out), or in doubt
+                state = "maybe_indoubt"
+            elif asked == "commit":
+                state = "maybe"
+            else:
+                state = "backed_out"
+            self._settle_ops(kinds, ids, state)
         self._open.clear()
         self._asked.clear()
 
