@@ -84,6 +84,14 @@ class Journal:
         """The one instance of the value ``m``."""
         return self._states.setdefault(m, m)
 
+    def _opened(self, key, kind: int, msg_id: bytes) -> None:
+        """Remember an operation (kind _PUT or _GET) of the open unit of work ``key``."""
+        ops = self._open.get(key)
+        if ops is None:
+            ops = self._open[key] = (bytearray(), [])
+        ops[0].append(kind)
+        ops[1].append(msg_id)
+
     # -- puts and gets --
 
     def put(self, key, msg_id: bytes, queue: str, persistent: bool, syncpoint: bool) -> None:
@@ -93,11 +101,7 @@ class Journal:
         m = _Msg(queue, persistent, "pending" if syncpoint else "committed", earlier.got if earlier is not None else "")
         self.messages[msg_id] = self._states.setdefault(m, m)
         if syncpoint:
-            ops = self._open.get(key)
-            if ops is None:
-                ops = self._open[key] = (bytearray(), [])
-            ops[0].append(_PUT)
-            ops[1].append(msg_id)
+            self._opened(key, _PUT, msg_id)
 
     def get_asked(self, queue: str, syncpoint: bool) -> None:
         if not syncpoint:
@@ -115,11 +119,7 @@ class Journal:
             m = _Msg(m.queue, m.persistent, m.put, got)
         self.messages[msg_id] = self._states.setdefault(m, m)
         if syncpoint:
-            ops = self._open.get(key)
-            if ops is None:
-                ops = self._open[key] = (bytearray(), [])
-            ops[0].append(_GET)
-            ops[1].append(msg_id)
+            self._opened(key, _GET, msg_id)
 
     def get_failed(self, queue: str, syncpoint: bool) -> None:
         if not syncpoint:
