@@ -208,7 +208,3 @@ class UnitOfWork:
     @property
     def persistent_ops(self) -> int:
         return self.ops.persistent
-
-    def add_op(self, kind: str, queue: str, msg_id: bytes, persistent: bool, address: int, length: int) -> None:
-        """Remember an MQPUT (``kind`` "put") or MQGET ("get") of the unit, chained on its operation before."""
-        self.ops.add(kind, queue, msg_id, persistent, address, length)

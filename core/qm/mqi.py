@@ -96,7 +96,7 @@ class MqiCallsMixin:
             message.state = MessageState.PUT_UNCOMMITTED
             message.uow = uow.id
             queue.add(message)
-            uow.add_op("put", queue.name, msg_id, persistent, message.put_address, message.length)
+            uow.ops.add("put", queue.name, msg_id, persistent, message.put_address, message.length)
             if uow.first != NO_ADDRESS:  # uow.logged
                 self._logged_ops += 1
         else:
@@ -270,7 +270,7 @@ class MqiCallsMixin:
             yield from self._woken(waited)
         else:
             queue.lock(message, uow.id, address)
-            uow.add_op("get", queue.name, message.msg_id, message.persistent, address, message.length)
+            uow.ops.add("get", queue.name, message.msg_id, message.persistent, address, message.length)
             if uow.first != NO_ADDRESS:  # uow.logged
                 self._logged_ops += 1
         return GotMessage(message.msg_id, data, message.persistent)

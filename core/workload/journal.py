@@ -39,8 +39,6 @@ class _Msg(NamedTuple):
     got: str = ""  # "" | pending | committed | maybe | maybe_indoubt | backed_out | indoubt
 
 
-_PUT, _GET = 0, 1  # an operation's kind in a unit of work's list (``Journal._open``)
-
 
 @attrs.define
 class Verdict:
@@ -73,8 +71,11 @@ class Journal:
 
     def __init__(self):
         self.messages: dict[bytes, _Msg] = {}
-        #: uow key -> (the kind of each operation, _PUT or _GET; their message ids), oldest first
-        self._open: dict[object, tuple[bytearray, list[bytes]]] = {}
+        #: uow key -> the message ids its puts, and its gets, journalled while it is open (an
+        #: operation's outcome sets its message's put or got state alone, so the two lists
+        #: need no order between them)
+        self._puts: dict[object, list[bytes]] = {}
+        self._gets: dict[object, list[bytes]] = {}
         self._states: dict[_Msg, _Msg] = {}  # every distinct value of ``messages``, once
         self._asked: dict[object, str] = {}  # uow key -> "commit" | "backout" while in flight
         self._prepared: dict[object, int] = {}  # uow key -> uow id
@@ -83,14 +84,6 @@ class Journal:
     def _state(self, m: _Msg) -> _Msg:
         """The one instance of the value ``m``."""
         return self._states.setdefault(m, m)
-
-    def _opened(self, key, kind: int, msg_id: bytes) -> None:
-        """Remember an operation (kind _PUT or _GET) of the open unit of work ``key``."""
-        ops = self._open.get(key)
-        if ops is None:
-            ops = self._open[key] = (bytearray(), [])
-        ops[0].append(kind)
-        ops[1].append(msg_id)
 
     # -- puts and gets --
 
@@ -101,7 +94,7 @@ class Journal:
         m = _Msg(queue, persistent, "pending" if syncpoint else "committed", earlier.got if earlier is not None else "")
         self.messages[msg_id] = self._states.setdefault(m, m)
         if syncpoint:
-            self._opened(key, _PUT, msg_id)
+            self._puts.setdefault(key, []).append(msg_id)
 
     def get_asked(self, queue: str, syncpoint: bool) -> None:
         if not syncpoint:
@@ -119,7 +112,7 @@ class Journal:
             m = _Msg(m.queue, m.persistent, m.put, got)
         self.messages[msg_id] = self._states.setdefault(m, m)
         if syncpoint:
-            self._opened(key, _GET, msg_id)
+            self._gets.setdefault(key, []).append(msg_id)
 
     def get_failed(self, queue: str, syncpoint: bool) -> None:
         if not syncpoint:
@@ -142,20 +135,20 @@ class Journal:
         returned, or a call failed with MQRC_BACKED_OUT)."""
         self._asked.pop(key, None)
         self._prepared.pop(key, None)
-        kinds, ids = self._open.pop(key, ((), ()))
-        self._settle_ops(kinds, ids, "committed" if committed else "backed_out")
+        outcome = "committed" if committed else "backed_out"
+        self._settle(self._puts.pop(key, ()), outcome, None)
+        self._settle(self._gets.pop(key, ()), None, outcome)
 
-    def _settle_ops(self, kinds, ids, outcome: str) -> None:
-        """Set ``outcome`` as the put (kind _PUT) or got (_GET) state of each message of ``ids``."""
+    def _settle(self, ids, put: str | None, got: str | None) -> None:
+        """Set the put state (``put``) or the got state (``got``; None: unchanged) of each message of ``ids``."""
         messages, states = self.messages, self._states
-        last = after = None  # (kind, state before) of the operation before, and its state after
-        for kind, msg_id in zip(kinds, ids):
+        before = after = None  # the state of the message before, and its state after
+        for msg_id in ids:
             m = messages[msg_id]
-            if last is None or last[1] is not m or last[0] != kind:  # (states are interned: one object each)
-                after = _Msg(m.queue, m.persistent, outcome, m.got) if kind == _PUT else \
-                    _Msg(m.queue, m.persistent, m.put, outcome)
+            if m is not before:  # (states are interned: messages in the same state share one object)
+                before = m
+                after = _Msg(m.queue, m.persistent, m.put if put is None else put, m.got if got is None else got)
                 after = states.setdefault(after, after)
-                last = kind, m
             messages[msg_id] = after
 
     def refused(self, key) -> None:
@@ -176,7 +169,8 @@ class Journal:
         out = Journal()
         out.messages = dict(self.messages)  # (its values are shared, never changed)
         out._states = dict(self._states)
-        out._open = {k: (bytearray(kinds), list(ids)) for k, (kinds, ids) in self._open.items()}
+        out._puts = {k: list(ids) for k, ids in self._puts.items()}
+        out._gets = {k: list(ids) for k, ids in self._gets.items()}
         out._asked = dict(self._asked)
         out._prepared = dict(self._prepared)
         out._gets_in_flight = Counter(self._gets_in_flight)
@@ -186,7 +180,7 @@ class Journal:
 
     def crash(self) -> None:
         """Freeze what was in flight: attempted commits may or may not have happened."""
-        for key, (kinds, ids) in self._open.items():
+        for key in dict.fromkeys([*self._puts, *self._gets]):
             asked = self._asked.get(key)
             if key in self._prepared and asked is None:
                 state = "indoubt"
@@ -198,8 +192,10 @@ class Journal:
                 state = "maybe"
             else:
                 state = "backed_out"
-            self._settle_ops(kinds, ids, state)
-        self._open.clear()
+            self._settle(self._puts.get(key, ()), state, None)
+            self._settle(self._gets.get(key, ()), None, state)
+        self._puts.clear()
+        self._gets.clear()
         self._asked.clear()
 
     def settlement(self, qm) -> dict:
