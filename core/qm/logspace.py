@@ -19,7 +19,7 @@ import attrs
 
 from mqlog.core.errors import LogWriteError
 from mqlog.core.format.records import HEADER_SIZE, NO_ADDRESS, Clr, Get, Prepare, Put
-from mqlog.core.objects.uow import MqiError, Reason, UnitOfWork, UowState
+from mqlog.core.objects.uow import MqiError, Ops, Reason, UnitOfWork, UowState
 from mqlog.core.platform import UowView
 
 #: log space always kept for what must not fail when the log is full (commit, backout,
@@ -224,7 +224,7 @@ class LogSpaceMixin:
         try:
             prev = uow.last
             first = NO_ADDRESS
-            new_ops = []
+            new_ops = Ops()
             for op in uow.ops:
                 queue = self.queues.get(op.queue)
                 message = queue.messages.get(op.msg_id) if queue is not None else None

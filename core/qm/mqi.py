@@ -24,7 +24,7 @@ import simpy
 from mqlog.core.format.records import NO_ADDRESS, Codec, Get, Put, PutSegment, split_message
 from mqlog.core.objects.queuefile import IoCost, MessageState
 from mqlog.core.objects.queues import Message, Queue
-from mqlog.core.objects.uow import MqiError, Op, Reason, UnitOfWork
+from mqlog.core.objects.uow import MqiError, Reason, UnitOfWork
 from mqlog.core.qm.connection import Connection, GotMessage
 
 
@@ -96,8 +96,7 @@ class MqiCallsMixin:
             message.state = MessageState.PUT_UNCOMMITTED
             message.uow = uow.id
             queue.add(message)
-            prev = uow.ops[-1].address if uow.ops else NO_ADDRESS
-            uow.ops.append(Op("put", queue.name, msg_id, persistent, message.put_address, prev, message.length))
+            uow.ops.add("put", queue.name, msg_id, persistent, message.put_address, message.length)
             if uow.first != NO_ADDRESS:  # uow.logged
                 self._logged_ops += 1
         else:
@@ -271,8 +270,7 @@ class MqiCallsMixin:
             yield from self._woken(waited)
         else:
             queue.lock(message, uow.id, address)
-            prev = uow.ops[-1].address if uow.ops else NO_ADDRESS
-            uow.ops.append(Op("get", queue.name, message.msg_id, message.persistent, address, prev, message.length))
+            uow.ops.add("get", queue.name, message.msg_id, message.persistent, address, message.length)
             if uow.first != NO_ADDRESS:  # uow.logged
                 self._logged_ops += 1
         return GotMessage(message.msg_id, data, message.persistent)
