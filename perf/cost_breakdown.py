@@ -5,7 +5,8 @@ much to tell a 5% saving from noise. This script counts instead:
 
 - **Python opcodes per log record** (default): ``putget-pairs`` (10 pairs, 200-byte messages,
   suite 4's run) under ``sys.settrace`` with opcode tracing, by source file and by function.
-  Deterministic: the same code gives the same count. It misses what runs in C (generator
+  Deterministic: the same code gives the same count in a fresh process (a second run in the
+  same one differs by a few opcodes in 10⁶: caches the first warmed). It misses what runs in C (generator
   creation, ``struct``, ``zlib``), so a change that moves work into or out of C needs the
   next measure too.
 - **Machine instructions per log record** (``--instructions``): the same run at two sizes under
