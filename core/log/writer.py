@@ -143,12 +143,8 @@ class LogWriter:
 
     def put(self, record) -> Generator[simpy.Event, None, int]:
         """Append ``record``, first waiting for buffer space if need be (``yield from``)."""
-        # _encode and has_room, inline: every record the queue manager logs passes here
-        if self.failed is not None:
-            raise self.failed
-        data = (attrs.evolve(record, stamp=self.addressing.stamp(self.env.now)) if self._stamps else record).to_bytes()
-        buffer = self.buffer
-        if not (buffer.has_room(len(data) + PAGE_PAYLOAD) or not buffer.pending_bytes()):
+        data = self._encode(record)
+        if not self.has_room(len(data)):
             self.stats.buffer_waits += 1
             while not self.has_room(len(data)):
                 event = self.env.event()

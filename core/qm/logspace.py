@@ -128,15 +128,18 @@ class LogSpaceMixin:
         self._ensure_room(nbytes)
         self._claimed += nbytes
 
+    def _has_room(self, nbytes: int) -> bool:
+        """Whether ``nbytes`` more fit in the log beside the reserve (a log that never fills
+        always has room)."""
+        free = self.log_free_bytes()
+        return free is None or free - nbytes >= self._reserve_bytes()
+
     def _ensure_room(self, nbytes: int) -> None:
         """Refuse new work when the log is full: the call fails with MQRC_RESOURCE_PROBLEM,
         nothing of it is logged, and the queue manager tries to release space. The log-full
         event is said once per episode, naming the long-running unit of work that holds the
         tail if one does. Commit and backout never come here: the reserve is theirs."""
-        free = self.log_free_bytes()
-        if free is None:
-            return
-        if free - nbytes >= self._reserve_bytes():
+        if self._has_room(nbytes):
             return
         self.counters.log_full_refusals += 1
         self._drain_space_events()

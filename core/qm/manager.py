@@ -378,9 +378,8 @@ class QueueManager(MqiCallsMixin, UnitsOfWorkMixin, LogSpaceMixin, CheckpointMix
             # the record need not be encoded twice. Claimed until appended: callers waiting
             # for buffer space must not all pass against the same free space.
             claimed = need or len(record.data) + 1500
-            free = self.log_free_bytes()
-            if free is None or free - claimed >= self._reserve_bytes():
-                self._claimed += claimed  # room (the usual case): _claim's check, inline
+            if self._has_room(claimed):
+                self._claimed += claimed  # room (the usual case): _claim without a generator
             else:
                 yield from self._claim_waiting(claimed)
         try:
