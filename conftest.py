@@ -52,15 +52,21 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.slow)
 
 
-_measured: dict[str, float] = {}
+_measured: dict[str, float] | None = None  # a dict only under --store-durations
+
+
+def pytest_configure(config):
+    global _measured
+    _measured = {} if config.getoption("--store-durations") else None
 
 
 def pytest_runtest_logreport(report):
-    _measured[report.nodeid] = _measured.get(report.nodeid, 0.0) + report.duration
+    if _measured is not None:
+        _measured[report.nodeid] = _measured.get(report.nodeid, 0.0) + report.duration
 
 
 def pytest_sessionfinish(session, exitstatus):
-    if not session.config.getoption("--store-durations") or not _measured:
+    if not _measured:
         return
     merged = _recorded()
     merged.update({node: round(seconds, 3) for node, seconds in _measured.items()})
