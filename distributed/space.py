@@ -147,18 +147,21 @@ class DistributedLogSpace(SpaceStatus, SpaceDefaults):
         """Head-to-tail distance as a fraction of the active log (IBM MQ, "Managing logs"), measured from
         the start of the extent holding the tail: extents are freed whole, so that is the
         space really taken."""
-        holder = self._holder(tail)
-        start = holder.start if holder is not None else tail
-        return max(0, head - start) / self.capacity_bytes
+        return max(0, head - self._start_of(tail)) / self.capacity_bytes
 
     def free_bytes(self, head: int, tail: int) -> int:
         """Bytes the log can still take before it is full (AMQ7463): every extent of the
         active log, primaries and secondaries, from the one holding the tail – the tail the
         last checkpoint saved, which is what frees extents, not a newer one."""
         tail = min(tail, self.tail) if self._loaded else tail
-        holder = self._holder(tail)
-        start = holder.start if holder is not None else tail
-        return self.capacity_bytes - max(0, head - start)
+        return self.capacity_bytes - max(0, head - self._start_of(tail))
+
+    def _start_of(self, address: int) -> int:
+        """The first address of the extent holding ``address`` (``address`` if none does),
+        through read_page's memo: the queue manager asks before every record it logs, and the
+        tail's extent changes only when the tail moves on or an extent is reassigned."""
+        hold = self._files.get(address)
+        return hold[0] if hold is not None else address
 
     def release(self, tail: int) -> None:
         self.tail = max(self.tail, tail)

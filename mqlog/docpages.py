@@ -134,7 +134,7 @@ def parse(text: str) -> list[Block]:
         j = i + 1
         while j < len(lines) and "-->" not in lines[j]:
             command = lines[j].strip()
-            if re.match(r"^[a-z]+=", command) and not block.commands:  # an option on a line of its own
+            if re.match(r"^[a-z][a-z0-9_]*=", command) and not block.commands:  # an option on a line of its own
                 block.options.update(_options(shlex.split(command)))
             elif command:
                 label, sep, argv = command.partition(": mqlog ")

@@ -1,6 +1,7 @@
 """The ``results`` view of ``mqlog docs`` (:mod:`mqlog.docpages`): a guide table made from the
-rows of ``mqlog sweep --json`` (its ``results/`` Parquet, read with pyarrow) and ``mqlog
-compare --json`` (its ``rows``), one table row per run.
+rows of ``mqlog sweep --json`` (its ``results/`` Parquet, read with pyarrow), ``mqlog
+compare --json`` (its ``rows``) and ``mqlog mqldt --json`` (its ``results``, a block size
+each), one table row per run.
 
 Options (on the block's comment line):
 
@@ -14,7 +15,8 @@ Options (on the block's comment line):
   KEY (``vs config_name=zos-none``: +0.0%, −36.6%), ``over KEY=VALUE`` the ratio to it
   (``{commits over config_name=zos-single:.3f}``: 0.614); ``A-B`` a difference of two fields
   (``{write_cycles-partial_page_writes}``), and a scale may be several factors, numbers or
-  fields (``{workload_s*sweep.workload.requesters*1e6/round_trips}``); FORMAT a Python format spec (integers get
+  fields (``{workload_s*sweep.workload.requesters*1e6/round_trips}``), a field plus a number among them
+  (``{logical_bytes*2*sweep.workload.duration+1/workload_s}``: 2 × (N + 1) × B); FORMAT a Python format spec (integers get
   thousands separators without one; a trailing ``~`` drops trailing zeros: ``.2f~`` gives
   0.19 and 3; ``?YES|NO`` is YES where the value is not zero, ``%s`` in YES the value itself:
   ``{restart_failed:?fails, %s|completes}``). ``{label}`` is the label of the command the run is from.
@@ -62,7 +64,9 @@ def load_rows(document: dict, cwd: Path) -> list[dict]:
         return read_rows(cwd / document["results"], sweep=True)
     if isinstance(document.get("rows"), list):     # mqlog compare --json
         return document["rows"]
-    raise DocsError("view results needs mqlog sweep --json or mqlog compare --json")
+    if isinstance(document.get("results"), list):  # mqlog mqldt --json: a block size each
+        return document["results"]
+    raise DocsError("view results needs mqlog sweep --json, mqlog compare --json or mqlog mqldt --json")
 
 
 def _get(row: dict, path: str):
@@ -115,36 +119,53 @@ class _Runs:
         raise DocsError(f"view results: command {label!r} has no run with {where}")
 
 
+def _value(g: dict, r: dict):
+    """A field's number in run ``r`` (``g``: the field's parts): PATH, A-B, scaled, divided."""
+    v = _get(r, g["path"])
+    if g["minus"]:   # A-B: a difference of two fields
+        b = _get(r, g["minus"])
+        v = v - b if _number(v) is not None and _number(b) is not None else None
+    for factor in (g["scale"] or "").split("*") if g["scale"] else ():   # *NUMBER or *PATH, any number
+        try:
+            f = float(factor)
+        except ValueError:   # PATH, or PATH+NUMBER: (N + 1) in IBM's 2 x (N + 1) x B
+            path, plus, add = factor.partition("+")
+            f = _get(r, path)
+            if plus:
+                try:
+                    f = f + float(add) if _number(f) is not None else None
+                except ValueError:
+                    raise DocsError(f"view results: {factor!r}: PATH+NUMBER adds a number to a field") from None
+        v = v * f if _number(v) is not None and _number(f) is not None else None
+    if g["over"]:
+        d = _get(r, g["over"])
+        v = v / d if _number(v) is not None and _number(d) else None
+    return v
+
+
+def field_value(match, row: dict, label: str, runs: _Runs):
+    """A ``{FIELD}``'s value in ``row`` before it is formatted: a number (``vs``: the change in
+    percent, +2.5 for +2.5%), or None where there is none."""
+    g = match.groupdict()
+    source = runs.twin(g["label"], row) if g["label"] else row
+    v = _value(g, source)
+    if g["vs_key"]:
+        then = _value(g, runs.twin(g["label"] or label, source, g["vs_key"], g["vs_value"].strip()))
+        if _number(v) is None or not then:
+            return None
+        return v / then if g["vs_op"] == "over" else (v / then - 1) * 100
+    return v
+
+
 def _field(match, row: dict, label: str, runs: _Runs) -> str:
     g = match.groupdict()
     if g["path"] == "label" and not g["label"]:
         return label   # the command's label (a compare run a payload, say)
-    source = runs.twin(g["label"], row) if g["label"] else row
-
-    def value(r):
-        v = _get(r, g["path"])
-        if g["minus"]:   # A-B: a difference of two fields
-            b = _get(r, g["minus"])
-            v = v - b if _number(v) is not None and _number(b) is not None else None
-        for factor in (g["scale"] or "").split("*") if g["scale"] else ():   # *NUMBER or *PATH, any number
-            try:
-                f = float(factor)
-            except ValueError:
-                f = _get(r, factor)
-            v = v * f if _number(v) is not None and _number(f) is not None else None
-        if g["over"]:
-            d = _get(r, g["over"])
-            v = v / d if _number(v) is not None and _number(d) else None
-        return v
-
-    v = value(source)
-    if g["vs_key"]:
+    if g["vs_key"] and g["vs_op"] == "vs":   # a change against the other run: +0.0%, −36.6%
+        source = runs.twin(g["label"], row) if g["label"] else row
         base = runs.twin(g["label"] or label, source, g["vs_key"], g["vs_value"].strip())
-        if g["vs_op"] == "over":   # a ratio to that run: 1.63
-            then = value(base)
-            v = v / then if _number(v) is not None and _number(then) else None
-        else:
-            return _change(v, value(base))
+        return _change(_value(g, source), _value(g, base))
+    v = field_value(match, row, label, runs)
     fmt = g["format"] or ""
     if fmt.startswith("?"):   # ?YES|NO: YES where the value is not zero (%s in it: the value)
         yes, _, no = fmt[1:].partition("|")

@@ -14,6 +14,7 @@ from typing import Any, Callable
 
 import attrs
 
+from mqlog.core.disk.faults import NOTHING, FileRoles
 from mqlog.core.errors import ParameterError
 from mqlog.core.params import Number, Parameter, ParameterSet
 from mqlog.core.platform import Platform, reference_platform
@@ -74,6 +75,17 @@ class PlatformChoice:
     #: an MQ professional must see which settings have no counterpart on a real queue manager
     real_names: str = ""
     model_only: Callable[[], tuple[str, ...]] | None = None
+    #: what the configuration (effective values) claims against the fault classes its log's
+    #: design decides: {fault class: (SURVIVE/DETECT/NOTHING, why)} over the generic claims
+    #: of :func:`mqlog.torture.claims.claims`
+    fault_claims: Callable[[dict], dict[str, tuple[str, str]]] = lambda values: {}
+    #: what each of its files is to restart (a :class:`~mqlog.core.disk.faults.FileRoles`)
+    file_roles: Callable[[], FileRoles] = lambda: _REFERENCE_FILES
+    #: how it writes a log address, as its own dump and messages do: (the bare form for a
+    #: column, a labelled one for a sentence, the column's width); the default is the
+    #: reference log's byte address in hex
+    notation: Callable[[], tuple[Callable[[int], str], Callable[[int], str], int]] = \
+        lambda: ("{:016X}".format, "{:016X}".format, 16)
 
     def model_only_names(self) -> tuple[str, ...]:
         """The parameters that are the model's own, not the platform's real names (all of them
@@ -165,6 +177,57 @@ def _distributed_model_only() -> tuple[str, ...]:
     return tuple(p.name for p in PARAMETERS if p.where == MODEL_SETTING)
 
 
+def _distributed_fault_claims(values: dict) -> dict:
+    from mqlog.distributed.damage import fault_claims
+
+    return fault_claims(values)
+
+
+def _distributed_files() -> FileRoles:
+    from mqlog.distributed.damage import FILE_ROLES
+
+    return FILE_ROLES
+
+
+def _distributed_notation():
+    from mqlog.distributed.space import format_lsn  # an LSN <a:b:c:d>, as dmpmqlog and AMQ7230I write it
+
+    return format_lsn, lambda a: f"LSN {format_lsn(a)} ({a:016X})", 22
+
+
+def _zos_notation():
+    return "{:016X}".format, lambda a: f"RBA {a:016X}", 16  # an RBA in hex, as CSQ1LOGP writes it
+
+
+def _zos_fault_claims(values: dict) -> dict:
+    from mqlog.zos.damage import fault_claims
+
+    return fault_claims(values)
+
+
+def _zos_files() -> FileRoles:
+    from mqlog.zos.damage import FILE_ROLES
+
+    return FILE_ROLES
+
+
+#: the reference log (reference.log) and its control file (reference.ctl)
+_REFERENCE_FILES = FileRoles(control=lambda name: name.endswith(".ctl"), log=lambda name: name.endswith(".log"),
+                             needed=lambda name: name.endswith(".log"),
+                             single_copy=lambda values: "the reference log")
+
+
+def _reference_fault_claims(values: dict) -> dict:
+    # Its control file keeps the checkpoint and the tail, not a high-water mark as the
+    # distributed control file and the BSDS do: a log file cut short after the checkpoint
+    # ends where a crash's log would (found by `mqlog torture --platform reference`, whose
+    # `missing` class lost messages silently under the generic claim to detect).
+    return {"torn": (NOTHING, "the reference platform rewrites partial pages in place"),
+            "missing": (NOTHING, "the reference platform's control data keeps no high-water mark: a log file "
+                                 "cut short after the last checkpoint looks like a crash's end of the log; a "
+                                 "missing file or one cut before the checkpoint is refused")}
+
+
 def _zos(storage: Storage, values: dict) -> Platform:
     from mqlog.zos.config import ZosLogConfig
     from mqlog.zos.platform import zos_platform_from_config
@@ -190,14 +253,16 @@ PLATFORMS: dict[str, PlatformChoice] = {
          LogParam("buffer_pages", 512, _WholeNumber(2, 65_535), "log buffer size in 4 KiB pages"),
          LogParam("write_threshold_pages", 20, _WholeNumber(1, 65_535),
                   "full buffer pages that start a write nobody forced")),
-        check=_reference_check),
+        check=_reference_check, fault_claims=_reference_fault_claims),
     "distributed": PlatformChoice("distributed", "Linux/UNIX/Windows queue manager log (qm.ini Log: names)",
                                   _distributed, configurer=_distributed_configure,
                                   describer=_distributed_describe, real_names="qm.ini Log: key",
-                                  model_only=_distributed_model_only),
+                                  model_only=_distributed_model_only, fault_claims=_distributed_fault_claims,
+                                  file_roles=_distributed_files, notation=_distributed_notation),
     "zos": PlatformChoice("zos", "z/OS queue manager log (CSQ6LOGP / CSQ6SYSP / CSQ6ARVP names)",
                           _zos, configurer=_zos_configure, describer=_zos_describe,
-                          real_names="CSQ6LOGP, CSQ6SYSP or CSQ6ARVP keyword", model_only=_zos_model_only),
+                          real_names="CSQ6LOGP, CSQ6SYSP or CSQ6ARVP keyword", model_only=_zos_model_only,
+                          fault_claims=_zos_fault_claims, file_roles=_zos_files, notation=_zos_notation),
 }
 
 

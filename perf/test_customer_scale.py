@@ -13,8 +13,9 @@ applications, hundreds of thousands of messages held).
   in-memory backend holds (the log and the queue files, which it must keep), per message.
 
 Targets as the gate holds them (each at least 15% from what main measures, so that noise does
-not fail it and a regression does); issue 35 asks for 1.25 × and 0.5 KB on the log-fill, which
-the queue file's format does not allow yet (perf/README.md says why and what would).
+not fail it and a regression does); issue 35 asks for 1.25 × and 0.5 KB on the log-fill: the
+growth meets it, the memory does not yet (about 600 bytes; perf/README.md says what a message
+still costs and what would take it under 500).
 """
 
 from __future__ import annotations
@@ -43,10 +44,12 @@ CONCURRENCY_TARGET = 1.6
 #: spill rewrote the whole directory); the gate sits 15% above the highest of those, so that
 #: noise does not fail it and a return of the O(depth) flush (1.4+) does
 FILL_GROWTH_TARGET = 1.33
-#: resident bytes per message held beyond the baseline and the files (measured about 884 since
-#: the queue file keeps each entry once, packed; about 1,140 before). Issue 35 asks for 500:
-#: perf/README.md says what stands between.
-MEMORY_PER_MESSAGE_TARGET = 1020
+#: resident bytes per message held beyond the baseline and the files (measured 597-612 since a
+#: unit of work keeps its operations in columns, the journal shares its per-message states, a
+#: directory page is one bytearray and a length is kept once; 891 before, about 1,140 before the
+#: queue file kept each entry once, packed); the gate sits 15% above the highest. Issue 35
+#: asks for 500: perf/README.md says what stands between.
+MEMORY_PER_MESSAGE_TARGET = 705
 
 
 def cost_per_call(platform: str, each: int, duration: float) -> float:
@@ -103,6 +106,7 @@ def test_log_fill_cost_per_message_is_flat_and_its_memory_bounded(benchmark, gat
     gate.record("log-fill cost per message, 10^6 over 25,000", growth, FILL_GROWTH_TARGET, "<=",
                 f"{small['wall_s'] / small['messages'] * 1e6:.1f} -> {large['wall_s'] / large['messages'] * 1e6:.1f} "
                 f"us/message")
-    gate.record("log-fill memory per message held, bytes over 1020", per_message / MEMORY_PER_MESSAGE_TARGET, 1.0,
+    gate.record(f"log-fill memory per message held, bytes over {MEMORY_PER_MESSAGE_TARGET}",
+                per_message / MEMORY_PER_MESSAGE_TARGET, 1.0,
                 "<=", f"{per_message:,.0f} bytes a message beyond the baseline and the {large['storage_bytes'] / 1e6:,.0f} "
                 f"MB of files held")

@@ -252,16 +252,37 @@ def flatten(metrics: dict) -> dict:
 
 def progress_writer(task: dict):
     """How far a task's run has got, for the driver to show while it runs: the virtual seconds
-    done, written to ``task["progress_dir"]/KEY`` (KEY: the sweep cell's key, else the
-    configuration's name) at most twice a wall second. None (no reports) when the task names no
-    directory or this executor cannot see it (a cluster without a shared file system)."""
+    done, at most twice a wall second, written to ``task["progress_dir"]/KEY`` (KEY: the sweep
+    cell's key, else the configuration's name) when this executor sees that directory, else
+    sent as one datagram ``KEY SECONDS`` to ``task["progress_addr"]`` (``host:port``, the
+    driver's: a standalone cluster without a shared file system). None (no reports) when the
+    task names neither it can use."""
     import os
+    import socket
     import time
 
+    key = str(task.get("key") or task["name"])
     directory = task.get("progress_dir")
-    if not directory or not os.path.isdir(directory):
+    address = task.get("progress_addr")
+    if directory and os.path.isdir(directory):
+        path = os.path.join(directory, key)
+
+        def send(text: str) -> None:
+            with open(path + ".tmp", "w") as f:
+                f.write(text)
+            os.replace(path + ".tmp", path)
+    elif address and ":" in address:
+        host, _, port = address.rpartition(":")
+        try:
+            target = (host, int(port))
+            channel = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        except (ValueError, OSError):
+            return None
+
+        def send(text: str) -> None:
+            channel.sendto(f"{key} {text}".encode(), target)
+    else:
         return None
-    path = os.path.join(directory, str(task.get("key") or task["name"]))
     last = [0.0]
 
     def report(virtual_s: float, records: int) -> None:
@@ -270,9 +291,7 @@ def progress_writer(task: dict):
             return
         last[0] = now
         try:
-            with open(path + ".tmp", "w") as f:
-                f.write(f"{virtual_s:.6f}")
-            os.replace(path + ".tmp", path)
+            send(f"{virtual_s:.6f}")
         except OSError:
             pass  # progress is a courtesy: never a reason for a run to fail
 
@@ -282,7 +301,8 @@ def progress_writer(task: dict):
 def compare(spark, *, workload: str, params: dict, seed: int, device: str, cells: list[dict],
             crash_at_s: float | str | None = None, progress=None, runs_dir: str | Path | None = None,
             restart_mode: str = DEFAULT_RESTART_MODE, host: str = DEFAULT_HOST,
-            qmgr: dict | None = None, progress_dir: str | None = None, shunting: bool = True) -> list[dict]:
+            qmgr: dict | None = None, progress_dir: str | None = None, progress_addr: str | None = None,
+            shunting: bool = True) -> list[dict]:
     """Run every cell as a Spark task; the metrics rows in matrix order. Raises
     FingerprintMismatch if the configurations did not all see the same workload.
 
@@ -298,7 +318,8 @@ def compare(spark, *, workload: str, params: dict, seed: int, device: str, cells
     tasks = [dict(cell, workload=workload, params=dict(params), seed=seed, device=device, host=host,
                   crash_at_s=crash_at_s, qmgr={**(qmgr or {}), **cell.get("qmgr", {})},
                   runs_dir=runs, restart_mode=cell.get("restart_mode") or restart_mode,
-                  progress_dir=progress_dir, **({} if shunting else {"shunting": False})) for cell in cells]
+                  progress_dir=progress_dir, progress_addr=progress_addr,
+                  **({} if shunting else {"shunting": False})) for cell in cells]
     from mqlog.spark.session import run_tasks
 
     rows = run_tasks(spark, tasks, run_cell, what="a configuration's run failed", progress=progress)

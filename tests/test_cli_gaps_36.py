@@ -1,6 +1,7 @@
 """Issue 36's smaller bullets, through the real command line: a target rate the run could not
 reach is said in its summary; ``print --summary`` lists the incomplete units by default, as
-CSQ1LOGP's summary does; ``history`` shows a killed run's workload and each restart's time."""
+CSQ1LOGP's summary does; ``history`` shows a killed run's workload and each restart's time;
+one address notation, labelled, across restart, dmpmqlog, print and scan."""
 
 from __future__ import annotations
 
@@ -91,7 +92,7 @@ def test_compare_and_sweep_show_progress_inside_each_configuration(tmp_path, mon
 
     monkeypatch.setattr(jobs, "INSIDE_EVERY_S", 0.05)
     with jobs.progress_inside(tmp_path, {"dist-linear": "dist-linear", "zos-dual": "zos-dual"}, 1.0) as (inside,
-                                                                                                       done):
+                                                                                                       done, _):
         progress_writer({"name": "dist-linear", "progress_dir": inside})(0.25, 10)
         progress_writer({"name": "zos-dual", "progress_dir": inside})(0.5, 10)
         done.add("zos-dual")
@@ -103,3 +104,88 @@ def test_compare_and_sweep_show_progress_inside_each_configuration(tmp_path, mon
             time.sleep(0.05)
     assert "  running: dist-linear 0.25/1 virtual s" in err and "zos-dual" not in err
     assert not (tmp_path / ".progress").exists()  # nothing left behind in OUT
+
+
+def test_progress_inside_reaches_the_driver_from_an_executor_that_cannot_see_out(tmp_path, monkeypatch, capsys):
+    """A standalone cluster with no shared file system: the executor cannot see OUT/.progress,
+    so the task sends its virtual seconds to the driver's host and the port the driver opened,
+    and the driver prints them as it does a file's; a report naming no task of the job (a
+    path, say) is dropped, and the port is closed after."""
+    import socket
+    import time
+
+    from mqlog.cli import jobs
+    from mqlog.spark.compare import progress_writer
+
+    monkeypatch.setattr(jobs, "INSIDE_EVERY_S", 0.05)
+    elsewhere = str(tmp_path / "not-on-this-executor")
+    with jobs.progress_inside(tmp_path / "out", {"k1": "dist-linear LogPrimaryFiles=4"}, 2.0,
+                              "127.0.0.1") as (inside, done, address):
+        assert address.startswith("127.0.0.1:")
+        host, port = address.split(":")
+        stray = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        stray.sendto(b"../../escaped 1.0", (host, int(port)))
+        report = progress_writer({"name": "dist-linear", "key": "k1", "progress_dir": elsewhere,
+                                  "progress_addr": address})
+        deadline = time.monotonic() + 60  # a safeguard against a hang, not a timing assertion
+        err = ""
+        while "running:" not in err:
+            report(0.75, 10)
+            err += capsys.readouterr().err
+            assert time.monotonic() < deadline
+            time.sleep(0.6)   # a task reports at most twice a wall second
+    assert "  running: dist-linear LogPrimaryFiles=4 0.75/2 virtual s" in err
+    assert not (tmp_path / "escaped").exists() and not (tmp_path / "out" / ".progress").exists()
+    assert not (tmp_path / "not-on-this-executor").exists()
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as again:   # the port is the driver's no more
+        again.bind(("", int(port)))
+
+
+def test_a_task_with_neither_a_visible_directory_nor_an_address_reports_nothing(tmp_path):
+    from mqlog.spark.compare import progress_writer
+
+    assert progress_writer({"name": "a", "progress_dir": str(tmp_path / "missing")}) is None
+    assert progress_writer({"name": "a", "progress_addr": "no-port-here"}) is None
+
+
+def _lsn_value(text: str) -> int:
+    """An LSN <a:b:c:d> as the byte address it names: four 16-bit parts, most significant first."""
+    a, b, c, d = (int(p) for p in text.strip("<>").split(":"))
+    return ((a * 65536 + b) * 65536 + c) * 65536 + d
+
+
+def test_scan_writes_addresses_as_dmpmqlog_print_and_restart_do(tmp_path):
+    """``scan`` of a distributed extent gives LSNs, as dmpmqlog and AMQ7230I do (it gave bare
+    hex); of a z/OS data set RBAs, as CSQ1LOGP does; in --json ``address`` is the byte address
+    and ``address_text`` the platform's notation, as in ``restart --json``'s end of the log."""
+    fill = ("--workload", "log-fill", "--set", "workload.messages=2000", "--set", "workload.transactions=40",
+            "--crash-after-writes", "60")
+    assert mqlog("run", "--platform", "distributed", *fill, "--out", tmp_path / "d").returncode == 0
+    dumped = json.loads(mqlog("dmpmqlog", tmp_path / "d", "--json").stdout)["records"]
+    extent = dumped[0]["extent"]
+    scanned = json.loads(mqlog("scan", tmp_path / "d" / "qm" / extent, "--records", "--json").stdout)
+    by_lsn = {r["address_text"]: r for r in scanned["record_list"]}
+    end = scanned["end"]
+    # the extent alone (its last page may be newer in the spare page file, which dmpmqlog reads)
+    in_extent = [r for r in dumped if r["extent"] == extent and _lsn_value(r["lsn"]) < end["address"]]
+    assert len(in_extent) > 10
+    for r in in_extent:   # every record dmpmqlog shows in the extent, at the LSN scan gives it
+        assert by_lsn[r["lsn"]]["type"] == r["type"] and by_lsn[r["lsn"]]["address"] == _lsn_value(r["lsn"])
+    assert isinstance(end["address"], int) and _lsn_value(end["address_text"]) == end["address"]
+    assert scanned["base_address"] == _lsn_value(scanned["base_address_text"]) == 0
+    text = mqlog("scan", tmp_path / "d" / "qm" / extent).stdout
+    assert f"log ends at LSN {end['address_text']} ({end['address']:016X}): " in text
+    restarted = json.loads(mqlog("restart", tmp_path / "d", "--json").stdout)["end_of_log"]
+    assert _lsn_value(restarted["address_text"]) == restarted["address"]   # the same two keys, the same meaning
+
+    assert mqlog("run", "--platform", "zos", *fill, "--out", tmp_path / "z").returncode == 0
+    printed = json.loads(mqlog("print", tmp_path / "z", "--json").stdout)["records"]
+    scanned = json.loads(mqlog("scan", tmp_path / "z" / "qm" / "LOGCOPY1.DS01", "--records", "--json").stdout)
+    by_rba = {r["address_text"]: r for r in scanned["record_list"]}
+    assert len(printed) > 10
+    for r in printed:   # CSQ1LOGP's RBA is scan's, as hex and as a number
+        if r["rba_hex"] in by_rba:
+            assert by_rba[r["rba_hex"]]["address"] == r["rba"] == int(r["rba_hex"], 16)
+    assert sum(r["rba_hex"] in by_rba for r in printed) > 10
+    text = mqlog("scan", tmp_path / "z" / "qm" / "LOGCOPY1.DS01").stdout
+    assert f"log ends at RBA {scanned['end']['address_text']}: " in text

@@ -49,10 +49,11 @@ def _page(tmp_path, table: str, claim: str = RIGHT) -> Path:
 
 def test_the_fast_subset_of_the_published_pages_reproduces():
     """What the default test run checks: README's quick transcripts (group commit, scan, the
-    crash and restarts, history, the refused --set, mqldt both ways), re-run from scratch."""
+    crash and restarts, history, the refused --set, mqldt both ways, the table of what the device
+    profiles imply and its claim), re-run from scratch."""
     out = docs("--fast")
     assert out.returncode == 0, out.stdout + out.stderr
-    assert "README.md: 9 block(s) checked, 0 mismatch(es)" in out.stdout, out.stdout  # and the group-commit claim
+    assert "README.md: 11 block(s) checked, 0 mismatch(es)" in out.stdout, out.stdout  # and the group-commit claim
 
 
 def test_a_guide_number_edited_by_hand_fails_the_check_naming_page_row_and_both_values(tmp_path):

@@ -263,3 +263,186 @@ def test_a_twin_command_a_failed_restart_and_figures_from_canned_runs(tmp_path, 
     assert any("figure img/read.png, series 'without', x=small" in m for m in found)
     assert any(m.startswith("p.md: line 16: claim restart[\"small\"]") and "no longer holds" in m for m in found), found
     assert not any("trace.png" in m for m in found)   # the other run's series: not drawn there
+
+
+def _canned_page(tmp_path, monkeypatch, outputs: dict, text: str) -> Path:
+    """A page whose commands print ``outputs`` (command -> its JSON) instead of running."""
+    monkeypatch.setattr(docpages, "run_command", lambda command, cwd, merge=False: json.dumps(outputs[command]))
+    (tmp_path / "img").mkdir(exist_ok=True)
+    page = tmp_path / "p.md"
+    page.write_text(text)
+    return page
+
+
+def _refusal(page: Path) -> str:
+    """The one error ``--check`` stops with on ``page``."""
+    with pytest.raises(docpages.DocsError) as raised:
+        _check(page)
+    return str(raised.value)
+
+
+# -- a yes/no figure with reference ticks, and a field plus a number (guide page 1's Figure 1) --
+
+MIB = 1048576
+
+
+def _sizing(n, mib, rolled_back, *, logical, used_max):
+    return {"config_name": "circ", "sweep": {"workload.duration": n, "log.LogPrimaryFiles": mib},
+            "active_log_capacity_bytes": mib * MIB, "uows_rolled_back": rolled_back, "workload_s": n,
+            "logical_bytes": logical, "active_log_used_bytes_max": used_max}
+
+
+SIZING = {"mqlog compare --matrix s.toml --json": {"rows": [
+    # N = 1 s: rolled back at 24 MiB, not at 40; the widest run logs 10 MiB a second and used 24 MiB
+    _sizing(1.0, 24, 1, logical=99, used_max=99), _sizing(1.0, 40, 0, logical=10 * MIB, used_max=24 * MIB),
+    # N = 2 s: rolled back at 24 MiB, not at 72; the widest logs 2.5 MiB a second and used 48 MiB
+    _sizing(2.0, 72, 0, logical=5 * MIB, used_max=48 * MIB), _sizing(2.0, 24, 1, logical=99, used_max=99)]}}
+
+SIZING_PAGE = """# sizing
+
+<!-- mqlog docs: figure img/rb.png kind=outcome x=active_log_capacity_bytes y=uows_rolled_back series=sweep.workload.duration
+xscale=9.5367431640625e-07 series_label="N = {} s" outcome="rolled back|not rolled back"
+ticks="80% limit=active_log_used_bytes_max / 0.8 / 1048576;IBM rule=2 * (sweep.workload.duration + 1) * logical_bytes / workload_s / 1048576"
+s: mqlog compare --matrix s.toml --json
+-->
+![rb](img/rb.png)
+
+<!-- mqlog docs: table rule view=results key=N where=sweep.log.LogPrimaryFiles=40|72 sort=sweep.workload.duration
+columns="N={sweep.workload.duration:g} s;rule (MiB)={logical_bytes*2*sweep.workload.duration+1*9.5367431640625e-07/workload_s:.1f}"
+s: mqlog compare --matrix s.toml --json
+-->
+<!-- mqlog docs: end -->
+"""
+
+
+def test_an_outcome_figure_marks_each_run_and_ticks_each_row_from_its_widest_run(tmp_path, monkeypatch):
+    outputs = json.loads(json.dumps(SIZING))
+    page = _canned_page(tmp_path, monkeypatch, outputs, SIZING_PAGE)
+    _check(page, write=True)
+    drawn = read_points(tmp_path / "img" / "rb.png")
+    assert drawn["series"] == {"1.0": [[24.0, 1], [40.0, 0]], "2.0": [[24.0, 1], [72.0, 0]]}   # MiB, by size
+    # 24 / 0.8 = 30 and 48 / 0.8 = 60 MiB; 2 x (1 + 1) x 10 = 40 and 2 x (2 + 1) x 2.5 = 15 MiB
+    assert drawn["ticks"] == {"80% limit": [["1.0", 30.0], ["2.0", 60.0]], "IBM rule": [["1.0", 40.0], ["2.0", 15.0]]}
+    assert "| 1 s | 40.0 |" in page.read_text() and "| 2 s | 15.0 |" in page.read_text()   # (N + 1): a field plus 1
+    assert not _check(page).mismatches
+
+    outputs["mqlog compare --matrix s.toml --json"]["rows"][2]["logical_bytes"] = 6 * MIB   # N = 2 s logs faster
+    found = [str(m) for m in _check(page).mismatches]
+    assert "p.md: figure img/rb.png, tick 'IBM rule', row=2.0: the page shows '15.0', the command now gives '18.0'" in found
+    assert any("table rule, row '2 s', column 'rule (MiB)'" in m for m in found), found
+    outputs["mqlog compare --matrix s.toml --json"]["rows"][1]["uows_rolled_back"] = 1      # 40 MiB now rolled back
+    found = [str(m) for m in _check(page).mismatches]
+    assert "p.md: figure img/rb.png, series '1.0', x=40.0: the page shows '0', the command now gives '1'" in found
+
+
+@pytest.mark.parametrize("option, says", [
+    ("kind=pie", "a figure's kind is line (the default), outcome or bars"),
+    ('ticks="limit"', "ticks: 'limit' is not LABEL=EXPR"),
+    ('ticks="limit=logical_bytes ** 2"', "Pow is not allowed"),
+    ('ticks="limit=no_such_field / 2"', "no field 'no_such_field'"),
+    ("xscale=MiB", "xscale=MiB: not a number"),
+])
+def test_a_bad_outcome_figure_is_one_error_naming_the_option(tmp_path, monkeypatch, option, says):
+    page = _canned_page(tmp_path, monkeypatch, SIZING, SIZING_PAGE.split("<!-- mqlog docs: table")[0].replace(
+        "s: mqlog compare", f"{option}\ns: mqlog compare", 1))   # the last word on an option wins
+    error = _refusal(page)
+    assert "figure img/rb.png" in error and says in error
+    assert not (tmp_path / "img" / "rb.png").exists()
+
+
+# -- bars in panels from several commands (guide page 2's COMPLOG figure) --------------------
+
+def _complog(config, payload, *, logical, seconds):
+    return {"config_name": config, "sweep": {"workload.payload": payload}, "logical_bytes": logical,
+            "workload_s": seconds}
+
+
+def _crashed(config, payload, *, read, replayed):
+    return {"config_name": config, "params": {"payload": payload}, "restart_bytes_read": read,
+            "restart_records_replayed": replayed}
+
+
+COMPLOG = {
+    "mqlog compare --matrix ssd.toml --json": {"rows": [
+        _complog("none", "text", logical=2_000_000, seconds=0.5), _complog("rle", "text", logical=1_500_000, seconds=0.4),
+        _complog("none", "random", logical=2_000_000, seconds=0.5), _complog("rle", "random", logical=2_000_000, seconds=0.5)]},
+    "mqlog compare --matrix dasd.toml --json": {"rows": [
+        _complog("none", "text", logical=2_000_000, seconds=2.0), _complog("rle", "text", logical=1_500_000, seconds=1.0),
+        _complog("none", "random", logical=2_000_000, seconds=2.0), _complog("rle", "random", logical=2_000_000, seconds=2.5)]},
+    "mqlog compare --matrix ssd.toml --crash 0.1 --json": {"rows": [
+        _crashed("none", "text", read=400_000, replayed=100), _crashed("rle", "text", read=300_000, replayed=100)]},
+}
+
+COMPLOG_PAGE = """# complog
+
+<!-- mqlog docs: figure img/bars.png kind=bars x=sweep.workload.payload series=config_name xorder="random|text"
+names="none=NONE|rle=RLE"
+panel1="y={logical_bytes*1e-6} rows=ssd title='logical MB'"
+panel2="y={restart_bytes_read/restart_records_replayed} x=params.payload rows=crash title='bytes read\\\\na record'"
+panel3="y='{workload_s vs config_name=none}' rows=ssd,dasd hatch=label:ssd|dasd"
+ssd: mqlog compare --matrix ssd.toml --json
+dasd: mqlog compare --matrix dasd.toml --json
+crash: mqlog compare --matrix ssd.toml --crash 0.1 --json
+-->
+![bars](img/bars.png)
+"""
+
+
+def test_bars_in_panels_draw_each_panels_field_from_its_own_commands(tmp_path, monkeypatch):
+    outputs = json.loads(json.dumps(COMPLOG))
+    page = _canned_page(tmp_path, monkeypatch, outputs, COMPLOG_PAGE)
+    _check(page, write=True)
+    drawn = read_points(tmp_path / "img" / "bars.png")["series"]
+    assert drawn["1 / rle"] == [["random", 2.0], ["text", 1.5]]            # MB, in xorder; the ssd runs only
+    assert drawn["2 / none"] == [["text", 4000.0]] and drawn["2 / rle"] == [["text", 3000.0]]   # bytes a record
+    # the change against none's run in the same command and cell, in percent: 0.4 / 0.5 - 1 = -20%,
+    # 1.0 / 2.0 - 1 = -50% on dasd, 2.5 / 2.0 - 1 = +25%; none against itself 0
+    assert drawn["3 / rle / ssd"] == [["random", 0.0], ["text", -20.0]]
+    assert drawn["3 / rle / dasd"] == [["random", 25.0], ["text", -50.0]]
+    assert drawn["3 / none / dasd"] == [["random", 0.0], ["text", 0.0]]
+    assert set(drawn) == {"1 / none", "1 / rle", "2 / none", "2 / rle", "3 / none / ssd", "3 / rle / ssd",
+                          "3 / none / dasd", "3 / rle / dasd"}
+    assert not _check(page).mismatches
+
+    outputs["mqlog compare --matrix dasd.toml --json"]["rows"][1]["workload_s"] = 1.5   # rle on dasd: -25%
+    found = [str(m) for m in _check(page).mismatches]
+    assert found == ["p.md: figure img/bars.png, series '3 / rle / dasd', x=text: the page shows '-50.0', "
+                     "the command now gives '-25.0'"], found
+
+
+@pytest.mark.parametrize("option, says", [
+    ('panel4="y=logical_bytes"', "panel4: y='logical_bytes' is not a field"),
+    ('panel4="y={logical_bytes} colour=red"', "panel4: 'colour' is not a panel's option"),
+    ('panel4="y={logical_bytes} rows=hdd"', "panel4: rows=hdd names no command of the figure"),
+])
+def test_a_bad_panel_is_one_error_naming_it(tmp_path, monkeypatch, option, says):
+    page = _canned_page(tmp_path, monkeypatch, COMPLOG, COMPLOG_PAGE.replace(
+        "ssd: mqlog compare --matrix ssd.toml --json", f"{option}\nssd: mqlog compare --matrix ssd.toml --json"))
+    error = _refusal(page)
+    assert "figure img/bars.png" in error and says in error
+
+
+def test_a_results_table_from_mqldt_runs_a_block_size_a_column(tmp_path, monkeypatch):
+    """``mqlog mqldt --json``'s results (a block size each) are a results table's runs: README's
+    table of what the device profiles imply, one profile a row, one block size a column."""
+    def run(device, latency_ns):
+        return {"device": device, "results": [
+            {"blocksize_bytes": 4096, "avg_latency_ns": latency_ns, "avg_bytes_sec": 4096e9 / latency_ns},
+            {"blocksize_bytes": 131072, "avg_latency_ns": 2 * latency_ns, "avg_bytes_sec": 131072e9 / (2 * latency_ns)}]}
+
+    outputs = {"mqlog mqldt --device a --json": run("a", 50_000), "mqlog mqldt --device b --json": run("b", 400_000)}
+    page = _canned_page(tmp_path, monkeypatch, outputs, """<!-- mqlog docs: table dev view=results key=profile
+columns="profile={label};latency, rate={avg_latency_ns*0.001:,.0f} µs, {avg_bytes_sec*1e-6:,.1f} MB/s"
+across="{blocksize_bytes*0.0009765625:.0f} KiB"
+a: mqlog mqldt --device a --json
+b: mqlog mqldt --device b --json
+-->
+<!-- mqlog docs: end -->
+<!-- mqlog docs: claim dev["a"]["128 KiB"] < dev["b"]["4 KiB"] -->
+""")
+    result = _check(page, write=True)
+    # 4096 bytes in 50 µs: 81.9 MB/s; 131072 in 100 µs: 1,310.7 MB/s
+    assert "| a | 50 µs, 81.9 MB/s | 100 µs, 1,310.7 MB/s |" in page.read_text()
+    assert "| b | 400 µs, 10.2 MB/s | 800 µs, 163.8 MB/s |" in page.read_text()
+    assert not [m for m in result.mismatches if "claim" in m.where]   # 100 µs < 400 µs
+    assert not _check(page).mismatches

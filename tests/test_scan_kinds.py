@@ -44,7 +44,8 @@ def test_every_extent_of_a_linear_log_is_read_from_its_own_lsn(runs):
     for number, name in enumerate(used):
         d = scans[name]
         assert d["kind"] == "a distributed log extent"
-        assert int(d["base_address"], 16) == number * 64 * 4096  # S0000003.LOG holds LSN 3 × 64 pages on
+        assert d["base_address"] == number * 64 * 4096  # S0000003.LOG holds LSN 3 × 64 pages on
+        assert d["base_address_text"] == f"<0:0:{number * 4}:0>"   # 64 pages of 4096 bytes: 4 × 65536
         assert "stale" not in json.dumps(d["end"])
         assert d["end"]["reason"] in ("end", "incomplete")
     # each record is in exactly one extent's scan, but for the ones that run on into the next
@@ -67,13 +68,13 @@ def test_z_os_active_and_archive_data_sets_are_read_from_their_own_rba(runs):
     assert len(archives) > len(actives) == 3  # the ring went round
     assert all(d["kind"] == "a z/OS archive log data set" for d in archives.values())
     assert all(d["kind"] == "a z/OS active log data set" for d in actives.values())
-    bases = [int(d["base_address"], 16) for d in archives.values()]
+    bases = [d["base_address"] for d in archives.values()]
     assert bases == [n * 16 * 4096 for n in range(len(bases))]  # the log, data set by data set
     # the active data sets hold the newest log: the last archives' ranges and the current one
-    assert all(int(d["base_address"], 16) >= bases[-2] for d in actives.values())
+    assert all(d["base_address"] >= bases[-2] for d in actives.values())
     # the current data set is part written: after its last record come pages of its previous
     # use, a really stale page in the middle of the file, reported as stale
-    current = [d for d in actives.values() if int(d["base_address"], 16) > bases[-1]]
+    current = [d for d in actives.values() if d["base_address"] > bases[-1]]
     assert len(current) == 1 and current[0]["end"]["reason"] == "end"
     assert current[0]["end"]["problem"].startswith("stale") and 0 < current[0]["end"]["offset_bytes"] < 16 * 4096
     runs_on = sum(d["end"]["reason"] == "incomplete" for d in archives.values())

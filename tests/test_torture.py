@@ -333,3 +333,63 @@ def test_the_campaign_runs_and_restarts_with_the_queue_manager_attributes_set():
     spec = build_spec(BUILTINS["log-fill"], {}, origin="test")
     c = Campaign("zos", values, choice.maker(values), spec, qmgr={"MAXUMSGS": 5, "MAXDEPTH": 9})
     assert rebuild(describe(c)).qmgr == {"MAXUMSGS": 5, "MAXDEPTH": 9}
+
+
+def test_a_new_fault_class_plugs_in_with_one_registry_entry(monkeypatch):
+    """A fault class is one entry of the registry (its claim, points, plan and injection):
+    the campaign plans, injects, judges and reports it with nothing else naming it. Here a
+    crash at every fifth write, injected as the crash class injects it."""
+    from mqlog.torture import FAULTS, FaultClass
+
+    def points(c, rng, claimed):
+        return list(range(0, c.physical_writes, 5))
+
+    def plan(c, k, rng):
+        return f"crash at write {k} (every fifth)", k, (k,)
+
+    def inject(c, cursor, scenario):
+        (k,) = scenario.args
+        return c._check(cursor.image(k), cursor.journal(k))
+
+    monkeypatch.setitem(FAULTS, "fifth", FaultClass("fifth", claims("distributed", {})["crash"], points, plan,
+                                                    inject, planned=len(FAULTS)))
+    c = campaign("distributed", budget=1000, faults=("fifth",))
+    tally = counts(c, "fifth")
+    assert c.tallies["fifth"].possible == len(range(0, c.physical_writes, 5)) > 3
+    assert sum(tally.values()) == c.tallies["fifth"].possible and tally["survived"] == c.tallies["fifth"].possible
+    assert c.table().splitlines()[1].split()[:4] == ["fifth", "survive", str(tally["survived"]),
+                                                     str(c.tallies["fifth"].possible)]
+    assert [t["fault"] for t in c.as_dict()["classes"]] == ["fifth"]
+
+
+def test_a_platform_decides_its_own_claims_where_its_log_design_does(monkeypatch):
+    """The generic claim of each class holds unless the platform's descriptor says otherwise:
+    the reference platform, which rewrites partial pages in place, claims nothing against a
+    torn rewrite; give its descriptor a spare-copy claim and the campaign holds it to that."""
+    import attrs
+
+    from mqlog import platforms
+
+    assert claims("reference", {})["torn"].level == NOTHING
+    assert claims("reference", {})["crash"].level == SURVIVE
+    patched = attrs.evolve(platforms.PLATFORMS["reference"],
+                           fault_claims=lambda values: {"torn": (SURVIVE, "a test's claim")})
+    monkeypatch.setitem(platforms.PLATFORMS, "reference", patched)
+    assert claims("reference", {})["torn"].level == SURVIVE
+    c = campaign("reference", budget=40, faults=("torn",))
+    # the reference log does lose to a torn rewrite: under a claim to survive, that is a
+    # silent loss and the campaign fails (under its own claim it is an expected loss)
+    assert counts(c, "torn")["silent_loss"] > 0 and c.failed
+
+
+def test_the_reference_platform_claims_only_what_its_control_data_can_check():
+    """The reference log's control data keeps no high-water mark, so it cannot tell a log cut
+    short after its last checkpoint from a crash's end: it claims nothing against a missing or
+    short file (the platforms with one claim to detect it), and a campaign there says so
+    rather than failing with a silent loss."""
+    assert claims("reference", {})["missing"].level == NOTHING
+    assert claims("distributed", {})["missing"].level == claims("zos", {})["missing"].level == DETECT
+    c = campaign("reference", budget=20, faults=("missing",))
+    t = counts(c, "missing")
+    assert t["silent_loss"] == 0 and t["error"] == 0 and not c.failed
+    assert t["detected"] > 0  # a deleted or badly cut file is still refused

@@ -18,6 +18,7 @@ reopens :attr:`~FaultInjectingStorage.durable` (usually in a fresh wrapper).
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from typing import NamedTuple
 
 import attrs
@@ -25,10 +26,36 @@ import attrs
 from mqlog.core.errors import ParameterError, SimulatedCrash, StorageError, StorageFullError
 from mqlog.core.disk.storage import Data, Storage
 
-__all__ = ["SECTOR_SIZE", "FaultPlan", "WriteRecord", "FaultInjectingStorage"]
+__all__ = ["SECTOR_SIZE", "FaultPlan", "WriteRecord", "FaultInjectingStorage", "SURVIVE", "DETECT", "NOTHING",
+           "FileRoles"]
 
 #: The unit of atomicity of a physical write: a torn write lands whole sectors only.
 SECTOR_SIZE = 512
+
+#: What a log configuration claims against a class of fault (a platform says so for its own
+#: logs; a fault campaign holds it to it): nothing acknowledged is lost; loss only where
+#: restart detects and reports it; nothing
+SURVIVE, DETECT, NOTHING = "survive", "detect", "nothing"
+
+
+@attrs.frozen
+class FileRoles:
+    """What each of a platform's files is to its restart, by name: what damage made on purpose
+    (a fault campaign) may aim at, and what a second copy saves. Queue files (``.mqq``) are
+    every platform's and are not asked about."""
+
+    #: a control file (the log control file, the BSDS)
+    control: Callable[[str], bool]
+    #: an active log file that is not a control file (an extent; a z/OS active data set or archive)
+    log: Callable[[str], bool]
+    #: a file restart may need besides control and queue files (the log's, a spare-page file)
+    needed: Callable[[str], bool]
+    #: every copy of log file ``name`` (just ``name`` where the log has one copy)
+    copies: Callable[[str], tuple] = lambda name: (name,)
+    #: the setting that gives the log (effective values) one copy, in its own words, or None
+    #: when it has two (a damaged last page then cannot be told from a torn last write)
+    single_copy: Callable[[dict], str | None] = lambda values: "one copy"
+
 
 TEAR_MODES = ("prefix", "random")
 

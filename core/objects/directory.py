@@ -2,9 +2,10 @@
 directory block on disk, so that a flush writes the pages that changed and an index of all
 of them, not every entry (docs/FORMAT.md, "Queue files").
 
-Entries are kept packed (ENTRY, 64 bytes, what the file holds): one bytes object a
-message, not a value object as well. Bytes are not traced by Python's garbage collector,
-and a deep queue's directory is the bulk of what a queue manager holds per message.
+Entries are kept packed (ENTRY, 64 bytes, what the file holds), a page's in one bytearray:
+not a value object a message, nor a bytes object each (33 bytes of header and a list slot
+more). Bytes are not traced by Python's garbage collector, and a deep queue's directory is
+the bulk of what a queue manager holds per message.
 
 **Pages.** A page holds up to ``ENTRIES_PER_BLOCK`` entries in put order, and the pages
 are in put order, so the directory read page by page is the queue in put order. A new
@@ -28,6 +29,7 @@ from mqlog.core.objects.queuelayout import (BLOCK_SIZE, DIR_HEAD, ENTRIES_PER_BL
                                             decode_directory_block, pack_entry, unpack_entry)
 
 _MSG_ID = 24  # the bytes of an entry that are its message id
+_PAGE_FULL = ENTRIES_PER_BLOCK * ENTRY_SIZE  # the bytes of a full page's entries
 #: ``open`` reads directory blocks up to this many blocks apart (32 KiB) in one request, the
 #: blocks between read and dropped: a request costs a device latency, a few KiB more cost
 #: little (an assumption, below Linux's default read-ahead of 128 KiB)
@@ -36,26 +38,47 @@ _index_of = attrgetter("index")
 
 
 class _Page:
-    """Up to ENTRIES_PER_BLOCK packed entries in put order, and where the durable version
-    holds them: ``block`` (0: in no durable version yet) with ``index``, its index entry;
-    ``prev``/``next``: the pages before and after it."""
+    """Up to ENTRIES_PER_BLOCK packed entries in put order, one after the other in ``data``,
+    and where the durable version holds them: ``block`` (0: in no durable version yet) with
+    ``index``, its index entry; ``prev``/``next``: the pages before and after it."""
 
-    __slots__ = ("key", "entries", "block", "index", "prev", "next", "group")
+    __slots__ = ("key", "data", "block", "index", "prev", "next", "group")
 
     def __init__(self, key: int, prev: _Page | None) -> None:
         self.key = key
-        self.entries: list[bytes] = []
+        self.data = bytearray()  # the packed entries, ENTRY_SIZE bytes each
         self.block = 0
         self.index = b""
         self.prev = prev
         self.next: _Page | None = None
         self.group = -1  # the run of blocks the durable version holds it in (-1: none)
 
+    @property
+    def count(self) -> int:
+        """The entries it holds."""
+        return len(self.data) // ENTRY_SIZE
+
+    @property
+    def entries(self) -> list[bytes]:
+        """Its packed entries, each a bytes object (a copy)."""
+        data = self.data
+        return [bytes(data[at:at + ENTRY_SIZE]) for at in range(0, len(data), ENTRY_SIZE)]
+
+    def ids(self) -> Iterator[bytes]:
+        """The message ids of its entries, in order (copies)."""
+        data = self.data
+        return (bytes(data[at:at + _MSG_ID]) for at in range(0, len(data), ENTRY_SIZE))
+
     def find(self, msg_id: bytes) -> int:
-        for i, entry in enumerate(self.entries):
-            if entry.startswith(msg_id):
-                return i
+        """The offset in ``data`` of the entry of ``msg_id``."""
+        data = self.data
+        for at in range(0, len(data), ENTRY_SIZE):
+            if data.startswith(msg_id, at):
+                return at
         raise AssertionError(f"message {msg_id.hex().upper()} is not in its directory page")
+
+    def entry(self, at: int) -> bytes:
+        return bytes(self.data[at:at + ENTRY_SIZE])
 
 
 class Directory(Mapping):
@@ -87,11 +110,11 @@ class Directory(Mapping):
 
     def __getitem__(self, msg_id: bytes) -> StoredMessage:
         page = self._where[msg_id]
-        return unpack_entry(page.entries[page.find(msg_id)])
+        return unpack_entry(page.entry(page.find(msg_id)))
 
     def get(self, msg_id: bytes, default=None):
         page = self._where.get(msg_id)
-        return default if page is None else unpack_entry(page.entries[page.find(msg_id)])
+        return default if page is None else unpack_entry(page.entry(page.find(msg_id)))
 
     def __contains__(self, msg_id: object) -> bool:
         return msg_id in self._where
@@ -110,8 +133,8 @@ class Directory(Mapping):
         page = self._where.get(msg_id)
         if page is None:
             return None
-        entry = page.entries[page.find(msg_id)]
-        return STATES[entry[24]], int.from_bytes(entry[32:40], "little")
+        data, at = page.data, page.find(msg_id)
+        return STATES[data[at + 24]], int.from_bytes(data[at + 32:at + 40], "little")
 
     @property
     def pages(self) -> int:
@@ -135,28 +158,30 @@ class Directory(Mapping):
     def set_packed(self, msg_id: bytes, entry: bytes) -> None:
         page = self._where.get(msg_id)
         if page is not None:
-            page.entries[page.find(msg_id)] = entry
+            at = page.find(msg_id)
+            page.data[at:at + ENTRY_SIZE] = entry
         else:
             page = self._last
-            if page is None or len(page.entries) >= ENTRIES_PER_BLOCK:
+            if page is None or len(page.data) >= _PAGE_FULL:
                 page = self._new_page()
-            page.entries.append(entry)
+            page.data += entry
             self._where[msg_id] = page
         self._dirty[page.key] = page
 
     def place(self, msg_id: bytes, first_block: int) -> bytes:
         """Give a message its first block; returns its entry as it was."""
         page = self._where[msg_id]
-        i = page.find(msg_id)
-        entry = page.entries[i]
-        page.entries[i] = entry[:FIRST_AT] + first_block.to_bytes(8, "little") + entry[FIRST_AT + 8:]
+        at = page.find(msg_id)
+        entry = page.entry(at)
+        page.data[at + FIRST_AT:at + FIRST_AT + 8] = first_block.to_bytes(8, "little")
         self._dirty[page.key] = page
         return entry
 
     def discard(self, msg_id: bytes) -> None:
         page = self._where.pop(msg_id)
-        del page.entries[page.find(msg_id)]
-        if page.entries:
+        at = page.find(msg_id)
+        del page.data[at:at + ENTRY_SIZE]
+        if page.data:
             self._dirty[page.key] = page
         else:
             self._drop(page)
@@ -187,7 +212,7 @@ class Directory(Mapping):
     def load_page(self, entries: list[bytes], block: int, index: bytes) -> None:
         """Append a page as the durable version holds it (``open``): clean, in ``block``."""
         page = self._new_page()
-        page.entries = entries
+        page.data = bytearray(b"".join(entries))
         page.block, page.index = block, index
         for entry in entries:
             self._where[entry[:_MSG_ID]] = page
@@ -213,13 +238,13 @@ class Directory(Mapping):
         half = ENTRIES_PER_BLOCK // 2
         for key in sorted(self._dirty):
             page = self._pages.get(key)
-            if page is None or len(page.entries) > half:
+            if page is None or page.count > half:
                 continue
             nxt = page.next
-            while nxt is not None and len(page.entries) + len(nxt.entries) <= ENTRIES_PER_BLOCK:
-                page.entries += nxt.entries
-                for entry in nxt.entries:
-                    self._where[entry[:_MSG_ID]] = page
+            while nxt is not None and len(page.data) + len(nxt.data) <= _PAGE_FULL:
+                page.data += nxt.data
+                for msg_id in nxt.ids():
+                    self._where[msg_id] = page  # (the dict keeps the key object it has)
                 after = nxt.next
                 self._drop(nxt)
                 nxt = after
@@ -278,12 +303,13 @@ class Directory(Mapping):
         for key, page in self._pages.items():
             assert page.key == key, f"directory page {key} is filed under another key"
             assert page.prev is prev and (prev is None or prev.next is page), f"directory page {key} is mislinked"
-            assert 1 <= len(page.entries) <= ENTRIES_PER_BLOCK, f"directory page {key} has {len(page.entries)} entries"
+            assert len(page.data) % ENTRY_SIZE == 0, f"directory page {key} holds part of an entry"
+            assert 1 <= page.count <= ENTRIES_PER_BLOCK, f"directory page {key} has {page.count} entries"
             assert key in self._dirty or (page.block and len(page.index) == INDEX.size), \
                 f"clean directory page {key} has no block"
             for entry in page.entries:
                 assert self._where.get(entry[:_MSG_ID]) is page, f"directory page {key} holds an entry filed elsewhere"
-            seen += len(page.entries)
+            seen += page.count
             prev = page
         assert prev is self._last and (prev is None or prev.next is None), "the last page is not the newest"
         assert all(self._pages.get(k) is p for k, p in self._dirty.items()), "a dirty page left the directory"
@@ -293,7 +319,7 @@ class Directory(Mapping):
         assert sum(map(len, self._groups.values())) == sum(1 for p in self._pages.values() if p.block), \
             "a durable directory block is in no run, or in two"
         assert seen == len(self._where), "a message is filed under a page that does not hold it"
-        order = [e[:_MSG_ID] for page in self._pages.values() for e in page.entries]
+        order = [msg_id for page in self._pages.values() for msg_id in page.ids()]
         assert order == list(self._where), "the pages are not in put order"
 
 

@@ -379,8 +379,8 @@ class QueueFile:
         version = self.version
         try:
             sequence = version + 1
-            blocks = [encode_directory_block(page.entries, sequence) for page in pages]
-            indexes = [INDEX.pack(at, block_crc(block), len(page.entries))
+            blocks = [encode_directory_block(page.data, sequence) for page in pages]
+            indexes = [INDEX.pack(at, block_crc(block), page.count)
                        for page, at, block in zip(pages, page_blocks, blocks)]
             # The index as the new version has it: the changed pages' entries swapped in.
             kept = [page.index for page in pages]

@@ -389,10 +389,10 @@ def encode_meta(stream: bytes | bytearray, meta_blocks: int, sequence: int) -> b
     return out
 
 
-def encode_directory_block(entries: list[bytes], sequence: int) -> bytes:
-    """One directory block: its head, the packed entries (at most ENTRIES_PER_BLOCK), zeros
-    and the CRC-32 of bytes 0..507."""
-    body = DIR_HEAD.pack(DIR_MAGIC, len(entries), 0, sequence) + b"".join(entries)
+def encode_directory_block(entries: bytes | bytearray, sequence: int) -> bytes:
+    """One directory block: its head, the packed entries (one after the other, at most
+    ENTRIES_PER_BLOCK), zeros and the CRC-32 of bytes 0..507."""
+    body = DIR_HEAD.pack(DIR_MAGIC, len(entries) // ENTRY_SIZE, 0, sequence) + entries
     body += bytes(_CRC_AT - len(body))
     return body + zlib.crc32(body).to_bytes(4, "little")
 

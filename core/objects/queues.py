@@ -50,6 +50,11 @@ _MISSING = object()
 #: the rest of a line, and redo calls the Queue methods below once or twice per message
 _COMMITTED, _PUT_UNCOMMITTED, _GOT_UNCOMMITTED = (MessageState.COMMITTED, MessageState.PUT_UNCOMMITTED,
                                                   MessageState.GOT_UNCOMMITTED)
+#: message lengths seen, each kept once: a message's ``length`` is an int object of its own
+#: (32 bytes) past 256, and most workloads put one size or a few; a queue holding a million
+#: messages shares them. Bounded, so that a run of every size cannot grow it without end.
+_LENGTHS: dict[int, int] = {}
+_LENGTHS_KEPT = 4096
 
 
 class Available(MutableMapping):
@@ -198,6 +203,11 @@ class Queue:
         return self._seq
 
     def add(self, message: Message) -> None:
+        length = _LENGTHS.get(message.length)
+        if length is not None:
+            message.length = length
+        elif len(_LENGTHS) < _LENGTHS_KEPT:
+            _LENGTHS[message.length] = message.length
         self.messages[message.msg_id] = message
         if message.seq > self._seq:
             self._seq = message.seq

@@ -67,6 +67,105 @@ class Op:
     length: int = 0
 
 
+_KINDS = ("put", "get")
+_KIND_CODE = {"put": 0, "get": 1}
+_PERSISTENT = 2  # the flag bit of a persistent operation (kind in bit 0)
+_ROW = 5  # an operation's slots in Ops._rows: flags, queue, msg id, address, length
+
+
+class Ops:
+    """A unit of work's operations, oldest first, held flat – five list slots an operation
+    (its flags, the queue's name, the message id, the log address and the length, each an
+    object its message holds anyway) – not an :class:`Op` object each: a log-fill's unit of
+    work holds tens of thousands, and an Op cost about 100 bytes. Reading one (indexing,
+    iterating) builds its :class:`Op`.
+
+    An operation's ``prev`` is the address of the operation before it (``NO_ADDRESS`` for the
+    first), as :meth:`add` chains them; one appended with another ``prev`` (a unit rebuilt by
+    restart, re-logged by roll forward) keeps it aside."""
+
+    __slots__ = ("_rows", "_prevs", "persistent")
+
+    def __init__(self, ops=()):
+        self._rows: list = []
+        self._prevs: dict[int, int] | None = None  # index -> prev, where not the operation before's address
+        self.persistent = 0  # how many of the operations are persistent
+        for op in ops:
+            self.append(op)
+
+    def add(self, kind: str, queue: str, msg_id: bytes, persistent: bool, address: int, length: int) -> None:
+        """Append an operation chained on the one before it."""
+        if persistent:
+            self._rows += (_KIND_CODE[kind] | _PERSISTENT, queue, msg_id, address, length)
+            self.persistent += 1
+        else:
+            self._rows += (_KIND_CODE[kind], queue, msg_id, address, length)
+
+    def append(self, op: Op) -> None:
+        rows = self._rows
+        n = len(rows) // _ROW
+        self.add(op.kind, op.queue, op.msg_id, op.persistent, op.address, op.length)
+        if op.prev != (rows[(n - 1) * _ROW + 3] if n else NO_ADDRESS):
+            if self._prevs is None:
+                self._prevs = {}
+            self._prevs[n] = op.prev
+
+    def _op(self, i: int) -> Op:
+        rows = self._rows
+        at = i * _ROW
+        flags, queue, msg_id, address, length = rows[at:at + _ROW]
+        prevs = self._prevs
+        if prevs is not None and i in prevs:
+            prev = prevs[i]
+        else:
+            prev = rows[at - _ROW + 3] if i else NO_ADDRESS
+        return Op(_KINDS[flags & 1], queue, msg_id, bool(flags & _PERSISTENT), address, prev, length)
+
+    def __len__(self) -> int:
+        return len(self._rows) // _ROW
+
+    def __getitem__(self, i: int) -> Op:
+        n = len(self._rows) // _ROW
+        if i < 0:
+            i += n
+        if not 0 <= i < n:
+            raise IndexError("operation index out of range")
+        return self._op(i)
+
+    def __iter__(self):
+        return map(self._op, range(len(self._rows) // _ROW))
+
+    def __reversed__(self):
+        return map(self._op, range(len(self._rows) // _ROW - 1, -1, -1))
+
+    def __eq__(self, other) -> bool:
+        if isinstance(other, Ops):
+            other = list(other)
+        return isinstance(other, list) and list(self) == other
+
+    def __repr__(self) -> str:
+        return f"Ops({list(self)!r})"
+
+    def targets(self, newest_first: bool = False):
+        """(is a put, queue name, msg id) of each operation, oldest first (or newest first):
+        what a commit or backout applies, without building the operations."""
+        rows = self._rows
+        if len(rows) == _ROW:  # (the usual unit: one operation)
+            return ((_IS_PUT[rows[0]], rows[1], rows[2]),)
+        flags, queues, ids = rows[0::_ROW], rows[1::_ROW], rows[2::_ROW]
+        if newest_first:
+            flags.reverse(), queues.reverse(), ids.reverse()
+        return zip(map(_IS_PUT.__getitem__, flags), queues, ids)
+
+    @property
+    def queues(self) -> list[str]:
+        """Each operation's queue name, oldest first."""
+        return self._rows[1::_ROW]
+
+
+_IS_PUT = (True, False, True, False)  # by flags
+
+
 @attrs.define(eq=False)
 class UnitOfWork:
     """A transaction: the operations of one connection between two syncpoints."""
@@ -77,7 +176,7 @@ class UnitOfWork:
     state: UowState = UowState.ACTIVE
     first: int = NO_ADDRESS  # address of its first log record
     last: int = NO_ADDRESS  # address of its latest log record (the backward chain starts here)
-    ops: list = attrs.field(factory=list)
+    ops: Ops = attrs.field(factory=Ops)
     xid: bytes = b""
     #: set when the queue manager backed it out on its own (log space): the application's
     #: next call is told MQRC_BACKED_OUT
@@ -108,4 +207,4 @@ class UnitOfWork:
 
     @property
     def persistent_ops(self) -> int:
-        return sum(1 for op in self.ops if op.persistent)
+        return self.ops.persistent

@@ -33,23 +33,25 @@ class Connection:
         self.uow: UnitOfWork | None = None
         self._in_call: UnitOfWork | None = None  # the unit this call marked busy (no shunting)
 
-    # Every call is a generator: ``result = yield from conn.put(...)``.
+    # Every call is a generator: ``result = yield from conn.put(...)``. Each method returns
+    # _call's generator itself rather than delegating to it (``yield from``): one generator
+    # layer fewer on every MQI call, and every event of the call passes through each layer.
 
     def put(self, queue: str, data: bytes, *, persistent: bool = True, syncpoint: bool = True):
-        return (yield from self._call("put", self.qm._put(self, queue, data, persistent, syncpoint)))
+        return self._call("put", self.qm._put(self, queue, data, persistent, syncpoint))
 
     def get(self, queue: str, *, syncpoint: bool = True, wait_us: float = 0.0):
-        return (yield from self._call("get", self.qm._get(self, queue, syncpoint, wait_us)))
+        return self._call("get", self.qm._get(self, queue, syncpoint, wait_us))
 
     def commit(self):
-        return (yield from self._call("commit", self.qm._commit(self)))
+        return self._call("commit", self.qm._commit(self))
 
     def backout(self):
-        return (yield from self._call("backout", self.qm._backout(self)))
+        return self._call("backout", self.qm._backout(self))
 
     def prepare(self, xid: bytes = b""):
         """Phase one of two-phase commit; afterwards only the coordinator's commit/backout."""
-        return (yield from self._call("prepare", self.qm._prepare(self, xid)))
+        return self._call("prepare", self.qm._prepare(self, xid))
 
     def _call(self, kind: str, call):
         # The application's side first (its own CPU around the call), then the call's path

@@ -19,7 +19,7 @@ import attrs
 
 from mqlog.core.errors import LogWriteError
 from mqlog.core.format.records import HEADER_SIZE, NO_ADDRESS, Clr, Get, Prepare, Put
-from mqlog.core.objects.uow import MqiError, Reason, UnitOfWork, UowState
+from mqlog.core.objects.uow import MqiError, Ops, Reason, UnitOfWork, UowState
 from mqlog.core.platform import UowView
 
 #: log space always kept for what must not fail when the log is full (commit, backout,
@@ -128,15 +128,18 @@ class LogSpaceMixin:
         self._ensure_room(nbytes)
         self._claimed += nbytes
 
+    def _has_room(self, nbytes: int) -> bool:
+        """Whether ``nbytes`` more fit in the log beside the reserve (a log that never fills
+        always has room)."""
+        free = self.log_free_bytes()
+        return free is None or free - nbytes >= self._reserve_bytes()
+
     def _ensure_room(self, nbytes: int) -> None:
         """Refuse new work when the log is full: the call fails with MQRC_RESOURCE_PROBLEM,
         nothing of it is logged, and the queue manager tries to release space. The log-full
         event is said once per episode, naming the long-running unit of work that holds the
         tail if one does. Commit and backout never come here: the reserve is theirs."""
-        free = self.log_free_bytes()
-        if free is None:
-            return
-        if free - nbytes >= self._reserve_bytes():
+        if self._has_room(nbytes):
             return
         self.counters.log_full_refusals += 1
         self._drain_space_events()
@@ -224,7 +227,7 @@ class LogSpaceMixin:
         try:
             prev = uow.last
             first = NO_ADDRESS
-            new_ops = []
+            new_ops = Ops()
             for op in uow.ops:
                 queue = self.queues.get(op.queue)
                 message = queue.messages.get(op.msg_id) if queue is not None else None

@@ -383,7 +383,10 @@ class QueueManager(MqiCallsMixin, UnitsOfWorkMixin, LogSpaceMixin, CheckpointMix
             # the record need not be encoded twice. Claimed until appended: callers waiting
             # for buffer space must not all pass against the same free space.
             claimed = need or len(record.data) + 1500
-            yield from self._claim_waiting(claimed)
+            if self._has_room(claimed):
+                self._claimed += claimed  # room (the usual case): _claim without a generator
+            else:
+                yield from self._claim_waiting(claimed)
         try:
             address = yield from self.writer.put(record)
         finally:

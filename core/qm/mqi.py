@@ -24,7 +24,7 @@ import simpy
 from mqlog.core.format.records import NO_ADDRESS, Codec, Get, Put, PutSegment, split_message
 from mqlog.core.objects.queuefile import IoCost, MessageState
 from mqlog.core.objects.queues import Message, Queue
-from mqlog.core.objects.uow import MqiError, Op, Reason, UnitOfWork
+from mqlog.core.objects.uow import MqiError, Reason, UnitOfWork
 from mqlog.core.qm.connection import Connection, GotMessage
 from mqlog.core.qm.locks import QueueLock
 
@@ -122,8 +122,7 @@ class MqiCallsMixin:
             message.state = MessageState.PUT_UNCOMMITTED
             message.uow = uow.id
             queue.add(message)
-            prev = uow.ops[-1].address if uow.ops else NO_ADDRESS
-            uow.ops.append(Op("put", queue.name, msg_id, persistent, message.put_address, prev, message.length))
+            uow.ops.add("put", queue.name, msg_id, persistent, message.put_address, message.length)
             if uow.first != NO_ADDRESS:  # uow.logged
                 self._logged_ops += 1
         else:
@@ -279,14 +278,14 @@ class MqiCallsMixin:
         if message.persistent:
             stored = queue.file.messages.get(message.msg_id) if queue.file is not None else None
             block = stored.first_block if stored is not None else 0
-            record = Get(queue.name, message.msg_id, block, message.length, uow=uow.id if uow else 0)
             try:
                 # The persistent get's extra CPU: its path, its record and the copy of its data.
                 yield from self._locked_charge(queue, self.cpu.profile.logged_us("get", message.length), message)
                 if uow is None:
-                    address = yield from self._log(record)
-                else:
-                    address = yield from self._log_uow(uow, lambda prev: attrs.evolve(record, prev=prev))
+                    address = yield from self._log(Get(queue.name, message.msg_id, block, message.length))
+                else:  # (built once, with its chain pointer)
+                    address = yield from self._log_uow(uow, lambda prev: Get(
+                        queue.name, message.msg_id, block, message.length, uow=uow.id, prev=prev))
             except MqiError:
                 queue.make_available(message)  # the get did not happen: the message is there for others
                 self._wake_getters(queue)
@@ -300,8 +299,7 @@ class MqiCallsMixin:
             yield from self._woken(waited)
         else:
             queue.lock(message, uow.id, address)
-            prev = uow.ops[-1].address if uow.ops else NO_ADDRESS
-            uow.ops.append(Op("get", queue.name, message.msg_id, message.persistent, address, prev, message.length))
+            uow.ops.add("get", queue.name, message.msg_id, message.persistent, address, message.length)
             if uow.first != NO_ADDRESS:  # uow.logged
                 self._logged_ops += 1
         return GotMessage(message.msg_id, data, message.persistent)

@@ -53,10 +53,10 @@ class UnitsOfWorkMixin:
     def _check_kept_queues(self, uow: UnitOfWork) -> None:
         """Before a commit or backout: each kept queue the unit touched is usable (its keeper
         raises MqiError if not, and the unit stays as it is)."""
-        for op in uow.ops:
-            queue = self.queues.get(op.queue)
+        for name in uow.ops.queues:
+            queue = self.queues.get(name)
             if queue is not None and queue.keeper is not None:
-                queue.keeper.check(op.queue, True)
+                queue.keeper.check(name, True)
 
     def _commit(self, conn: Connection):
         uow = conn.uow
@@ -139,12 +139,12 @@ class UnitsOfWorkMixin:
         # set, since a set of queues (hashed by identity) iterates in memory-address order
         # and the getters' wake order decides the order of their records in the log.
         woken: dict[Queue, None] = {}
-        for op in (uow.ops if commit else reversed(uow.ops)):
-            queue = self.queues.get(op.queue)
-            message = queue.messages.get(op.msg_id) if queue is not None else None
+        for put, name, msg_id in uow.ops.targets(newest_first=not commit):
+            queue = self.queues.get(name)
+            message = queue.messages.get(msg_id) if queue is not None else None
             if message is None:
                 continue
-            if (op.kind == "put") == commit:
+            if put == commit:
                 queue.make_available(message)
                 woken[queue] = None
             else:

@@ -21,19 +21,23 @@ never learned the id of; each such get excuses one missing message on its queue.
 from __future__ import annotations
 
 from collections import Counter
+from typing import NamedTuple
 
 import attrs
 
 from mqlog.core.objects.queuefile import MessageState
 
 
-@attrs.define(weakref_slot=False)  # one a message put: no slot it never uses
-class _Msg:
+class _Msg(NamedTuple):
+    """What the journal knows of one message: a value, shared by every message that has the
+    same (:meth:`Journal._state` interns them), so that a message costs the journal its dict
+    slot, not an object: a log-fill holds a million."""
+
     queue: str
     persistent: bool
-    uow_key: object = None  # the connection's open unit of work, None outside syncpoint
     put: str = "pending"  # pending -> committed | maybe | maybe_indoubt | backed_out | indoubt
     got: str = ""  # "" | pending | committed | maybe | maybe_indoubt | backed_out | indoubt
+
 
 
 @attrs.define
@@ -67,23 +71,30 @@ class Journal:
 
     def __init__(self):
         self.messages: dict[bytes, _Msg] = {}
-        self._open: dict[object, list[tuple[str, bytes]]] = {}  # uow key -> [(kind, msg_id)]
+        #: uow key -> the message ids its puts, and its gets, journalled while it is open (an
+        #: operation's outcome sets its message's put or got state alone, so the two lists
+        #: need no order between them)
+        self._puts: dict[object, list[bytes]] = {}
+        self._gets: dict[object, list[bytes]] = {}
+        self._states: dict[_Msg, _Msg] = {}  # every distinct value of ``messages``, once
         self._asked: dict[object, str] = {}  # uow key -> "commit" | "backout" while in flight
         self._prepared: dict[object, int] = {}  # uow key -> uow id
         self._gets_in_flight: Counter[str] = Counter()  # queue -> gets outside syncpoint in flight
 
+    def _state(self, m: _Msg) -> _Msg:
+        """The one instance of the value ``m``."""
+        return self._states.setdefault(m, m)
+
     # -- puts and gets --
 
     def put(self, key, msg_id: bytes, queue: str, persistent: bool, syncpoint: bool) -> None:
-        m = _Msg(queue, persistent, key if syncpoint else None, "pending" if syncpoint else "committed")
         earlier = self.messages.get(msg_id)
-        if earlier is not None:
-            # Got before its put returned (an out-of-syncpoint put is visible while its
-            # call finishes a spill): keep what the getter was told.
-            m.got = earlier.got
-        self.messages[msg_id] = m
+        # (an earlier entry: got before its put returned – an out-of-syncpoint put is visible
+        # while its call finishes a spill: keep what the getter was told)
+        m = _Msg(queue, persistent, "pending" if syncpoint else "committed", earlier.got if earlier is not None else "")
+        self.messages[msg_id] = self._states.setdefault(m, m)
         if syncpoint:
-            self._open.setdefault(key, []).append(("put", msg_id))
+            self._puts.setdefault(key, []).append(msg_id)
 
     def get_asked(self, queue: str, syncpoint: bool) -> None:
         if not syncpoint:
@@ -93,14 +104,15 @@ class Journal:
         if not syncpoint:
             self._gets_in_flight[queue] -= 1
         m = self.messages.get(msg_id)
+        got = "pending" if syncpoint else "committed"
         if m is None:
             # Its put has not returned yet; that it could be got means it was committed.
-            m = self.messages[msg_id] = _Msg(queue, persistent, None, "committed")
-        if syncpoint:
-            m.got = "pending"
-            self._open.setdefault(key, []).append(("get", msg_id))
+            m = _Msg(queue, persistent, "committed", got)
         else:
-            m.got = "committed"
+            m = _Msg(m.queue, m.persistent, m.put, got)
+        self.messages[msg_id] = self._states.setdefault(m, m)
+        if syncpoint:
+            self._gets.setdefault(key, []).append(msg_id)
 
     def get_failed(self, queue: str, syncpoint: bool) -> None:
         if not syncpoint:
@@ -123,13 +135,21 @@ class Journal:
         returned, or a call failed with MQRC_BACKED_OUT)."""
         self._asked.pop(key, None)
         self._prepared.pop(key, None)
-        for kind, msg_id in self._open.pop(key, ()):
-            m = self.messages[msg_id]
-            outcome = "committed" if committed else "backed_out"
-            if kind == "put":
-                m.put = outcome
-            else:
-                m.got = outcome
+        outcome = "committed" if committed else "backed_out"
+        self._settle(self._puts.pop(key, ()), outcome, None)
+        self._settle(self._gets.pop(key, ()), None, outcome)
+
+    def _settle(self, ids, put: str | None, got: str | None) -> None:
+        """Set the put state (``put``) or the got state (``got``; None: unchanged) of each message of ``ids``."""
+        messages, states = self.messages, self._states
+        before = after = None  # the state of the message before, and its state after
+        for msg_id in ids:
+            m = messages[msg_id]
+            if m is not before:  # (states are interned: messages in the same state share one object)
+                before = m
+                after = _Msg(m.queue, m.persistent, m.put if put is None else put, m.got if got is None else got)
+                after = states.setdefault(after, after)
+            messages[msg_id] = after
 
     def refused(self, key) -> None:
         """A commit, backout or prepare was refused at its entry (MQRC_Q_MGR_STOPPING: an
@@ -147,8 +167,10 @@ class Journal:
         """An independent copy (the fault campaign freezes a copy at each crash point of a
         recorded run, while the original goes on taking the run's later events)."""
         out = Journal()
-        out.messages = {i: _Msg(m.queue, m.persistent, m.uow_key, m.put, m.got) for i, m in self.messages.items()}
-        out._open = {k: list(v) for k, v in self._open.items()}
+        out.messages = dict(self.messages)  # (its values are shared, never changed)
+        out._states = dict(self._states)
+        out._puts = {k: list(ids) for k, ids in self._puts.items()}
+        out._gets = {k: list(ids) for k, ids in self._gets.items()}
         out._asked = dict(self._asked)
         out._prepared = dict(self._prepared)
         out._gets_in_flight = Counter(self._gets_in_flight)
@@ -158,25 +180,22 @@ class Journal:
 
     def crash(self) -> None:
         """Freeze what was in flight: attempted commits may or may not have happened."""
-        for key, ops in self._open.items():
+        for key in dict.fromkeys([*self._puts, *self._gets]):
             asked = self._asked.get(key)
-            for kind, msg_id in ops:
-                m = self.messages[msg_id]
-                if key in self._prepared and asked is None:
-                    state = "indoubt"
-                elif key in self._prepared or asked == "prepare":
-                    # the coordinator's decision, or the prepare itself, was on its way:
-                    # done (committed or backed out), or in doubt
-                    state = "maybe_indoubt"
-                elif asked == "commit":
-                    state = "maybe"
-                else:
-                    state = "backed_out"
-                if kind == "put":
-                    m.put = state
-                else:
-                    m.got = state
-        self._open.clear()
+            if key in self._prepared and asked is None:
+                state = "indoubt"
+            elif key in self._prepared or asked == "prepare":
+                # the coordinator's decision, or the prepare itself, was on its way:
+                # done (committed or backed out), or in doubt
+                state = "maybe_indoubt"
+            elif asked == "commit":
+                state = "maybe"
+            else:
+                state = "backed_out"
+            self._settle(self._puts.get(key, ()), state, None)
+            self._settle(self._gets.get(key, ()), None, state)
+        self._puts.clear()
+        self._gets.clear()
         self._asked.clear()
 
     def settlement(self, qm) -> dict:
@@ -204,8 +223,7 @@ class Journal:
         then checks each old message exactly (there, or gone) instead of tolerating it as maybe.
         Takes data, not the queue manager, so that a recording journal can record it."""
         for msg_id, (put, got) in decided.items():
-            m = self.messages[msg_id]
-            m.put, m.got = put, got
+            self.messages[msg_id] = self._state(self.messages[msg_id]._replace(put=put, got=got))
         self._gets_in_flight.clear()  # the messages they may have taken are settled now
 
     def to_json(self) -> dict:
@@ -238,7 +256,7 @@ class Journal:
                     or not isinstance(put, str) or not isinstance(got, str) or put not in states
                     or got not in states):
                 raise JournalError(f"{source}: messages.{key}: malformed entry {row!r}")
-            journal.messages[msg_id] = _Msg(queue, persistent, None, put, got)
+            journal.messages[msg_id] = journal._state(_Msg(queue, persistent, put, got))
         gets = data.get("gets_in_flight", {})
         if not isinstance(gets, dict) or not all(isinstance(q, str) and type(n) is int and n >= 0
                                                  for q, n in gets.items()):

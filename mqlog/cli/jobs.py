@@ -100,12 +100,13 @@ def compare_cmd(workload, sets, matrix, device, host, seed, out, master, crash_a
                     runs.enter_context(locked(run))
                 shutil.rmtree(runs_dir)
         (out / CONTENTS_FILE).unlink(missing_ok=True)
-        with progress_inside(out, {c["name"]: c["name"] for c in cells},
-                             spec.params.get("duration")) as (inside, finished):
+        with progress_inside(out, {c["name"]: c["name"] for c in cells}, spec.params.get("duration"),
+                             driver_host(spark)) as (inside, finished, address):
             rows = compare(spark, workload=spec.workload, params=dict(spec.params), seed=seed, device=device,
                            cells=cells, crash_at_s=crash_at, progress=progress,
                            runs_dir=runs_dir if keep_logs else None, restart_mode=restart_mode or "9.1.1",
-                           host=host, qmgr=qmgr, progress_dir=inside, shunting=not no_shunting)
+                           host=host, qmgr=qmgr, progress_dir=inside, progress_addr=address,
+                           shunting=not no_shunting)
         results_frame(spark, rows).coalesce(1).write.mode("overwrite").parquet(str(out / "results.parquet"))
         contents = None
         if keep_logs:
@@ -187,9 +188,9 @@ def sweep_cmd(sweep, out, master, list_only, host, as_json):
 
     with nothing_left_on_error(out), locked(out, "--out"):  # one sweep at a time adds to OUT
         durations = {t["params"].get("duration") for t in tasks}
-        with progress_inside(out, {t["key"]: label(t) for t in tasks},
-                             durations.pop() if len(durations) == 1 else None) as (inside, finished):
-            tasks = [dict(t, progress_dir=inside) for t in tasks]
+        with progress_inside(out, {t["key"]: label(t) for t in tasks}, durations.pop() if len(durations) == 1 else None,
+                             driver_host(spark)) as (inside, finished, address):
+            tasks = [dict(t, progress_dir=inside, progress_addr=address) for t in tasks]
             ran, skipped = run_sweep(spark, tasks, out, progress=progress)
         rows = read_results(spark, out)
         (out / "report.html").write_text(render_sweep(rows, title=f"mqlog sweep: {name}", plot=doc.get("plot")),
@@ -256,12 +257,17 @@ INSIDE_EVERY_S = 10.0
 
 
 @contextlib.contextmanager
-def progress_inside(out: Path, labels: dict[str, str], total_s: float | None):
-    """Progress inside each configuration while a Spark job runs: its tasks write the virtual
-    seconds they have done into OUT/.progress (see mqlog.spark.compare.progress_writer), and
-    every INSIDE_EVERY_S this prints one line of those still running (``labels``: a task's
-    key -> what to call it). Yields the directory, and the set of keys done (the caller adds
-    each as its row arrives); removes it after."""
+def progress_inside(out: Path, labels: dict[str, str], total_s: float | None, driver_host: str | None = None):
+    """Progress inside each configuration while a Spark job runs: its tasks report the virtual
+    seconds they have done (see mqlog.spark.compare.progress_writer), and every INSIDE_EVERY_S
+    this prints one line of those still running (``labels``: a task's key -> what to call it).
+    A task whose executor sees OUT writes OUT/.progress/KEY; one that does not (a standalone
+    cluster with no shared file system) sends a datagram to ``driver_host`` (Spark's
+    ``spark.driver.host``, which every executor already reaches) on a port this opens, and
+    the report lands in the same place. Yields the directory, the set of keys done (the caller
+    adds each as its row arrives) and that address (``host:port``; None without a host or
+    when no port could be opened); removes the directory and closes the port after."""
+    import socket
     import threading
 
     directory = out / ".progress"
@@ -287,15 +293,58 @@ def progress_inside(out: Path, labels: dict[str, str], total_s: float | None):
                 click.echo(line, err=True)
                 last = line
 
-    watcher = threading.Thread(target=watch, name="mqlog-progress", daemon=True)
-    watcher.start()
+    listener = None
+    if driver_host:
+        try:
+            listener = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+            listener.bind(("", 0))
+            listener.settimeout(0.2)
+        except OSError:   # progress is a courtesy: no port, no reports from afar
+            listener = None
+
+    def listen():
+        while not stop.is_set():
+            try:
+                data = listener.recv(512)
+            except OSError:   # a timeout, or the port closed
+                continue
+            key, _, seconds = data.decode("utf-8", "replace").partition(" ")
+            if key not in labels:   # only this job's tasks, by key: never a path of a sender's choosing
+                continue
+            try:
+                float(seconds)
+            except ValueError:
+                continue
+            try:
+                (directory / f"{key}.tmp").write_text(seconds)
+                (directory / f"{key}.tmp").replace(directory / key)
+            except OSError:
+                pass
+
+    threads = [threading.Thread(target=watch, name="mqlog-progress", daemon=True)]
+    if listener is not None:
+        threads.append(threading.Thread(target=listen, name="mqlog-progress-port", daemon=True))
+    for thread in threads:
+        thread.start()
+    address = f"{driver_host}:{listener.getsockname()[1]}" if listener is not None else None
     try:
-        yield str(directory.resolve()), done
+        yield str(directory.resolve()), done, address
     finally:
         stop.set()
-        watcher.join()
+        for thread in threads:
+            thread.join()
+        if listener is not None:
+            listener.close()
         if directory.exists():
             shutil.rmtree(directory, ignore_errors=True)
+
+
+def driver_host(spark) -> str | None:
+    """The address Spark's executors reach the driver at (``spark.driver.host``)."""
+    try:
+        return spark.sparkContext.getConf().get("spark.driver.host") or None
+    except Exception:   # progress is a courtesy: no host, no reports from afar
+        return None
 
 
 def check_out_dir(out: Path, option: str) -> None:

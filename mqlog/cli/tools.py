@@ -130,7 +130,6 @@ def _fit_mqldt(source: str, name: str | None, output: str | None, as_json: bool 
     import re
 
     from mqlog.core.disk.devicefit import fit_profile, profile_toml
-    from mqlog.core.disk.devices import get_profile
     from mqlog.core.disk.mqldt import read_mqldt
     from mqlog.core.profiles import fmt_number
 
@@ -287,6 +286,22 @@ def hosts(path: str | None, as_json: bool) -> None:
                    f"{p.copy_ns_per_byte:>12g}")
 
 
+def _notation(platform: str | None):
+    """How ``scan`` writes a log file's addresses: as the platform's dump and messages do (an
+    LSN <a:b:c:d> on distributed, as dmpmqlog and AMQ7230I; an RBA in hex on z/OS, as CSQ1LOGP;
+    the reference log's byte address in hex): the bare form for a column, a labelled one for a
+    sentence ("LSN <0:0:12:0> (00000000000C0000)"), and the column's width."""
+    from mqlog.platforms import PLATFORMS
+
+    return PLATFORMS[platform if platform in PLATFORMS else "reference"].notation()
+
+
+def _address(address: int, platform: str | None, key: str = "address") -> dict:
+    """An address in ``scan --json`` as ``restart --json`` gives the end of the log: ``KEY`` the
+    byte address (a number), ``KEY_text`` the same address as the platform writes it."""
+    return {key: address, f"{key}_text": _notation(platform)[0](address)}
+
+
 @cli.command("scan")
 @click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--records", "show", is_flag=True, help="List every record, not just the summary.")
@@ -302,7 +317,6 @@ def scan_cmd(path: Path, show: bool, as_json: bool) -> None:
     from mqlog.core.log.reader import LogReader
     from mqlog.core.disk.storage import DirectoryStorage
     from mqlog.core.format.pages import STALE
-    from mqlog.distributed.space import format_lsn
     from mqlog.distributed.media import RECORD_TYPES as DISTRIBUTED_TYPES
     from mqlog.scanfile import FileFromBase, first_record, identify
     from mqlog.zos.records import RECORD_TYPES as ZOS_TYPES
@@ -316,6 +330,7 @@ def scan_cmd(path: Path, show: bool, as_json: bool) -> None:
         try:
             size = storage.size(path.name)
             kind = identify(path.name, storage.read(path.name, 0, 4096), size)
+            written, labelled, width = _notation(kind.platform)
             if kind.kind == "other":
                 raise MqlogError(f"{path}: not a log file: {kind.what}"
                                  + (f" (its run directory: {run_dir})" if of_a_run and "use mqlog" in kind.what
@@ -334,18 +349,18 @@ def scan_cmd(path: Path, show: bool, as_json: bool) -> None:
                 for address, record in reader:
                     kinds[type(record).__name__] += 1
                     if show and as_json:
-                        listed.append({"address": f"{address:016X}", "type": type(record).__name__,
+                        listed.append({**_address(address, kind.platform), "type": type(record).__name__,
                                        "uow": f"{record.uow:x}"})
                     elif show:
-                        click.echo(f"{address:016X} {type(record).__name__:<16} uow={record.uow:x}")
+                        click.echo(f"{written(address):<{width}} {type(record).__name__:<16} uow={record.uow:x}")
         finally:
             storage.close()
     if reader is None:  # formatted and never written, or no record starts in it
-        address = kind.base
-        end = {"address": f"{address:016X}", "reason": "end"}
+        end = {**_address(kind.base, kind.platform), "reason": "end"}
         note = kind.what if kind.kind == "unwritten" else "no record starts in it (one record fills it whole)"
         if as_json:
-            emit_json({"file": str(path), "kind": kind.what, "base_address": f"{kind.base:016X}", "records": 0,
+            emit_json({"file": str(path), "kind": kind.what, **_address(kind.base, kind.platform, "base_address"),
+                       "records": 0,
                        "pages_read": 0, "by_type": {}, "end": end, **({"record_list": []} if show else {})})
             return
         click.echo(f"0 records: {note}")
@@ -364,23 +379,21 @@ def scan_cmd(path: Path, show: bool, as_json: bool) -> None:
     else:
         beyond = None
     if as_json:
-        emit_json({"file": str(path), "kind": kind.what, "base_address": f"{kind.base:016X}",
+        emit_json({"file": str(path), "kind": kind.what, **_address(kind.base, kind.platform, "base_address"),
                    "records": sum(kinds.values()), "pages_read": reader.pages_read,
                    "by_type": dict(sorted(kinds.items())),
-                   "end": {"address": f"{end.address:016X}", "reason": end.reason,
+                   "end": {**_address(end.address, kind.platform), "reason": end.reason,
                            **({"problem": end.problem, "source": end.source, "offset_bytes": end.offset}
                               if end.reason != "end" or stale else {}),
                            **({"note": beyond} if beyond else {})},
                    **({"record_list": listed} if show else {})})
         return
     if kind.platform is not None:
-        click.echo(f"{path.name}: {kind.what}, holding log from "
-                   + (f"LSN {format_lsn(kind.base)} ({kind.base:016X})" if kind.platform == "distributed"
-                      else f"RBA {kind.base:016X}"))
+        click.echo(f"{path.name}: {kind.what}, holding log from {labelled(kind.base)}")
     click.echo(f"{sum(kinds.values())} records in {reader.pages_read} pages read: "
                + ", ".join(f"{k} {v}" for k, v in sorted(kinds.items())))
     if beyond is not None:
-        click.echo(f"log ends at {end.address:016X}: {end.reason} ({beyond})")
+        click.echo(f"log ends at {labelled(end.address)}: {end.reason} ({beyond})")
         return
-    click.echo(f"log ends at {end.address:016X}: {end.reason}"
+    click.echo(f"log ends at {labelled(end.address)}: {end.reason}"
                + (f" ({end.problem} at {end.source} offset {end.offset})" if end.reason != "end" else ""))

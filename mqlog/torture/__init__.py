@@ -15,9 +15,10 @@ campaign's seed), so a failing one can be replayed from its label.
 from __future__ import annotations
 
 from mqlog.torture.campaign import Campaign
-from mqlog.torture.claims import (DAMAGE, DETECT, FAULT_CLASSES, NOTHING, OUTCOMES, SURVIVE, Claim, Tally,
-                                  claims)
+from mqlog.core.disk.faults import DETECT, NOTHING, SURVIVE
+from mqlog.torture.claims import DAMAGE, OUTCOMES, Claim, Tally
 from mqlog.torture.disks import Scenario, in_place_writes
+from mqlog.torture.faults import FAULT_CLASSES, FAULTS, FaultClass, claims
 
-__all__ = ["FAULT_CLASSES", "Campaign", "claims", "in_place_writes", "DAMAGE", "DETECT", "NOTHING", "OUTCOMES",
+__all__ = ["FAULT_CLASSES", "FAULTS", "FaultClass", "Campaign", "claims", "in_place_writes", "DAMAGE", "DETECT", "NOTHING", "OUTCOMES",
            "SURVIVE", "Claim", "Scenario", "Tally"]

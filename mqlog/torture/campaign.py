@@ -15,15 +15,13 @@ from collections.abc import Callable
 
 import attrs
 
-from mqlog.core.disk.faults import FaultPlan
-from mqlog.core.disk.storage import MemoryStorage
+from mqlog.core.disk.faults import NOTHING, FaultPlan
 from mqlog.core.host.profiles import DEFAULT_HOST
 from mqlog.core.qm.config import QmConfig, with_qmgr
-from mqlog.core.workload.run import RunConfig, restart_run, run_workload
-from mqlog.torture.claims import (DAMAGE, DETECTED, ERROR, EXPECTED, FAULT_CLASSES, NOTHING, SILENT, SURVIVED,
-                                  Tally, claims)
-from mqlog.torture.disks import Engine, Scenario, in_place_writes
-from mqlog.torture.faults import FaultClasses
+from mqlog.core.workload.run import RunConfig, restart_run
+from mqlog.torture.claims import DAMAGE, DETECTED, ERROR, EXPECTED, SILENT, SURVIVED, Tally
+from mqlog.torture.disks import Engine, Scenario
+from mqlog.torture.faults import FAULT_CLASSES, FAULTS, FaultClasses, claims
 
 
 @attrs.define
@@ -141,46 +139,18 @@ class Campaign(FaultClasses):
         for fault in self.faults:
             self.tallies[fault] = Tally(fault, claimed[fault])
         plans: dict[str, list] = {}
-        if "crash" in self.faults:
-            plans["crash"] = list(range(self.physical_writes))
-        if "torn" in self.faults:
-            plans["torn"] = [w.number for w in in_place_writes(writes)]
-        if "restart" in self.faults:
-            plans["restart"] = self._restart_points(rng)
-        if "bitflip" in self.faults or ("copy" in self.faults and claimed["copy"].level != NOTHING):
-            self._image_points = self._images(rng)
-            count = len(self._image_points)
-            if "bitflip" in self.faults:
-                plans["bitflip"] = [(i, n) for n in range(self.budget) for i in range(count)][:self.budget]
-            if "copy" in self.faults and claimed["copy"].level != NOTHING:
-                plans["copy"] = [(i, n) for n in range(self.budget) for i in range(count)][:self.budget]
-        if "missing" in self.faults:
-            if not self._image_points:
-                self._image_points = self._images(rng)
-            count = len(self._image_points)
-            plans["missing"] = [(i, n) for n in range(self.budget) for i in range(count)][:self.budget]
-        if "stale" in self.faults:
-            if not self._image_points:
-                self._image_points = self._images(rng)
-            count = len(self._image_points)
-            plans["stale"] = [(i, n) for n in range(self.budget) for i in range(count)][:self.budget]
-        for fault in ("lost", "misdirected"):
-            if fault in self.faults:
-                plans[fault] = [w.number for w in writes if w.kind == "write"]
-        if "fsync" in self.faults:
-            # (each sync with the physical write count at it: the power fails soon after)
-            self._sync_at = [op[0] for op in self._engine.recording.ops if op[1] == "sync"]
-            plans["fsync"] = list(range(1, len(self._sync_at) + 1))
-        if "enospc" in self.faults:
-            counted = run_workload(self._config(FaultPlan(enospc_at=1 << 62)), MemoryStorage()).storage
-            plans["enospc"] = list(range(1, counted.allocations + 1))
+        for fault in sorted(FAULTS.values(), key=lambda f: f.planned):
+            if fault.name in self.faults:
+                points = fault.points(self, rng, claimed)
+                if points is not None:
+                    plans[fault.name] = points
         scenarios: list[Scenario] = []
         for fault, points in plans.items():
             self.tallies[fault].possible = len(points)
             chosen = points if len(points) <= self.budget else sorted(rng.sample(points, self.budget))
             for point in chosen:
                 try:
-                    label, at, args = getattr(self, f"_plan_{fault}")(point, rng)
+                    label, at, args = FAULTS[fault].plan(self, point, rng)
                 except Exception as exc:  # the tool failing while it chose the fault: an error, counted
                     scenarios.append(Scenario(len(scenarios), fault, f"{fault} {point}", 0, None,
                                               error=f"{type(exc).__name__}: {exc}"))
@@ -204,7 +174,7 @@ class Campaign(FaultClasses):
                 out[scenario.index] = (None, "")  # nothing to inject (no such file here)
             else:
                 try:
-                    out[scenario.index] = getattr(self, f"_scenario_{scenario.fault}")(engine, scenario)
+                    out[scenario.index] = FAULTS[scenario.fault].inject(self, engine, scenario)
                 except Exception as exc:  # the tool failing outside the restart it checks: an error, counted
                     out[scenario.index] = (ERROR, f"{type(exc).__name__}: {exc}")
             if progress is not None:

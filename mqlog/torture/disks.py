@@ -13,6 +13,7 @@ from mqlog.core.disk.storage import MemoryStorage
 from mqlog.core.format.pages import PAGE_SIZE
 from mqlog.core.workload.recording import CowStorage, Recorder, Recording, RecordingStorage
 from mqlog.core.workload.run import run_workload
+from mqlog.platforms import choose
 
 
 @attrs.frozen
@@ -91,36 +92,27 @@ def clone(storage) -> MemoryStorage:
 
 def is_control(platform: str, name: str) -> bool:
     """Whether ``name`` is one of the platform's control files (log control, BSDS)."""
-    if platform == "zos":
-        return name.startswith("BSDS")
-    return name.endswith((".lfh", ".ctl"))
+    return choose(platform).file_roles().control(name)
 
 
 def needed_file(platform: str, name: str) -> bool:
     """Whether ``name`` is a file the platform's restart may need: log extents, data sets
     and archives, control files (the log control file, the BSDS, TripleWrite's spare page),
     queue files. Copies of the BSDS kept beside archives are not."""
-    if name.endswith(".mqq") or is_control(platform, name):
-        return True
-    if platform == "zos":
-        return name.startswith("LOGCOPY") or ".A" in name
-    return name.endswith(".LOG") or name.endswith(".log") or name == "amqhlspr.lfh"
+    roles = choose(platform).file_roles()
+    return name.endswith(".mqq") or roles.control(name) or roles.needed(name)
 
 
 def log_file(platform: str, name: str) -> bool:
     """Whether ``name`` is an active log file (a distributed extent; a z/OS active data set,
     copy 1: :func:`copies_of` gives its copies): what stale damage swaps, zeroes, restores."""
-    if platform == "zos":
-        return name.startswith("LOGCOPY1.")
-    return name.endswith(".LOG") or name.endswith(".log")
+    return choose(platform).file_roles().log(name)
 
 
 def copies_of(platform: str, name: str) -> tuple:
     """Every copy of log file ``name`` (z/OS: copy 1 and copy 2; those absent are skipped
     when the damage is made)."""
-    if platform == "zos" and name.startswith("LOGCOPY1."):
-        return name, name.replace("LOGCOPY1.", "LOGCOPY2.")
-    return (name,)
+    return choose(platform).file_roles().copies(name)
 
 
 def flip(storage, name: str, offset: int, bit: int) -> None:

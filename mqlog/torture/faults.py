@@ -1,7 +1,10 @@
-"""The fault classes of a campaign: for each, how a scenario is chosen at planning
-(``_plan_<class>``: every draw of the campaign's generator) and how it is injected into its
-materialised disk and checked (``_scenario_<class>``), as methods :class:`~mqlog.torture.Campaign`
-inherits from :class:`FaultClasses`.
+"""The fault classes of a campaign, in one registry (:data:`FAULTS`): for each, the points a
+campaign could inject it at, how a scenario is chosen at one of them (every draw of the
+campaign's generator) and how it is injected into its materialised disk and checked. What a
+configuration claims against each class is :func:`mqlog.torture.claims.claims`'s (the generic
+claim, and the platform's own where its log differs). A new class is one :class:`FaultClass`
+entry here and its methods on :class:`FaultClasses`, which :class:`~mqlog.torture.Campaign`
+inherits (they use its recorded run, restart and check); nothing else names it.
 
 ``crash``    power loss after physical write *k*, for every *k* (or a seeded sample of
              ``budget``): writes 1..k landed, nothing after.
@@ -39,15 +42,18 @@ the one recorded run (a lying device does not change what the queue manager does
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import attrs
 
-from mqlog.core.disk.faults import FaultPlan
+from mqlog.core.disk.faults import DETECT, NOTHING, SURVIVE, FaultPlan
 from mqlog.core.disk.storage import MemoryStorage
 from mqlog.core.format.pages import PAGE_SIZE
 from mqlog.core.workload.recording import CowStorage
 from mqlog.core.workload.run import run_workload
-from mqlog.torture.claims import DAMAGE, ERROR, MISDIRECT_PAGES, SURVIVED
-from mqlog.torture.disks import Cursor, Scenario, copies_of, flip, is_control, log_file, needed_file
+from mqlog.platforms import choose
+from mqlog.torture.claims import DAMAGE, ERROR, MISDIRECT_PAGES, SURVIVED, Claim
+from mqlog.torture.disks import Cursor, Scenario, copies_of, flip, in_place_writes, is_control, log_file, needed_file
 
 
 class FaultClasses:
@@ -55,6 +61,43 @@ class FaultClasses:
     (whose recorded run, restart and check they use)."""
 
     __slots__ = ()
+
+    # -- the points each class could be injected at (before the budget's sample) -----------
+    # Each _points_<class>(rng, claimed) returns the list, or None: the configuration cannot
+    # have this fault (claimed: the configuration's claims), and nothing is planned.
+
+    def _points_crash(self, rng, claimed):
+        return list(range(self.physical_writes))
+
+    def _points_torn(self, rng, claimed):
+        return [w.number for w in in_place_writes(self._engine.writes)]
+
+    def _points_restart(self, rng, claimed):
+        return self._restart_points(rng)
+
+    def _points_images(self, rng, claimed):
+        """Each of the damage classes' disks in turn, up to the budget (the disks drawn once,
+        by the first class that needs them)."""
+        if not self._image_points:
+            self._image_points = self._images(rng)
+        count = len(self._image_points)
+        return [(i, n) for n in range(self.budget) for i in range(count)][:self.budget]
+
+    def _points_copy(self, rng, claimed):
+        # only where there is a second copy to fall back to: a single copy's damage is bitflip's
+        return self._points_images(rng, claimed) if claimed["copy"].level != NOTHING else None
+
+    def _points_writes(self, rng, claimed):
+        return [w.number for w in self._engine.writes if w.kind == "write"]
+
+    def _points_fsync(self, rng, claimed):
+        # (each sync with the physical write count at it: the power fails soon after)
+        self._sync_at = [op[0] for op in self._engine.recording.ops if op[1] == "sync"]
+        return list(range(1, len(self._sync_at) + 1))
+
+    def _points_enospc(self, rng, claimed):
+        counted = run_workload(self._config(FaultPlan(enospc_at=1 << 62)), MemoryStorage()).storage
+        return list(range(1, counted.allocations + 1))
 
     # -- choosing the scenarios (every draw of the campaign's generator) -------------------
     # Each _plan_<class>(point, rng) returns (label, the crash point the scenario starts
@@ -273,13 +316,11 @@ class FaultClasses:
         return outcome, detail
 
     def _single_copy(self) -> bool:
-        return not (self.platform == "zos" and str(self.values.get("TWOACTV", "YES")) == "YES")
+        return self._copy_setting() is not None
 
-    def _copy_setting(self) -> str:
-        if self.platform == "zos":
-            return "TWOACTV=NO"
-        return f"LogWriteIntegrity={self.values.get('LogWriteIntegrity', '-')}" if self.platform == "distributed" \
-            else "the reference log"
+    def _copy_setting(self) -> str | None:
+        """The setting that gives this log one copy, in its platform's words (None: two)."""
+        return choose(self.platform).file_roles().single_copy(self.values)
 
     def _scenario_missing(self, engine: Cursor, scenario: Scenario):
         k, name, cut = scenario.args
@@ -369,3 +410,71 @@ class FaultClasses:
         disk = engine.image(k)
         disk.write(name, offset, data)
         return self._check(disk, engine.journal(k))
+
+
+@attrs.frozen
+class FaultClass:
+    """One fault class of the registry: its name (``--faults``), what every configuration
+    claims against it unless its platform says otherwise, and its three steps as
+    :class:`FaultClasses` methods, called with the campaign first."""
+
+    name: str
+    #: the claim of every configuration whose platform does not make its own
+    claim: Claim
+    #: (campaign, rng, claims) -> every point the class could be injected at, or None
+    points: Callable
+    #: (campaign, point, rng) -> (label, crash point, injection arguments or None)
+    plan: Callable
+    #: (campaign, cursor, scenario) -> (outcome, detail): injected, restarted and checked
+    inject: Callable
+    #: where a campaign plans it: every draw of the campaign's generator happens in this order,
+    #: so a campaign's scenarios stay the same from one version to the next only if it does not
+    #: change (a new class takes the next number)
+    planned: int
+
+
+def _fault(name: str, planned: int, claim: Claim, points: Callable | None = None) -> FaultClass:
+    return FaultClass(name, claim, points or getattr(FaultClasses, f"_points_{name}"),
+                      getattr(FaultClasses, f"_plan_{name}"), getattr(FaultClasses, f"_scenario_{name}"), planned)
+
+
+_SINGLE = ("a device that acknowledges a write it never makes defeats write-ahead logging on a single copy: "
+           "a hole followed by later writes is found, but a lost last write looks like the end of the log")
+
+#: every fault class, in the order reports list them and ``--faults`` takes by default
+FAULTS: dict[str, FaultClass] = {f.name: f for f in (
+    _fault("crash", 0, Claim(SURVIVE, "the write-ahead log: nothing acknowledged is lost at a crash")),
+    _fault("torn", 1, Claim(NOTHING, "partial pages are rewritten in place")),
+    _fault("bitflip", 3, Claim(DETECT, "log pages and records carry CRCs; control data and queue files are checked"),
+           FaultClasses._points_images),
+    _fault("copy", 4, Claim(NOTHING, "only z/OS dual logging keeps a second copy")),
+    _fault("restart", 2, Claim(SURVIVE, "restart is repeatable: compensation records, no undo done twice")),
+    _fault("missing", 5, Claim(DETECT, "a file restart needs that is missing or short is refused, naming it (AMQ6767, "
+                                       "CSQJ100E); a lost queue file is marked damaged (AMQ7472) or, on a linear log, "
+                                       "re-created from its media image"), FaultClasses._points_images),
+    _fault("stale", 6, Claim(DETECT, "each log file's first page is checked against the address the control data "
+                                     "gives it (AMQ6762E, CSQJ102E), the log must reach the control data's high-water "
+                                     "mark, and past a bad page restart reads to the end of the files in use (a hole "
+                                     "of any length is refused); damage wholly past the last update of the control "
+                                     "data looks like a crash's end of the log, and is an expected loss"),
+           FaultClasses._points_images),
+    _fault("lost", 7, Claim(NOTHING, _SINGLE), FaultClasses._points_writes),
+    _fault("misdirected", 8, Claim(NOTHING, _SINGLE + ", and the page it hit elsewhere is a damaged page"),
+           FaultClasses._points_writes),
+    _fault("fsync", 9, Claim(SURVIVE, "a commit whose force failed is never acknowledged: the queue manager ends, "
+                                      "naming the failure")),
+    _fault("enospc", 10, Claim(SURVIVE, "a full file system fails the format or write that needed room: nothing "
+                                        "unacknowledged, the queue manager ends (AMQ6708, CSQJ103E)")),
+)}
+#: the fault classes by name, as reports list them
+FAULT_CLASSES = tuple(FAULTS)
+
+
+def claims(platform: str, values: dict) -> dict[str, Claim]:
+    """What the configuration (a platform and its effective log ``values``) claims for each
+    fault class, and why: each class's own claim, with the platform's where its log's design
+    decides (partial pages, second copies: its descriptor's ``fault_claims``)."""
+    out = {name: fault.claim for name, fault in FAULTS.items()}
+    for name, (level, why) in choose(platform).fault_claims(values).items():
+        out[name] = Claim(level, why)
+    return out

@@ -1,0 +1,73 @@
+"""Platform knowledge lives in the platform packages (``zos/``, ``distributed/``) and reaches
+the rest through the platform registry, ``mqlog/platforms.py`` (issue 41): a module of the
+application layer, the Spark jobs or the CLI that branches on a platform's name (``"zos"``,
+``"distributed"``) or imports a platform package directly is one more place a new platform
+must be taught about.
+
+The modules that still do are listed with how many such places each has, so that the number
+can only go down: a new one, or one more in a listed module, fails here. (The core is kept
+free of platform names by the import contracts, tests/test_layers.py.)"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+NAMES = ("zos", "distributed")
+#: the registry itself: where the platforms are named, by design
+REGISTRY = "mqlog/platforms.py"
+#: the modules that still name a platform, and how many times (string constants plus direct
+#: imports of a platform package): each to go as platforms become descriptors in the registry
+KNOWN = {
+    "mqlog/calibration/cases.py": 3,
+    "mqlog/cli/distributed.py": 12,
+    "mqlog/cli/tools.py": 3,
+    "mqlog/cli/zos.py": 1,
+    "mqlog/provenance.py": 3,
+    "mqlog/restarting.py": 6,
+    "mqlog/scanfile.py": 3,
+    "mqlog/zosrun.py": 3,
+    "spark/compare.py": 7,
+    "spark/datasource.py": 6,
+    "spark/report.py": 1,
+}
+
+
+def platform_names(path: Path) -> list[int]:
+    """The lines of ``path`` that name a platform: a string constant that is a platform's name,
+    or an import of a platform package."""
+    lines = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Constant) and node.value in NAMES:
+            lines.append(node.lineno)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            if any(node.module == f"mqlog.{n}" or node.module.startswith(f"mqlog.{n}.") for n in NAMES):
+                lines.append(node.lineno)
+        elif isinstance(node, ast.Import):
+            lines += [node.lineno for a in node.names if any(a.name.startswith(f"mqlog.{n}") for n in NAMES)]
+    return sorted(lines)
+
+
+def test_no_new_platform_names_outside_the_platforms():
+    found = {}
+    for base in ("mqlog", "spark"):
+        for path in sorted((ROOT / base).rglob("*.py")):
+            name = path.relative_to(ROOT).as_posix()
+            lines = platform_names(path)
+            if lines and name != REGISTRY:
+                found[name] = lines
+    grown = {name: lines for name, lines in found.items() if len(lines) > KNOWN.get(name, 0)}
+    assert not grown, ("platform names outside the platform packages (put the knowledge in the platform's "
+                       "package and reach it through mqlog/platforms.py): "
+                       + "; ".join(f"{name} lines {lines} (allowed {KNOWN.get(name, 0)})" for name, lines in grown.items()))
+    # a module that dropped below its count: lower KNOWN to keep the gain
+    shrunk = {name: len(found.get(name, ())) for name, allowed in KNOWN.items() if len(found.get(name, ())) < allowed}
+    assert not shrunk, f"fewer platform names than KNOWN allows, lower it: {shrunk}"
+
+
+def test_the_check_sees_a_platform_name_and_a_platform_import(tmp_path):
+    module = tmp_path / "m.py"
+    module.write_text('import os\nfrom mqlog.zos.config import configure\nif os.name == "distributed":\n    pass\n'
+                      'import mqlog.distributed.space\nx = "zosrun"\n')
+    assert platform_names(module) == [2, 3, 5]
