@@ -11,7 +11,16 @@ the queue that resulted in waiting for another process to release the lock first
 paper reports 24.56% inside syncpoint and 98.98% outside.
 
 The model: one lock a queue, taken by a put or get for its work on the queue (its persistent
-path, its record appended to the log buffer; outside syncpoint also its log force); a caller
+path, its record appended to the log buffer) and released before the call waits for its log
+force, inside syncpoint and outside it. That outside syncpoint the lock is *not* held across
+the I/O is an assumption against Colin Paice's description (which he gives "at a hand waving
+level of understanding"), made because IBM's own counters for one out-of-syncpoint putter and
+one getter on a queue (CALIBRATION D1, MQ V8: TripleWrite +25% physical writes) need the two to
+overlap: held across the force, the putter's next put takes the lock before the woken getter
+and the pair alternates strictly, and TripleWrite then doubles the writes (1.999 against
+1.252; docs/research/issue38-experiments.md). What the model therefore does not show is the
+extra contention of several out-of-syncpoint putters on one queue (IBM's mqio: 98.98% against
+24.56% inside syncpoint). A caller
 that finds it held sleeps until a release wakes it (the oldest sleeper first), pays the host's
 CPU to be woken (``force_wait_us``: a futex sleep and wakeup, the same system calls as a force's
 – an assumption, IBM gives no figure for it) and tries again; a release does not hand the lock

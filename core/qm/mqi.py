@@ -126,6 +126,8 @@ class MqiCallsMixin:
             if uow.first != NO_ADDRESS:  # uow.logged
                 self._logged_ops += 1
         else:
+            # (the queue's lock goes before the force: see mqlog.core.qm.locks)
+            self._unlock_queue(queue, message)
             waited = (yield from self._force()) if persistent else False
             queue.add(message)
             self._wake_getters(queue)
@@ -293,7 +295,9 @@ class MqiCallsMixin:
         else:
             address = NO_ADDRESS
         if uow is None:
-            # still taken (busy) while it waits: nobody else can get it meanwhile
+            # The queue's lock goes before the force (see mqlog.core.qm.locks: not held across
+            # the I/O); the message is still taken (busy) while it waits: nobody else can get it.
+            self._unlock_queue(queue, message)
             waited = (yield from self._force()) if message.persistent else False
             queue.remove(message)
             yield from self._woken(waited)
