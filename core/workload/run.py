@@ -58,7 +58,7 @@ from mqlog.core.platform import Platform
 from mqlog.core.qm.config import qmgr_of
 from mqlog.core.qm.manager import QmConfig, QueueManager, refuse_queue_files_without_log
 from mqlog.core.disk.storage import Storage
-from mqlog.core.workload.workloads import Context, applications
+from mqlog.core.workload.workloads import MEASURED_COUNTERS, Context, applications
 
 #: virtual time between progress reports (and checks that the workload still moves)
 PROGRESS_STEP_US = 100_000.0
@@ -303,6 +303,13 @@ def run_workload(cfg: RunConfig, storage: Storage, progress: Callable[[float, in
     # the virtual time the workload's last call returned: throughput is measured over it, not
     # over the shutdown after it (which waits for a z/OS offload in progress, say)
     metrics["workload_s"] = ended.get("workload_us", env.now) / 1e6
+    # The measured window: from the end of the workload's set-up to its last call (what
+    # IBM's steady-state figures, amqsrua's intervals, see); none if the set-up never ended.
+    mark = ctx.set_up_at
+    if mark is not None:
+        metrics["measured_s"] = metrics["workload_s"] - mark["us"] / 1e6
+        for key in MEASURED_COUNTERS:
+            metrics[f"measured_{key}"] = metrics.get(key, 0) - mark[key]
     return RunResult(metrics, journal, qm, fs, crashed, list(qm.messages))
 
 
