@@ -383,6 +383,12 @@ class Platform:
     #: a write that carries the forces of more than one caller closes its partial last page
     #: (padding) instead of leaving it to be rewritten (see :mod:`mqlog.core.log.writer`)
     pad_grouped_tail: bool = False
+    #: whether the log writer wakes each caller its write released itself, one wake (the host's
+    #: ``wake_us``) each on its own thread before its next write, as the distributed logger does
+    #: (Colin Paice: when the I/O ends it "wakes any tasks waiting on it"; F7's duty); False: the
+    #: platform's logger charges nothing for it (z/OS: its log manager's CPU per posted waiter has
+    #: no IBM figure yet, and the host's futex figure is a Linux one)
+    writer_wakes_callers: bool = False
     #: the platform's own command for each shutdown mode (controlled, immediate, preemptive:
     #: see :mod:`mqlog.core.workload.run`), for the run's summary and run.json; MQ's endmqm
     #: unless the platform says otherwise

@@ -100,6 +100,7 @@ def distributed_platform(storage: Storage, *, primary: int = 3, secondary: int =
         write_threshold_pages=None,
         queue_buffer_bytes=queue_buffer_bytes,
         pad_grouped_tail=True,
+        writer_wakes_callers=True,
         error_log="AMQERR01.LOG",
         error_log_format=AmqErrLog(qm_name),
         record_types=media.RECORD_TYPES,

@@ -192,7 +192,7 @@ class QueueManager(MqiCallsMixin, UnitsOfWorkMixin, LogSpaceMixin, CheckpointMix
         p = self.platform
         kwargs = dict(buffer_pages=p.buffer_pages, write_threshold_pages=p.write_threshold_pages,
                       addressing=p.addressing, pad_policy=p.pad_policy, pad_grouped_tail=p.pad_grouped_tail,
-                      wake_cost=self._wake_cost)
+                      wake_cost=self._wake_cost if p.writer_wakes_callers else None)
         if reader is not None:
             return LogWriter.resume(self.env, p.space, self.device, reader, **kwargs)
         return LogWriter(self.env, p.space, self.device, **kwargs)

@@ -190,3 +190,22 @@ def test_the_same_host_and_seed_give_the_same_metrics():
     params = dict(persistent=True, message_size=512, duration=0.01, requesters=6, responders=6, queue_pairs=3)
     small = attrs.evolve(get_host("v91-xeon"), name="two", cores=2)
     assert _run(small, **params) == _run(small, **params)
+
+
+def test_the_distributed_logger_wakes_each_caller_it_released_and_z_os_charges_none():
+    """The distributed log writer wakes every caller its write released, one futex wake
+    (``wake_us``) each on its own thread before its next write; z/OS's log manager posts its
+    waiters at no modelled cost (no IBM figure; the host's wake is a Linux one)."""
+    host = get_host("v93-xeon")
+    runs = {}
+    for platform in ("distributed", "zos"):
+        choice = choose(platform)
+        values = choice.configure({})
+        spec = build_spec(BUILTINS["requester-responder"], {"requesters": "8", "responders": "8",
+                                                             "duration": "0.02"}, origin="test")
+        runs[platform] = run_workload(RunConfig(platform, choice.maker(values), values, spec, seed=3,
+                                                device="ssd", host=host), MemoryStorage()).metrics
+    dist = runs["distributed"]
+    # (the forces the shutdown's last write released are woken after the run's figures)
+    assert dist["forces_waited"] - 2 <= dist["cpu_logger_us"] / host.wake_us <= dist["forces_waited"]
+    assert runs["zos"]["forces_waited"] > 0 and runs["zos"]["cpu_logger_us"] == 0
