@@ -70,7 +70,7 @@ class _NoSpark:
 
 def test_the_built_in_cases_load_with_ibm_values_from_ibm_counters():
     cases = load_cases()
-    assert list(cases) == ["D1", "D2", "C1", "Z1", "Z2", "Z3", "R1"]
+    assert list(cases) == ["D1", "D2", "C1", "Z1", "Z2", "Z3", "R1", "F1", "F7", "F13"]
     d1 = {f["name"]: f for f in cases["D1"]["figures"]}
     # computed from IBM's amqldmpa counters by the figure's own computation
     assert d1["tw_physical_writes_ratio"]["ibm"] == pytest.approx(231_340 / 184_710)

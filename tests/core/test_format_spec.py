@@ -127,11 +127,11 @@ def decode_body(rtype: int, flags: int, rec: bytes) -> dict:
         t, x = u("<QB", rec, 36)
         zeros(rec[185:750], "Prepare control area")
         return dict(time_us=t, xid=_xid(x, rec[45:185]))
-    if rtype == 0x06:  # Commit: 750
-        if n != 750:
+    if rtype == 0x06:  # Commit: 120
+        if n != 120:
             raise FormatViolation(f"Commit of {n} bytes")
         t, ops = u("<QI", rec, 36)
-        zeros(rec[48:750], "Commit control area")
+        zeros(rec[48:120], "Commit control area")
         return dict(time_us=t, operations=ops)
     if rtype == 0x07:  # Backout: 1000 + 12k
         t, k = u("<QI", rec, 36)
@@ -628,8 +628,8 @@ def test_worked_example_matches_the_writer():
         assert file[offset:offset + len(shown)] == shown, f"FORMAT.md §5 line {offset:04x}"
     # and the example decodes as the document says
     _, records, end = decode_log(file, 0)
-    assert [(a, n, r["type"]) for a, n, r in records] == [(0x20, 260, 0x04), (0x124, 750, 0x06)]
-    assert records[1][2]["prev"] == 0x20 and end == 0x412
+    assert [(a, n, r["type"]) for a, n, r in records] == [(0x20, 260, 0x04), (0x124, 120, 0x06)]
+    assert records[1][2]["prev"] == 0x20 and end == 0x19C
 
 
 def test_reference_control_file_matches_the_document():

@@ -4,8 +4,9 @@ records restart writes as it undoes them.
 
 Each body is padded with a zeroed *control area* so that log usage follows IBM's published
 sizing of the log ("Calculating the size of the log" in the IBM MQ documentation): a
-persistent put of L bytes logs 750 + L bytes, a get 260, a commit 750, a backout 1000 + 12 per
-operation backed out (checkpoints and object changes: :mod:`.checkpoints`). The control area
+persistent put of L bytes logs 750 + L bytes, a get 260, a backout 1000 + 12 per
+operation backed out (checkpoints and object changes: :mod:`.checkpoints`); a commit, 120
+bytes, is derived from IBM's V9 log rates instead (see :class:`Commit`). The control area
 stands for the queue manager's own bookkeeping (space-map entries, handles) that the model
 does not interpret; it is zeros on write and ignored on read.
 """
@@ -243,12 +244,13 @@ class Prepare(LogRecord):
 @register
 @attrs.frozen(weakref_slot=False)
 class Commit(LogRecord):
-    """The UOW committed (750 bytes). Forced before the application is told."""
+    """The UOW committed (120 bytes: not the guide's 750 but what IBM's V9 log rates leave a
+    commit, CALIBRATION F13; docs/FORMAT.md §3.3). Forced before the application is told."""
 
     TYPE: ClassVar = RecordType.COMMIT
     RM: ClassVar = ResourceManager.RECOVERY
     _S: ClassVar = struct.Struct("<QI")
-    _PAD: ClassVar = bytes(750 - HEADER_SIZE - 12)
+    _PAD: ClassVar = bytes(120 - HEADER_SIZE - 12)
 
     time_us: int = 0
     operations: int = 0
