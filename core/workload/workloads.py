@@ -94,9 +94,8 @@ class Context:
         IBM's figures measure (amqsrua's intervals in a run of minutes, the queues defined
         beforehand). The metrics' ``measured_*`` figures count from here."""
         writer = self.qm.writer
-        stats = writer.stats if writer is not None else None
-        self.set_up_at = {"us": self.env.now,
-                          **{k: getattr(stats, k, 0) for k in MEASURED_COUNTERS}}
+        counters = writer.stats.as_dict() if writer is not None else {}
+        self.set_up_at = {"us": self.env.now, **{k: counters.get(k, 0) for k in MEASURED_COUNTERS}}
 
     def rng_for(self, name: str) -> random.Random:
         # A string seed is hashed (SHA-512) by random.Random: stable across runs and machines.

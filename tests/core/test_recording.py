@@ -116,8 +116,14 @@ def test_an_edit_hook_drops_a_write_from_the_durable_image():
     """How a lost write is materialised: the write never reaches the disk, later ones do."""
     _, recording = recorded(*CONFIGS[3])
     n = recording.physical_writes
-    kind, name, offset, data = next(recording.write(w) for w in range(n // 2, n) if recording.write(w)[0] == "write")
-    lost = next(w for w in range(n // 2, n) if recording.write(w) == (kind, name, offset, data))
+    ops = {w: recording.write(w) for w in range(1, n + 1)}
+
+    def overwritten_later(w):  # a later write covers the same bytes: losing this one shows nowhere
+        _, name, offset, data = ops[w]
+        return any(op[0] == "write" and op[1] == name and op[2] < offset + len(data) and offset < op[2] + len(op[3])
+                   for op in (ops[v] for v in range(w + 1, n + 1)))
+
+    lost = next(w for w in range(n // 2, n + 1) if ops[w][0] == "write" and not overwritten_later(w))
 
     def drop(op):
         return [] if op[1] == "write" and op[0] == lost else [op]

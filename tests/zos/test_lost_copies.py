@@ -35,7 +35,7 @@ def crashed(tmp_path_factory):
     base = tmp_path_factory.mktemp("zos")
     out = base / "z1"
     done = mqlog("run", "--platform", "zos", "--workload", "requester-responder", "--set",
-                 "workload.duration=0.3", "--crash-at", "0.25", "--out", out)
+                 "workload.duration=0.3", "--crash-at", "0.27", "--out", out)
     assert done.returncode == 0, done.stderr
     bsds = json.loads((out / "qm" / "BSDS01").read_bytes()[8:])
     current = bsds["active"][bsds["current"]]
@@ -108,13 +108,16 @@ def test_a_deleted_copy_of_the_current_data_set_is_reported_and_never_recreated(
 def test_a_short_copy_is_a_read_error_where_it_is_cut_and_is_not_written_again(crashed, tmp_path):
     run = fresh(crashed[0], tmp_path)
     short = run / "qm" / "LOGCOPY2.DS03"
+    data = short.read_bytes()
+    written = max(k for k in range(0, len(data), PAGE_SIZE) if data[k:k + PAGE_SIZE].strip(b"\0"))
+    keep = written // 2 // PAGE_SIZE * PAGE_SIZE + 3392  # cut mid-CI, halfway through what was logged
     with open(short, "r+b") as f:
-        f.truncate(5_000_000)
+        f.truncate(keep)
     out = restarted(run)
-    cut = crashed[2] + 5_000_000 - 5_000_000 % PAGE_SIZE
+    cut = crashed[2] + keep - keep % PAGE_SIZE
     assert f"CSQJ106E CSQ1 LOG READ ERROR DSNAME=LOGCOPY2.DS03, LOGRBA={cut:016X}" in out.splitlines()
     assert "CSQJ004I CSQ1 ACTIVE LOG COPY 2 INACTIVE, LOG IN SINGLE MODE, ENDRBA=0000000001FFFFFF" in out
-    assert short.stat().st_size == 5_000_000  # not extended with restart's records over a hole
+    assert short.stat().st_size == keep  # not extended with restart's records over a hole
     row = bsds_row(run, "LOGCOPY2.DS03")
     assert row["present"] and row["short"]
     wide = subprocess.run([sys.executable, "-m", "mqlog", "bsds", str(run)], capture_output=True, text=True,
@@ -123,7 +126,7 @@ def test_a_short_copy_is_a_read_error_where_it_is_cut_and_is_not_written_again(c
     # it stays out of use: the next start says so again, and still does not extend it
     again = restarted(run)
     assert "CSQJ004I CSQ1 ACTIVE LOG COPY 2 INACTIVE, LOG IN SINGLE MODE, ENDRBA=0000000001FFFFFF" in again
-    assert short.stat().st_size == 5_000_000
+    assert short.stat().st_size == keep
 
 
 def test_a_current_data_set_cut_only_where_nothing_was_written_is_extended_not_refused(crashed, tmp_path):

@@ -72,11 +72,11 @@ def test_commits_complete_while_a_data_set_is_being_offloaded():
 
 @pytest.mark.parametrize("data_sets, maxcnoff, stops", [
     (2, 31, True),  # two data sets: the second fills long before the first is archived
-    (24, 31, False),  # the ring turns (28 offloads) but offloads keep up: never full
+    (24, 31, False),  # the ring turns (31 offloads) but offloads keep up: never full
     (24, 1, True),  # the same with one offload at a time: they fall behind
 ])
 def test_logging_stops_only_when_every_active_data_set_is_full(data_sets, maxcnoff, stops):
-    qm, done = committing(data_sets=data_sets, maxcnoff=maxcnoff, commits=200)
+    qm, done = committing(data_sets=data_sets, maxcnoff=maxcnoff, commits=260)
     space, offloads = qm.platform.space, list(qm.writer.copies.history)
     assert space.archive_offloads == len(offloads) > data_sets  # the ring turned
     if not stops:
