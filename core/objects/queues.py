@@ -155,20 +155,15 @@ class Message:
 
 
 #: rows a queue's columns grow by at once; the msg id -> row map files a message under its
-#: chunk (a number shared by the chunk's rows, not an int object a message) and finds the
-#: row in the chunk's slice of the msg id column (``list.index``, at C speed)
+#: chunk's first row (a number shared by the chunk's rows, not an int object a message) and
+#: finds the row in the chunk's slice of the msg id column (``list.index``, at C speed)
 _CHUNK = 16
-#: chunk numbers, each one int object shared by every queue (a number past 256 is an
-#: object of its own)
-_CHUNK_KEYS: list[int] = list(range(1024))
+#: each chunk's first row, one int object shared by every queue (a number past 256 is an
+#: object of its own): chunk n's is _CHUNK_AT[n]
+_CHUNK_AT: list[int] = list(range(0, 1024 * _CHUNK, _CHUNK))
 #: a row's flags: its state's value in bits 0-1, then these
 _PERSISTENT, _BUSY = 4, 8
 _STATE_OF = (None, _COMMITTED, _PUT_UNCOMMITTED, _GOT_UNCOMMITTED)  # by flags & 3
-
-
-def _state_bits(state: MessageState) -> int:
-    # (identity tests: an enum member's hash and value are Python-level calls)
-    return 1 if state is _COMMITTED else 2 if state is _PUT_UNCOMMITTED else 3
 
 
 class Messages(Mapping):
@@ -223,8 +218,8 @@ class Queue:
     """A local queue: its messages in arrival order and its queue file.
 
     The messages are held in columns, one row a message – its id, data, arrival number,
-    length, unit of work, put and get addresses and flags (state, persistent, busy) – not an
-    object each: a :class:`Message` is built when one is read (:attr:`messages`). A row left
+    length, unit of work, put address and flags (state, persistent, busy; a get address
+    aside while it is locked) – not an object each: a :class:`Message` is built when one is read (:attr:`messages`). A row left
     by a message that went is taken by the next one added."""
 
     def __init__(self, name: str, file: QueueFile | None, *, max_depth: int = 5000, attributes: str = ""):
@@ -260,11 +255,11 @@ class Queue:
 
     # -- the columns -------------------------------------------------------------------------
 
-    _COLUMNS = ("_where", "_ids", "_data", "_seqs", "_lengths", "_uows", "_puts", "_gets", "_flags", "_free",
+    _COLUMNS = ("_where", "_ids", "_data", "_seqs", "_lengths", "_uows", "_puts", "_flags", "_free", "_got",
                 "_busy_by")
 
     def _clear_rows(self) -> None:
-        #: msg id -> its row's chunk number (insertion order: the order messages were added)
+        #: msg id -> its row's chunk's first row (insertion order: the order messages were added)
         self._where: dict[bytes, int] = {}
         self._ids: list = []  # msg id of each row (None: a free row)
         self._data: list = []  # data in memory (None: only in the queue file)
@@ -272,9 +267,11 @@ class Queue:
         self._lengths = array("Q")
         self._uows = array("Q")
         self._puts = array("Q")  # put address (NO_ADDRESS: not logged)
-        self._gets = array("Q")  # get address of a message got under syncpoint
         self._flags = bytearray()  # state (bits 0-1), _PERSISTENT, _BUSY
         self._free = array("q")  # free rows, the lowest last (taken first)
+        #: row -> the get address of a message got under syncpoint (a message is seldom
+        #: locked for long, so not a column a row)
+        self._got: dict[int, int] = {}
         #: row -> the queue manager (its member number + 1) whose MQGET holds it busy, where
         #: not 0 (a kept queue's)
         self._busy_by: dict[int, int] = {}
@@ -285,26 +282,26 @@ class Queue:
         self._ids += [None] * _CHUNK
         self._data += [None] * _CHUNK
         zeros = bytes(8 * _CHUNK)
-        for column in (self._seqs, self._lengths, self._uows, self._puts, self._gets):
+        for column in (self._seqs, self._lengths, self._uows, self._puts):
             column.frombytes(zeros)
         self._flags += bytes(_CHUNK)
         self._free.extend(range(rows + _CHUNK - 1, rows - 1, -1))
-        while len(_CHUNK_KEYS) * _CHUNK <= rows:
-            _CHUNK_KEYS.extend(range(len(_CHUNK_KEYS), 2 * len(_CHUNK_KEYS)))
+        while len(_CHUNK_AT) * _CHUNK <= rows:
+            _CHUNK_AT.extend(range(len(_CHUNK_AT) * _CHUNK, 2 * len(_CHUNK_AT) * _CHUNK, _CHUNK))
 
     def _row(self, msg_id: bytes) -> int:
         """The row of ``msg_id``, -1 if it is not on the queue."""
         chunk = self._where.get(msg_id)
         if chunk is None:
             return -1
-        at = chunk * _CHUNK
-        return self._ids.index(msg_id, at, at + _CHUNK)
+        return self._ids.index(msg_id, chunk, chunk + _CHUNK)
 
     def _message(self, row: int) -> Message:
         flags = self._flags[row]
-        return Message(self._ids[row], self._seqs[row], bool(flags & _PERSISTENT), self._lengths[row],
-                       self._data[row], _STATE_OF[flags & 3], self._uows[row], self._puts[row], self._gets[row],
-                       bool(flags & _BUSY), self._busy_by.get(row, 0) if self._busy_by else 0)
+        return Message(self._ids[row], self._seqs[row], flags & _PERSISTENT != 0, self._lengths[row],
+                       self._data[row], _STATE_OF[flags & 3], self._uows[row], self._puts[row],
+                       self._got.get(row, NO_ADDRESS) if self._got else NO_ADDRESS, flags & _BUSY != 0,
+                       self._busy_by.get(row, 0) if self._busy_by else 0)
 
     def _store(self, message: Message) -> int:
         """File ``message`` in its row (a free one if it is new); returns the row."""
@@ -315,35 +312,25 @@ class Queue:
                 self._grow()
             row = self._free.pop()
             self._ids[row] = msg_id
-            self._where[msg_id] = _CHUNK_KEYS[row // _CHUNK]
+            self._where[msg_id] = _CHUNK_AT[row // _CHUNK]
         else:
-            row = self._ids.index(msg_id, chunk * _CHUNK, chunk * _CHUNK + _CHUNK)
+            row = self._ids.index(msg_id, chunk, chunk + _CHUNK)
         self._data[row] = message.data
         self._seqs[row] = message.seq
         self._lengths[row] = message.length
         self._uows[row] = message.uow
         self._puts[row] = message.put_address
-        self._gets[row] = message.get_address
-        self._flags[row] = (_state_bits(message.state) | (_PERSISTENT if message.persistent else 0)
-                            | (_BUSY if message.busy else 0))
+        if message.get_address != NO_ADDRESS:
+            self._got[row] = message.get_address
+        elif self._got:
+            self._got.pop(row, None)
+        state = message.state  # (identity tests: an enum member's hash and value are Python-level calls)
+        self._flags[row] = ((1 if state is _COMMITTED else 2 if state is _PUT_UNCOMMITTED else 3)
+                            | (_PERSISTENT if message.persistent else 0) | (_BUSY if message.busy else 0))
         if message.busy_by:
             self._busy_by[row] = message.busy_by
         elif self._busy_by:
             self._busy_by.pop(row, None)
-        return row
-
-    def _drop_row(self, msg_id: bytes) -> int:
-        """Take ``msg_id`` off the queue; its row (now free), -1 if it was not there."""
-        chunk = self._where.pop(msg_id, None)
-        if chunk is None:
-            return -1
-        at = chunk * _CHUNK
-        row = self._ids.index(msg_id, at, at + _CHUNK)
-        self._ids[row] = None
-        self._data[row] = None
-        if self._busy_by:
-            self._busy_by.pop(row, None)
-        self._free.append(row)
         return row
 
     # -- the queue ---------------------------------------------------------------------------
@@ -358,13 +345,29 @@ class Queue:
         return self._seq
 
     def add(self, message: Message) -> None:
-        self._store(message)
-        if message.seq > self._seq:
-            self._seq = message.seq
-        if message.state is _COMMITTED:
-            self.available[message.seq] = message.msg_id
-        if message.persistent:
-            self.dirty.add(message.msg_id)
+        msg_id, seq, state, persistent = message.msg_id, message.seq, message.state, message.persistent
+        if msg_id in self._where or message.busy_by or message.get_address != NO_ADDRESS:
+            self._store(message)  # (filed again, or taken or locked: restart's, a rebuild's)
+        else:  # a new message: _store's work, without the call (MQPUT's hot path)
+            free = self._free
+            if not free:
+                self._grow()
+            row = free.pop()
+            self._ids[row] = msg_id
+            self._where[msg_id] = _CHUNK_AT[row // _CHUNK]
+            self._data[row] = message.data
+            self._seqs[row] = seq
+            self._lengths[row] = message.length
+            self._uows[row] = message.uow
+            self._puts[row] = message.put_address
+            self._flags[row] = ((1 if state is _COMMITTED else 2 if state is _PUT_UNCOMMITTED else 3)
+                                | (_PERSISTENT if persistent else 0) | (_BUSY if message.busy else 0))
+        if seq > self._seq:
+            self._seq = seq
+        if state is _COMMITTED:
+            self.available[seq] = msg_id
+        if persistent:
+            self.dirty.add(msg_id)
             if message.data is not None:
                 self.unflushed_bytes += message.length
 
@@ -381,52 +384,91 @@ class Queue:
         if not self.available:
             return None
         _, msg_id = self.available.pop_first()
-        row = self._row(msg_id)
-        if row < 0:
-            raise KeyError(msg_id)
-        self._flags[row] |= _BUSY
+        chunk = self._where[msg_id]
+        row = self._ids.index(msg_id, chunk, chunk + _CHUNK)
+        column = self._flags
+        flags = column[row] = column[row] | _BUSY
         if taker:
             self._busy_by[row] = taker
         elif self._busy_by:
             self._busy_by.pop(row, None)
-        return self._message(row)
+        # (_message's work, without the call: MQGET's hot path)
+        return Message(msg_id, self._seqs[row], flags & _PERSISTENT != 0, self._lengths[row], self._data[row],
+                       _STATE_OF[flags & 3], self._uows[row], self._puts[row],
+                       self._got.get(row, NO_ADDRESS) if self._got else NO_ADDRESS, True, taker)
 
     def make_available(self, message: Message) -> None:
-        row = self._row(message.msg_id)
-        if row >= 0:
-            self._flags[row] = (self._flags[row] & _PERSISTENT) | 1
-            self._uows[row] = 0
-            self._gets[row] = NO_ADDRESS
-            if self._busy_by:
-                self._busy_by.pop(row, None)
-        self.available[message.seq] = message.msg_id
-        if message.persistent:
-            self.dirty.add(message.msg_id)
+        if not self.settle(message.msg_id, True):  # (a message no longer on the queue)
+            self.available[message.seq] = message.msg_id
+            if message.persistent:
+                self.dirty.add(message.msg_id)
 
     def lock(self, message: Message, uow: int, get_address: int) -> None:
-        row = self._row(message.msg_id)
-        if row >= 0:
-            self._flags[row] = (self._flags[row] & _PERSISTENT) | 3
+        msg_id = message.msg_id
+        chunk = self._where.get(msg_id)
+        if chunk is not None:
+            row = self._ids.index(msg_id, chunk, chunk + _CHUNK)
+            flags = self._flags
+            flags[row] = (flags[row] & _PERSISTENT) | 3
             self._uows[row] = uow
-            self._gets[row] = get_address
+            if get_address != NO_ADDRESS:
+                self._got[row] = get_address
+            elif self._got:
+                self._got.pop(row, None)
             if self._busy_by:
                 self._busy_by.pop(row, None)
         self.available._map.pop(message.seq, None)  # Available.discard, without the call (redo's hot path)
         if message.persistent:
-            self.dirty.add(message.msg_id)
+            self.dirty.add(msg_id)
 
-    def remove(self, message: Message) -> None:
-        msg_id = message.msg_id
-        data = message.data
-        chunk = self._where.get(msg_id)
-        if chunk is not None:
-            data = self._data[self._ids.index(msg_id, chunk * _CHUNK, chunk * _CHUNK + _CHUNK)]
-            self._drop_row(msg_id)
-        self.available._map.pop(message.seq, None)  # Available.discard, without the call
-        if message.persistent:
+    def settle(self, msg_id: bytes, available: bool) -> bool:
+        """Apply a unit of work's outcome to one of its messages, as :meth:`make_available`
+        (``available``: a put committed, a get backed out) or :meth:`remove` would, without
+        building the message; False if it is not on the queue."""
+        if available:
+            chunk = self._where.get(msg_id)
+            if chunk is None:
+                return False
+            row = self._ids.index(msg_id, chunk, chunk + _CHUNK)
+            flags = self._flags
+            persistent = flags[row] & _PERSISTENT
+            flags[row] = persistent | 1
+            self._uows[row] = 0
+            if self._got:
+                self._got.pop(row, None)
+            if self._busy_by:
+                self._busy_by.pop(row, None)
+            self.available[self._seqs[row]] = msg_id = self._ids[row]  # (the queue's own msg id object)
+            if persistent:
+                self.dirty.add(msg_id)
+            return True
+        chunk = self._where.pop(msg_id, None)
+        if chunk is None:
+            return False
+        ids = self._ids
+        row = ids.index(msg_id, chunk, chunk + _CHUNK)
+        flags, data, length = self._flags[row], self._data[row], self._lengths[row]
+        self.available._map.pop(self._seqs[row], None)
+        ids[row] = None
+        self._data[row] = None
+        if self._got:
+            self._got.pop(row, None)
+        if self._busy_by:
+            self._busy_by.pop(row, None)
+        self._free.append(row)
+        if flags & _PERSISTENT:
             self.dirty.add(msg_id)
             if data is not None and (self.file is None or msg_id not in self.file.messages):
-                self.unflushed_bytes = max(0, self.unflushed_bytes - message.length)
+                self.unflushed_bytes = max(0, self.unflushed_bytes - length)
+        return True
+
+    def remove(self, message: Message) -> None:
+        if not self.settle(message.msg_id, False):  # (a message no longer on the queue)
+            self.available._map.pop(message.seq, None)  # Available.discard, without the call
+            if message.persistent:
+                self.dirty.add(message.msg_id)
+                if message.data is not None and (self.file is None or message.msg_id not in self.file.messages):
+                    self.unflushed_bytes = max(0, self.unflushed_bytes - message.length)
 
     def flush(self, durable: int, outcome=None) -> IoCost:
         """Bring the queue file up to date with every change whose log record is before
@@ -456,7 +498,7 @@ class Queue:
         changed = [msg_id for msg_id in self.dirty if msg_id in where or msg_id in in_file]
         for msg_id in sorted(changed):  # sorted: the same changes always give the same file
             chunk = where.get(msg_id)
-            row = -1 if chunk is None else ids.index(msg_id, chunk * _CHUNK, chunk * _CHUNK + _CHUNK)
+            row = -1 if chunk is None else ids.index(msg_id, chunk, chunk + _CHUNK)
             stored = in_file.state_of(msg_id)  # (state, uow) in the file, None if not there
             if row < 0 or not flags[row] & _PERSISTENT:
                 if stored is not None:
@@ -478,7 +520,7 @@ class Queue:
                     continue
                 target = (_PUT_UNCOMMITTED, uow)
             elif state is _GOT_UNCOMMITTED:
-                if self._gets[row] >= durable:
+                if self._got.get(row, NO_ADDRESS) >= durable:
                     keep.add(msg_id)
                     target = (_COMMITTED, 0)
                 else:
@@ -501,16 +543,15 @@ class Queue:
             chunk = where.get(msg_id)
             if chunk is None:
                 continue
-            row = ids.index(msg_id, chunk * _CHUNK, chunk * _CHUNK + _CHUNK)
+            row = ids.index(msg_id, chunk, chunk + _CHUNK)
             if column[row] is not None and msg_id in in_file:
                 column[row] = None
                 self.unflushed_bytes = max(0, self.unflushed_bytes - self._lengths[row])
         return cost
 
     def read(self, message: Message) -> tuple[bytes, IoCost]:
-        """A message's data, from memory or (charged) from the queue file."""
-        row = self._row(message.msg_id)
-        data = message.data if row < 0 else self._data[row]  # (the row: a flush may have written it since)
-        if data is not None:
-            return data, IoCost([], [])
+        """A message's data, from memory or (charged) from the queue file: ``message`` as
+        read from the queue just now (its data is what memory held then)."""
+        if message.data is not None:
+            return message.data, IoCost([], [])
         return self.file.read_data(message.msg_id)
