@@ -255,9 +255,6 @@ class Queue:
 
     # -- the columns -------------------------------------------------------------------------
 
-    _COLUMNS = ("_where", "_ids", "_data", "_seqs", "_lengths", "_uows", "_puts", "_flags", "_free", "_got",
-                "_busy_by")
-
     def _clear_rows(self) -> None:
         #: msg id -> its row's chunk's first row (insertion order: the order messages were added)
         self._where: dict[bytes, int] = {}
@@ -374,8 +371,10 @@ class Queue:
     def take_messages(self, rebuilt: "Queue") -> None:
         """Hold the messages of ``rebuilt`` from now on (a queue rebuilt aside from a
         backup and the log), arrival numbering included."""
-        for column in self._COLUMNS:
-            setattr(self, column, getattr(rebuilt, column))
+        (self._where, self._ids, self._data, self._seqs, self._lengths, self._uows, self._puts, self._flags,
+         self._free, self._got, self._busy_by) = (rebuilt._where, rebuilt._ids, rebuilt._data, rebuilt._seqs,
+                                                 rebuilt._lengths, rebuilt._uows, rebuilt._puts, rebuilt._flags,
+                                                 rebuilt._free, rebuilt._got, rebuilt._busy_by)
         self.available, self._seq = rebuilt.available, rebuilt._seq
 
     def take_first(self, taker: int = 0) -> Message | None:
