@@ -161,8 +161,10 @@ _CHUNK = 16
 #: each chunk's first row, one int object shared by every queue (a number past 256 is an
 #: object of its own): chunk n's is _CHUNK_AT[n]
 _CHUNK_AT: list[int] = list(range(0, 1024 * _CHUNK, _CHUNK))
-#: a row's flags: its state's value in bits 0-1, then these
-_PERSISTENT, _BUSY = 4, 8
+#: a row's flags: its state's value in bits 0-1, then these (_GOT, _BY: it has an entry in
+#: the queue's ``_got``, ``_busy_by``; a bit test is cheaper than a dict's truth value)
+_PERSISTENT, _BUSY, _GOT, _BY = 4, 8, 16, 32
+_ASIDE = _GOT | _BY
 _STATE_OF = (None, _COMMITTED, _PUT_UNCOMMITTED, _GOT_UNCOMMITTED)  # by flags & 3
 
 
@@ -264,7 +266,7 @@ class Queue:
         self._lengths = array("Q")
         self._uows = array("Q")
         self._puts = array("Q")  # put address (NO_ADDRESS: not logged)
-        self._flags = bytearray()  # state (bits 0-1), _PERSISTENT, _BUSY
+        self._flags = bytearray()  # state (bits 0-1), _PERSISTENT, _BUSY, _GOT, _BY
         self._free = array("q")  # free rows, the lowest last (taken first)
         #: row -> the get address of a message got under syncpoint (a message is seldom
         #: locked for long, so not a column a row)
@@ -297,8 +299,8 @@ class Queue:
         flags = self._flags[row]
         return Message(self._ids[row], self._seqs[row], flags & _PERSISTENT != 0, self._lengths[row],
                        self._data[row], _STATE_OF[flags & 3], self._uows[row], self._puts[row],
-                       self._got.get(row, NO_ADDRESS) if self._got else NO_ADDRESS, flags & _BUSY != 0,
-                       self._busy_by.get(row, 0) if self._busy_by else 0)
+                       self._got[row] if flags & _GOT != 0 else NO_ADDRESS, flags & _BUSY != 0,
+                       self._busy_by[row] if flags & _BY != 0 else 0)
 
     def _store(self, message: Message) -> int:
         """File ``message`` in its row (a free one if it is new); returns the row."""
@@ -317,18 +319,38 @@ class Queue:
         self._lengths[row] = message.length
         self._uows[row] = message.uow
         self._puts[row] = message.put_address
+        state = message.state  # (identity tests: an enum member's hash and value are Python-level calls)
+        flags = ((1 if state is _COMMITTED else 2 if state is _PUT_UNCOMMITTED else 3)
+                 | (_PERSISTENT if message.persistent else 0) | (_BUSY if message.busy else 0))
+        self._got.pop(row, None)
+        self._busy_by.pop(row, None)
         if message.get_address != NO_ADDRESS:
             self._got[row] = message.get_address
-        elif self._got:
-            self._got.pop(row, None)
-        state = message.state  # (identity tests: an enum member's hash and value are Python-level calls)
-        self._flags[row] = ((1 if state is _COMMITTED else 2 if state is _PUT_UNCOMMITTED else 3)
-                            | (_PERSISTENT if message.persistent else 0) | (_BUSY if message.busy else 0))
-        if message.busy_by:
+            flags |= _GOT
+        if message.busy_by != 0:
             self._busy_by[row] = message.busy_by
-        elif self._busy_by:
-            self._busy_by.pop(row, None)
+            flags |= _BY
+        self._flags[row] = flags
         return row
+
+    def check(self) -> None:
+        """The columns' invariants; AssertionError naming the first one broken. O(rows)."""
+        rows = len(self._ids)
+        assert all(len(column) == rows for column in (self._data, self._seqs, self._lengths, self._uows,
+                                                      self._puts, self._flags)), f"{self.name}: columns differ in length"
+        free = set(self._free)
+        assert len(free) == len(self._free) and len(free) + len(self._where) == rows, \
+            f"{self.name}: a row is both free and held, or neither"
+        for msg_id, chunk in self._where.items():
+            row = self._ids.index(msg_id, chunk, chunk + _CHUNK)  # (ValueError: filed under the wrong chunk)
+            assert row not in free and chunk == row - row % _CHUNK, f"{self.name}: {msg_id!r} filed wrongly"
+        for row in free:
+            assert self._ids[row] is None and self._data[row] is None, f"{self.name}: free row {row} holds a message"
+        for table, bit in ((self._got, _GOT), (self._busy_by, _BY)):
+            assert all(row not in free and self._flags[row] & bit for row in table), \
+                f"{self.name}: a row aside without its flag"
+            assert sum(1 for row in range(rows) if row not in free and self._flags[row] & bit) == len(table), \
+                f"{self.name}: a row flagged aside is not"
 
     # -- the queue ---------------------------------------------------------------------------
 
@@ -343,13 +365,14 @@ class Queue:
 
     def add(self, message: Message) -> None:
         msg_id, seq, state, persistent = message.msg_id, message.seq, message.state, message.persistent
-        if msg_id in self._where or message.busy_by or message.get_address != NO_ADDRESS:
+        if msg_id in self._where or message.busy_by != 0 or message.get_address != NO_ADDRESS:
             self._store(message)  # (filed again, or taken or locked: restart's, a rebuild's)
         else:  # a new message: _store's work, without the call (MQPUT's hot path)
-            free = self._free
-            if not free:
+            try:
+                row = self._free.pop()
+            except IndexError:
                 self._grow()
-            row = free.pop()
+                row = self._free.pop()
             self._ids[row] = msg_id
             self._where[msg_id] = _CHUNK_AT[row // _CHUNK]
             self._data[row] = message.data
@@ -386,15 +409,18 @@ class Queue:
         chunk = self._where[msg_id]
         row = self._ids.index(msg_id, chunk, chunk + _CHUNK)
         column = self._flags
-        flags = column[row] = column[row] | _BUSY
-        if taker:
+        flags = column[row] | _BUSY
+        if taker != 0:
             self._busy_by[row] = taker
-        elif self._busy_by:
-            self._busy_by.pop(row, None)
+            flags |= _BY
+        elif flags & _BY != 0:
+            del self._busy_by[row]
+            flags ^= _BY
+        column[row] = flags
         # (_message's work, without the call: MQGET's hot path)
         return Message(msg_id, self._seqs[row], flags & _PERSISTENT != 0, self._lengths[row], self._data[row],
                        _STATE_OF[flags & 3], self._uows[row], self._puts[row],
-                       self._got.get(row, NO_ADDRESS) if self._got else NO_ADDRESS, True, taker)
+                       self._got[row] if flags & _GOT != 0 else NO_ADDRESS, True, taker)
 
     def make_available(self, message: Message) -> None:
         if not self.settle(message.msg_id, True):  # (a message no longer on the queue)
@@ -407,15 +433,17 @@ class Queue:
         chunk = self._where.get(msg_id)
         if chunk is not None:
             row = self._ids.index(msg_id, chunk, chunk + _CHUNK)
-            flags = self._flags
-            flags[row] = (flags[row] & _PERSISTENT) | 3
-            self._uows[row] = uow
+            column = self._flags
+            flags = column[row]
+            if flags & _ASIDE != 0:
+                self._got.pop(row, None)
+                self._busy_by.pop(row, None)
             if get_address != NO_ADDRESS:
                 self._got[row] = get_address
-            elif self._got:
-                self._got.pop(row, None)
-            if self._busy_by:
-                self._busy_by.pop(row, None)
+                column[row] = (flags & _PERSISTENT) | 3 | _GOT
+            else:
+                column[row] = (flags & _PERSISTENT) | 3
+            self._uows[row] = uow
         self.available._map.pop(message.seq, None)  # Available.discard, without the call (redo's hot path)
         if message.persistent:
             self.dirty.add(msg_id)
@@ -429,16 +457,15 @@ class Queue:
             if chunk is None:
                 return False
             row = self._ids.index(msg_id, chunk, chunk + _CHUNK)
-            flags = self._flags
-            persistent = flags[row] & _PERSISTENT
-            flags[row] = persistent | 1
+            column = self._flags
+            flags = column[row]
+            column[row] = (flags & _PERSISTENT) | 1
             self._uows[row] = 0
-            if self._got:
+            if flags & _ASIDE != 0:
                 self._got.pop(row, None)
-            if self._busy_by:
                 self._busy_by.pop(row, None)
             self.available[self._seqs[row]] = msg_id = self._ids[row]  # (the queue's own msg id object)
-            if persistent:
+            if flags & _PERSISTENT != 0:
                 self.dirty.add(msg_id)
             return True
         chunk = self._where.pop(msg_id, None)
@@ -450,12 +477,11 @@ class Queue:
         self.available._map.pop(self._seqs[row], None)
         ids[row] = None
         self._data[row] = None
-        if self._got:
+        if flags & _ASIDE != 0:
             self._got.pop(row, None)
-        if self._busy_by:
             self._busy_by.pop(row, None)
         self._free.append(row)
-        if flags & _PERSISTENT:
+        if flags & _PERSISTENT != 0:
             self.dirty.add(msg_id)
             if data is not None and (self.file is None or msg_id not in self.file.messages):
                 self.unflushed_bytes = max(0, self.unflushed_bytes - length)
@@ -499,7 +525,7 @@ class Queue:
             chunk = where.get(msg_id)
             row = -1 if chunk is None else ids.index(msg_id, chunk, chunk + _CHUNK)
             stored = in_file.state_of(msg_id)  # (state, uow) in the file, None if not there
-            if row < 0 or not flags[row] & _PERSISTENT:
+            if row < 0 or flags[row] & _PERSISTENT == 0:
                 if stored is not None:
                     file.remove(msg_id)
                 continue
@@ -519,7 +545,7 @@ class Queue:
                     continue
                 target = (_PUT_UNCOMMITTED, uow)
             elif state is _GOT_UNCOMMITTED:
-                if self._got.get(row, NO_ADDRESS) >= durable:
+                if (self._got[row] if flags[row] & _GOT != 0 else NO_ADDRESS) >= durable:
                     keep.add(msg_id)
                     target = (_COMMITTED, 0)
                 else:

@@ -114,7 +114,9 @@ class Ops:
 
     def add(self, kind: str, queue: str, msg_id: bytes, persistent: bool, address: int, length: int) -> None:
         """Append an operation chained on the one before it."""
-        tags = _TAGS.get(queue) or _tags_of(queue)
+        tags = _TAGS.get(queue)
+        if tags is None:
+            tags = _tags_of(queue)
         if persistent:
             self._rows += (tags[_KIND_CODE[kind] | _PERSISTENT], msg_id)
             self.persistent += 1

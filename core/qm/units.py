@@ -187,6 +187,7 @@ class UnitsOfWorkMixin:
         """Invariants of the queues and units of work (sortedcontainers' ``_check()`` style),
         for stress and crash tests: raises AssertionError naming what is broken."""
         for queue in self.queues.values():
+            queue.check()
             committed = {m.seq: m.msg_id for m in queue.messages.values()
                          if m.state is MessageState.COMMITTED and not m.busy}
             assert len({m.seq for m in queue.messages.values()}) == len(queue.messages), \
