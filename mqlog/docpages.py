@@ -194,7 +194,8 @@ class Scratch:
 # -- tables ---------------------------------------------------------------------------------
 
 def _cells(line: str) -> list[str]:
-    return [c.strip() for c in line.strip().strip("|").split("|")]
+    """A table line's cells; an escaped ``\\|`` is part of its cell."""
+    return [c.strip() for c in re.split(r"(?<!\\)\|", line.strip().removeprefix("|").removesuffix("|"))]
 
 
 def _plain(cell: str) -> str:

@@ -545,12 +545,13 @@ def config_cmd(platform_name, sets, as_json):
     choice = choose(platform_name)
     platform_name = choice.name
     values = choice.configure(parsed.get("log", {}))
+    qmgr = qmgr_attributes()
     if choice.describer is not None:
         rows, derived = choice.describer(values)
         if as_json:
             emit_json({"platform": platform_name, "log": values,
                        "derived": {k: v["bytes"] for k, v in derived.items()},
-                       "model_only": list(choice.model_only_names())})
+                       "model_only": list(choice.model_only_names()), "qmgr": qmgr})
             return
         click.echo(f"platform {platform_name}: {choice.description}")
         width = terminal_width()
@@ -567,9 +568,11 @@ def config_cmd(platform_name, sets, as_json):
         for item in derived.values():
             for line in fitted("  ", item["text"], width):
                 click.echo(line)
+        _echo_qmgr(qmgr, width)
         return
     if as_json:
-        emit_json({"platform": platform_name, "log": values, "model_only": list(choice.model_only_names())})
+        emit_json({"platform": platform_name, "log": values, "model_only": list(choice.model_only_names()),
+                   "qmgr": qmgr})
         return
     click.echo(f"platform {platform_name}: {choice.description}")
     width = terminal_width()
@@ -581,3 +584,22 @@ def config_cmd(platform_name, sets, as_json):
     for line in fitted("", f"model only (no real queue manager has them): {', '.join(choice.model_only_names())}",
                        width):
         click.echo(line)
+    _echo_qmgr(qmgr, width)
+
+
+def qmgr_attributes() -> list[dict]:
+    """The queue manager attributes a run may set (``--set qmgr.NAME=V``, on every platform),
+    from the core's parameter table: name, default, what is allowed, what it sets, where MQ
+    keeps it."""
+    from mqlog.core.qm.config import QMGR_PARAMETERS
+
+    return [{"name": p.name, "set_as": f"qmgr.{p.name}", "default": p.default, "allowed": p.allowed,
+             "meaning": p.meaning, "where": p.where} for p in QMGR_PARAMETERS]
+
+
+def _echo_qmgr(qmgr: list[dict], width: int) -> None:
+    click.echo("queue manager attributes (--set qmgr.NAME=V, every platform):")
+    for a in qmgr:
+        for line in fitted(f"  {a['name']:<22} {a['default']:>14}   ", f"{a['allowed']:<28} {a['meaning']}", width,
+                           wrapped=f"{a['allowed']}: {a['meaning']}"):
+            click.echo(line)
