@@ -375,7 +375,7 @@ class _NotVerified(Exception):
 
 
 @cli.command("restart")
-@click.argument("directory", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.argument("directory", type=click.Path(exists=True, file_okay=False, path_type=Path), required=False)
 @click.option("--verify", is_flag=True, help="Check the recovered queues against the application journal.")
 @restart_mode_option("")
 @click.option("--set", "sets", multiple=True, metavar="log.PARAM=VALUE",
@@ -384,9 +384,26 @@ class _NotVerified(Exception):
 @click.option("--device", default=None, help="Device profile name or FILE.toml[:NAME] the log is on from now on "
                                               "(default: the run's).")
 @click.option("--host", default=None, help="Host profile name or FILE.toml[:NAME] from now on (default: the run's).")
-@click.option("--json", "as_json", is_flag=True, help="Print the recovery report as JSON.")
-def restart_cmd(directory: Path, verify: bool, restart_mode: str, sets, device, host, as_json: bool):
+@click.option("--phases", "list_phases", is_flag=True,
+              help="Say what each restart phase does and what it costs on each host profile (no DIRECTORY).")
+@click.option("--json", "as_json", is_flag=True, help="Print the recovery report (with --phases: the phases) as JSON.")
+def restart_cmd(directory: Path | None, verify: bool, restart_mode: str, sets, device, host, list_phases: bool,
+                as_json: bool):
     """Restart the queue manager a run left in DIRECTORY and report the recovery."""
+    if list_phases:
+        from mqlog.restarting import restart_phases
+
+        if directory is not None:
+            raise click.UsageError("--phases describes restart itself and takes no DIRECTORY")
+        phases = restart_phases()
+        if as_json:
+            emit_json({"phases": phases})
+            return
+        for p in phases:
+            click.echo(f"{p['phase']} ({p['reported']}): {p['does']}\n    costs: {p['costs']}")
+        return
+    if directory is None:
+        raise click.UsageError("Missing argument 'DIRECTORY' (the run directory to restart).")
     from mqlog.core.errors import MqlogError
     from mqlog.core.workload.journal import Journal
     from mqlog.core.workload.run import restart_run
