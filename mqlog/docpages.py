@@ -199,7 +199,7 @@ def _cells(line: str) -> list[str]:
 
 
 def _plain(cell: str) -> str:
-    return cell.replace("**", "").replace("`", "").strip()
+    return cell.replace("**", "").replace("`", "").replace("\\|", "|").strip()
 
 
 def table_rows(lines: list[str]) -> tuple[list[str], list[list[str]]]:
