@@ -55,7 +55,9 @@ from mqlog.rundir import locked, read_locked, write_json
 def compare_cmd(workload, sets, matrix, device, host, seed, out, master, crash_at, restart_mode, no_shunting, keep_logs,
                 list_only, as_json, as_jsonl):
     """Run one workload against a matrix of platform configurations, one Spark task each,
-    and compare them side by side (results.parquet, report.html)."""
+    and compare them side by side (results.parquet, report.html). --crash crashes each at the
+    same virtual time and compares the verified restarts; --logs keeps each configuration's
+    files and reports what each log holds; --list shows the matrix without running it."""
     from mqlog.core.host.profiles import get_host
     from mqlog.core.workload.spec import parse_set
     from mqlog.spark.compare import check_matrix, compare, format_lines, format_table, load_matrix, results_frame

@@ -60,7 +60,12 @@ from mqlog.rundir import (append_messages, keep_metrics, locked, record_ending, 
 @click.option("--json", "as_json", is_flag=True, help="Print the metrics as one JSON object.")
 def run_cmd(platform_name, workload, sets, device, host, seed, out, in_dir, crash_after_writes, crash_at, end_mode,
             end_at, as_json):
-    """Run a workload on a platform in virtual time and report the log's figures."""
+    """Run a workload on a platform in virtual time and report the log's figures; with --in,
+    carry on in a run directory (restart its queue manager, verify the recovery against its
+    journal, run the workload on it and extend the journal). --crash-at end crashes it the
+    moment the workload's last call returns; --end shuts it down as MQ does (endmqm -c/-i/-p,
+    on z/OS STOP QMGR MODE(QUIESCE)/MODE(FORCE)/a CANCEL). A run estimated to take over a
+    minute of wall time says so before it starts and shows its progress."""
     if in_dir is not None:
         _run_in(in_dir, platform_name, workload, sets, device, host, seed, out, crash_after_writes, crash_at, end_mode,
                 end_at, as_json)
@@ -389,7 +394,11 @@ class _NotVerified(Exception):
 @click.option("--json", "as_json", is_flag=True, help="Print the recovery report (with --phases: the phases) as JSON.")
 def restart_cmd(directory: Path | None, verify: bool, restart_mode: str, sets, device, host, list_phases: bool,
                 as_json: bool):
-    """Restart the queue manager a run left in DIRECTORY and report the recovery."""
+    """Restart the queue manager a run left in DIRECTORY and report the recovery: as MQ 9.1.1
+    and later or as before it, with log settings read at start, device or host changed (a
+    parameter fixed at creation is refused), verified against the application journal;
+    run.json records the queue manager as it now is. --phases says what each phase does and
+    costs."""
     if list_phases:
         from mqlog.restarting import restart_phases
 
@@ -552,7 +561,9 @@ def workloads_cmd(as_json):
 @click.option("--set", "sets", multiple=True, metavar="log.PARAM=VALUE", help="A log parameter; repeatable.")
 @click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
 def config_cmd(platform_name, sets, as_json):
-    """Show a platform's effective log configuration, validated."""
+    """Show a platform's effective log configuration, validated: the qm.ini Log: names for
+    distributed, the CSQ6LOGP/CSQ6SYSP/CSQ6ARVP names for z/OS, in any case; which parameters
+    are the model's own, the derived sizes, and the queue manager attributes (qmgr.NAME)."""
     from mqlog.core.workload.spec import parse_set
     from mqlog.platforms import choose
 
