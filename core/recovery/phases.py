@@ -51,8 +51,10 @@ PHASES: tuple[Phase, ...] = (
           "{host:reconcile_message_us} to put the message right, plus the CLR's log write; per unit: a forced "
           "Backout"),
     Phase("media recovery", "media_recovery_s",
-          "damaged queue files re-created from media images",
-          "the media images' log reads and the queue files' writes"),
+          "queues whose files would not load re-created from their media image (or creation record) and every "
+          "later record that touches them, or left damaged; queues the log holds no media image of imaged",
+          "the log read from the image to the end of the log, as replay reads it, and `replay_record_us` a record; "
+          "a file-system call and the re-created file's writes; each image's log write"),
     Phase("checkpoint", "checkpoint_s",
           "the end-of-restart checkpoint: force the log, write the queues' changes back, save the control data",
           "log and queue-file writes"),
