@@ -1,4 +1,6 @@
-"""mqlog: a model of IBM MQ's recovery log on distributed platforms and z/OS.
+"""The command line, the application layer (run directories, the platform registry, fault
+campaigns) and the public API of mqlog, a model of IBM MQ's recovery log on distributed
+platforms and z/OS.
 
 The public API, importable from ``mqlog`` directly (loaded on first use)::
 

@@ -194,11 +194,12 @@ class Scratch:
 # -- tables ---------------------------------------------------------------------------------
 
 def _cells(line: str) -> list[str]:
-    return [c.strip() for c in line.strip().strip("|").split("|")]
+    """A table line's cells; an escaped ``\\|`` is part of its cell."""
+    return [c.strip() for c in re.split(r"(?<!\\)\|", line.strip().removeprefix("|").removesuffix("|"))]
 
 
 def _plain(cell: str) -> str:
-    return cell.replace("**", "").replace("`", "").strip()
+    return cell.replace("**", "").replace("`", "").replace("\\|", "|").strip()
 
 
 def table_rows(lines: list[str]) -> tuple[list[str], list[list[str]]]:
@@ -572,8 +573,20 @@ def pages(root: Path) -> list[Path]:
     return [root / "README.md", *sorted((root / "docs" / "guide").glob("*.md"))]
 
 
+def describe_page(path: Path, root: Path) -> dict:
+    """A published page as ``mqlog docs --list`` shows it: its path, file name, number (a
+    guide study's ``NN-`` prefix; None for the others) and title (its first heading, without
+    the number)."""
+    heading = next((line for line in path.read_text(encoding="utf-8").split("\n") if line.startswith("# ")), "# ")
+    number = re.match(r"^(\d+)-", path.name)
+    title = re.sub(r"^\d+\.\s*", "", heading[2:].strip())
+    shown = path.relative_to(root) if path.is_relative_to(root) else path   # not resolved: docs/ may be a link
+    return {"page": str(shown), "file": path.name, "number": int(number.group(1)) if number else None,
+            "title": title, "study": number is not None}
+
+
 def unmarked_tables(text: str) -> int:
-    """How many Markdown tables on a page no table block makes (reported, not yet failed)."""
+    """How many Markdown tables on a page no table block makes (each fails ``mqlog docs --check``)."""
     lines = text.split("\n")
     inside = set()
     for block in parse(text):
@@ -587,6 +600,6 @@ def unmarked_tables(text: str) -> int:
 
 
 def unmarked_figures(text: str) -> int:
-    """How many images on a page no figure block draws (reported, not yet failed)."""
+    """How many images on a page no figure block draws (each fails ``mqlog docs --check``)."""
     drawn = {b.ident for b in parse(text) if b.kind == "figure"}
     return sum(path not in drawn for path in re.findall(r"!\[[^\]]*\]\(([^)\s]+\.png)\)", text))

@@ -20,6 +20,9 @@ Options (on the block's comment line):
   thousands separators without one; a trailing ``~`` drops trailing zeros: ``.2f~`` gives
   0.19 and 3; ``?YES|NO`` is YES where the value is not zero, ``%s`` in YES the value itself:
   ``{restart_failed:?fails, %s|completes}``). ``{label}`` is the label of the command the run is from.
+- ``list=PATH``: the rows are the list at PATH (dotted) in each command's JSON, or the one
+  dict there (``mqlog config --json``'s ``qmgr``, ``mqlog commands --json``'s ``commands``):
+  a listing rather than runs.
 - ``rows=LABEL,...``: the commands whose runs are the table's rows (all of them unless given).
 - ``where="PATH=VALUE,..."``: only the runs with these values (``PATH=A|B``: either).
 - ``sort="PATH[:A|B|C],..."``: the rows' order, by these fields (numbers numerically; ``A|B|C``
@@ -28,6 +31,8 @@ Options (on the block's comment line):
   table of N against log sizes), one row per value of the others.
 - ``collapse=Header,...``: rows next to each other alike but in these columns as one row,
   ``FIRST to LAST`` in them.
+- ``once=Header,...``: in these columns a cell like the one above is left blank (a row's key
+  cell repeats the one above, so it still names the row).
 - ``transpose``: a run a column, headed by its first cell, and a row a template.
 - ``align=lr...``: a letter a column (``l`` or ``r``); unless given, a column of numbers is
   right-aligned.
@@ -206,7 +211,9 @@ def results(documents, options, cwd: Path) -> list[str]:
     if not isinstance(spec, str) or not spec:
         raise DocsError("view results needs columns=\"Header=TEMPLATE;...\"")
     columns = [(h.strip(), t) for h, _, t in (part.partition("=") for part in spec.split(";"))]
-    loaded = [(label, load_rows(document, cwd)) for label, document in documents]
+    listed = options.get("list")
+    loaded = [(label, _listed(document, listed) if isinstance(listed, str) else load_rows(document, cwd))
+              for label, document in documents]
     runs = _Runs(loaded)
     wanted = options.get("rows").split(",") if isinstance(options.get("rows"), str) else None
     chosen = [(label, row) for label, rows in loaded if wanted is None or label in wanted for row in rows]
@@ -226,6 +233,8 @@ def results(documents, options, cwd: Path) -> list[str]:
                                               for label, row in chosen])
     if isinstance(options.get("collapse"), str):
         body = _collapse(header, body, options["collapse"].split(","))
+    if isinstance(options.get("once"), str):
+        body = _once(header, body, options["once"].split(","))
     if "transpose" in options:   # a run a column: the first column's cells head them
         header, body = [header[0]] + [r[0] for r in body], [[h] + [r[i] for r in body]
                                                              for i, h in enumerate(header) if i]
@@ -237,6 +246,28 @@ def results(documents, options, cwd: Path) -> list[str]:
     if len(align) != len(columns):
         raise DocsError(f"view results: align={align} has {len(align)} letters for {len(columns)} columns")
     return render_table(header, body, align)
+
+
+def _listed(document: dict, path: str) -> list[dict]:
+    """The rows a listing command gives: the list (or the one dict) at ``path``."""
+    found = _get(document, path)
+    if isinstance(found, dict):
+        return [found]
+    if not isinstance(found, list) or not all(isinstance(r, dict) for r in found):
+        raise DocsError(f"view results: list={path} is not a list of rows in the command's JSON")
+    return found
+
+
+def _once(header: list[str], body: list[list[str]], columns: list[str]) -> list[list[str]]:
+    """The ``columns``' cells left blank where they repeat the row above."""
+    missing = [c for c in columns if c not in header]
+    if missing:
+        raise DocsError(f"view results: once names {missing[0]!r}, not a column")
+    index = [header.index(c) for c in columns]
+    out = []
+    for n, row in enumerate(body):
+        out.append([("" if n and i in index and c == body[n - 1][i] else c) for i, c in enumerate(row)])
+    return out
 
 
 def _across(header: list[str], body: list[list[str]], across: list[str]) -> tuple[list[str], list[list[str]]]:

@@ -5,6 +5,8 @@ format per metric: counts with thousands separators, ratios with the digits a vi
 
 from __future__ import annotations
 
+import re
+
 from mqlog.core.errors import MqlogError
 
 
@@ -16,10 +18,15 @@ class DocsError(MqlogError):
 def render_table(header: list[str], rows: list[list[str]], align: str) -> list[str]:
     """A Markdown table: ``align`` has one letter a column, ``l`` or ``r``."""
     rule = ["---" if a == "l" else "---:" for a in align]
-    def line(cells):
-        return "|" + "|".join(f" {c} " if c else " " for c in cells) + "|"
+    def line(cells):   # a | in a cell (a usage's a|b) is escaped, as Markdown needs it
+        return "|" + "|".join(f" {escaped(c)} " if c else " " for c in cells) + "|"
 
     return [line(header), "|" + "|".join(rule) + "|"] + [line(r) for r in rows]
+
+
+def escaped(text: str) -> str:
+    """A cell's text with each ``|`` not already escaped written ``\\|``."""
+    return re.sub(r"(?<!\\)\|", r"\\|", text)
 
 
 def _get(document, path: str):

@@ -86,6 +86,13 @@ class PlatformChoice:
     #: reference log's byte address in hex
     notation: Callable[[], tuple[Callable[[int], str], Callable[[int], str], int]] = \
         lambda: ("{:016X}".format, "{:016X}".format, 16)
+    #: how prose and tables name the platform ("z/OS"); its ``name`` unless given
+    title: str = ""
+
+    @property
+    def shown(self) -> str:
+        """The platform's name as prose and tables write it."""
+        return self.title or self.name
 
     def model_only_names(self) -> tuple[str, ...]:
         """The parameters that are the model's own, not the platform's real names (all of them
@@ -262,7 +269,8 @@ PLATFORMS: dict[str, PlatformChoice] = {
     "zos": PlatformChoice("zos", "z/OS queue manager log (CSQ6LOGP / CSQ6SYSP / CSQ6ARVP names)",
                           _zos, configurer=_zos_configure, describer=_zos_describe,
                           real_names="CSQ6LOGP, CSQ6SYSP or CSQ6ARVP keyword", model_only=_zos_model_only,
-                          fault_claims=_zos_fault_claims, file_roles=_zos_files, notation=_zos_notation),
+                          fault_claims=_zos_fault_claims, file_roles=_zos_files, notation=_zos_notation,
+                          title="z/OS"),
 }
 
 

@@ -106,3 +106,43 @@ def restarted(directory: Path, run: dict, *, log: dict, device: str, host: str, 
            "history": [*run.get("history", []), segment]}
     write_json(Path(directory) / RUN_FILE, run)
     return run
+
+
+def _units(field: str) -> str:
+    return " µs" if field.endswith("_us") else " ns" if field.endswith("_ns_per_byte") else ""
+
+
+def restart_phases() -> list[dict]:
+    """Restart's phases (:data:`mqlog.core.recovery.phases.PHASES`) with the model's figures
+    put in: each ``{host:FIELD}`` as ``FIELD`` and its value on every built-in host profile
+    (the default first), the replay read and the queue buffer from the code's constants.
+    ``mqlog restart --phases`` prints them; docs/guide/05-restart-time.md's table is made
+    from its ``--json``."""
+    import re
+
+    from mqlog.core.format.pages import PAGE_SIZE
+    from mqlog.core.host.profiles import DEFAULT_HOST, load_hosts
+    from mqlog.core.qm.config import QmConfig
+    from mqlog.core.recovery.engine import REPLAY_CHUNK_PAGES
+    from mqlog.core.recovery.phases import PHASES
+
+    hosts = load_hosts()
+    names = sorted(hosts, key=lambda n: (n != DEFAULT_HOST, n))
+
+    def host_field(match) -> str:
+        field = match.group(1)
+        groups: dict[str, list[str]] = {}
+        for name in names:
+            groups.setdefault(f"{getattr(hosts[name], field):g}{_units(field)}", []).append(f"`{name}`")
+        return f"`{field}` (" + "; ".join(f"{value} on {' and '.join(on)}" for value, on in groups.items()) + ")"
+
+    read_kib = REPLAY_CHUNK_PAGES * PAGE_SIZE // 1024
+    fixed = {"replay_read": f"{REPLAY_CHUNK_PAGES} pages ({read_kib} KiB)", "replay_read_kib": f"{read_kib} KiB",
+             "queue_buffer": f"{QmConfig().persistent_buffer_bytes // 1024} KiB"}
+
+    def filled(text: str) -> str:
+        text = re.sub(r"\{host:(\w+)\}", host_field, text)
+        return re.sub(r"\{(\w+)\}", lambda m: fixed[m.group(1)], text)
+
+    return [{"phase": p.name, "reported": f"restart_phases.{p.reported}", "does": p.does, "costs": filled(p.costs)}
+            for p in PHASES]

@@ -123,6 +123,25 @@ def load_matrix(path: str | Path | None) -> list[dict]:
     return out
 
 
+def describe_matrix(cells: list[dict]) -> list[dict]:
+    """Each configuration of a matrix (as :func:`load_matrix` gives it) as ``compare --list``
+    shows it: its name, platform (and how prose names it), what it sets – log parameters,
+    queue manager attributes, restart mode – and those settings on one line (``K=V, ...``);
+    every parameter not named keeps its platform's default (``mqlog config``)."""
+    from mqlog.platforms import choose
+
+    out = []
+    for cell in cells:
+        qmgr, mode = cell.get("qmgr", {}), cell.get("restart_mode")
+        settings = [f"{k}={v}" for k, v in cell["log"].items()] + [f"qmgr.{k}={v}" for k, v in qmgr.items()]
+        if mode is not None:
+            settings.append(f"restart_mode={mode}")
+        out.append({"name": cell["name"], "platform": cell["platform"], "platform_title": choose(cell["platform"]).shown,
+                    "log": dict(cell["log"]), "qmgr": dict(qmgr), "restart_mode": mode,
+                    "settings": ", ".join(settings) or "defaults"})
+    return out
+
+
 def cell_qmgr(cell: dict, where: str) -> dict[str, int]:
     """A matrix or sweep configuration's ``qmgr`` table, checked: the attributes it gives, by
     MQ's names; errors name ``where`` and the attribute."""

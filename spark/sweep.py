@@ -280,6 +280,52 @@ def cells(doc: dict, *, origin: str = "sweep", host: str | None = None) -> list[
     return out
 
 
+def _values_text(values: list) -> str:
+    """An axis's values: ``LOW to HIGH`` for three or more numbers, else the values."""
+    numbers = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values)
+    if numbers and len(values) > 2:
+        return f"{min(values):g} to {max(values):g} ({len(values)} values)"
+    return ", ".join(f"{v:g}" if numbers else str(v) for v in values)
+
+
+def describe_sweep(doc: dict, tasks: list[dict]) -> dict:
+    """What a sweep (its document, checked by :func:`cells`, and its cells) runs, as
+    ``sweep --list --json`` reports it: the workload and its fixed parameters, each
+    configuration and what it sets, every swept axis (a configuration's log parameters, the
+    workload's grid, devices, hosts, seeds when more than one) with its values, and the
+    number of runs; each also as a line of text."""
+    from mqlog.spark.compare import describe_matrix
+
+    params = doc.get("params", {})
+    configurations = describe_matrix([{"name": c["name"], "platform": c.get("platform", ""),
+                                       "log": {k: str(v) for k, v in c.get("log", {}).items()},
+                                       **({"qmgr": c["qmgr"]} if c.get("qmgr") else {})}
+                                      for c in doc["config"]])
+    axes: list[dict] = []
+    log_axes = [sorted(c.get("sweep", {}).items()) for c in doc["config"]]
+    shared = all(a == log_axes[0] for a in log_axes)
+    for config, own in zip(doc["config"], log_axes):
+        for name, values in own:
+            axes.append({"name": name, "values": list(values), "configurations": None if shared else [config["name"]]})
+        if shared:
+            break
+    for name, values in sorted(doc.get("grid", {}).items()):
+        axes.append({"name": name, "values": list(values), "configurations": None})
+    for field, name in (("devices", "device"), ("hosts", "host"), ("seeds", "seed")):
+        if len(doc.get(field, [])) > 1:
+            axes.append({"name": name, "values": list(doc[field]), "configurations": None})
+    for axis in axes:
+        axis["text"] = f"{axis['name']} {_values_text(axis['values'])}" + (
+            f" ({', '.join(axis['configurations'])})" if axis["configurations"] else "")
+    return {"workload": doc["workload"], "params": dict(params), "configurations": configurations, "axes": axes,
+            "runs": len(tasks),
+            "workload_text": ", ".join([f"`{doc['workload']}`", *(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}"
+                                                                   for k, v in sorted(params.items()))]),
+            "configurations_text": "; ".join(f"`{c['name']}` ({c['platform_title']}: {c['settings']})"
+                                             for c in configurations),
+            "swept_text": " × ".join(a["text"] for a in axes) + f" ({len(tasks)} runs)"}
+
+
 def cell_key(task: dict) -> str:
     """What decides a run, hashed: the same key means the same result."""
     decisive = {k: task[k] for k in ("platform", "values", "workload", "params", "seed", "device", "host")}

@@ -183,9 +183,10 @@ def test_scan_writes_addresses_as_dmpmqlog_print_and_restart_do(tmp_path):
     scanned = json.loads(mqlog("scan", tmp_path / "z" / "qm" / "LOGCOPY1.DS01", "--records", "--json").stdout)
     by_rba = {r["address_text"]: r for r in scanned["record_list"]}
     assert len(printed) > 10
+    assert not {"rba", "rba_hex"} & printed[0].keys()   # print labels its pair as every other command does
     for r in printed:   # CSQ1LOGP's RBA is scan's, as hex and as a number
-        if r["rba_hex"] in by_rba:
-            assert by_rba[r["rba_hex"]]["address"] == r["rba"] == int(r["rba_hex"], 16)
-    assert sum(r["rba_hex"] in by_rba for r in printed) > 10
+        if r["address_text"] in by_rba:
+            assert by_rba[r["address_text"]]["address"] == r["address"] == int(r["address_text"], 16)
+    assert sum(r["address_text"] in by_rba for r in printed) > 10
     text = mqlog("scan", tmp_path / "z" / "qm" / "LOGCOPY1.DS01").stdout
     assert f"log ends at RBA {scanned['end']['address_text']}: " in text

@@ -53,7 +53,7 @@ def _job_log(out) -> list[str]:
 
 def test_every_urid_in_the_job_log_is_the_rba_of_that_units_first_record_in_the_print(long_uow_run):
     out, _, printed = long_uow_run
-    begins = {r["rba_hex"]: r for r in printed["records"] if r["type"] == "BEGIN"}
+    begins = {r["address_text"]: r for r in printed["records"] if r["type"] == "BEGIN"}
     named = [(line, m.group(1)) for line in _job_log(out) for m in [re.search(r"URID=([0-9A-F]+)", line)] if m]
     assert "CSQJ161I" in {line.split()[0] for line, _ in named}
     for line, urid in named:
@@ -73,7 +73,7 @@ def test_each_successful_round_of_shunting_issues_csqr026i_with_the_rba_it_was_s
     out, metrics, printed = long_uow_run
     shunted = [line for line in _job_log(out) if line.startswith("CSQR026I ")]
     assert metrics["shunts"] > 0 and len(shunted) == metrics["shunts"]
-    shunts = {r["rba_hex"]: r for r in printed["records"] if r["type"] == "SHUNT"}
+    shunts = {r["address_text"]: r for r in printed["records"] if r["type"] == "SHUNT"}
     for line in shunted:
         found = re.fullmatch(r"CSQR026I CSQ1 LONG-RUNNING UOW SHUNTED TO RBA=([0-9A-F]+), URID=([0-9A-F]+) "
                              r"CONNECTION NAME=LONGUOW", line)

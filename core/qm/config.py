@@ -62,11 +62,11 @@ _QMGR_DEFAULTS = attrs.fields_dict(QmConfig)
 #: the :class:`QmConfig` field each one sets.
 QMGR_PARAMETERS = ParameterSet((
     Parameter("MAXUMSGS", _QMGR_DEFAULTS["max_uow_messages"].default, Number(1, 999_999_999),
-              "operations one unit of work may hold (MQRC 2024 beyond)", where="ALTER QMGR",
+              "operations one unit of work may hold; the next is refused with MQRC 2024", where="ALTER QMGR",
               attribute="max_uow_messages"),
     Parameter("MAXDEPTH", _QMGR_DEFAULTS["max_depth"].default, Number(0, 999_999_999),
-              "MAXDEPTH of a queue defined without one (the built-in workloads define theirs "
-              "with 999999999)", where="DEFINE QLOCAL default", attribute="max_depth"),
+              "MAXDEPTH of a queue defined without one. The built-in workloads define every queue "
+              "of theirs with MAXDEPTH 999999999, so for them it changes nothing", where="DEFINE QLOCAL default", attribute="max_depth"),
 ), "a queue manager attribute")
 
 

@@ -19,7 +19,8 @@ def _seconds(value) -> str:
 @click.argument("directory", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @json_option("the history, each run with all its metrics,")
 def history_cmd(directory: Path, as_json: bool):
-    """The commands that ran the queue manager in DIRECTORY, oldest first, each run's headline numbers.
+    """The commands that ran the queue manager in DIRECTORY, oldest first, each run's headline numbers
+    and what each restart changed; --json gives every run's metrics in full.
 
     A run directory is one queue manager's life: its first 'run', each 'restart' (with the
     settings it changed) and each 'run --in'. Every run's metrics are kept (metrics.json the

@@ -23,7 +23,8 @@ from mqlog.rundir import locked, read_locked, write_json
 
 
 @cli.command("compare")
-@click.option("--workload", required=True, help="A built-in workload name (see 'mqlog workloads') or FILE.toml.")
+@click.option("--workload", default=None,
+              help="A built-in workload name (see 'mqlog workloads') or FILE.toml (required unless --list).")
 @click.option("--set", "sets", multiple=True, metavar="SECTION.KEY=VALUE",
               help="workload.KEY=VALUE (a workload parameter) or qmgr.ATTR=VALUE (MAXUMSGS, MAXDEPTH: every "
                    "configuration's, under its own [config.qmgr]); repeatable.")
@@ -47,12 +48,16 @@ from mqlog.rundir import locked, read_locked, write_json
               help="Also leave each configuration's files in OUT/runs/NAME (as 'mqlog run --out' does: "
                    "real logs, up to some hundreds of MB each) and report what each log holds, read back "
                    "with the mqlog data source.")
-@json_option("the result rows (and with --logs what each log holds)")
+@click.option("--list", "list_only", is_flag=True,
+              help="List the matrix's configurations (name, platform, what each sets) without running them.")
+@json_option("the result rows (and with --logs what each log holds), or with --list the configurations")
 @jsonl_option("each result row")
 def compare_cmd(workload, sets, matrix, device, host, seed, out, master, crash_at, restart_mode, no_shunting, keep_logs,
-                as_json, as_jsonl):
+                list_only, as_json, as_jsonl):
     """Run one workload against a matrix of platform configurations, one Spark task each,
-    and compare them side by side (results.parquet, report.html)."""
+    and compare them side by side (results.parquet, report.html). --crash crashes each at the
+    same virtual time and compares the verified restarts; --logs keeps each configuration's
+    files and reports what each log holds; --list shows the matrix without running it."""
     from mqlog.core.host.profiles import get_host
     from mqlog.core.workload.spec import parse_set
     from mqlog.spark.compare import check_matrix, compare, format_lines, format_table, load_matrix, results_frame
@@ -60,6 +65,19 @@ def compare_cmd(workload, sets, matrix, device, host, seed, out, master, crash_a
     from mqlog.spark.report import compare_heading, contents_table, render
     from mqlog.spark.session import spark_session, task_errors
 
+    if list_only:
+        from mqlog.spark.compare import describe_matrix
+
+        configurations = describe_matrix(check_matrix(load_matrix(matrix)))
+        if as_json:
+            emit_json({"matrix": matrix, "configurations": configurations})
+            return
+        width = max(len(c["name"]) for c in configurations)
+        for c in configurations:
+            click.echo(f"{c['name']:<{width}}  {c['platform_title']:<11}  {c['settings']}")
+        return
+    if workload is None:
+        raise click.UsageError("Missing option '--workload' (a built-in workload or FILE.toml; not needed with --list).")
     parsed = parse_set(list(sets))
     if parsed.get("log"):
         raise click.UsageError("compare takes workload.KEY=VALUE and qmgr.ATTR=VALUE settings; log parameters belong in --matrix")
@@ -156,7 +174,7 @@ def sweep_cmd(sweep, out, master, list_only, host, as_json):
     skipped. Built-ins: log-size-vs-rollbacks, complog-vs-payload, logload-vs-shunting,
     dual-vs-single, write-integrity-vs-concurrency."""
     from mqlog.spark.report import format_sweep, render_sweep
-    from mqlog.spark.sweep import cells, load_sweep, read_results, run_sweep
+    from mqlog.spark.sweep import cells, describe_sweep, load_sweep, read_results, run_sweep
     from mqlog.spark.session import spark_session
 
     name, doc = load_sweep(sweep)
@@ -164,7 +182,8 @@ def sweep_cmd(sweep, out, master, list_only, host, as_json):
     if list_only:
         if as_json:
             emit_json({"sweep": name, "cells": [{k: t[k] for k in ("key", "name", "seed", "device", "host", "sweep")}
-                                                for t in tasks]})
+                                                for t in tasks],
+                       "summary": describe_sweep(doc, tasks)})
             return
         for t in tasks:
             click.echo(f"{t['key']}  {t['name']:<20} seed {t['seed']} {t['device']:<6} {t['host']:<8} "

@@ -60,7 +60,12 @@ from mqlog.rundir import (append_messages, keep_metrics, locked, record_ending, 
 @click.option("--json", "as_json", is_flag=True, help="Print the metrics as one JSON object.")
 def run_cmd(platform_name, workload, sets, device, host, seed, out, in_dir, crash_after_writes, crash_at, end_mode,
             end_at, as_json):
-    """Run a workload on a platform in virtual time and report the log's figures."""
+    """Run a workload on a platform in virtual time and report the log's figures; with --in,
+    carry on in a run directory (restart its queue manager, verify the recovery against its
+    journal, run the workload on it and extend the journal). --crash-at end crashes it the
+    moment the workload's last call returns; --end shuts it down as MQ does (endmqm -c/-i/-p,
+    on z/OS STOP QMGR MODE(QUIESCE)/MODE(FORCE)/a CANCEL). A run estimated to take over a
+    minute of wall time says so before it starts and shows its progress."""
     if in_dir is not None:
         _run_in(in_dir, platform_name, workload, sets, device, host, seed, out, crash_after_writes, crash_at, end_mode,
                 end_at, as_json)
@@ -375,7 +380,7 @@ class _NotVerified(Exception):
 
 
 @cli.command("restart")
-@click.argument("directory", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.argument("directory", type=click.Path(exists=True, file_okay=False, path_type=Path), required=False)
 @click.option("--verify", is_flag=True, help="Check the recovered queues against the application journal.")
 @restart_mode_option("")
 @click.option("--set", "sets", multiple=True, metavar="log.PARAM=VALUE",
@@ -384,9 +389,30 @@ class _NotVerified(Exception):
 @click.option("--device", default=None, help="Device profile name or FILE.toml[:NAME] the log is on from now on "
                                               "(default: the run's).")
 @click.option("--host", default=None, help="Host profile name or FILE.toml[:NAME] from now on (default: the run's).")
-@click.option("--json", "as_json", is_flag=True, help="Print the recovery report as JSON.")
-def restart_cmd(directory: Path, verify: bool, restart_mode: str, sets, device, host, as_json: bool):
-    """Restart the queue manager a run left in DIRECTORY and report the recovery."""
+@click.option("--phases", "list_phases", is_flag=True,
+              help="Say what each restart phase does and what it costs on each host profile (no DIRECTORY).")
+@click.option("--json", "as_json", is_flag=True, help="Print the recovery report (with --phases: the phases) as JSON.")
+def restart_cmd(directory: Path | None, verify: bool, restart_mode: str, sets, device, host, list_phases: bool,
+                as_json: bool):
+    """Restart the queue manager a run left in DIRECTORY and report the recovery: as MQ 9.1.1
+    and later or as before it, with log settings read at start, device or host changed (a
+    parameter fixed at creation is refused), verified against the application journal;
+    run.json records the queue manager as it now is. --phases says what each phase does and
+    costs."""
+    if list_phases:
+        from mqlog.restarting import restart_phases
+
+        if directory is not None:
+            raise click.UsageError("--phases describes restart itself and takes no DIRECTORY")
+        phases = restart_phases()
+        if as_json:
+            emit_json({"phases": phases})
+            return
+        for p in phases:
+            click.echo(f"{p['phase']} ({p['reported']}): {p['does']}\n    costs: {p['costs']}")
+        return
+    if directory is None:
+        raise click.UsageError("Missing argument 'DIRECTORY' (the run directory to restart).")
     from mqlog.core.errors import MqlogError
     from mqlog.core.workload.journal import Journal
     from mqlog.core.workload.run import restart_run
@@ -535,7 +561,9 @@ def workloads_cmd(as_json):
 @click.option("--set", "sets", multiple=True, metavar="log.PARAM=VALUE", help="A log parameter; repeatable.")
 @click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
 def config_cmd(platform_name, sets, as_json):
-    """Show a platform's effective log configuration, validated."""
+    """Show a platform's effective log configuration, validated: the qm.ini Log: names for
+    distributed, the CSQ6LOGP/CSQ6SYSP/CSQ6ARVP names for z/OS, in any case; which parameters
+    are the model's own, the derived sizes, and the queue manager attributes (qmgr.NAME)."""
     from mqlog.core.workload.spec import parse_set
     from mqlog.platforms import choose
 
@@ -545,12 +573,13 @@ def config_cmd(platform_name, sets, as_json):
     choice = choose(platform_name)
     platform_name = choice.name
     values = choice.configure(parsed.get("log", {}))
+    qmgr = qmgr_attributes()
     if choice.describer is not None:
         rows, derived = choice.describer(values)
         if as_json:
             emit_json({"platform": platform_name, "log": values,
                        "derived": {k: v["bytes"] for k, v in derived.items()},
-                       "model_only": list(choice.model_only_names())})
+                       "model_only": list(choice.model_only_names()), "qmgr": qmgr})
             return
         click.echo(f"platform {platform_name}: {choice.description}")
         width = terminal_width()
@@ -567,9 +596,11 @@ def config_cmd(platform_name, sets, as_json):
         for item in derived.values():
             for line in fitted("  ", item["text"], width):
                 click.echo(line)
+        _echo_qmgr(qmgr, width)
         return
     if as_json:
-        emit_json({"platform": platform_name, "log": values, "model_only": list(choice.model_only_names())})
+        emit_json({"platform": platform_name, "log": values, "model_only": list(choice.model_only_names()),
+                   "qmgr": qmgr})
         return
     click.echo(f"platform {platform_name}: {choice.description}")
     width = terminal_width()
@@ -581,3 +612,22 @@ def config_cmd(platform_name, sets, as_json):
     for line in fitted("", f"model only (no real queue manager has them): {', '.join(choice.model_only_names())}",
                        width):
         click.echo(line)
+    _echo_qmgr(qmgr, width)
+
+
+def qmgr_attributes() -> list[dict]:
+    """The queue manager attributes a run may set (``--set qmgr.NAME=V``, on every platform),
+    from the core's parameter table: name, default, what is allowed, what it sets, where MQ
+    keeps it."""
+    from mqlog.core.qm.config import QMGR_PARAMETERS
+
+    return [{"name": p.name, "set_as": f"qmgr.{p.name}", "default": p.default, "allowed": p.allowed,
+             "meaning": p.meaning, "where": p.where} for p in QMGR_PARAMETERS]
+
+
+def _echo_qmgr(qmgr: list[dict], width: int) -> None:
+    click.echo("queue manager attributes (--set qmgr.NAME=V, every platform):")
+    for a in qmgr:
+        for line in fitted(f"  {a['name']:<22} {a['default']:>14}   ", f"{a['allowed']:<28} {a['meaning']}", width,
+                           wrapped=f"{a['allowed']}: {a['meaning']}"):
+            click.echo(line)

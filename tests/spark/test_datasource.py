@@ -135,7 +135,7 @@ def test_zos_rows_match_log_print(mqlog_spark, zos_run):
     assert len(rows) == printed["read"]["records_read"] == len(printed["records"])
     got = sorted((r.address, r.address_text, r.record_type, r.rm, r.uow, r.length, r.stamp, r.payload_length,
                   r.stored_length, r.codec) for r in rows)
-    want = sorted((p["rba"], p["rba_hex"], p["type"], p["rm"], p["uow"], p["length_bytes"], p["lrsn"],
+    want = sorted((p["address"], p["address_text"], p["type"], p["rm"], p["uow"], p["length_bytes"], p["lrsn"],
                    p.get("message_length_bytes") if p["type"] == "PUT" else None,
                    p.get("stored_length_bytes") if p["type"] in ("PUT", "PUT_SEGMENT") else None,
                    p.get("codec") if p["type"] in ("PUT", "PUT_SEGMENT") else None) for p in printed["records"])

@@ -131,7 +131,7 @@ def _by_urid(rows):
 
 def _urid(p, uow: int) -> int:
     """The unit's URID as the print gives it: the RBA of its Begin record."""
-    return next(r["rba"] for r in log_records(p.space, p.addressing) if r["type"] == "BEGIN" and r["uow"] == uow)
+    return next(r["address"] for r in log_records(p.space, p.addressing) if r["type"] == "BEGIN" and r["uow"] == uow)
 
 
 # ------------------------------------------------------------------------------ log print
@@ -199,26 +199,26 @@ def test_urid_selection_returns_exactly_that_units_records(scenario):
         got = log_records(p.space, p.addressing, urid=_urid(p, scenario.ids[name]))
         assert [r["type"] for r in got] == expected
         assert {r["uow"] for r in got} == {scenario.ids[name]}
-        assert {r["urid"] for r in got} == {got[0]["rba"]}  # the URID is its Begin record's RBA
+        assert {r["urid"] for r in got} == {got[0]["address"]}  # the URID is its Begin record's RBA
     assert log_records(p.space, p.addressing, urid=0xDEAD_BEEF_0000) == []
 
 
 def test_rba_range_selection_returns_exactly_the_records_starting_in_it(scenario):
     p = scenario.reopened()
     everything = log_records(p.space, p.addressing)
-    rbas = [r["rba"] for r in everything]
+    rbas = [r["address"] for r in everything]
     assert rbas == sorted(rbas) and len(set(rbas)) == len(rbas)
     assert rbas[0] == oldest_address(p.space) + 32  # the first record after the first CI header
     for lo, hi in ((0, 5), (10, 40), (len(rbas) - 30, len(rbas) - 1)):
         got = log_records(p.space, p.addressing, rba_start=rbas[lo], rba_end=rbas[hi])
-        assert [r["rba"] for r in got] == rbas[lo:hi + 1]
+        assert [r["address"] for r in got] == rbas[lo:hi + 1]
         # a start inside a record: the next record is the first; an end inside one includes it
         got = log_records(p.space, p.addressing, rba_start=rbas[lo] + 1, rba_end=rbas[hi] + 1)
-        assert [r["rba"] for r in got] == rbas[lo + 1:hi + 1]
+        assert [r["address"] for r in got] == rbas[lo + 1:hi + 1]
     # a start in the middle of a data set, far from the log's start
     middle = rbas[len(rbas) // 2] + 3
     got = log_records(p.space, p.addressing, rba_start=middle)
-    assert [r["rba"] for r in got] == [a for a in rbas if a >= middle]
+    assert [r["address"] for r in got] == [a for a in rbas if a >= middle]
     with pytest.raises(MqlogError):
         log_records(p.space, p.addressing, rba_start=rbas[5], rba_end=rbas[4])
 
@@ -364,7 +364,7 @@ def test_backout_of_an_old_unit_reads_the_archive():
     env.run(until=env.process(work()))
     first = next(r for r in log_records(p.space, p.addressing, urid=_urid(p, ids["old"])) if r["type"] == "PUT")
     active = bsds_dict(p.space)["active"]["1"]
-    assert all(not a["start"] <= first["rba"] <= a["end"] for a in active if a["start"] is not None), \
+    assert all(not a["start"] <= first["address"] <= a["end"] for a in active if a["start"] is not None), \
         "the old put should be only in the archive now"
     fs.crash()
     storage = FaultInjectingStorage(fs.durable, keep_write_log=False)

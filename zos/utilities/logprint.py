@@ -245,7 +245,7 @@ def _scan(space: ZosLogSpace, addressing, codec, *, rba_start=None, rba_end=None
         uow = record.uow
         if uow and isinstance(record, Begin):
             begins[uow] = address
-        entry = {"rba": address, "rba_hex": fmt(address), "type": _code_name(_TYPE_NAMES, _type_code(record)),
+        entry = {"address": address, "address_text": fmt(address), "type": _code_name(_TYPE_NAMES, _type_code(record)),
                  "rm": _code_name(_RM_NAMES, _rm_code(record)), "uow": uow, **_urid(begins, uow, fmt),
                  "lrsn": record.stamp, "length_bytes": len(record.to_bytes()),
                  "prev": None if record.prev == NO_ADDRESS else fmt(record.prev)}
@@ -354,7 +354,8 @@ def log_records(space: ZosLogSpace, addressing, codec=None, *, rba_start: int | 
                 rba_end: int | None = None, urid: int | None = None, queue: str | None = None) -> list[dict]:
     """The selected log records, oldest first, as JSON-able dicts (see docs/zos-utilities.md).
 
-    Every dict has ``rba`` (int) and ``rba_hex``, ``type``, ``rm``, ``uow`` (the unit's
+    Every dict has ``address`` (the record's RBA, int) and ``address_text`` (as the
+    print shows it, the names every command's ``--json`` gives an address), ``type``, ``rm``, ``uow`` (the unit's
     number in the record, 0: none), ``urid`` (the RBA of the unit's Begin record: its URID,
     None if none or no longer on the log) and ``urid_hex``, ``lrsn``, ``length_bytes`` (bytes on the log) and ``prev``; then the record's own
     fields. A put has ``message_length_bytes`` (before compression), ``stored_length_bytes``, ``codec``
@@ -509,7 +510,7 @@ def log_print(space: ZosLogSpace, addressing, codec=None, *, rba_start: int | No
     indent = " " * (len(addressing.format(0)) + 2)
     if "records" in report:
         for e in report["records"]:
-            head = (f"{e['rba_hex']}  URID({_urid_text(e)}) RM({e['rm']}) TYPE({e['type']})"
+            head = (f"{e['address_text']}  URID({_urid_text(e)}) RM({e['rm']}) TYPE({e['type']})"
                     + (f" LRSN({e['lrsn']:X})" if e["lrsn"] else "") + f" LENGTH({e['length_bytes']})")
             out.append(head)
             if detail:
