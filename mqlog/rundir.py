@@ -439,6 +439,17 @@ def open_platform(directory: Path, *, platform: str | None = None, label: str = 
     return run, values, choice.maker(values)(DirectoryStorage(qm_dir))
 
 
+def created(directory: Path) -> bool:
+    """Whether the queue manager of the run in ``directory`` was ever created: its first
+    checkpoint reached the disk, so ``mqlog restart`` has something to recover. Reads only;
+    a damaged control file or run.json raises, as restart would."""
+    _, _, platform = open_platform(directory)
+    try:
+        return platform.space.load_control() is not None
+    finally:
+        platform.space.storage.close()
+
+
 def run_platform(directory: Path, run: dict):
     """The platform choice and effective log values ``run.json`` names; a bad platform or
     log value is an error naming run.json."""

@@ -118,7 +118,7 @@ def test_a_table_no_command_makes_fails_the_check(tmp_path):
 def test_no_published_page_has_a_hand_made_table_or_figure():
     listed = json.loads(mqlog("docs", "--list", "--json").stdout)["pages"]
     assert len(listed) >= 8   # README.md, six studies, the index
-    from mqlog.docpages import unmarked_figures, unmarked_tables
+    from mqlog.docindex import unmarked_figures, unmarked_tables
 
     for page in listed:
         text = (REPO / page["page"]).read_text()

@@ -12,14 +12,15 @@ from __future__ import annotations
 import sys
 
 # Importing each family registers its commands on the group.
-from mqlog.cli import about, distributed, docs, history, jobs, running, tools, torture, zos  # noqa: F401
+from mqlog.cli import about, distributed, docs, history, jobs, running, settings, tools, torture, zos  # noqa: F401
 from mqlog.cli.about import commands_cmd, layout_cmd
 from mqlog.cli.docs import docs_cmd
 from mqlog.cli.distributed import dmpmqlog_cmd, dump_cmd, qmstatus_cmd, rcdmqimg_cmd, rcrmqobj_cmd, set_log_archived_cmd
 from mqlog.cli.group import cli, main
 from mqlog.cli.history import history_cmd
 from mqlog.cli.jobs import calibrate_cmd, compare_cmd, report_cmd, sweep_cmd
-from mqlog.cli.running import config_cmd, restart_cmd, run_cmd, workloads_cmd
+from mqlog.cli.running import restart_cmd, run_cmd
+from mqlog.cli.settings import config_cmd, workloads_cmd
 from mqlog.cli.tools import devices, groupcommit, hosts, mqldt_cmd, scan_cmd
 from mqlog.cli.torture import torture_cmd
 from mqlog.cli.zos import bsds_cmd, convert_rba_cmd, print_cmd, stats_cmd

@@ -29,7 +29,8 @@ def docs_cmd(pages, mode, fast, only, list_only, as_json):
     checkout) are what their commands print now. Tables, console transcripts and prose claims
     are marked with HTML comments (see mqlog/docpages.py)."""
     from mqlog import docresults
-    from mqlog.docpages import check_page, describe_page, pages as published, unmarked_figures, unmarked_tables
+    from mqlog.docindex import describe_page, pages as published, unmarked_figures, unmarked_tables
+    from mqlog.docpages import check_page
     from mqlog.spark.report import read_result_rows
 
     docresults.read_rows = read_result_rows   # a sweep's Parquet, read with pyarrow (no Spark starts)

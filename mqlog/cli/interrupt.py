@@ -42,6 +42,17 @@ def install() -> None:
         pass
 
 
+def _created(directory: Path) -> bool:
+    """Whether restart has a queue manager to recover there; when that cannot be told (a
+    damaged file), restart is the command that says what is wrong, so the line names it."""
+    from mqlog.rundir import created
+
+    try:
+        return created(directory)
+    except Exception:
+        return True
+
+
 def stopped(exc: BaseException) -> int:
     """The one line an interrupted command ends with, and its exit code."""
     from mqlog.rundir import RUN_FILE
@@ -50,7 +61,11 @@ def stopped(exc: BaseException) -> int:
     name = "Ctrl-C" if signum == signal.SIGINT else signal.Signals(signum).name
     directories = getattr(exc, "directories", [])
     runs = [d for d in directories if (Path(d) / RUN_FILE).is_file()]
-    if runs:
+    if runs and not _created(runs[-1]):
+        click.echo(f"mqlog: stopped by {name}: the queue manager in {runs[-1]} stopped before its first checkpoint "
+                   "reached the disk, so it was never created (its lock released); nothing to recover: "
+                   "run the command again", err=True)
+    elif runs:
         where = runs[-1]
         click.echo(f"mqlog: stopped by {name}: the queue manager in {where} stopped where it was, as at a crash "
                    f"(its lock released); 'mqlog restart {where}' recovers it", err=True)
