@@ -242,14 +242,18 @@ class Cores:
         self.busy = 0  # cores held
         self.queue: collections.deque[simpy.Event] = collections.deque()  # waiting, oldest first
 
-    def acquire(self) -> simpy.Event | None:
+    def acquire(self, urgent: bool = False) -> simpy.Event | None:
         """Take a core: None if one was free (it is now held), else an event that fires when
-        a releasing charge hands its core over."""
+        a releasing charge hands its core over – ``urgent``: before every caller queued
+        already (a thread just woken from a lock)."""
         if self.busy < self.capacity:
             self.busy += 1
             return None
         event = self.env.event()
-        self.queue.append(event)
+        if urgent:
+            self.queue.appendleft(event)
+        else:
+            self.queue.append(event)
         return event
 
     def release(self) -> None:
@@ -286,26 +290,38 @@ class Cpu:
         self.by_kind: dict[str, float] = {"app": 0.0, "mqi": 0.0, "log": 0.0, "force": 0.0, "lock": 0.0, "logger": 0.0,
                                           "compress": 0.0, "expand": 0.0, "restart": 0.0}
 
-    def charge(self, us: float, kind: str, *, app_us: float = 0.0, lock=None,
-               holder=None) -> Generator[Any, Any, Any]:
-        """Run ``us`` µs of CPU of ``kind`` on a core (``yield from``), after ``app_us`` of
-        the application's own in the same hold; nothing when both are 0.
+    def charge(self, us: float, kind: str, *, app_us: float = 0.0, path_us: float = 0.0, lock=None,
+               holder=None, woken_us: float = 0.0) -> Generator[Any, Any, Any]:
+        """Run ``us`` µs of CPU of ``kind`` on a core (``yield from``), with ``app_us`` of
+        the application's own and ``path_us`` of the MQI call's path (``mqi``) in the same
+        hold; nothing when all are 0.
 
         With ``lock`` (an object with ``try_take(holder)``, as a queue's lock), the lock is
         taken once the core is held – a thread takes a lock while it runs – and kept after
         the charge; if it is held already, the core is given back at once and the lock's
         wake-up event is returned (nothing charged): the caller sleeps on it and tries
-        again. Returns None when the charge ran."""
-        total = us + app_us
+        again. ``woken_us`` > 0 says the caller was just woken from such a sleep: it is
+        given the next free core before the callers queued for one (Linux favours a thread
+        that slept), runs ``woken_us`` (``lock``: being woken) and then tries the lock.
+        Returns None when the charge ran."""
+        total = us + app_us + path_us
         if total <= 0 and lock is None:
             return None
         env = self.env
         cores = self.cores
-        waiting = cores.acquire()
+        waiting = cores.acquire(woken_us > 0)
         if waiting is not None:  # every core busy: queue behind the others
             start = env.now
             yield waiting
             self.wait_us += env.now - start
+        if woken_us > 0:  # a thread woken from its sleep on a lock: the wakeup first
+            try:
+                yield env.timeout(woken_us)
+            except BaseException:
+                cores.release()
+                raise
+            self.busy_us += woken_us
+            self.by_kind["lock"] += woken_us
         if lock is not None:
             sleeping = lock.try_take(holder)
             if sleeping is not None:
@@ -319,6 +335,8 @@ class Cpu:
         self.busy_us += total
         self.by_kind[kind] += us
         self.by_kind["app"] += app_us
+        if path_us:
+            self.by_kind["mqi"] += path_us
         return None
 
     def counters(self) -> dict[str, float]:

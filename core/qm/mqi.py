@@ -48,7 +48,12 @@ class MqiCallsMixin:
             raise MqiError(Reason.MQRC_Q_FULL, f"{queue_name} is at MAXDEPTH {queue.max_depth}")
         msg_id = self._new_msg_id()
         self.counters.messages_put += 1
+        path_us = self.cpu.profile.put_us  # the call's path: with the queue's lock held, below
         if not syncpoint and queue.getters and (not persistent or self.platform.persistent_put_to_waiting_getter):
+            # A put outside syncpoint that may go straight to a waiting MQGET: its path first,
+            # as it looks for one (a handed-over message never reaches the queue).
+            yield from self.cpu.charge(0.0, "mqi", path_us=path_us)
+            path_us = 0.0
             for i, (event, getter_syncpoint) in enumerate(queue.getters):
                 if not getter_syncpoint and not event.triggered:  # (not one whose wait ran out)
                     del queue.getters[i]
@@ -58,7 +63,7 @@ class MqiCallsMixin:
                     return msg_id
         message = Message(msg_id, queue.next_seq(), persistent, len(data), data)
         try:
-            yield from self._held(self._put_message(queue, message, uow, syncpoint, persistent), queue)
+            yield from self._held(self._put_message(queue, message, uow, syncpoint, persistent, path_us), queue)
         except MqiError:
             # Refused while it was being logged (a full log's 2102, a backout's 2003): the
             # application was told it failed, so it is no put. Counted until now because a
@@ -71,22 +76,28 @@ class MqiCallsMixin:
             yield from self._spill(queue)
         return msg_id
 
-    def _locked_charge(self, queue: Queue, us: float, holder) -> Generator:
-        """The persistent part of an MQPUT or MQGET: ``us`` of CPU with ``queue``'s lock held
-        (:mod:`mqlog.core.qm.locks`), taken once the call has a core – a thread takes a lock
-        while it runs. A caller that finds it held gives its core up and sleeps until a release
-        wakes it, pays the CPU of being woken, and tries again. The lock stays held (by
+    def _locked_charge(self, queue: Queue, us: float, holder, path_us: float = 0.0) -> Generator:
+        """Part of an MQPUT or MQGET with ``queue``'s lock held (:mod:`mqlog.core.qm.locks`):
+        ``path_us`` of the call's path and ``us`` of its persistent extras, one hold of a core;
+        the lock is taken once the call has the core – a thread takes a lock while it runs –
+        unless ``holder`` holds it already. A caller that finds it held gives its core up and
+        sleeps until a release wakes it; woken, it is run next (the scheduler favours a thread
+        that slept), pays the CPU of being woken and tries again. The lock stays held (by
         ``holder``) until :meth:`_unlock_queue`."""
         mutex = queue.mutex
         if mutex is None:
             mutex = queue.mutex = QueueLock(self.env)
         cpu = self.cpu
+        if mutex.holder is holder:
+            yield from cpu.charge(us, "log", path_us=path_us)
+            return
+        woken_us = 0.0
         while True:
-            sleeping = yield from cpu.charge(us, "log", lock=mutex, holder=holder)
+            sleeping = yield from cpu.charge(us, "log", path_us=path_us, lock=mutex, holder=holder, woken_us=woken_us)
             if sleeping is None:
                 return
             yield sleeping
-            yield from cpu.charge(cpu.profile.force_wait_us, "lock")
+            woken_us = cpu.profile.force_wait_us
 
     @staticmethod
     def _unlock_queue(queue: Queue, holder) -> None:
@@ -113,11 +124,13 @@ class MqiCallsMixin:
             self._inflight.remove(mark)
 
     def _put_message(self, queue: Queue, message: Message, uow: UnitOfWork | None, syncpoint: bool,
-                     persistent: bool) -> Generator:
+                     persistent: bool, path_us: float) -> Generator:
         msg_id = message.msg_id
         if persistent:
-            address = yield from self._log_put(queue, message, uow)
+            address = yield from self._log_put(queue, message, uow, path_us)
             message.put_address = address
+        else:
+            yield from self._locked_charge(queue, 0.0, message, path_us)
         if syncpoint:
             message.state = MessageState.PUT_UNCOMMITTED
             message.uow = uow.id
@@ -148,11 +161,11 @@ class MqiCallsMixin:
         if waited:
             yield from self.cpu.charge(self.cpu.profile.force_wait_us, "force")
 
-    def _log_put(self, queue: Queue, message: Message, uow: UnitOfWork | None) -> Generator:
+    def _log_put(self, queue: Queue, message: Message, uow: UnitOfWork | None, path_us: float) -> Generator:
         data = message.data
         # The persistent put's extra CPU: its path, its record (one, however many segments:
         # see hosts.toml) and the copy of its data, before the record reaches the buffer.
-        yield from self._locked_charge(queue, self.cpu.profile.logged_us("put", len(data)), message)
+        yield from self._locked_charge(queue, self.cpu.profile.logged_us("put", len(data)), message, path_us)
         codec, stored = Codec.NONE, data
         if self.platform.codec is not None and self.platform.codec.active and data:
             # A kept queue (one whose keeper is outside this queue manager) is the
@@ -245,6 +258,9 @@ class MqiCallsMixin:
             yield from self._load_unloaded(queue)
         uow = self._uow_for(conn) if syncpoint else None
         deadline = self.env.now + wait_us
+        # The look for a message is the call's path, with the queue's lock held (a get woken
+        # by a message looks again, its path already paid); the lock stays held through the
+        # get, by the connection.
         while True:
             message = queue.take_first(self.config.member + 1 if queue.keeper is not None else 0)
             if message is not None:
@@ -272,17 +288,19 @@ class MqiCallsMixin:
             if cost.reads:
                 yield from self._charge(cost)
             self.counters.messages_got += 1
-            return (yield from self._held(self._get_message(queue, message, uow, data), queue))
+            return (yield from self._held(self._get_message(queue, message, uow, data, conn), queue))
         finally:
-            self._unlock_queue(queue, message)
+            self._unlock_queue(queue, conn)
 
-    def _get_message(self, queue: Queue, message: Message, uow: UnitOfWork | None, data: bytes) -> Generator:
+    def _get_message(self, queue: Queue, message: Message, uow: UnitOfWork | None, data: bytes,
+                     holder) -> Generator:
         if message.persistent:
             stored = queue.file.messages.get(message.msg_id) if queue.file is not None else None
             block = stored.first_block if stored is not None else 0
             try:
                 # The persistent get's extra CPU: its path, its record and the copy of its data.
-                yield from self._locked_charge(queue, self.cpu.profile.logged_us("get", message.length), message)
+                profile = self.cpu.profile
+                yield from self._locked_charge(queue, profile.logged_us("get", message.length), holder)
                 if uow is None:
                     address = yield from self._log(Get(queue.name, message.msg_id, block, message.length))
                 else:  # (built once, with its chain pointer)
@@ -297,7 +315,7 @@ class MqiCallsMixin:
         if uow is None:
             # The queue's lock goes before the force (see mqlog.core.qm.locks: not held across
             # the I/O); the message is still taken (busy) while it waits: nobody else can get it.
-            self._unlock_queue(queue, message)
+            self._unlock_queue(queue, holder)
             waited = (yield from self._force()) if message.persistent else False
             queue.remove(message)
             yield from self._woken(waited)
