@@ -243,7 +243,13 @@ class MqiCallsMixin:
         if cost.reads:
             yield from self._charge(cost)
         self.counters.messages_got += 1
-        return (yield from self._held(self._get_message(queue, message, uow, data), queue))
+        try:
+            return (yield from self._held(self._get_message(queue, message, uow, data), queue))
+        except MqiError:
+            # Refused while it was being logged (a full log's 2102): the message stays on the
+            # queue and the application was told the get failed, so it is no get (as MQPUT).
+            self.counters.messages_got -= 1
+            raise
 
     def _get_message(self, queue: Queue, message: Message, uow: UnitOfWork | None, data: bytes) -> Generator:
         if message.persistent:
