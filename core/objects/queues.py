@@ -11,7 +11,8 @@ they are always safe to write.
 
 from __future__ import annotations
 
-from collections.abc import MutableMapping
+from array import array
+from collections.abc import Mapping, MutableMapping
 from heapq import heappop, heappush
 from typing import Protocol
 
@@ -50,11 +51,6 @@ _MISSING = object()
 #: the rest of a line, and redo calls the Queue methods below once or twice per message
 _COMMITTED, _PUT_UNCOMMITTED, _GOT_UNCOMMITTED = (MessageState.COMMITTED, MessageState.PUT_UNCOMMITTED,
                                                   MessageState.GOT_UNCOMMITTED)
-#: message lengths seen, each kept once: a message's ``length`` is an int object of its own
-#: (32 bytes) past 256, and most workloads put one size or a few; a queue holding a million
-#: messages shares them. Bounded, so that a run of every size cannot grow it without end.
-_LENGTHS: dict[int, int] = {}
-_LENGTHS_KEPT = 4096
 
 
 class Available(MutableMapping):
@@ -158,15 +154,83 @@ class Message:
     busy_by: int = 0
 
 
+#: rows a queue's columns grow by at once; the msg id -> row map files a message under its
+#: chunk's first row (a number shared by the chunk's rows, not an int object a message) and
+#: finds the row in the chunk's slice of the msg id column (``list.index``, at C speed)
+_CHUNK = 16
+#: each chunk's first row, one int object shared by every queue (a number past 256 is an
+#: object of its own): chunk n's is _CHUNK_AT[n]
+_CHUNK_AT: list[int] = list(range(0, 1024 * _CHUNK, _CHUNK))
+#: a row's flags: its state's value in bits 0-1, then these (_GOT, _BY: it has an entry in
+#: the queue's ``_got``, ``_busy_by``; a bit test is cheaper than a dict's truth value)
+_PERSISTENT, _BUSY, _GOT, _BY = 4, 8, 16, 32
+_ASIDE = _GOT | _BY
+_STATE_OF = (None, _COMMITTED, _PUT_UNCOMMITTED, _GOT_UNCOMMITTED)  # by flags & 3
+
+
+class Messages(Mapping):
+    """A queue's messages: message id -> :class:`Message`, in the order they were added.
+
+    A read builds the message from the queue's columns: a snapshot, never a view, so one
+    read before its message left the queue (MQGET reads its message after removing it)
+    never sees a later message that took over its row. Change messages through the
+    :class:`Queue`'s methods; storing one here (restart's load) files it as it is, with none
+    of :meth:`Queue.add`'s bookkeeping."""
+
+    __slots__ = ("_queue",)
+
+    def __init__(self, queue: Queue) -> None:
+        self._queue = queue
+
+    def __getitem__(self, msg_id: bytes) -> Message:
+        queue = self._queue
+        row = queue._row(msg_id)
+        if row < 0:
+            raise KeyError(msg_id)
+        return queue._message(row)
+
+    def get(self, msg_id: bytes, default=None):
+        queue = self._queue
+        row = queue._row(msg_id)
+        return default if row < 0 else queue._message(row)
+
+    def __setitem__(self, msg_id: bytes, message: Message) -> None:
+        if message.msg_id != msg_id:
+            raise ValueError(f"message {message.msg_id!r} filed under {msg_id!r}")
+        self._queue._store(message)
+
+    def clear(self) -> None:
+        """Drop every message (a structure that failed), with no other bookkeeping."""
+        self._queue._clear_rows()
+
+    def __contains__(self, msg_id: object) -> bool:
+        return msg_id in self._queue._where
+
+    def __iter__(self):
+        return iter(self._queue._where)
+
+    def __len__(self) -> int:
+        return len(self._queue._where)
+
+    def __repr__(self) -> str:
+        return f"Messages({list(self.values())!r})"
+
+
 class Queue:
-    """A local queue: its messages in arrival order and its queue file."""
+    """A local queue: its messages in arrival order and its queue file.
+
+    The messages are held in columns, one row a message – its id, data, arrival number,
+    length, unit of work, put address and flags (state, persistent, busy; a get address
+    aside while it is locked) – not an object each: a :class:`Message` is built when one is read (:attr:`messages`). A row left
+    by a message that went is taken by the next one added."""
 
     def __init__(self, name: str, file: QueueFile | None, *, max_depth: int = 5000, attributes: str = ""):
         self.name = name
         self.file = file
         self.max_depth = max_depth
         self.attributes = attributes
-        self.messages: dict[bytes, Message] = {}
+        self._clear_rows()
+        self.messages = Messages(self)
         #: committed, unlocked messages by arrival order: what MQGET takes first
         self.available: Available = Available()
         self.dirty: set[bytes] = set()
@@ -191,35 +255,150 @@ class Queue:
         #: goes back to an older view of the log (see :meth:`flush`)
         self.flushed_to = 0
 
+    # -- the columns -------------------------------------------------------------------------
+
+    def _clear_rows(self) -> None:
+        #: msg id -> its row's chunk's first row (insertion order: the order messages were added)
+        self._where: dict[bytes, int] = {}
+        self._ids: list = []  # msg id of each row (None: a free row)
+        self._data: list = []  # data in memory (None: only in the queue file)
+        self._seqs = array("Q")  # arrival order on the queue
+        self._lengths = array("Q")
+        self._uows = array("Q")
+        self._puts = array("Q")  # put address (NO_ADDRESS: not logged)
+        self._flags = bytearray()  # state (bits 0-1), _PERSISTENT, _BUSY, _GOT, _BY
+        self._free = array("q")  # free rows, the lowest last (taken first)
+        #: row -> the get address of a message got under syncpoint (a message is seldom
+        #: locked for long, so not a column a row)
+        self._got: dict[int, int] = {}
+        #: row -> the queue manager (its member number + 1) whose MQGET holds it busy, where
+        #: not 0 (a kept queue's)
+        self._busy_by: dict[int, int] = {}
+
+    def _grow(self) -> None:
+        """Add a chunk of free rows to every column."""
+        rows = len(self._ids)
+        self._ids += [None] * _CHUNK
+        self._data += [None] * _CHUNK
+        zeros = bytes(8 * _CHUNK)
+        for column in (self._seqs, self._lengths, self._uows, self._puts):
+            column.frombytes(zeros)
+        self._flags += bytes(_CHUNK)
+        self._free.extend(range(rows + _CHUNK - 1, rows - 1, -1))
+        while len(_CHUNK_AT) * _CHUNK <= rows:
+            _CHUNK_AT.extend(range(len(_CHUNK_AT) * _CHUNK, 2 * len(_CHUNK_AT) * _CHUNK, _CHUNK))
+
+    def _row(self, msg_id: bytes) -> int:
+        """The row of ``msg_id``, -1 if it is not on the queue."""
+        chunk = self._where.get(msg_id)
+        if chunk is None:
+            return -1
+        return self._ids.index(msg_id, chunk, chunk + _CHUNK)
+
+    def _message(self, row: int) -> Message:
+        flags = self._flags[row]
+        return Message(self._ids[row], self._seqs[row], flags & _PERSISTENT != 0, self._lengths[row],
+                       self._data[row], _STATE_OF[flags & 3], self._uows[row], self._puts[row],
+                       self._got[row] if flags & _GOT != 0 else NO_ADDRESS, flags & _BUSY != 0,
+                       self._busy_by[row] if flags & _BY != 0 else 0)
+
+    def _store(self, message: Message) -> int:
+        """File ``message`` in its row (a free one if it is new); returns the row."""
+        msg_id = message.msg_id
+        chunk = self._where.get(msg_id)
+        if chunk is None:
+            if not self._free:
+                self._grow()
+            row = self._free.pop()
+            self._ids[row] = msg_id
+            self._where[msg_id] = _CHUNK_AT[row // _CHUNK]
+        else:
+            row = self._ids.index(msg_id, chunk, chunk + _CHUNK)
+        self._data[row] = message.data
+        self._seqs[row] = message.seq
+        self._lengths[row] = message.length
+        self._uows[row] = message.uow
+        self._puts[row] = message.put_address
+        state = message.state  # (identity tests: an enum member's hash and value are Python-level calls)
+        flags = ((1 if state is _COMMITTED else 2 if state is _PUT_UNCOMMITTED else 3)
+                 | (_PERSISTENT if message.persistent else 0) | (_BUSY if message.busy else 0))
+        self._got.pop(row, None)
+        self._busy_by.pop(row, None)
+        if message.get_address != NO_ADDRESS:
+            self._got[row] = message.get_address
+            flags |= _GOT
+        if message.busy_by != 0:
+            self._busy_by[row] = message.busy_by
+            flags |= _BY
+        self._flags[row] = flags
+        return row
+
+    def check(self) -> None:
+        """The columns' invariants; AssertionError naming the first one broken. O(rows)."""
+        rows = len(self._ids)
+        assert all(len(column) == rows for column in (self._data, self._seqs, self._lengths, self._uows,
+                                                      self._puts, self._flags)), f"{self.name}: columns differ in length"
+        free = set(self._free)
+        assert len(free) == len(self._free) and len(free) + len(self._where) == rows, \
+            f"{self.name}: a row is both free and held, or neither"
+        for msg_id, chunk in self._where.items():
+            row = self._ids.index(msg_id, chunk, chunk + _CHUNK)  # (ValueError: filed under the wrong chunk)
+            assert row not in free and chunk == row - row % _CHUNK, f"{self.name}: {msg_id!r} filed wrongly"
+        for row in free:
+            assert self._ids[row] is None and self._data[row] is None, f"{self.name}: free row {row} holds a message"
+        for table, bit in ((self._got, _GOT), (self._busy_by, _BY)):
+            assert all(row not in free and self._flags[row] & bit for row in table), \
+                f"{self.name}: a row aside without its flag"
+            assert sum(1 for row in range(rows) if row not in free and self._flags[row] & bit) == len(table), \
+                f"{self.name}: a row flagged aside is not"
+
+    # -- the queue ---------------------------------------------------------------------------
+
     @property
     def depth(self) -> int:
         """CURDEPTH: every message on the queue, committed or not."""
-        return len(self.messages)
+        return len(self._where)
 
     def next_seq(self) -> int:
         self._seq += 1
         return self._seq
 
     def add(self, message: Message) -> None:
-        length = _LENGTHS.get(message.length)
-        if length is not None:
-            message.length = length
-        elif len(_LENGTHS) < _LENGTHS_KEPT:
-            _LENGTHS[message.length] = message.length
-        self.messages[message.msg_id] = message
-        if message.seq > self._seq:
-            self._seq = message.seq
-        if message.state is _COMMITTED:
-            self.available[message.seq] = message.msg_id
-        if message.persistent:
-            self.dirty.add(message.msg_id)
+        msg_id, seq, state, persistent = message.msg_id, message.seq, message.state, message.persistent
+        if msg_id in self._where or message.busy_by != 0 or message.get_address != NO_ADDRESS:
+            self._store(message)  # (filed again, or taken or locked: restart's, a rebuild's)
+        else:  # a new message: _store's work, without the call (MQPUT's hot path)
+            try:
+                row = self._free.pop()
+            except IndexError:
+                self._grow()
+                row = self._free.pop()
+            self._ids[row] = msg_id
+            self._where[msg_id] = _CHUNK_AT[row // _CHUNK]
+            self._data[row] = message.data
+            self._seqs[row] = seq
+            self._lengths[row] = message.length
+            self._uows[row] = message.uow
+            self._puts[row] = message.put_address
+            self._flags[row] = ((1 if state is _COMMITTED else 2 if state is _PUT_UNCOMMITTED else 3)
+                                | (_PERSISTENT if persistent else 0) | (_BUSY if message.busy else 0))
+        if seq > self._seq:
+            self._seq = seq
+        if state is _COMMITTED:
+            self.available[seq] = msg_id
+        if persistent:
+            self.dirty.add(msg_id)
             if message.data is not None:
                 self.unflushed_bytes += message.length
 
     def take_messages(self, rebuilt: "Queue") -> None:
         """Hold the messages of ``rebuilt`` from now on (a queue rebuilt aside from a
         backup and the log), arrival numbering included."""
-        self.messages, self.available, self._seq = rebuilt.messages, rebuilt.available, rebuilt._seq
+        (self._where, self._ids, self._data, self._seqs, self._lengths, self._uows, self._puts, self._flags,
+         self._free, self._got, self._busy_by) = (rebuilt._where, rebuilt._ids, rebuilt._data, rebuilt._seqs,
+                                                 rebuilt._lengths, rebuilt._uows, rebuilt._puts, rebuilt._flags,
+                                                 rebuilt._free, rebuilt._got, rebuilt._busy_by)
+        self.available, self._seq = rebuilt.available, rebuilt._seq
 
     def take_first(self, taker: int = 0) -> Message | None:
         """The oldest available message, removed from the available set (not from the queue);
@@ -227,40 +406,94 @@ class Queue:
         if not self.available:
             return None
         _, msg_id = self.available.pop_first()
-        message = self.messages[msg_id]
-        message.busy = True
-        message.busy_by = taker
-        return message
+        chunk = self._where[msg_id]
+        row = self._ids.index(msg_id, chunk, chunk + _CHUNK)
+        column = self._flags
+        flags = column[row] | _BUSY
+        if taker != 0:
+            self._busy_by[row] = taker
+            flags |= _BY
+        elif flags & _BY != 0:
+            del self._busy_by[row]
+            flags ^= _BY
+        column[row] = flags
+        # (_message's work, without the call: MQGET's hot path)
+        return Message(msg_id, self._seqs[row], flags & _PERSISTENT != 0, self._lengths[row], self._data[row],
+                       _STATE_OF[flags & 3], self._uows[row], self._puts[row],
+                       self._got[row] if flags & _GOT != 0 else NO_ADDRESS, True, taker)
 
     def make_available(self, message: Message) -> None:
-        message.busy = False
-        message.busy_by = 0
-        message.state = _COMMITTED
-        message.uow = 0
-        message.get_address = NO_ADDRESS
-        self.available[message.seq] = message.msg_id
-        if message.persistent:
-            self.dirty.add(message.msg_id)
+        if not self.settle(message.msg_id, True):  # (a message no longer on the queue)
+            self.available[message.seq] = message.msg_id
+            if message.persistent:
+                self.dirty.add(message.msg_id)
 
     def lock(self, message: Message, uow: int, get_address: int) -> None:
-        message.busy = False
-        message.busy_by = 0
-        message.state = _GOT_UNCOMMITTED
-        message.uow = uow
-        message.get_address = get_address
+        msg_id = message.msg_id
+        chunk = self._where.get(msg_id)
+        if chunk is not None:
+            row = self._ids.index(msg_id, chunk, chunk + _CHUNK)
+            column = self._flags
+            flags = column[row]
+            if flags & _ASIDE != 0:
+                self._got.pop(row, None)
+                self._busy_by.pop(row, None)
+            if get_address != NO_ADDRESS:
+                self._got[row] = get_address
+                column[row] = (flags & _PERSISTENT) | 3 | _GOT
+            else:
+                column[row] = (flags & _PERSISTENT) | 3
+            self._uows[row] = uow
         self.available._map.pop(message.seq, None)  # Available.discard, without the call (redo's hot path)
         if message.persistent:
-            self.dirty.add(message.msg_id)
+            self.dirty.add(msg_id)
+
+    def settle(self, msg_id: bytes, available: bool) -> bool:
+        """Apply a unit of work's outcome to one of its messages, as :meth:`make_available`
+        (``available``: a put committed, a get backed out) or :meth:`remove` would, without
+        building the message; False if it is not on the queue."""
+        if available:
+            chunk = self._where.get(msg_id)
+            if chunk is None:
+                return False
+            row = self._ids.index(msg_id, chunk, chunk + _CHUNK)
+            column = self._flags
+            flags = column[row]
+            column[row] = (flags & _PERSISTENT) | 1
+            self._uows[row] = 0
+            if flags & _ASIDE != 0:
+                self._got.pop(row, None)
+                self._busy_by.pop(row, None)
+            self.available[self._seqs[row]] = msg_id = self._ids[row]  # (the queue's own msg id object)
+            if flags & _PERSISTENT != 0:
+                self.dirty.add(msg_id)
+            return True
+        chunk = self._where.pop(msg_id, None)
+        if chunk is None:
+            return False
+        ids = self._ids
+        row = ids.index(msg_id, chunk, chunk + _CHUNK)
+        flags, data, length = self._flags[row], self._data[row], self._lengths[row]
+        self.available._map.pop(self._seqs[row], None)
+        ids[row] = None
+        self._data[row] = None
+        if flags & _ASIDE != 0:
+            self._got.pop(row, None)
+            self._busy_by.pop(row, None)
+        self._free.append(row)
+        if flags & _PERSISTENT != 0:
+            self.dirty.add(msg_id)
+            if data is not None and (self.file is None or msg_id not in self.file.messages):
+                self.unflushed_bytes = max(0, self.unflushed_bytes - length)
+        return True
 
     def remove(self, message: Message) -> None:
-        message.busy = False
-        message.busy_by = 0
-        self.messages.pop(message.msg_id, None)
-        self.available._map.pop(message.seq, None)  # Available.discard, without the call
-        if message.persistent:
-            self.dirty.add(message.msg_id)
-            if message.data is not None and (self.file is None or message.msg_id not in self.file.messages):
-                self.unflushed_bytes = max(0, self.unflushed_bytes - message.length)
+        if not self.settle(message.msg_id, False):  # (a message no longer on the queue)
+            self.available._map.pop(message.seq, None)  # Available.discard, without the call
+            if message.persistent:
+                self.dirty.add(message.msg_id)
+                if message.data is not None and (self.file is None or message.msg_id not in self.file.messages):
+                    self.unflushed_bytes = max(0, self.unflushed_bytes - message.length)
 
     def flush(self, durable: int, outcome=None) -> IoCost:
         """Bring the queue file up to date with every change whose log record is before
@@ -284,58 +517,66 @@ class Queue:
             self.flushed_to = durable
         keep: set[bytes] = set()
         in_file = file.messages
-        messages = self.messages
+        where, ids, flags, uows = self._where, self._ids, self._flags, self._uows
         # A message put and removed again since the last flush, never in the file, leaves
         # nothing to do (most of the dirty set after a busy spell): only the rest is sorted.
-        changed = [msg_id for msg_id in self.dirty if msg_id in messages or msg_id in in_file]
+        changed = [msg_id for msg_id in self.dirty if msg_id in where or msg_id in in_file]
         for msg_id in sorted(changed):  # sorted: the same changes always give the same file
-            m = self.messages.get(msg_id)
+            chunk = where.get(msg_id)
+            row = -1 if chunk is None else ids.index(msg_id, chunk, chunk + _CHUNK)
             stored = in_file.state_of(msg_id)  # (state, uow) in the file, None if not there
-            if m is None or not m.persistent:
+            if row < 0 or flags[row] & _PERSISTENT == 0:
                 if stored is not None:
                     file.remove(msg_id)
                 continue
-            ended = outcome(m.uow, durable) if (outcome is not None and m.uow) else None
+            state, uow = _STATE_OF[flags[row] & 3], uows[row]
+            ended = outcome(uow, durable) if (outcome is not None and uow) else None
             if ended is not None:
                 keep.add(msg_id)  # memory will catch up when the force returns
-                if m.state is _PUT_UNCOMMITTED and not ended or (
-                        m.state is _GOT_UNCOMMITTED and ended):
+                if state is _PUT_UNCOMMITTED and not ended or (
+                        state is _GOT_UNCOMMITTED and ended):
                     if stored is not None:
                         file.remove(msg_id)
                     continue
                 target = (_COMMITTED, 0)
-            elif m.state is _PUT_UNCOMMITTED:
-                if m.put_address >= durable:
+            elif state is _PUT_UNCOMMITTED:
+                if self._puts[row] >= durable:
                     keep.add(msg_id)
                     continue
-                target = (_PUT_UNCOMMITTED, m.uow)
-            elif m.state is _GOT_UNCOMMITTED:
-                if m.get_address >= durable:
+                target = (_PUT_UNCOMMITTED, uow)
+            elif state is _GOT_UNCOMMITTED:
+                if (self._got[row] if flags[row] & _GOT != 0 else NO_ADDRESS) >= durable:
                     keep.add(msg_id)
                     target = (_COMMITTED, 0)
                 else:
-                    target = (_GOT_UNCOMMITTED, m.uow)
+                    target = (_GOT_UNCOMMITTED, uow)
             else:
                 target = (_COMMITTED, 0)
             if stored is None:
-                if m.data is None:  # cannot happen: data leaves memory only once in the file
+                data = self._data[row]
+                if data is None:  # cannot happen: data leaves memory only once in the file
                     raise AssertionError(f"message {msg_id!r} of {self.name} has no data to write")
-                file.put(msg_id, m.data, target[0], target[1], m.put_address)
+                file.put(msg_id, data, target[0], target[1], self._puts[row])
             elif stored != target:
                 file.set_state(msg_id, *target)
         written = self.dirty - keep
         self.dirty = keep
         cost = file.flush()
         # Data now in the file need not stay in memory: a deep queue is not held twice.
+        column = self._data
         for msg_id in written:
-            m = self.messages.get(msg_id)
-            if m is not None and m.data is not None and msg_id in in_file:
-                m.data = None
-                self.unflushed_bytes = max(0, self.unflushed_bytes - m.length)
+            chunk = where.get(msg_id)
+            if chunk is None:
+                continue
+            row = ids.index(msg_id, chunk, chunk + _CHUNK)
+            if column[row] is not None and msg_id in in_file:
+                column[row] = None
+                self.unflushed_bytes = max(0, self.unflushed_bytes - self._lengths[row])
         return cost
 
     def read(self, message: Message) -> tuple[bytes, IoCost]:
-        """A message's data, from memory or (charged) from the queue file."""
+        """A message's data, from memory or (charged) from the queue file: ``message`` as
+        read from the queue just now (its data is what memory held then)."""
         if message.data is not None:
             return message.data, IoCost([], [])
         return self.file.read_data(message.msg_id)
