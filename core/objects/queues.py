@@ -283,23 +283,10 @@ class Queue:
 
     def add(self, message: Message) -> None:
         msg_id, seq, state, persistent = message.msg_id, message.seq, message.state, message.persistent
-        if msg_id in self._where or message.busy_by != 0 or message.get_address != NO_ADDRESS:
-            self._store(message)  # (filed again, or taken or locked: restart's, a rebuild's)
-        else:  # a new message: _store's work, without the call (MQPUT's hot path)
-            try:
-                row = self._free.pop()
-            except IndexError:
-                self._grow()
-                row = self._free.pop()
-            self._ids[row] = msg_id
-            self._where[msg_id] = _CHUNK_AT[row // _CHUNK]
-            self._data[row] = message.data
-            self._seqs[row] = seq
-            self._lengths[row] = message.length
-            self._uows[row] = message.uow
-            self._puts[row] = message.put_address
-            self._flags[row] = ((1 if state is _COMMITTED else 2 if state is _PUT_UNCOMMITTED else 3)
-                                | (_PERSISTENT if persistent else 0) | (_BUSY if message.busy else 0))
+        if not (msg_id in self._where or message.busy or message.busy_by != 0 or message.get_address != NO_ADDRESS):
+            self.put(msg_id, seq, persistent, message.length, message.data, state, message.uow, message.put_address)
+            return
+        self._store(message)  # (filed again, or taken or locked: restart's, a rebuild's)
         if seq > self._seq:
             self._seq = seq
         if state is _COMMITTED:
@@ -308,6 +295,34 @@ class Queue:
             self.dirty.add(msg_id)
             if message.data is not None:
                 self.unflushed_bytes += message.length
+
+    def put(self, msg_id: bytes, seq: int, persistent: bool, length: int, data: bytes | None,
+            state: MessageState = _COMMITTED, uow: int = 0, put_address: int = NO_ADDRESS) -> None:
+        """Add a new message – not on the queue, neither taken nor locked – from its fields,
+        with no :class:`Message` built (MQPUT's and redo's hot path)."""
+        try:
+            row = self._free.pop()
+        except IndexError:
+            self._grow()
+            row = self._free.pop()
+        self._ids[row] = msg_id
+        self._where[msg_id] = _CHUNK_AT[row // _CHUNK]
+        self._data[row] = data
+        self._seqs[row] = seq
+        self._lengths[row] = length
+        self._uows[row] = uow
+        self._puts[row] = put_address
+        if seq > self._seq:
+            self._seq = seq
+        if state is _COMMITTED:
+            self._flags[row] = _PERSISTENT | 1 if persistent else 1
+            self.available[seq] = msg_id
+        else:
+            self._flags[row] = (2 if state is _PUT_UNCOMMITTED else 3) | (_PERSISTENT if persistent else 0)
+        if persistent:
+            self.dirty.add(msg_id)
+            if data is not None:
+                self.unflushed_bytes += length
 
     def take_messages(self, rebuilt: "Queue") -> None:
         """Hold the messages of ``rebuilt`` from now on (a queue rebuilt aside from a
@@ -350,59 +365,100 @@ class Queue:
         msg_id = message.msg_id
         chunk = self._where.get(msg_id)
         if chunk is not None:
-            row = self._ids.index(msg_id, chunk, chunk + _CHUNK)
-            column = self._flags
-            flags = column[row]
-            if flags & _ASIDE != 0:
-                self._got.pop(row, None)
-                self._busy_by.pop(row, None)
-            if get_address != NO_ADDRESS:
-                self._got[row] = get_address
-                column[row] = (flags & _PERSISTENT) | 3 | _GOT
-            else:
-                column[row] = (flags & _PERSISTENT) | 3
-            self._uows[row] = uow
-        self.available._map.pop(message.seq, None)  # Available.discard, without the call (redo's hot path)
+            self._lock(self._ids.index(msg_id, chunk, chunk + _CHUNK), uow, get_address)
+            return
+        self.available._map.pop(message.seq, None)  # Available.discard, without the call
         if message.persistent:
             self.dirty.add(msg_id)
 
-    def settle(self, msg_id: bytes, available: bool) -> bool:
+    def _lock(self, row: int, uow: int, get_address: int) -> None:
+        column = self._flags
+        flags = column[row]
+        if flags & _ASIDE:
+            if flags & _GOT:
+                del self._got[row]
+            if flags & _BY:
+                del self._busy_by[row]
+        if get_address != NO_ADDRESS:
+            self._got[row] = get_address
+            column[row] = (flags & _PERSISTENT) | 3 | _GOT
+        else:
+            column[row] = (flags & _PERSISTENT) | 3
+        self._uows[row] = uow
+        self.available._map.pop(self._seqs[row], None)  # Available.discard, without the call
+        if flags & _PERSISTENT:
+            self.dirty.add(self._ids[row])
+
+    def settle(self, msg_id: bytes, available: bool, row: int = -1) -> bool:
         """Apply a unit of work's outcome to one of its messages, as :meth:`make_available`
         (``available``: a put committed, a get backed out) or :meth:`remove` would, without
-        building the message; False if it is not on the queue."""
-        if available:
+        building the message; False if it is not on the queue. ``row``: its row, where the
+        caller has found it."""
+        if row < 0:
             chunk = self._where.get(msg_id)
             if chunk is None:
                 return False
             row = self._ids.index(msg_id, chunk, chunk + _CHUNK)
+        if available:
             column = self._flags
             flags = column[row]
             column[row] = (flags & _PERSISTENT) | 1
             self._uows[row] = 0
-            if flags & _ASIDE != 0:
-                self._got.pop(row, None)
-                self._busy_by.pop(row, None)
+            if flags & _ASIDE:
+                if flags & _GOT:
+                    del self._got[row]
+                if flags & _BY:
+                    del self._busy_by[row]
             self.available[self._seqs[row]] = msg_id = self._ids[row]  # (the queue's own msg id object)
-            if flags & _PERSISTENT != 0:
+            if flags & _PERSISTENT:
                 self.dirty.add(msg_id)
             return True
-        chunk = self._where.pop(msg_id, None)
-        if chunk is None:
-            return False
-        ids = self._ids
-        row = ids.index(msg_id, chunk, chunk + _CHUNK)
+        del self._where[msg_id]
         flags, data, length = self._flags[row], self._data[row], self._lengths[row]
         self.available._map.pop(self._seqs[row], None)
-        ids[row] = None
+        self._ids[row] = None
         self._data[row] = None
-        if flags & _ASIDE != 0:
-            self._got.pop(row, None)
-            self._busy_by.pop(row, None)
+        if flags & _ASIDE:
+            if flags & _GOT:
+                del self._got[row]
+            if flags & _BY:
+                del self._busy_by[row]
         self._free.append(row)
-        if flags & _PERSISTENT != 0:
+        if flags & _PERSISTENT:
             self.dirty.add(msg_id)
             if data is not None and (self.file is None or msg_id not in self.file.messages):
                 self.unflushed_bytes = max(0, self.unflushed_bytes - length)
+        return True
+
+    # -- restart's redo: a logged change applied by msg id, no Message built -----------------
+
+    def resolve(self, msg_id: bytes, uow: int, commit: bool) -> None:
+        """The end of unit of work ``uow`` applied to ``msg_id``: its put committed or its get
+        backed out makes the message available, its put backed out or its get committed
+        removes it; nothing if the message is not on the queue or ``uow`` does not hold it."""
+        chunk = self._where.get(msg_id)
+        if chunk is None:
+            return
+        row = self._ids.index(msg_id, chunk, chunk + _CHUNK)
+        if self._uows[row] == uow:
+            state = self._flags[row] & 3
+            if state > 1:  # uncommitted: available if a put committed (state 2) or a get backed out (3)
+                self.settle(msg_id, (state == 2) == commit, row)
+
+    def apply_get(self, msg_id: bytes, uow: int, address: int) -> bool:
+        """A logged MQGET of ``msg_id`` (at ``address``) applied, if the message is on the
+        queue: removed (outside syncpoint: ``uow`` 0) or, if committed, locked by ``uow``.
+        True when it locked it."""
+        chunk = self._where.get(msg_id)
+        if chunk is None:
+            return False
+        row = self._ids.index(msg_id, chunk, chunk + _CHUNK)
+        if not uow:
+            self.settle(msg_id, False, row)
+            return False
+        if self._flags[row] & 3 != 1:
+            return False
+        self._lock(row, uow, address)
         return True
 
     def remove(self, message: Message) -> None:
