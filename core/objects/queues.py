@@ -72,18 +72,33 @@ class Message:
     busy_by: int = 0
 
 
-#: rows a queue's columns grow by at once; the msg id -> row map files a message under its
-#: chunk's first row (a number shared by the chunk's rows, not an int object a message) and
-#: finds the row in the chunk's slice of the msg id column (``list.index``, at C speed)
+#: rows a queue's columns grow by at once. The msg id -> row map files a message in one of
+#: the first _DIRECT rows under its row (one int object a row, _ROW_AT, shared by every
+#: queue: a shallow queue finds its row with no search); past them, under its chunk's code
+#: (a number shared by the chunk's rows, not an int object a message), and finds the row in
+#: the chunk's slice of the msg id column (``list.index``, at C speed)
 _CHUNK = 16
-#: each chunk's first row, one int object shared by every queue (a number past 256 is an
-#: object of its own): chunk n's is _CHUNK_AT[n]
-_CHUNK_AT: list[int] = list(range(0, 1024 * _CHUNK, _CHUNK))
+#: the columns' 64-bit unsigned type: "L" where a C long is 8 bytes (its conversion from a
+#: Python int of two or more digits – every log address – is a loop; "Q"'s goes through a
+#: byte array, about twice the cost of a store)
+_U64 = "L" if array("L").itemsize == 8 else "Q"
+_DIRECT = 4096
+_ROW_AT: list[int] = list(range(_DIRECT))
+#: a chunk's code, ~ its first row (negative: not a row), one int object shared by every
+#: queue (a number past 256 is an object of its own): chunk n's is _CHUNK_AT[n]
+_CHUNK_AT: list[int] = [~row for row in range(0, 1024 * _CHUNK, _CHUNK)]
 #: a row's flags: its state's value in bits 0-1, then these (_GOT, _BY: it has an entry in
 #: the queue's ``_got``, ``_busy_by``; a bit test is cheaper than a dict's truth value)
 _PERSISTENT, _BUSY, _GOT, _BY = 4, 8, 16, 32
 _ASIDE = _GOT | _BY
 _STATE_OF = (None, _COMMITTED, _PUT_UNCOMMITTED, _GOT_UNCOMMITTED)  # by flags & 3
+#: by a row's flags, what the hot paths test and set: a tuple's subscript is one quick step
+#: of the interpreter, an int's & and | each a generic call
+_STATE_BITS = tuple(flags & 3 for flags in range(64))
+_IS_PERSISTENT = tuple(flags & _PERSISTENT != 0 for flags in range(64))
+_IS_ASIDE = tuple(flags & _ASIDE != 0 for flags in range(64))
+_RELEASED = tuple((flags & _PERSISTENT) | 1 for flags in range(64))  # committed, nothing aside
+_LOCKED = tuple((flags & _PERSISTENT) | 3 for flags in range(64))  # got, uncommitted, nothing aside
 
 
 class Messages(Mapping):
@@ -176,14 +191,14 @@ class Queue:
     # -- the columns -------------------------------------------------------------------------
 
     def _clear_rows(self) -> None:
-        #: msg id -> its row's chunk's first row (insertion order: the order messages were added)
+        #: msg id -> its row, or its chunk's code (insertion order: the order messages were added)
         self._where: dict[bytes, int] = {}
         self._ids: list = []  # msg id of each row (None: a free row)
         self._data: list = []  # data in memory (None: only in the queue file)
-        self._seqs = array("Q")  # arrival order on the queue
-        self._lengths = array("Q")
-        self._uows = array("Q")
-        self._puts = array("Q")  # put address (NO_ADDRESS: not logged)
+        self._seqs = array(_U64)  # arrival order on the queue
+        self._lengths = array(_U64)
+        self._uows = array(_U64)
+        self._puts = array(_U64)  # put address (NO_ADDRESS: not logged)
         self._flags = bytearray()  # state (bits 0-1), _PERSISTENT, _BUSY, _GOT, _BY
         self._free = array("q")  # free rows, the lowest last (taken first)
         #: row -> the get address of a message got under syncpoint (a message is seldom
@@ -204,14 +219,14 @@ class Queue:
         self._flags += bytes(_CHUNK)
         self._free.extend(range(rows + _CHUNK - 1, rows - 1, -1))
         while len(_CHUNK_AT) * _CHUNK <= rows:
-            _CHUNK_AT.extend(range(len(_CHUNK_AT) * _CHUNK, 2 * len(_CHUNK_AT) * _CHUNK, _CHUNK))
+            _CHUNK_AT.extend(~row for row in range(len(_CHUNK_AT) * _CHUNK, 2 * len(_CHUNK_AT) * _CHUNK, _CHUNK))
 
     def _row(self, msg_id: bytes) -> int:
         """The row of ``msg_id``, -1 if it is not on the queue."""
-        chunk = self._where.get(msg_id)
-        if chunk is None:
+        at = self._where.get(msg_id)
+        if at is None:
             return -1
-        return self._ids.index(msg_id, chunk, chunk + _CHUNK)
+        return (at if at >= 0 else self._ids.index(msg_id, ~at, _CHUNK + ~at))
 
     def _message(self, row: int) -> Message:
         flags = self._flags[row]
@@ -223,15 +238,15 @@ class Queue:
     def _store(self, message: Message) -> int:
         """File ``message`` in its row (a free one if it is new); returns the row."""
         msg_id = message.msg_id
-        chunk = self._where.get(msg_id)
-        if chunk is None:
+        at = self._where.get(msg_id)
+        if at is None:
             if not self._free:
                 self._grow()
             row = self._free.pop()
             self._ids[row] = msg_id
-            self._where[msg_id] = _CHUNK_AT[row // _CHUNK]
+            self._where[msg_id] = (_ROW_AT[row] if row < _DIRECT else _CHUNK_AT[row // _CHUNK])
         else:
-            row = self._ids.index(msg_id, chunk, chunk + _CHUNK)
+            row = at if at >= 0 else self._ids.index(msg_id, ~at, _CHUNK + ~at)
         self._data[row] = message.data
         self._seqs[row] = message.seq
         self._lengths[row] = message.length
@@ -259,9 +274,10 @@ class Queue:
         free = set(self._free)
         assert len(free) == len(self._free) and len(free) + len(self._where) == rows, \
             f"{self.name}: a row is both free and held, or neither"
-        for msg_id, chunk in self._where.items():
-            row = self._ids.index(msg_id, chunk, chunk + _CHUNK)  # (ValueError: filed under the wrong chunk)
-            assert row not in free and chunk == row - row % _CHUNK, f"{self.name}: {msg_id!r} filed wrongly"
+        for msg_id, at in self._where.items():
+            row = at if at >= 0 else self._ids.index(msg_id, ~at, _CHUNK + ~at)  # (ValueError: filed under the wrong chunk)
+            assert row not in free and at == (row if row < _DIRECT else ~(row - row % _CHUNK)), \
+                f"{self.name}: {msg_id!r} filed wrongly"
         for row in free:
             assert self._ids[row] is None and self._data[row] is None, f"{self.name}: free row {row} holds a message"
         for table, bit in ((self._got, _GOT), (self._busy_by, _BY)):
@@ -306,7 +322,7 @@ class Queue:
             self._grow()
             row = self._free.pop()
         self._ids[row] = msg_id
-        self._where[msg_id] = _CHUNK_AT[row // _CHUNK]
+        self._where[msg_id] = (_ROW_AT[row] if row < _DIRECT else _CHUNK_AT[row // _CHUNK])
         self._data[row] = data
         self._seqs[row] = seq
         self._lengths[row] = length
@@ -315,10 +331,10 @@ class Queue:
         if seq > self._seq:
             self._seq = seq
         if state is _COMMITTED:
-            self._flags[row] = _PERSISTENT | 1 if persistent else 1
+            self._flags[row] = _RELEASED[_PERSISTENT] if persistent else 1
             self.available[seq] = msg_id
         else:
-            self._flags[row] = (2 if state is _PUT_UNCOMMITTED else 3) | (_PERSISTENT if persistent else 0)
+            self._flags[row] = (2 if state is _PUT_UNCOMMITTED else 3) + (_PERSISTENT if persistent else 0)
         if persistent:
             self.dirty.add(msg_id)
             if data is not None:
@@ -339,8 +355,8 @@ class Queue:
         if not self.available:
             return None
         _, msg_id = self.available.pop_first()
-        chunk = self._where[msg_id]
-        row = self._ids.index(msg_id, chunk, chunk + _CHUNK)
+        at = self._where[msg_id]
+        row = at if at >= 0 else self._ids.index(msg_id, ~at, _CHUNK + ~at)
         column = self._flags
         flags = column[row] | _BUSY
         if taker != 0:
@@ -363,9 +379,9 @@ class Queue:
 
     def lock(self, message: Message, uow: int, get_address: int) -> None:
         msg_id = message.msg_id
-        chunk = self._where.get(msg_id)
-        if chunk is not None:
-            self._lock(self._ids.index(msg_id, chunk, chunk + _CHUNK), uow, get_address)
+        at = self._where.get(msg_id)
+        if at is not None:
+            self._lock((at if at >= 0 else self._ids.index(msg_id, ~at, _CHUNK + ~at)), uow, get_address)
             return
         self.available._map.pop(message.seq, None)  # Available.discard, without the call
         if message.persistent:
@@ -374,19 +390,19 @@ class Queue:
     def _lock(self, row: int, uow: int, get_address: int) -> None:
         column = self._flags
         flags = column[row]
-        if flags & _ASIDE:
+        if _IS_ASIDE[flags]:
             if flags & _GOT:
                 del self._got[row]
             if flags & _BY:
                 del self._busy_by[row]
         if get_address != NO_ADDRESS:
             self._got[row] = get_address
-            column[row] = (flags & _PERSISTENT) | 3 | _GOT
+            column[row] = _LOCKED[flags] + _GOT
         else:
-            column[row] = (flags & _PERSISTENT) | 3
+            column[row] = _LOCKED[flags]
         self._uows[row] = uow
         self.available._map.pop(self._seqs[row], None)  # Available.discard, without the call
-        if flags & _PERSISTENT:
+        if _IS_PERSISTENT[flags]:
             self.dirty.add(self._ids[row])
 
     def settle(self, msg_id: bytes, available: bool, row: int = -1) -> bool:
@@ -395,22 +411,22 @@ class Queue:
         building the message; False if it is not on the queue. ``row``: its row, where the
         caller has found it."""
         if row < 0:
-            chunk = self._where.get(msg_id)
-            if chunk is None:
+            at = self._where.get(msg_id)
+            if at is None:
                 return False
-            row = self._ids.index(msg_id, chunk, chunk + _CHUNK)
+            row = at if at >= 0 else self._ids.index(msg_id, ~at, _CHUNK + ~at)
         if available:
             column = self._flags
             flags = column[row]
-            column[row] = (flags & _PERSISTENT) | 1
+            column[row] = _RELEASED[flags]
             self._uows[row] = 0
-            if flags & _ASIDE:
+            if _IS_ASIDE[flags]:
                 if flags & _GOT:
                     del self._got[row]
                 if flags & _BY:
                     del self._busy_by[row]
             self.available[self._seqs[row]] = msg_id = self._ids[row]  # (the queue's own msg id object)
-            if flags & _PERSISTENT:
+            if _IS_PERSISTENT[flags]:
                 self.dirty.add(msg_id)
             return True
         del self._where[msg_id]
@@ -418,13 +434,13 @@ class Queue:
         self.available._map.pop(self._seqs[row], None)
         self._ids[row] = None
         self._data[row] = None
-        if flags & _ASIDE:
+        if _IS_ASIDE[flags]:
             if flags & _GOT:
                 del self._got[row]
             if flags & _BY:
                 del self._busy_by[row]
         self._free.append(row)
-        if flags & _PERSISTENT:
+        if _IS_PERSISTENT[flags]:
             self.dirty.add(msg_id)
             if data is not None and (self.file is None or msg_id not in self.file.messages):
                 self.unflushed_bytes = max(0, self.unflushed_bytes - length)
@@ -436,12 +452,12 @@ class Queue:
         """The end of unit of work ``uow`` applied to ``msg_id``: its put committed or its get
         backed out makes the message available, its put backed out or its get committed
         removes it; nothing if the message is not on the queue or ``uow`` does not hold it."""
-        chunk = self._where.get(msg_id)
-        if chunk is None:
+        at = self._where.get(msg_id)
+        if at is None:
             return
-        row = self._ids.index(msg_id, chunk, chunk + _CHUNK)
+        row = at if at >= 0 else self._ids.index(msg_id, ~at, _CHUNK + ~at)
         if self._uows[row] == uow:
-            state = self._flags[row] & 3
+            state = _STATE_BITS[self._flags[row]]
             if state > 1:  # uncommitted: available if a put committed (state 2) or a get backed out (3)
                 self.settle(msg_id, (state == 2) == commit, row)
 
@@ -449,14 +465,14 @@ class Queue:
         """A logged MQGET of ``msg_id`` (at ``address``) applied, if the message is on the
         queue: removed (outside syncpoint: ``uow`` 0) or, if committed, locked by ``uow``.
         True when it locked it."""
-        chunk = self._where.get(msg_id)
-        if chunk is None:
+        at = self._where.get(msg_id)
+        if at is None:
             return False
-        row = self._ids.index(msg_id, chunk, chunk + _CHUNK)
+        row = at if at >= 0 else self._ids.index(msg_id, ~at, _CHUNK + ~at)
         if not uow:
             self.settle(msg_id, False, row)
             return False
-        if self._flags[row] & 3 != 1:
+        if _STATE_BITS[self._flags[row]] != 1:
             return False
         self._lock(row, uow, address)
         return True
@@ -496,8 +512,8 @@ class Queue:
         # nothing to do (most of the dirty set after a busy spell): only the rest is sorted.
         changed = [msg_id for msg_id in self.dirty if msg_id in where or msg_id in in_file]
         for msg_id in sorted(changed):  # sorted: the same changes always give the same file
-            chunk = where.get(msg_id)
-            row = -1 if chunk is None else ids.index(msg_id, chunk, chunk + _CHUNK)
+            at = where.get(msg_id)
+            row = -1 if at is None else (at if at >= 0 else ids.index(msg_id, ~at, _CHUNK + ~at))
             stored = in_file.state_of(msg_id)  # (state, uow) in the file, None if not there
             if row < 0 or flags[row] & _PERSISTENT == 0:
                 if stored is not None:
@@ -539,10 +555,10 @@ class Queue:
         # Data now in the file need not stay in memory: a deep queue is not held twice.
         column = self._data
         for msg_id in written:
-            chunk = where.get(msg_id)
-            if chunk is None:
+            at = where.get(msg_id)
+            if at is None:
                 continue
-            row = ids.index(msg_id, chunk, chunk + _CHUNK)
+            row = at if at >= 0 else ids.index(msg_id, ~at, _CHUNK + ~at)
             if column[row] is not None and msg_id in in_file:
                 column[row] = None
                 self.unflushed_bytes = max(0, self.unflushed_bytes - self._lengths[row])
