@@ -80,7 +80,7 @@ class Message:
 _CHUNK = 16
 #: the columns' 64-bit unsigned type: "L" where a C long is 8 bytes (its conversion from a
 #: Python int of two or more digits – every log address – is a loop; "Q"'s goes through a
-#: byte array, about twice the cost of a store)
+#: byte array, about twice the cost of a store, and a signed one's through PyArg_Parse)
 _U64 = "L" if array("L").itemsize == 8 else "Q"
 _DIRECT = 4096
 _ROW_AT: list[int] = list(range(_DIRECT))
@@ -200,7 +200,7 @@ class Queue:
         self._uows = array(_U64)
         self._puts = array(_U64)  # put address (NO_ADDRESS: not logged)
         self._flags = bytearray()  # state (bits 0-1), _PERSISTENT, _BUSY, _GOT, _BY
-        self._free = array("q")  # free rows, the lowest last (taken first)
+        self._free = array(_U64)  # free rows, the lowest last (taken first)
         #: row -> the get address of a message got under syncpoint (a message is seldom
         #: locked for long, so not a column a row)
         self._got: dict[int, int] = {}
@@ -429,9 +429,11 @@ class Queue:
             if _IS_PERSISTENT[flags]:
                 self.dirty.add(msg_id)
             return True
+        msg_id = self._ids[row]  # (the queue's own object: the dicts and sets below find it by identity)
         del self._where[msg_id]
-        flags, data, length = self._flags[row], self._data[row], self._lengths[row]
-        self.available._map.pop(self._seqs[row], None)
+        flags, data = self._flags[row], self._data[row]
+        if _STATE_BITS[flags] == 1:  # (only a committed message can be available)
+            self.available._map.pop(self._seqs[row], None)
         self._ids[row] = None
         self._data[row] = None
         if _IS_ASIDE[flags]:
@@ -443,7 +445,7 @@ class Queue:
         if _IS_PERSISTENT[flags]:
             self.dirty.add(msg_id)
             if data is not None and (self.file is None or msg_id not in self.file.messages):
-                self.unflushed_bytes = max(0, self.unflushed_bytes - length)
+                self.unflushed_bytes = max(0, self.unflushed_bytes - self._lengths[row])
         return True
 
     # -- restart's redo: a logged change applied by msg id, no Message built -----------------
