@@ -378,47 +378,33 @@ class Queue:
                 self.dirty.add(message.msg_id)
 
     def lock(self, message: Message, uow: int, get_address: int) -> None:
-        msg_id = message.msg_id
-        at = self._where.get(msg_id)
-        if at is not None:
-            self._lock((at if at >= 0 else self._ids.index(msg_id, ~at, _CHUNK + ~at)), uow, get_address)
-            return
-        self.available._map.pop(message.seq, None)  # Available.discard, without the call
-        if message.persistent:
-            self.dirty.add(msg_id)
+        """Lock ``message`` (taken by an MQGET) for unit of work ``uow``."""
+        if not self.apply_get(message.msg_id, uow, get_address, True):  # (no longer on the queue)
+            self.available._map.pop(message.seq, None)  # Available.discard, without the call
+            if message.persistent:
+                self.dirty.add(message.msg_id)
 
-    def _lock(self, row: int, uow: int, get_address: int) -> None:
-        column = self._flags
-        flags = column[row]
-        if _IS_ASIDE[flags]:
-            if flags & _GOT:
-                del self._got[row]
-            if flags & _BY:
-                del self._busy_by[row]
-        if get_address != NO_ADDRESS:
-            self._got[row] = get_address
-            column[row] = _LOCKED[flags] + _GOT
-        else:
-            column[row] = _LOCKED[flags]
-        self._uows[row] = uow
-        self.available._map.pop(self._seqs[row], None)  # Available.discard, without the call
-        if _IS_PERSISTENT[flags]:
-            self.dirty.add(self._ids[row])
-
-    def settle(self, msg_id: bytes, available: bool, row: int = -1) -> bool:
+    def settle(self, msg_id: bytes, available: bool, uow: int = 0) -> bool:
         """Apply a unit of work's outcome to one of its messages, as :meth:`make_available`
         (``available``: a put committed, a get backed out) or :meth:`remove` would, without
-        building the message; False if it is not on the queue. ``row``: its row, where the
-        caller has found it."""
-        if row < 0:
-            at = self._where.get(msg_id)
-            if at is None:
+        building the message; False if it is not on the queue.
+
+        With ``uow`` (restart's redo of its end), ``available`` says whether it committed,
+        and a message ``uow`` does not hold uncommitted is left as it is (False): a put
+        committed or a get backed out makes it available, a put backed out or a get
+        committed removes it."""
+        at = self._where.get(msg_id)
+        if at is None:
+            return False
+        row = at if at >= 0 else self._ids.index(msg_id, ~at, _CHUNK + ~at)
+        flags = self._flags[row]
+        if uow:
+            state = _STATE_BITS[flags]
+            if state < 2 or self._uows[row] != uow:
                 return False
-            row = at if at >= 0 else self._ids.index(msg_id, ~at, _CHUNK + ~at)
+            available = (state == 2) == available  # (a put: state 2; a get: 3)
         if available:
-            column = self._flags
-            flags = column[row]
-            column[row] = _RELEASED[flags]
+            self._flags[row] = _RELEASED[flags]
             self._uows[row] = 0
             if _IS_ASIDE[flags]:
                 if flags & _GOT:
@@ -431,7 +417,7 @@ class Queue:
             return True
         msg_id = self._ids[row]  # (the queue's own object: the dicts and sets below find it by identity)
         del self._where[msg_id]
-        flags, data = self._flags[row], self._data[row]
+        data = self._data[row]
         if _STATE_BITS[flags] == 1:  # (only a committed message can be available)
             self.available._map.pop(self._seqs[row], None)
         self._ids[row] = None
@@ -450,33 +436,35 @@ class Queue:
 
     # -- restart's redo: a logged change applied by msg id, no Message built -----------------
 
-    def resolve(self, msg_id: bytes, uow: int, commit: bool) -> None:
-        """The end of unit of work ``uow`` applied to ``msg_id``: its put committed or its get
-        backed out makes the message available, its put backed out or its get committed
-        removes it; nothing if the message is not on the queue or ``uow`` does not hold it."""
-        at = self._where.get(msg_id)
-        if at is None:
-            return
-        row = at if at >= 0 else self._ids.index(msg_id, ~at, _CHUNK + ~at)
-        if self._uows[row] == uow:
-            state = _STATE_BITS[self._flags[row]]
-            if state > 1:  # uncommitted: available if a put committed (state 2) or a get backed out (3)
-                self.settle(msg_id, (state == 2) == commit, row)
-
-    def apply_get(self, msg_id: bytes, uow: int, address: int) -> bool:
+    def apply_get(self, msg_id: bytes, uow: int, address: int, any_state: bool = False) -> bool:
         """A logged MQGET of ``msg_id`` (at ``address``) applied, if the message is on the
-        queue: removed (outside syncpoint: ``uow`` 0) or, if committed, locked by ``uow``.
-        True when it locked it."""
+        queue: removed (outside syncpoint: ``uow`` 0) or, if committed (``any_state``: in
+        whatever state), locked by ``uow``. True when it locked it."""
+        if not uow:
+            self.settle(msg_id, False)
+            return False
         at = self._where.get(msg_id)
         if at is None:
             return False
         row = at if at >= 0 else self._ids.index(msg_id, ~at, _CHUNK + ~at)
-        if not uow:
-            self.settle(msg_id, False, row)
+        column = self._flags
+        flags = column[row]
+        if _STATE_BITS[flags] != 1 and not any_state:
             return False
-        if _STATE_BITS[self._flags[row]] != 1:
-            return False
-        self._lock(row, uow, address)
+        if _IS_ASIDE[flags]:
+            if flags & _GOT:
+                del self._got[row]
+            if flags & _BY:
+                del self._busy_by[row]
+        if address != NO_ADDRESS:
+            self._got[row] = address
+            column[row] = _LOCKED[flags] + _GOT
+        else:
+            column[row] = _LOCKED[flags]
+        self._uows[row] = uow
+        self.available._map.pop(self._seqs[row], None)  # Available.discard, without the call
+        if _IS_PERSISTENT[flags]:
+            self.dirty.add(self._ids[row])
         return True
 
     def remove(self, message: Message) -> None:

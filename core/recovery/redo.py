@@ -371,7 +371,7 @@ class Redo:
         for name, msg_id in members:
             queue = queues.get(name)
             if queue is not None:
-                queue.resolve(msg_id, uow, commit)
+                queue.settle(msg_id, commit, uow)
 
     def compensate(self, clr: Clr) -> None:
         queue = self.queues.get(clr.queue)
