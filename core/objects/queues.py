@@ -197,7 +197,10 @@ class Queue:
         self._data: list = []  # data in memory (None: only in the queue file)
         self._seqs = array(_U64)  # arrival order on the queue
         self._lengths = array(_U64)
-        self._uows = array(_U64)
+        #: unit of work (0: none): a list, not an array – a unit's number is one int object
+        #: shared by its messages (the unit's own, or its record's in redo, as a Message held
+        #: it), and a list's subscript is a quick step of the interpreter, an array's a call
+        self._uows: list = []
         self._puts = array(_U64)  # put address (NO_ADDRESS: not logged)
         self._flags = bytearray()  # state (bits 0-1), _PERSISTENT, _BUSY, _GOT, _BY
         self._free = array(_U64)  # free rows, the lowest last (taken first)
@@ -214,8 +217,9 @@ class Queue:
         self._ids += [None] * _CHUNK
         self._data += [None] * _CHUNK
         zeros = bytes(8 * _CHUNK)
-        for column in (self._seqs, self._lengths, self._uows, self._puts):
+        for column in (self._seqs, self._lengths, self._puts):
             column.frombytes(zeros)
+        self._uows += [0] * _CHUNK
         self._flags += bytes(_CHUNK)
         self._free.extend(range(rows + _CHUNK - 1, rows - 1, -1))
         while len(_CHUNK_AT) * _CHUNK <= rows:
@@ -279,7 +283,8 @@ class Queue:
             assert row not in free and at == (row if row < _DIRECT else ~(row - row % _CHUNK)), \
                 f"{self.name}: {msg_id!r} filed wrongly"
         for row in free:
-            assert self._ids[row] is None and self._data[row] is None, f"{self.name}: free row {row} holds a message"
+            assert self._ids[row] is None and self._data[row] is None and self._uows[row] == 0, \
+                f"{self.name}: free row {row} holds a message"
         for table, bit in ((self._got, _GOT), (self._busy_by, _BY)):
             assert all(row not in free and self._flags[row] & bit for row in table), \
                 f"{self.name}: a row aside without its flag"
@@ -422,6 +427,7 @@ class Queue:
             self.available._map.pop(self._seqs[row], None)
         self._ids[row] = None
         self._data[row] = None
+        self._uows[row] = 0
         if _IS_ASIDE[flags]:
             if flags & _GOT:
                 del self._got[row]

@@ -149,8 +149,9 @@ class Redo:
     def index(self, uow: int, queue: str, msg_id: bytes) -> None:
         members = self.by_uow.get(uow)
         if members is None:
-            members = self.by_uow[uow] = set()
-        members.add((queue, msg_id))
+            self.by_uow[uow] = [(queue, msg_id)]
+        else:
+            members.append((queue, msg_id))
         if uow > self.max_uow:
             self.max_uow = uow
 
