@@ -99,6 +99,7 @@ _IS_PERSISTENT = tuple(flags & _PERSISTENT != 0 for flags in range(64))
 _IS_ASIDE = tuple(flags & _ASIDE != 0 for flags in range(64))
 _RELEASED = tuple((flags & _PERSISTENT) | 1 for flags in range(64))  # committed, nothing aside
 _LOCKED = tuple((flags & _PERSISTENT) | 3 for flags in range(64))  # got, uncommitted, nothing aside
+_TAKEN = tuple((flags | _BUSY) & ~_BY for flags in range(64))  # busy, no taker aside
 
 
 class Messages(Mapping):
@@ -363,18 +364,18 @@ class Queue:
         at = self._where[msg_id]
         row = at if at >= 0 else self._ids.index(msg_id, ~at, _CHUNK + ~at)
         column = self._flags
-        flags = column[row] | _BUSY
-        if taker != 0:
+        flags = column[row]
+        if _IS_ASIDE[flags] and flags & _BY:
+            del self._busy_by[row]
+        flags = _TAKEN[flags]
+        if taker:
             self._busy_by[row] = taker
             flags |= _BY
-        elif flags & _BY != 0:
-            del self._busy_by[row]
-            flags ^= _BY
         column[row] = flags
         # (_message's work, without the call: MQGET's hot path)
-        return Message(msg_id, self._seqs[row], flags & _PERSISTENT != 0, self._lengths[row], self._data[row],
-                       _STATE_OF[flags & 3], self._uows[row], self._puts[row],
-                       self._got[row] if flags & _GOT != 0 else NO_ADDRESS, True, taker)
+        return Message(msg_id, self._seqs[row], _IS_PERSISTENT[flags], self._lengths[row], self._data[row],
+                       _STATE_OF[_STATE_BITS[flags]], self._uows[row], self._puts[row],
+                       self._got[row] if flags & _GOT else NO_ADDRESS, True, taker)
 
     def make_available(self, message: Message) -> None:
         if not self.settle(message.msg_id, True):  # (a message no longer on the queue)
