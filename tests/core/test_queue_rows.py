@@ -54,6 +54,28 @@ def test_a_queue_emptied_and_filled_again_reuses_its_rows():
     assert len(queue._ids) < 100 + 16  # (the columns grow a chunk of rows at a time)
 
 
+def test_a_deep_queue_finds_every_message_and_settles_each_by_its_unit():
+    # Deep enough that rows are filed by chunk as well as by their own number.
+    queue = Queue("Q", None, max_depth=10**6)
+    n = 9000
+    for i in range(n):
+        queue.put(_id(i), queue.next_seq(), True, i, b"%d" % i, P, uow=1 + i % 3, put_address=10 * i)
+    for i in range(0, n, 2):  # of the even ones, unit 1's puts commit, unit 2's back out, 3's stay
+        queue.settle(_id(i), i % 3 == 0, 1 + i % 3 if i % 3 < 2 else 99)  # (unit 99 holds none)
+    queue.check()
+    kept = {i for i in range(n) if i % 2 or i % 3 != 1}
+    assert sorted(queue.messages) == sorted(_id(i) for i in kept)
+    for i in kept:
+        m = queue.messages[_id(i)]
+        committed = i % 2 == 0 and i % 3 == 0
+        assert (m.seq, m.length, m.data, m.put_address) == (i + 1, i, b"%d" % i, 10 * i)
+        assert (m.state, m.uow) == ((C, 0) if committed else (P, 1 + i % 3))
+    assert [queue.take_first().msg_id for _ in range(3)] == [_id(0), _id(6), _id(12)]
+    assert queue.apply_get(_id(18), 7, 555) and not queue.apply_get(_id(1), 7, 556)  # (_id(1): not committed)
+    assert (queue.messages[_id(18)].state, queue.messages[_id(18)].get_address) == (G, 555)
+    queue.check()
+
+
 @pytest.mark.parametrize("seed", range(6))
 def test_the_columns_behave_as_a_mapping_of_message_objects(seed):
     # A model: the dict of message objects the queue held before its columns, changed as
