@@ -409,14 +409,14 @@ class Queue:
             if state < 2 or self._uows[row] != uow:
                 return False
             available = (state == 2) == available  # (a put: state 2; a get: 3)
+        self._uows[row] = 0
+        if _IS_ASIDE[flags]:  # (either way, nothing stays aside)
+            if flags & _GOT:
+                del self._got[row]
+            if flags & _BY:
+                del self._busy_by[row]
         if available:
             self._flags[row] = _RELEASED[flags]
-            self._uows[row] = 0
-            if _IS_ASIDE[flags]:
-                if flags & _GOT:
-                    del self._got[row]
-                if flags & _BY:
-                    del self._busy_by[row]
             self.available[self._seqs[row]] = msg_id = self._ids[row]  # (the queue's own msg id object)
             if _IS_PERSISTENT[flags]:
                 self.dirty.add(msg_id)
@@ -428,12 +428,6 @@ class Queue:
             self.available._map.pop(self._seqs[row], None)
         self._ids[row] = None
         self._data[row] = None
-        self._uows[row] = 0
-        if _IS_ASIDE[flags]:
-            if flags & _GOT:
-                del self._got[row]
-            if flags & _BY:
-                del self._busy_by[row]
         self._free.append(row)
         if _IS_PERSISTENT[flags]:
             self.dirty.add(msg_id)
