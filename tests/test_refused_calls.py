@@ -188,3 +188,17 @@ def test_a_warning_written_many_times_is_echoed_once_with_its_count_and_informat
                     "Restart complete in 0.1 virtual seconds"])
     assert capsys.readouterr().err.splitlines() == [f"{full}  [3 times]",
                                                     "AMQ7463: The log for queue manager QM1 is full."]
+
+
+def test_a_get_the_full_log_refused_is_no_get():
+    # 100 requesters of 200 KB on a 24 MiB log: responders' gets are refused (2102) while their
+    # records are logged; the messages stay on the queues, so no more can have been got than put
+    out = mqlog("run", "--platform", "distributed", "--workload", "requester-responder",
+                "--set", "workload.requesters=100", "--set", "workload.responders=100",
+                "--set", "workload.message_size=204800", "--set", "workload.duration=0.05",
+                "--set", "log.LogPrimaryFiles=2", "--set", "log.LogSecondaryFiles=1",
+                "--set", "log.LogFilePages=2048", "--json")
+    assert out.returncode == 0, out.stderr
+    m = json.loads(out.stdout)
+    assert m["failed_calls"]["MQRC_RESOURCE_PROBLEM"]["calls"] > m["messages_put"] > 0  # gets among them
+    assert m["messages_got"] <= m["messages_put"]

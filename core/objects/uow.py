@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import enum
+from array import array
+from operator import itemgetter
 
 import attrs
 
@@ -70,24 +72,41 @@ class Op:
 _KINDS = ("put", "get")
 _KIND_CODE = {"put": 0, "get": 1}
 _PERSISTENT = 2  # the flag bit of a persistent operation (kind in bit 0)
-_ROW = 5  # an operation's slots in Ops._rows: flags, queue, msg id, address, length
+_ROW = 2  # an operation's slots in Ops._rows: its tag (flags, queue name), msg id
+_NUMS = 2  # and in Ops._nums: log address, length
+_NO_NUMS = array("Q")
+#: queue name -> its operations' tags, one a flags value: (is a put, queue name, flags),
+#: shared by every operation on the queue. Bounded, so that a run of many queues cannot
+#: grow it without end (a tag made past the bound is an operation's own).
+_TAGS: dict[str, tuple] = {}
+_TAGS_KEPT = 4096
+
+
+def _tags_of(queue: str) -> tuple:
+    tags = tuple((not flags & 1, queue, flags) for flags in range(4))
+    if len(_TAGS) < _TAGS_KEPT:
+        _TAGS[queue] = tags
+    return tags
 
 
 class Ops:
-    """A unit of work's operations, oldest first, held flat – five list slots an operation
-    (its flags, the queue's name, the message id, the log address and the length, each an
-    object its message holds anyway) – not an :class:`Op` object each: a log-fill's unit of
-    work holds tens of thousands, and an Op cost about 100 bytes. Reading one (indexing,
-    iterating) builds its :class:`Op`.
+    """A unit of work's operations, oldest first, held flat – two list slots an operation
+    (its tag: flags and queue name, shared by the queue's operations; the message id, an
+    object its message holds anyway) and two numbers in an array (the log address and the
+    length) – not an
+    :class:`Op` object each: a log-fill's unit of work holds tens of thousands, an Op cost
+    about 100 bytes, and an address held as an int is an object of its own (32 bytes).
+    Reading one (indexing, iterating) builds its :class:`Op`.
 
     An operation's ``prev`` is the address of the operation before it (``NO_ADDRESS`` for the
     first), as :meth:`add` chains them; one appended with another ``prev`` (a unit rebuilt by
     restart, re-logged by roll forward) keeps it aside."""
 
-    __slots__ = ("_rows", "_prevs", "persistent")
+    __slots__ = ("_rows", "_nums", "_prevs", "persistent")
 
     def __init__(self, ops=()):
         self._rows: list = []
+        self._nums = _NO_NUMS[:]  # (a copy: quicker than array("Q"), and a unit is made at every MQPUT's first)
         self._prevs: dict[int, int] | None = None  # index -> prev, where not the operation before's address
         self.persistent = 0  # how many of the operations are persistent
         for op in ops:
@@ -95,31 +114,35 @@ class Ops:
 
     def add(self, kind: str, queue: str, msg_id: bytes, persistent: bool, address: int, length: int) -> None:
         """Append an operation chained on the one before it."""
+        tags = _TAGS.get(queue)
+        if tags is None:
+            tags = _tags_of(queue)
         if persistent:
-            self._rows += (_KIND_CODE[kind] | _PERSISTENT, queue, msg_id, address, length)
+            self._rows += (tags[_KIND_CODE[kind] | _PERSISTENT], msg_id)
             self.persistent += 1
         else:
-            self._rows += (_KIND_CODE[kind], queue, msg_id, address, length)
+            self._rows += (tags[_KIND_CODE[kind]], msg_id)
+        self._nums.extend((address, length))
 
     def append(self, op: Op) -> None:
-        rows = self._rows
-        n = len(rows) // _ROW
+        n = len(self._rows) // _ROW
         self.add(op.kind, op.queue, op.msg_id, op.persistent, op.address, op.length)
-        if op.prev != (rows[(n - 1) * _ROW + 3] if n else NO_ADDRESS):
+        if op.prev != (self._nums[(n - 1) * _NUMS] if n else NO_ADDRESS):
             if self._prevs is None:
                 self._prevs = {}
             self._prevs[n] = op.prev
 
     def _op(self, i: int) -> Op:
-        rows = self._rows
+        rows, nums = self._rows, self._nums
         at = i * _ROW
-        flags, queue, msg_id, address, length = rows[at:at + _ROW]
+        (_, queue, flags), msg_id = rows[at:at + _ROW]
+        at = i * _NUMS
         prevs = self._prevs
         if prevs is not None and i in prevs:
             prev = prevs[i]
         else:
-            prev = rows[at - _ROW + 3] if i else NO_ADDRESS
-        return Op(_KINDS[flags & 1], queue, msg_id, bool(flags & _PERSISTENT), address, prev, length)
+            prev = nums[at - _NUMS] if i else NO_ADDRESS
+        return Op(_KINDS[flags & 1], queue, msg_id, bool(flags & _PERSISTENT), nums[at], prev, nums[at + 1])
 
     def __len__(self) -> int:
         return len(self._rows) // _ROW
@@ -151,19 +174,20 @@ class Ops:
         what a commit or backout applies, without building the operations."""
         rows = self._rows
         if len(rows) == _ROW:  # (the usual unit: one operation)
-            return ((_IS_PUT[rows[0]], rows[1], rows[2]),)
-        flags, queues, ids = rows[0::_ROW], rows[1::_ROW], rows[2::_ROW]
+            is_put, queue, _ = rows[0]
+            return ((is_put, queue, rows[1]),)
+        tags, ids = rows[0::_ROW], rows[1::_ROW]
         if newest_first:
-            flags.reverse(), queues.reverse(), ids.reverse()
-        return zip(map(_IS_PUT.__getitem__, flags), queues, ids)
+            tags.reverse(), ids.reverse()
+        return zip(map(_IS_PUT_OF, tags), map(_QUEUE_OF, tags), ids)
 
     @property
     def queues(self) -> list[str]:
         """Each operation's queue name, oldest first."""
-        return self._rows[1::_ROW]
+        return list(map(_QUEUE_OF, self._rows[0::_ROW]))
 
 
-_IS_PUT = (True, False, True, False)  # by flags
+_IS_PUT_OF, _QUEUE_OF = itemgetter(0), itemgetter(1)  # of a tag
 
 
 @attrs.define(eq=False)

@@ -28,6 +28,9 @@ from mqlog.core.objects.uow import MqiError, Reason, UnitOfWork
 from mqlog.core.qm.connection import Connection, GotMessage
 from mqlog.core.qm.locks import QueueLock
 
+#: (module constants: quicker than the enum's attributes)
+_COMMITTED, _PUT_UNCOMMITTED = MessageState.COMMITTED, MessageState.PUT_UNCOMMITTED
+
 
 class MqiCallsMixin:
     """MQPUT and MQGET of a :class:`~mqlog.core.qm.manager.QueueManager`."""
@@ -61,9 +64,9 @@ class MqiCallsMixin:
                         self.counters.direct_handoffs += 1
                     event.succeed(GotMessage(msg_id, data, persistent))
                     return msg_id
-        message = Message(msg_id, queue.next_seq(), persistent, len(data), data)
         try:
-            yield from self._held(self._put_message(queue, message, uow, syncpoint, persistent, path_us), queue)
+            yield from self._held(self._put_message(queue, msg_id, queue.next_seq(), data, uow, syncpoint, persistent,
+                                                    path_us), queue)
         except MqiError:
             # Refused while it was being logged (a full log's 2102, a backout's 2003): the
             # application was told it failed, so it is no put. Counted until now because a
@@ -71,7 +74,7 @@ class MqiCallsMixin:
             self.counters.messages_put -= 1
             raise
         finally:
-            self._unlock_queue(queue, message)
+            self._unlock_queue(queue, msg_id)  # (the put's msg id holds its queue's lock)
         if persistent and queue.unflushed_bytes > self.queue_buffer_bytes:
             yield from self._spill(queue)
         return msg_id
@@ -123,26 +126,24 @@ class MqiCallsMixin:
                 queue.calls -= 1
             self._inflight.remove(mark)
 
-    def _put_message(self, queue: Queue, message: Message, uow: UnitOfWork | None, syncpoint: bool,
-                     persistent: bool, path_us: float) -> Generator:
-        msg_id = message.msg_id
+    def _put_message(self, queue: Queue, msg_id: bytes, seq: int, data: bytes, uow: UnitOfWork | None,
+                     syncpoint: bool, persistent: bool, path_us: float) -> Generator:
+        # (the message goes onto the queue from its fields, with no Message built: Queue.put)
         if persistent:
-            address = yield from self._log_put(queue, message, uow, path_us)
-            message.put_address = address
+            address = yield from self._log_put(queue, msg_id, data, uow, path_us)
         else:
-            yield from self._locked_charge(queue, 0.0, message, path_us)
+            yield from self._locked_charge(queue, 0.0, msg_id, path_us)
+            address = NO_ADDRESS
         if syncpoint:
-            message.state = MessageState.PUT_UNCOMMITTED
-            message.uow = uow.id
-            queue.add(message)
-            uow.ops.add("put", queue.name, msg_id, persistent, message.put_address, message.length)
+            queue.put(msg_id, seq, persistent, len(data), data, _PUT_UNCOMMITTED, uow.id, address)
+            uow.ops.add("put", queue.name, msg_id, persistent, address, len(data))
             if uow.first != NO_ADDRESS:  # uow.logged
                 self._logged_ops += 1
         else:
             # (the queue's lock goes before the force: see mqlog.core.qm.locks)
-            self._unlock_queue(queue, message)
+            self._unlock_queue(queue, msg_id)
             waited = (yield from self._force()) if persistent else False
-            queue.add(message)
+            queue.put(msg_id, seq, persistent, len(data), data, _COMMITTED, 0, address)
             self._wake_getters(queue)
             yield from self._woken(waited)
 
@@ -161,11 +162,10 @@ class MqiCallsMixin:
         if waited:
             yield from self.cpu.charge(self.cpu.profile.force_wait_us, "force")
 
-    def _log_put(self, queue: Queue, message: Message, uow: UnitOfWork | None, path_us: float) -> Generator:
-        data = message.data
+    def _log_put(self, queue: Queue, msg_id: bytes, data: bytes, uow: UnitOfWork | None, path_us: float) -> Generator:
         # The persistent put's extra CPU: its path, its record (one, however many segments:
         # see hosts.toml) and the copy of its data, before the record reaches the buffer.
-        yield from self._locked_charge(queue, self.cpu.profile.logged_us("put", len(data)), message, path_us)
+        yield from self._locked_charge(queue, self.cpu.profile.logged_us("put", len(data)), msg_id, path_us)
         codec, stored = Codec.NONE, data
         if self.platform.codec is not None and self.platform.codec.active and data:
             # A kept queue (one whose keeper is outside this queue manager) is the
@@ -184,8 +184,8 @@ class MqiCallsMixin:
         if len(segments) == 1 and uow is not None:
             # The usual case, built once with its chain pointer (not built and then evolved).
             return (yield from self._log_uow(uow, lambda prev: Put(
-                queue.name, message.msg_id, stored, len(data), 0, 1, codec, uow=uow.id, prev=prev), need=need))
-        first = Put(queue.name, message.msg_id, segments[0], len(data), 0, len(segments), codec,
+                queue.name, msg_id, stored, len(data), 0, 1, codec, uow=uow.id, prev=prev), need=need))
+        first = Put(queue.name, msg_id, segments[0], len(data), 0, len(segments), codec,
                     uow=uow.id if uow else 0)
         if len(segments) == 1:
             return (yield from self._log(first, need=need))
@@ -194,13 +194,13 @@ class MqiCallsMixin:
             if uow is None:
                 address = prev = yield from self._log(first, essential=True)
                 for i, seg in enumerate(segments[1:], 1):
-                    prev = yield from self._log(PutSegment(queue.name, message.msg_id, i, i * len(segments[0]), seg,
+                    prev = yield from self._log(PutSegment(queue.name, msg_id, i, i * len(segments[0]), seg,
                                                            codec, prev=prev), essential=True)
                 return address
             address = yield from self._log_uow(uow, lambda prev: attrs.evolve(first, prev=prev), essential=True)
             for i, seg in enumerate(segments[1:], 1):
                 yield from self._log_uow(uow, lambda prev, i=i, seg=seg: PutSegment(
-                    queue.name, message.msg_id, i, i * len(segments[0]), seg, codec, uow=uow.id, prev=prev),
+                    queue.name, msg_id, i, i * len(segments[0]), seg, codec, uow=uow.id, prev=prev),
                     essential=True)
             return address
         finally:
@@ -288,7 +288,13 @@ class MqiCallsMixin:
             if cost.reads:
                 yield from self._charge(cost)
             self.counters.messages_got += 1
-            return (yield from self._held(self._get_message(queue, message, uow, data, conn), queue))
+            try:
+                return (yield from self._held(self._get_message(queue, message, uow, data, conn), queue))
+            except MqiError:
+                # Refused while it was being logged (a full log's 2102): the message stays on the
+                # queue and the application was told the get failed, so it is no get (as MQPUT).
+                self.counters.messages_got -= 1
+                raise
         finally:
             self._unlock_queue(queue, conn)
 

@@ -141,14 +141,8 @@ class UnitsOfWorkMixin:
         woken: dict[Queue, None] = {}
         for put, name, msg_id in uow.ops.targets(newest_first=not commit):
             queue = self.queues.get(name)
-            message = queue.messages.get(msg_id) if queue is not None else None
-            if message is None:
-                continue
-            if put == commit:
-                queue.make_available(message)
+            if queue is not None and queue.settle(msg_id, put == commit) and put == commit:
                 woken[queue] = None
-            else:
-                queue.remove(message)
         self._end_uow(uow)
         for queue in woken:
             self._wake_getters(queue)
@@ -193,6 +187,7 @@ class UnitsOfWorkMixin:
         """Invariants of the queues and units of work (sortedcontainers' ``_check()`` style),
         for stress and crash tests: raises AssertionError naming what is broken."""
         for queue in self.queues.values():
+            queue.check()
             committed = {m.seq: m.msg_id for m in queue.messages.values()
                          if m.state is MessageState.COMMITTED and not m.busy}
             assert len({m.seq for m in queue.messages.values()}) == len(queue.messages), \

@@ -71,7 +71,9 @@ class Recovery(Redo, Undo):
         self.report = RecoveryReport(checkpoint=control.checkpoint)
         self.table: dict[int, RebuiltUow] = {}
         self.ended: set[int] = set()
-        self.by_uow: dict[int, set] = {}
+        #: unit of work -> (queue, msg id) of each message it holds uncommitted, in the order
+        #: found (a list: appended at each put and get redone, read once at its end)
+        self.by_uow: dict[int, list] = {}
         self.segments: dict[bytes, list] = {}
         self.max_uow = 0
         self.checkpoint_number = control.checkpoint_number

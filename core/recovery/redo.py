@@ -43,8 +43,7 @@ from mqlog.core.recovery.report import RebuiltUow
 _LOOK_UP = object()
 #: the states as module constants (redo looks at one or two per record: an enum member
 #: looked up on its class costs more than the rest of such a line)
-_COMMITTED, _PUT_UNCOMMITTED, _GOT_UNCOMMITTED = (MessageState.COMMITTED, MessageState.PUT_UNCOMMITTED,
-                                                  MessageState.GOT_UNCOMMITTED)
+_COMMITTED, _PUT_UNCOMMITTED = MessageState.COMMITTED, MessageState.PUT_UNCOMMITTED
 
 
 def max_depth_of(attributes: str, default: int) -> int:
@@ -150,8 +149,9 @@ class Redo:
     def index(self, uow: int, queue: str, msg_id: bytes) -> None:
         members = self.by_uow.get(uow)
         if members is None:
-            members = self.by_uow[uow] = set()
-        members.add((queue, msg_id))
+            self.by_uow[uow] = [(queue, msg_id)]
+        else:
+            members.append((queue, msg_id))
         if uow > self.max_uow:
             self.max_uow = uow
 
@@ -236,13 +236,8 @@ class Redo:
             self.track(record.uow, address)
             return None
         self.track(record.uow, address)
-        message = queue.messages.get(record.msg_id) if queue else None
-        if message is not None:
-            if not record.uow:
-                queue.remove(message)
-            elif message.state is _COMMITTED:
-                queue.lock(message, record.uow, address)
-                self.index(record.uow, queue.name, message.msg_id)
+        if queue is not None and queue.apply_get(record.msg_id, record.uow, address):
+            self.index(record.uow, queue.name, record.msg_id)
         return None
 
     def _redo_begin(self, address: int, record: Begin) -> None:
@@ -362,8 +357,7 @@ class Redo:
         if self.rebuilding:
             self.next_seq += 1
             seq = self.next_seq
-        message = Message(record.msg_id, seq, True, record.message_length, data, state, record.uow, address)
-        queue.add(message)
+        queue.put(record.msg_id, seq, True, record.message_length, data, state, record.uow, address)
         if record.uow:
             self.index(record.uow, queue.name, record.msg_id)
         return expand_us
@@ -377,20 +371,8 @@ class Redo:
         queues = self.queues
         for name, msg_id in members:
             queue = queues.get(name)
-            message = queue.messages.get(msg_id) if queue else None
-            if message is None or message.uow != uow:
-                continue
-            state = message.state
-            if state is _PUT_UNCOMMITTED:
-                if commit:
-                    queue.make_available(message)
-                else:
-                    queue.remove(message)
-            elif state is _GOT_UNCOMMITTED:
-                if commit:
-                    queue.remove(message)
-                else:
-                    queue.make_available(message)
+            if queue is not None:
+                queue.settle(msg_id, commit, uow)
 
     def compensate(self, clr: Clr) -> None:
         queue = self.queues.get(clr.queue)

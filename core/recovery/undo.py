@@ -211,7 +211,7 @@ class Undo:
         # Non-persistent work survives only on a kept queue (its keeper kept it):
         # the unit keeps it too, so that its resolution reaches it.
         logged = {(op.queue, op.msg_id) for op in uow.ops}
-        for name, msg_id in sorted(self.by_uow.get(uow_id, ())):
+        for name, msg_id in sorted(set(self.by_uow.get(uow_id, ()))):
             queue = self.queues.get(name)
             message = queue.messages.get(msg_id) if queue is not None else None
             if message is None or (name, msg_id) in logged or message.persistent or message.uow != uow_id:
@@ -231,7 +231,7 @@ class Undo:
         for uow, members in sorted(self.by_uow.items()):
             if uow in live:
                 continue
-            for name, msg_id in sorted(members):
+            for name, msg_id in sorted(set(members)):
                 queue = self.queues.get(name)
                 message = queue.messages.get(msg_id) if queue else None
                 if message is None or message.uow != uow:
