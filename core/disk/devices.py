@@ -151,7 +151,7 @@ class DeviceProfile:
     def call_us(self, call: str) -> float:
         """What one file-system ``call`` (a key of :data:`~mqlog.core.disk.fscalls.CALLS`)
         costs on this profile, µs, alone on the device."""
-        kind = getattr(self.fs_calls, call)
+        kind = self.fs_calls.of(call)
         if kind == "local":
             return self.local_call_us
         return self.round_trip_us if kind == "round-trip" else self.write_latency_us
@@ -309,7 +309,7 @@ class Device:
         self._w_lat = profile.write_latency_us
         self._w_bw = min(profile.write_bandwidth_mb_s, self._channel)
         # each call: (its cost, whether it holds a device slot: all but the kernel's own)
-        self._calls = {call: (profile.call_us(call), getattr(profile.fs_calls, call) != "local")
+        self._calls = {call: (profile.call_us(call), profile.fs_calls.of(call) != "local")
                        for call in attrs.fields_dict(FileSystemCalls)}
         self._xfers: list[_Transfer] = []   # registered transfers, in registration order
         self._stamp = 0.0                   # when every transfer's ``left`` was brought up to date

@@ -90,11 +90,19 @@ class FileSystemCalls:
     rename: str = _call("rename")
     unlink: str = _call("unlink")
 
+    def of(self, call: str) -> str:
+        """The class of ``call``; a call the model does not know is a ParameterError."""
+        try:
+            return attrs.asdict(self)[call]
+        except KeyError:
+            raise ParameterError("call", call, f"a file-system call: {', '.join(CALLS)}") from None
+
     def by_class(self) -> dict[str, list[str]]:
         """The calls of each class, in :data:`CALLS` order."""
         out: dict[str, list[str]] = {c: [] for c in CLASSES}
+        classes = attrs.asdict(self)
         for call in CALLS:
-            out[getattr(self, call)].append(call)
+            out[classes[call]].append(call)
         return out
 
 
