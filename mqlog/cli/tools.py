@@ -113,8 +113,8 @@ def devices(path: str | None, mqldt: str | None, name: str | None, output: str |
     # The channel is the one concurrent transfers divide; a profile that leaves it out
     # gets its larger bandwidth, marked "*" so the reader knows it was not stated.
     width = terminal_width()
-    header = (f"{'name':<8} {'write µs':>9} {'read µs':>8} {'RTT µs':>6} {'RA KiB':>6} {'write MB/s':>10} "
-              f"{'read MB/s':>9} {'channel MB/s':>12} {'queue':>5}")
+    header = (f"{'name':<8} {'write µs':>8} {'read µs':>7} {'RTT µs':>6} {'RA KiB':>6} {'write MB/s':>10} "
+              f"{'read MB/s':>9} {'chan MB/s':>9} {'queue':>5}")
     # the description is the free text at the end: a row it does not fit on has it on lines of
     # its own under the figures, wrapped (group.fitted, as config and compare do), so that no
     # line is wider than the terminal; the header names the column while a row still has it
@@ -122,9 +122,9 @@ def devices(path: str | None, mqldt: str | None, name: str | None, output: str |
     for p in profiles.values():
         channel = f"{p.channel:.0f}" + (" " if p.channel_mb_s is not None else "*")
         rtt = f"{p.round_trip_us:.0f}" if p.fs_calls.by_class()["round-trip"] else "-"
-        rows.append((f"{p.name:<8} {p.write_latency_us:>9.0f} {p.read_latency_us:>8.0f} {rtt:>6} "
+        rows.append((f"{p.name:<8} {p.write_latency_us:>8.0f} {p.read_latency_us:>7.0f} {rtt:>6} "
                      f"{p.read_ahead_kb:>6} {p.write_bandwidth_mb_s:>10.0f} {p.read_bandwidth_mb_s:>9.0f} "
-                     f"{channel:>12} {p.queue_depth:>5}  ", p.description))
+                     f"{channel:>9} {p.queue_depth:>5}  ", p.description))
     inline = width is None or any(len(figures) + len(text) <= width for figures, text in rows)
     click.echo(header + "  description" if inline else header)
     for figures, text in rows:
@@ -132,7 +132,8 @@ def devices(path: str | None, mqldt: str | None, name: str | None, output: str |
             click.echo(line)
     if any(p.channel_mb_s is None for p in profiles.values()):
         click.echo("* channel_mb_s not given: the larger of the two bandwidths")
-    click.echo("RTT: a round trip to a file server (-: no call makes one); RA: the read-ahead window")
+    click.echo("chan: the channel concurrent transfers share; RTT: a round trip to a file server")
+    click.echo("(-: no call makes one); RA: the read-ahead window")
     click.echo("what each file-system call costs on each profile: mqlog devices --calls")
 
 
