@@ -176,9 +176,9 @@ class DeviceProfile:
 PROFILE_FIELDS: tuple[str, ...] = tuple(
     a.name for a in attrs.fields(DeviceProfile) if a.name != "name"
 )
-#: how device profile files are read and one profile chosen (:mod:`mqlog.core.profiles`)
 #: the fields a profile may leave out: their defaults are a local file system's
 OPTIONAL_FIELDS = frozenset({"channel_mb_s", "local_call_us", "round_trip_us", "fs_calls", "read_ahead_kb"})
+#: how device profile files are read and one profile chosen (:mod:`mqlog.core.profiles`)
 CATALOGUE = ProfileCatalogue(cls=DeviceProfile, error=DeviceProfileError, noun="profile",
                              plural="device profiles", example="mydisk", option="",
                              package=__package__ or "mqlog.core.disk", filename="devices.toml",
