@@ -100,6 +100,9 @@ class ProfileCatalogue:
     optional_fields: frozenset = frozenset()
     #: the prefix of the attrs validators' ParameterError names ("device.", "host.")
     param_prefix: str = ""
+    #: fields whose value is a table of its own (``fs_calls = { open = "round-trip" }``): a
+    #: table with ``base`` overrides the base's entries one by one
+    table_fields: frozenset = frozenset()
 
     @property
     def fields(self) -> tuple[str, ...]:
@@ -123,7 +126,9 @@ class ProfileCatalogue:
             if unknown:
                 raise error(f"{where}: unknown field {unknown[0]!r}; allowed: {', '.join(allowed)}")
             for key, value in table.items():
-                if key == "base" or key in self.text_fields:
+                if key in self.table_fields:
+                    ok, want = isinstance(value, dict), "a table"
+                elif key == "base" or key in self.text_fields:
                     ok, want = isinstance(value, str), "a string"
                 elif key in self.int_fields:
                     ok, want = isinstance(value, int) and not isinstance(value, bool), "an integer"
@@ -138,7 +143,11 @@ class ProfileCatalogue:
                     raise error(f"{where}: field 'base': base {table['base']!r} is not a built-in {self.noun} or one "
                                 f"defined earlier in the file (known: {', '.join(known) or 'none'})")
                 values = attrs.asdict(base)
-                values.update({k: v for k, v in table.items() if k != "base"})
+                for key, value in table.items():
+                    if key in self.table_fields and isinstance(values.get(key), dict):
+                        values[key] = {**values[key], **value}  # entry by entry
+                    elif key != "base":
+                        values[key] = value
             else:
                 missing = [f for f in fields if f not in table and f not in self.optional_fields]
                 if missing:
@@ -226,6 +235,8 @@ def _toml_scalar(value: Any) -> str:
     DEL, which TOML wants escaped too), numbers as Python writes them (finite: validated)."""
     if isinstance(value, str):
         return json.dumps(value, ensure_ascii=False).replace("\x7f", "\\u007f")
+    if isinstance(value, dict):  # a table field, as an inline table
+        return "{ " + ", ".join(f"{k} = {_toml_scalar(v)}" for k, v in value.items()) + " }"
     return repr(value)
 
 

@@ -51,8 +51,8 @@ def test_a_profile_fitted_to_mqldt_on_san_gives_san_back_and_runs(tmp_path):
     assert close(fitted.channel_mb_s, san.channel_mb_s)
     assert fitted.queue_depth >= 4  # four writers never waited for a slot
     # what mqldt cannot measure is assumed, and the user is told so
-    assert fitted.read_latency_us == fitted.write_latency_us and fitted.file_op_us == fitted.write_latency_us
-    assert "reads are assumed to cost as writes" in report and "file_op_us = write_latency_us" in report
+    assert fitted.read_latency_us == fitted.write_latency_us and fitted.fs_calls == san.fs_calls
+    assert "reads are assumed to cost as writes" in report and "the file system is assumed local" in report
     worst = next(line for line in report.splitlines() if line.startswith("worst error:"))
     assert float(worst.split()[2].rstrip("%")) < 100 * TOLERANCE
     # it loads as any user profile does, and a queue manager runs on it

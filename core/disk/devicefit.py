@@ -36,9 +36,10 @@ second, with no such drift. The table shows both, each against the fit.
   the built-in ``san``) and ``channel_mb_s`` is left out (the bandwidth: two concurrent
   transfers share it) -- assumptions the output names.
 - What mqldt does not measure is assumed and said: reads cost as writes
-  (``read_latency_us``, ``read_bandwidth_mb_s``), and a file-system metadata call costs one
-  small synchronous write (``file_op_us = write_latency_us``, as on the built-in ``ssd``,
-  ``san`` and the NFS profiles).
+  (``read_latency_us``, ``read_bandwidth_mb_s``), and the file system is a local one
+  (``fs_calls`` as on the built-in ``ssd`` and ``san``: what is made durable costs a small
+  synchronous write, the rest is served by the kernel; a log on NFS wants the NFS profiles'
+  table and ``round_trip_us``, which mqldt does not measure).
 
 The fitted profile is a :class:`~mqlog.core.disk.devices.DeviceProfile`, validated as any
 other, and :func:`profile_toml` writes it in the built-ins' TOML shape, so it loads through
@@ -238,13 +239,14 @@ def fit_profile(rows: Sequence[MqldtRow], name: str, source: str) -> DeviceFit:
                            "transfers at once share it)")
     assumptions.append("mqldt measures only writes: reads are assumed to cost as writes (read_latency_us = "
                        "write_latency_us, read_bandwidth_mb_s = write_bandwidth_mb_s)")
-    assumptions.append("a file-system metadata call is assumed to cost one small synchronous write (file_op_us = "
-                       "write_latency_us)")
+    assumptions.append("the file system is assumed local (fs_calls as on ssd and san: fsync, create, rename and "
+                       "unlink a synchronous write each, the other calls the kernel's); on NFS set fs_calls and "
+                       "round_trip_us as the nfs profiles do")
     profile = DeviceProfile(
-        name=name, description=f"fitted by mqlog from mqldt output {os.path.basename(source)}; reads and file "
-                               "operations assumed to cost as writes",
+        name=name, description=f"fitted by mqlog from mqldt output {os.path.basename(source)}; reads assumed to "
+                               "cost as writes, the file system local",
         read_latency_us=latency, write_latency_us=latency, read_bandwidth_mb_s=bandwidth,
-        write_bandwidth_mb_s=bandwidth, file_op_us=latency, queue_depth=min(queue_depth, MAX_QUEUE_DEPTH),
+        write_bandwidth_mb_s=bandwidth, queue_depth=min(queue_depth, MAX_QUEUE_DEPTH),
         channel_mb_s=channel)
     fitted = tuple(FittedRow(r, predict_us(profile, r.blocksize, r.qm),
                              r.qm * r.blocksize / predict_us(profile, r.blocksize, r.qm)) for r in rows)

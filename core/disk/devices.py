@@ -7,8 +7,9 @@ plus its size over the rate it transfers at, taken from a :class:`DeviceProfile`
 
 (bandwidth is in MB/s with MB = 10**6 bytes, which is numerically bytes per
 microsecond). Reads and writes are both charged, each with its own latency and
-bandwidth; file-system metadata calls (open, create, rename, stat) cost
-``file_op_us`` each. A :class:`Device` serves at most ``queue_depth`` I/Os at once;
+bandwidth; a file-system call costs what its class on the profile's file system says
+(:mod:`mqlog.core.disk.fscalls`: served by the kernel, a network round trip, or a durable
+write). A :class:`Device` serves at most ``queue_depth`` I/Os at once;
 the rest wait in a FIFO queue, and that wait counts toward the caller's elapsed time
 but not toward the device's service (busy) time.
 
@@ -52,6 +53,7 @@ from typing import Any
 import attrs
 import simpy
 
+from mqlog.core.disk.fscalls import FileSystemCalls, as_calls
 from mqlog.core.errors import DeviceProfileError, ParameterError
 from mqlog.core.profiles import ProfileCatalogue, as_float, check_range, check_text
 
@@ -64,6 +66,7 @@ __all__ = [
     "MAX_LATENCY_US",
     "MAX_BANDWIDTH_MB_S",
     "MAX_QUEUE_DEPTH",
+    "MAX_READ_AHEAD_KB",
 ]
 
 #: Upper bound on any latency or file-operation cost: 10 seconds, in µs.
@@ -72,6 +75,9 @@ MAX_LATENCY_US = 10_000_000.0
 MAX_BANDWIDTH_MB_S = 1_000_000.0
 #: Upper bound on a device's queue depth.
 MAX_QUEUE_DEPTH = 1024
+#: Upper bound on a read-ahead window, in KiB (Linux's read_ahead_kb takes larger, but a
+#: window beyond 64 MiB reads whole log extents at once)
+MAX_READ_AHEAD_KB = 65536
 
 
 
@@ -99,8 +105,12 @@ class DeviceProfile:
     """The cost model of one storage device. All times are in microseconds (µs).
 
     One read of ``n`` bytes costs ``read_latency_us + n / read_bandwidth_mb_s`` µs of
-    device service time, a write likewise with the write figures, and a file-system
-    metadata call (open/create/rename/stat) ``file_op_us``. Bandwidths are in MB/s with
+    device service time, a write likewise with the write figures. A file-system call costs
+    by its class in ``fs_calls`` (:class:`~mqlog.core.disk.fscalls.FileSystemCalls`):
+    ``local_call_us`` (the kernel serves it), ``round_trip_us`` (a network round trip to a
+    file server) or ``write_latency_us`` (made durable: one small synchronous write).
+    ``read_ahead_kb`` is the page cache's read-ahead window on a forward sequential read
+    (:mod:`mqlog.core.recovery.pagecache`). Bandwidths are in MB/s with
     MB = 10**6 bytes, i.e. bytes per µs. ``queue_depth`` is how many I/Os the device
     serves at once. ``channel_mb_s`` is the path those I/Os' transfers share (see
     :class:`Device`); left out (None), it is the larger of the two bandwidths, which
@@ -119,9 +129,17 @@ class DeviceProfile:
     write_latency_us: float = attrs.field(converter=as_float, validator=_latency)
     read_bandwidth_mb_s: float = attrs.field(converter=as_float, validator=_bandwidth)
     write_bandwidth_mb_s: float = attrs.field(converter=as_float, validator=_bandwidth)
-    file_op_us: float = attrs.field(converter=as_float, validator=_latency)
     queue_depth: int = attrs.field(validator=_check_range(1, MAX_QUEUE_DEPTH, integer=True))
     channel_mb_s: float | None = attrs.field(default=None, converter=as_float, validator=_channel)
+    #: a file-system call the kernel serves from memory (a system call, no I/O), µs
+    local_call_us: float = attrs.field(default=2.0, converter=as_float, validator=_latency)
+    #: one request to a file server and its answer, nothing made durable, µs (0: no network)
+    round_trip_us: float = attrs.field(default=0.0, converter=as_float, validator=_latency)
+    #: the cost class of each file-system call (left out: a local file system's)
+    fs_calls: FileSystemCalls = attrs.field(factory=FileSystemCalls, converter=as_calls)
+    #: the page cache's read-ahead window on forward sequential reads, KiB (Linux's default
+    #: read_ahead_kb, for block devices and, since 5.4, NFS mounts)
+    read_ahead_kb: int = attrs.field(default=128, validator=_check_range(4, MAX_READ_AHEAD_KB, integer=True))
 
     @property
     def channel(self) -> float:
@@ -129,6 +147,14 @@ class DeviceProfile:
         if self.channel_mb_s is not None:
             return self.channel_mb_s
         return max(self.read_bandwidth_mb_s, self.write_bandwidth_mb_s)
+
+    def call_us(self, call: str) -> float:
+        """What one file-system ``call`` (a key of :data:`~mqlog.core.disk.fscalls.CALLS`)
+        costs on this profile, µs, alone on the device."""
+        kind = self.fs_calls.of(call)
+        if kind == "local":
+            return self.local_call_us
+        return self.round_trip_us if kind == "round-trip" else self.write_latency_us
 
     def read_time_us(self, nbytes: int) -> float:
         """Device service time, in µs, of one read of ``nbytes`` bytes alone on the device
@@ -146,16 +172,20 @@ class DeviceProfile:
 
 
 #: The fields a profile table in a TOML file may (and, without ``base``, must -- all but
-#: ``channel_mb_s``) set.
+#: :data:`OPTIONAL_FIELDS`) set.
 PROFILE_FIELDS: tuple[str, ...] = tuple(
     a.name for a in attrs.fields(DeviceProfile) if a.name != "name"
 )
+#: the fields a profile may leave out: their defaults are a local file system's
+OPTIONAL_FIELDS = frozenset({"channel_mb_s", "local_call_us", "round_trip_us", "fs_calls", "read_ahead_kb"})
 #: how device profile files are read and one profile chosen (:mod:`mqlog.core.profiles`)
 CATALOGUE = ProfileCatalogue(cls=DeviceProfile, error=DeviceProfileError, noun="profile",
                              plural="device profiles", example="mydisk", option="",
                              package=__package__ or "mqlog.core.disk", filename="devices.toml",
-                             here=os.path.dirname(__file__), int_fields=frozenset({"queue_depth"}),
-                             optional_fields=frozenset({"channel_mb_s"}), param_prefix="device.")
+                             here=os.path.dirname(__file__),
+                             int_fields=frozenset({"queue_depth", "read_ahead_kb"}),
+                             optional_fields=OPTIONAL_FIELDS, param_prefix="device.",
+                             table_fields=frozenset({"fs_calls"}))
 
 
 def load_profiles(path: str | os.PathLike[str] | None = None) -> dict[str, DeviceProfile]:
@@ -169,8 +199,9 @@ def load_profiles(path: str | os.PathLike[str] | None = None) -> dict[str, Devic
         base = "san"              # optional: built-in or earlier profile to start from
         write_latency_us = 120    # override some fields
 
-    Without ``base`` every field in :data:`PROFILE_FIELDS` but ``channel_mb_s`` is
-    required. The file is
+    Without ``base`` every field in :data:`PROFILE_FIELDS` but :data:`OPTIONAL_FIELDS` is
+    required; ``fs_calls`` is a table (``fs_calls = { open = "round-trip" }``), and with
+    ``base`` it overrides the base's entries one by one. The file is
     parsed as TOML data only; nothing in it is evaluated. An unreadable or malformed
     file, an unknown key, a value of the wrong type or out of range, a missing field or
     an unknown base raises :class:`~mqlog.core.errors.DeviceProfileError` naming the
@@ -218,7 +249,7 @@ class Device:
 
         svc_us = yield from device.write(4096)
         svc_us = yield from device.read(1 << 20)
-        svc_us = yield from device.file_op()
+        svc_us = yield from device.file_op("open")
 
     Each call waits for one of ``profile.queue_depth`` slots of :attr:`resource` (a
     FIFO ``simpy.Resource``) and holds it for its service: the I/O's latency, then its
@@ -246,10 +277,12 @@ class Device:
         operations completed;
     ``bytes_read``, ``bytes_written``
         bytes transferred;
+    ``calls``
+        file-system calls completed, by call (``{"open": 3, ...}``);
     ``read_us``, ``write_us``, ``file_op_total_us``
-        service time of each kind (latency + the transfer's actual time), µs;
+        service time of each kind (latency + the transfer's actual time; a call's cost), µs;
     ``busy_us``
-        their sum, µs (with ``queue_depth`` > 1 it can exceed elapsed time);
+        their sum but the calls the kernel serves (``local``), µs (with ``queue_depth`` > 1 it can exceed elapsed time);
     ``wait_us``
         time callers spent queued for a slot, µs;
     ``shared_us``
@@ -259,7 +292,7 @@ class Device:
 
     __slots__ = (
         "env", "profile", "resource",
-        "_r_lat", "_r_bw", "_w_lat", "_w_bw", "_f_us", "_channel",
+        "_r_lat", "_r_bw", "_w_lat", "_w_bw", "_calls", "_channel", "calls",
         "_xfers", "_stamp", "_lone", "_tick", "_due_end", "_due_begin",
         "reads", "writes", "file_ops", "bytes_read", "bytes_written",
         "read_us", "write_us", "file_op_total_us", "busy_us", "wait_us", "shared_us",
@@ -275,7 +308,9 @@ class Device:
         self._r_bw = min(profile.read_bandwidth_mb_s, self._channel)
         self._w_lat = profile.write_latency_us
         self._w_bw = min(profile.write_bandwidth_mb_s, self._channel)
-        self._f_us = profile.file_op_us
+        # each call: (its cost, whether it holds a device slot: all but the kernel's own)
+        self._calls = {call: (profile.call_us(call), profile.fs_calls.of(call) != "local")
+                       for call in attrs.fields_dict(FileSystemCalls)}
         self._xfers: list[_Transfer] = []   # registered transfers, in registration order
         self._stamp = 0.0                   # when every transfer's ``left`` was brought up to date
         self._lone: _Transfer | None = None  # the only transfer, waiting on its own timeout
@@ -290,6 +325,7 @@ class Device:
         self.bytes_read = self.bytes_written = 0
         self.read_us = self.write_us = self.file_op_total_us = 0.0
         self.busy_us = self.wait_us = self.shared_us = 0.0
+        self.calls: dict[str, int] = {}
 
     # ------------------------------------------------------------------ one I/O
 
@@ -347,22 +383,32 @@ class Device:
         self.busy_us += service
         return service
 
-    def file_op(self) -> Generator[Any, Any, float]:
-        """One file-system metadata call (open/create/rename/stat); ``yield from`` it.
+    def file_op(self, call: str) -> Generator[Any, Any, float]:
+        """One file-system ``call`` (``"open"``, ``"create"``, ... :data:`~mqlog.core.disk.fscalls.CALLS`);
+        ``yield from`` it. Returns its time in µs.
 
-        It holds a slot for ``file_op_us`` and moves no bytes over the channel.
-        Returns the service time in µs.
+        What it costs is its class on the profile's file system: one the kernel serves
+        (``local``) takes ``local_call_us`` and no device slot, and does not count as the
+        device's busy time; a network round trip or a durable write holds a slot for
+        ``round_trip_us`` or ``write_latency_us``. None moves bytes over the channel.
         """
-        service = self._f_us
+        try:
+            service, on_device = self._calls[call]
+        except KeyError:
+            raise ParameterError("call", call, f"a file-system call: {', '.join(self._calls)}") from None
         env = self.env
-        start = env.now
-        with self.resource.request() as req:
-            yield req
-            self.wait_us += env.now - start
+        if on_device:
+            start = env.now
+            with self.resource.request() as req:
+                yield req
+                self.wait_us += env.now - start
+                yield env.timeout(service)
+            self.busy_us += service
+        elif service:
             yield env.timeout(service)
         self.file_ops += 1
+        self.calls[call] = self.calls.get(call, 0) + 1
         self.file_op_total_us += service
-        self.busy_us += service
         return service
 
     # ------------------------------------------------------------------ the shared channel

@@ -303,7 +303,7 @@ class QueueManager(MqiCallsMixin, UnitsOfWorkMixin, LogSpaceMixin, CheckpointMix
         self._defining[name] = address
         try:
             yield self.writer.force()
-            yield from self.device.file_op()
+            yield from self.device.file_op("create")
             queue = Queue(name, QueueFile.create(self.storage, name, text), max_depth=depth, attributes=text)
         finally:
             del self._defining[name]
@@ -328,7 +328,7 @@ class QueueManager(MqiCallsMixin, UnitsOfWorkMixin, LogSpaceMixin, CheckpointMix
             yield from self._log(ObjectChange(ObjectAction.DELETE, ObjectType.QUEUE, name))
             yield self.writer.force()
             self.damaged.pop(name, None)
-            yield from self.device.file_op()
+            yield from self.device.file_op("unlink")
             from mqlog.core.objects.queuefile import file_name_for
             if self.storage.exists(file_name_for(name)):
                 self.storage.delete(file_name_for(name))
@@ -344,7 +344,7 @@ class QueueManager(MqiCallsMixin, UnitsOfWorkMixin, LogSpaceMixin, CheckpointMix
         except MqiError:
             self.queues[name] = queue
             raise
-        yield from self.device.file_op()
+        yield from self.device.file_op("unlink")
         queue.file.delete()
 
     def _queue(self, name: str) -> Queue:

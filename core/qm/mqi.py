@@ -232,7 +232,7 @@ class MqiCallsMixin:
             return
         loaded = queue.unloaded = self.env.event()
         cost, messages = pending
-        yield from self.device.file_op()
+        yield from self.device.file_op("open")
         yield from self._charge(cost)
         yield from self.cpu.charge(messages * self.cpu.profile.load_message_us, "restart")
         queue.unloaded = None

@@ -7,24 +7,31 @@ the run's cost in virtual time. Restart (:mod:`.restart`), the media recovery of
 What is charged, and where (each charge's elapsed time is kept in :attr:`Recovery.charged`
 by what it was for, so that restart can report its phases' sub-steps):
 
-- **log reads**: replay's sequential reads in chunks (``REPLAY_CHUNK_PAGES``; legacy: a
-  page and a file-system call each), and the walk's random reads through restart's
-  :class:`~mqlog.core.recovery.pagecache.PageCache` (only misses reach the device);
+- **log reads**: every log read request goes through restart's
+  :class:`~mqlog.core.recovery.pagecache.PageCache` (cold at the start, with Linux's
+  read-ahead on forward sequential reads): only the pages it does not hold reach the device.
+  Replay reads forward in requests of ``REPLAY_CHUNK_PAGES`` (legacy: a page), each a
+  ``stat`` of the extent and a ``read`` call (:data:`REQUEST_CALLS`); the walk of the units of
+  work reads backwards, a request ending at the page it needs (:mod:`.undo`). What a call
+  costs is its class on the profile's file system (:mod:`mqlog.core.disk.fscalls`): on a local
+  file system both are kernel calls, on NFS the ``stat`` is a GETATTR round trip;
 - **queue-file work of replay**: every replayed record that changes a queue (a put, a
   segment of one, a get, a CLR) changes that queue in memory, in its queue buffer, as in
   normal running; when the persistent data held there outgrows the buffer
   (``persistent_buffer_bytes``) replay spills the queue to its file for real
-  (:meth:`Recovery.spill`: a file-system interaction and the file's writes), and the
-  checkpoint that ends restart writes what is left. Legacy also makes one file-system
-  interaction (``device.file_op()``) per such record: 9.1.1 batches them away. So legacy's
+  (:meth:`Recovery.spill`: a buffered ``write`` call and the file's writes), and the
+  checkpoint that ends restart writes what is left. Legacy also opens the queue file, writes
+  the change and closes it for each such record (:data:`LEGACY_RECORD_CALLS`): 9.1.1 batches
+  them away. On a local file system those are kernel calls; on NFS close-to-open consistency
+  makes the open a round trip and the close a flush the server commits. So legacy's
   queue-file work follows the records replayed, 9.1.1's the data that stays on the queues
   (messages put and got within the buffer, a requester-responder's, never reach the file),
-  and 9.1.1's gain grows with each interaction's latency. IBM: "We have reduced the number
+  and 9.1.1's gain grows with the file system's round trips. IBM: "We have reduced the number
   of I/O requests required to access the recovery log during restart (particularly
   beneficial when using NFS...)" and restart time is linear in the log records replayed
   (developer.ibm.com/messaging/2019/03/12/queue-manager-restart-times-in-v9-1-1/, and the
-  report it links, docs/calibration.md, case R1). IBM gives no count of interactions per record; one
-  per record for legacy and none beyond the spills for 9.1.1 are this model's assumption;
+  report it links, docs/calibration.md, case R1). IBM names no calls; the ``stat`` before each
+  replay request and legacy's open, write and close per record are this model's assumption;
 - **CPU**: the host's (:class:`~mqlog.core.host.profiles.HostProfile`: ``replay_record_us``
   per record, ``copy_ns_per_byte`` per log byte read, ``load_message_us``,
   ``reconcile_message_us``, ``log_record_us`` per CLR built), charged to the queue
@@ -47,9 +54,13 @@ from mqlog.core.recovery.redo import Redo
 from mqlog.core.recovery.report import RebuiltUow, RecoveryReport
 from mqlog.core.recovery.undo import Undo
 
-#: pages the 9.1.1 replay reads per file-system call; the legacy replay reads one page per
-#: call and pays a file-system operation for each
+#: pages the 9.1.1 restart reads per log read request; the legacy restart reads one page a request
 REPLAY_CHUNK_PAGES = 16
+#: the file-system calls of one replay read request: the reader checks the extent, then reads
+REQUEST_CALLS = ("stat", "read")
+#: legacy replay's calls for each record that changes a queue: the queue file opened, the
+#: change written, the file closed (9.1.1 keeps its changes in the queue buffer)
+LEGACY_RECORD_CALLS = ("open", "write", "close")
 #: batch the per-record CPU charge into charges of at least this many µs (fewer events)
 CPU_BATCH_US = 1000.0
 #: the records whose redo changes a queue (its file): what replay's queue-file work is for
@@ -99,8 +110,11 @@ class Recovery(Redo, Undo):
         #: elapsed virtual µs of the charges so far, by what they were for (they may overlap:
         #: parallel queue loads)
         self.charged = {"log_read": 0.0, "queue_files": 0.0, "cpu": 0.0}
-        #: the log pages this run has read (dropped at its start: a cold cache)
-        self.cache = PageCache()
+        #: the log pages this run has read (dropped at its start: a cold cache), with the
+        #: device's read-ahead window
+        self.cache = PageCache(qm.device.profile.read_ahead_kb * 1024 // PAGE_SIZE)
+        #: where replay's reads began: the page its first request reads
+        self.replay_from = 0
         #: queue files read into memory whose loading is not charged yet: name -> (IoCost of
         #: its metadata reads, messages in it) – charged when recovery needs the queue, or
         #: left to its first use after restart (:meth:`Redo.load_queue`)
@@ -154,36 +168,45 @@ class Recovery(Redo, Undo):
         self.charged["cpu"] += self.env.now - t
 
     def sequential_reads(self, pages_read: int, final: bool = False) -> Generator:
-        """Charge the replay's sequential log reads in the configured chunk size and the copy
-        of what they read into memory."""
-        device, env, charged = self.qm.device, self.env, self.charged
+        """Charge the replay's sequential log reads, requests of the configured chunk size through
+        the page cache, and the copy of what they read into memory."""
+        env, charged = self.env, self.charged
         while pages_read - self._pages_charged >= self.chunk or (final and pages_read > self._pages_charged):
             n = min(self.chunk, pages_read - self._pages_charged)
             t = env.now
-            if self.legacy:
-                yield from device.file_op()
-            yield from device.read(n * PAGE_SIZE)
+            yield from self.log_request(self.replay_from + self._pages_charged * PAGE_SIZE, n, REQUEST_CALLS)
             charged["log_read"] += env.now - t
             self._pages_charged += n
             self._cpu += n * self.copy_us_per_page
 
+    def log_request(self, address: int, pages: int, calls: tuple = ("read",)) -> Generator:
+        """One log read request of ``pages`` pages from ``address``: its file-system calls, then
+        the device reads of what the page cache does not hold. Returns the bytes read from the
+        device."""
+        device = self.qm.device
+        for call in calls:
+            yield from device.file_op(call)
+        nbytes = 0
+        for run in self.cache.read(address, pages):
+            yield from device.read(run * PAGE_SIZE)
+            nbytes += run * PAGE_SIZE
+        return nbytes
+
     def spill(self, queue, durable: int) -> Generator:
         """Replay has outgrown ``queue``'s queue buffer: write its changes to the queue file,
-        as a spill does in normal running – one file-system interaction and the file's writes,
+        as a spill does in normal running – a buffered ``write`` call and the file's writes,
         charged as replay's queue-file work. Every change in memory comes from a record replay
         has read (``durable``: past the latest), so all of it is on disk already."""
         t = self.env.now
         self.report.replay_spills += 1
-        yield from self.qm.device.file_op()
+        yield from self.qm.device.file_op("write")
         yield from self.qm._charge(queue.flush(durable))
         self.charged["queue_files"] += self.env.now - t
 
-    def queue_file_ops(self, n: int) -> Generator:
-        """``n`` file-system interactions with queue files, one after another (replay is one
-        thread), charged as replay's queue-file work."""
-        if n <= 0:
-            return
+    def queue_file_ops(self, calls: tuple = LEGACY_RECORD_CALLS) -> Generator:
+        """Queue-file ``calls``, one after another (replay is one thread), charged as replay's
+        queue-file work."""
         device, t = self.qm.device, self.env.now
-        for _ in range(n):
-            yield from device.file_op()
+        for call in calls:
+            yield from device.file_op(call)
         self.charged["queue_files"] += self.env.now - t

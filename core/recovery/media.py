@@ -35,6 +35,7 @@ def recreate_queue(qm, name: str, start: int) -> Generator:
     needed (an extent deleted or archived away)."""
     r = Recovery(qm, LogControl(start, start, 0))
     r.only, r.queues = name, {}
+    r.replay_from = start
     storage, addressing = qm.storage, qm.platform.addressing
     reader = LogReader(qm.platform.space, start, format_address=addressing.format,
                        record_types=qm.platform.record_types)
@@ -92,7 +93,7 @@ def recreate_queue(qm, name: str, start: int) -> Generator:
     # The new file is built aside and put in place in one atomic step: a crash part way
     # must not leave a valid-looking file with only some of the messages (the next
     # restart would believe it), only the damaged one or the whole new one.
-    yield from qm.device.file_op()
+    yield from qm.device.file_op("rename")
     scratch = MemoryStorage()
     queue.file = QueueFile.create(scratch, name, queue.attributes)
     cost = queue.flush(qm.writer.durable, qm._outcome)

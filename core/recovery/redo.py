@@ -128,7 +128,7 @@ class Redo:
             return
         cost, messages = owed
         qm = self.qm
-        yield from qm.device.file_op()
+        yield from qm.device.file_op("open")
         yield from qm._charge(cost)
         us = messages * qm.cpu.profile.load_message_us
         self.report.cpu_us += us
@@ -394,12 +394,12 @@ class Redo:
         if record.action is ObjectAction.CREATE and name not in self.queues and name not in self.damaged:
             qfile = None
             if self.only is None:  # media recovery writes its queue's file at the end
-                yield from qm.device.file_op()
+                yield from qm.device.file_op("create")
                 qfile = QueueFile.create(qm.storage, name, record.attributes)
             self.queues[name] = Queue(name, qfile, max_depth=max_depth_of(record.attributes, qm.config.max_depth),
                                       attributes=record.attributes)
         elif record.action is ObjectAction.DELETE and (name in self.queues or name in self.damaged):
-            yield from qm.device.file_op()
+            yield from qm.device.file_op("unlink")
             self.media.pop(name, None)
             self.owed.pop(name, None)  # gone: nothing to load
             self.listed.discard(name)

@@ -71,6 +71,7 @@ class Restart(Recovery):
         # (it reads a few pages past the end): their reads beyond those are not charged, so
         # restart's time is still the time MQ's restart would take.
         space.check_files(start)
+        self.replay_from = start
         reader = LogReader(space, start, format_address=self.platform.addressing.format,
                            record_types=self.platform.record_types, written_to=space.high_water(),
                            scan_to=space.scan_to, scan_read=space.scan_page)
@@ -104,9 +105,9 @@ class Restart(Recovery):
                     yield from more
                     cpu = self._cpu
                 if kind in QUEUE_RECORDS and (q := queues.get(record.queue)) is not None and q.file is not None:
-                    if legacy:  # one file-system interaction per record (9.1.1 batches them)
+                    if legacy:  # the queue file opened, written, closed per record (9.1.1 batches them)
                         self._cpu = cpu
-                        yield from self.queue_file_ops(1)
+                        yield from self.queue_file_ops()
                         cpu = self._cpu
                     if q.unflushed_bytes > buffer:  # the queue buffer is full: spill it
                         self._cpu = cpu
@@ -115,7 +116,6 @@ class Restart(Recovery):
         self._cpu = cpu
         yield from self.sequential_reads(reader.pages_read, final=True)
         yield from self.cpu_flush()
-        self.cache.replayed(start, reader.pages_read)
         report.bytes_read += reader.bytes_read
         report.end_of_log = reader.end
         if not self.checkpoint_complete:

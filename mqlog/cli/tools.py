@@ -82,9 +82,14 @@ def groupcommit(committers: str, commits: int, message_size: int, device: str, t
 @click.option("--name", help="With --from-mqldt: the fitted profile's name (default: the file's name).")
 @click.option("-o", "--output", type=click.Path(dir_okay=False),
               help="With --from-mqldt: write the fitted profile to this TOML file (else it is printed).")
+@click.option("--calls", is_flag=True,
+              help="Show what each file-system call costs on each profile, and which calls are served by the "
+                   "kernel, make a network round trip or reach the device.")
 @json_option("the profiles (or the fit)")
-def devices(path: str | None, mqldt: str | None, name: str | None, output: str | None, as_json: bool) -> None:
-    """List device profiles: latency per I/O, bandwidth, and the channel transfers share;
+def devices(path: str | None, mqldt: str | None, name: str | None, output: str | None, calls: bool,
+            as_json: bool) -> None:
+    """List device profiles: latency per I/O, bandwidth, the channel transfers share, the round
+    trip to a file server and the read-ahead window (--calls: each file-system call's cost);
     or, with --from-mqldt, fit one to an mqldt measurement of your own log volume."""
     from mqlog.core.disk.devices import load_profiles
 
@@ -102,20 +107,24 @@ def devices(path: str | None, mqldt: str | None, name: str | None, output: str |
         # channel_mb_s stays as the file gave it (null: not given); the effective one beside it
         emit_json({"devices": [dict(attrs.asdict(p), effective_channel_mb_s=p.channel) for p in profiles.values()]})
         return
+    if calls:
+        _calls_table(profiles.values())
+        return
     # The channel is the one concurrent transfers divide; a profile that leaves it out
     # gets its larger bandwidth, marked "*" so the reader knows it was not stated.
     width = terminal_width()
-    header = (f"{'name':<8} {'write µs':>9} {'read µs':>8} {'file op µs':>10} {'write MB/s':>10} "
-              f"{'read MB/s':>9} {'channel MB/s':>12} {'queue':>5}")
+    header = (f"{'name':<8} {'write µs':>8} {'read µs':>7} {'RTT µs':>6} {'RA KiB':>6} {'write MB/s':>10} "
+              f"{'read MB/s':>9} {'chan MB/s':>9} {'queue':>5}")
     # the description is the free text at the end: a row it does not fit on has it on lines of
     # its own under the figures, wrapped (group.fitted, as config and compare do), so that no
     # line is wider than the terminal; the header names the column while a row still has it
     rows = []
     for p in profiles.values():
         channel = f"{p.channel:.0f}" + (" " if p.channel_mb_s is not None else "*")
-        rows.append((f"{p.name:<8} {p.write_latency_us:>9.0f} {p.read_latency_us:>8.0f} {p.file_op_us:>10.0f} "
-                     f"{p.write_bandwidth_mb_s:>10.0f} {p.read_bandwidth_mb_s:>9.0f} {channel:>12} "
-                     f"{p.queue_depth:>5}  ", p.description))
+        rtt = f"{p.round_trip_us:.0f}" if p.fs_calls.by_class()["round-trip"] else "-"
+        rows.append((f"{p.name:<8} {p.write_latency_us:>8.0f} {p.read_latency_us:>7.0f} {rtt:>6} "
+                     f"{p.read_ahead_kb:>6} {p.write_bandwidth_mb_s:>10.0f} {p.read_bandwidth_mb_s:>9.0f} "
+                     f"{channel:>9} {p.queue_depth:>5}  ", p.description))
     inline = width is None or any(len(figures) + len(text) <= width for figures, text in rows)
     click.echo(header + "  description" if inline else header)
     for figures, text in rows:
@@ -123,6 +132,24 @@ def devices(path: str | None, mqldt: str | None, name: str | None, output: str |
             click.echo(line)
     if any(p.channel_mb_s is None for p in profiles.values()):
         click.echo("* channel_mb_s not given: the larger of the two bandwidths")
+    click.echo("chan: the channel concurrent transfers share; RTT: a round trip to a file server")
+    click.echo("(-: no call makes one); RA: the read-ahead window")
+    click.echo("what each file-system call costs on each profile: mqlog devices --calls")
+
+
+def _calls_table(profiles) -> None:
+    """``devices --calls``: each profile's file-system calls by what they cost."""
+    from mqlog.core.disk.fscalls import CALLS
+
+    names = list(CALLS)
+    click.echo(f"{'name':<8} " + " ".join(f"{c:>7}" for c in names))
+    for p in profiles:
+        click.echo(f"{p.name:<8} " + " ".join(f"{p.call_us(c):>7g}" for c in names))
+    click.echo("µs a call: 'local' calls the kernel serves (local_call_us), 'round-trip' calls a file server "
+               "answers (round_trip_us), 'device' calls made durable (write_latency_us):")
+    for p in profiles:
+        by = p.fs_calls.by_class()
+        click.echo(f"  {p.name}: " + "; ".join(f"{k} {', '.join(v)}" for k, v in by.items() if v))
 
 
 def _fit_mqldt(source: str, name: str | None, output: str | None, as_json: bool = False) -> None:

@@ -22,7 +22,7 @@ EXTRA_ONE_WAY_US = {"nfs2": 500.0, "nfs3": 1000.0}
 
 def _profile(**overrides) -> DeviceProfile:
     fields = dict(name="t", description="test", read_latency_us=100.0, write_latency_us=100.0,
-                  read_bandwidth_mb_s=100.0, write_bandwidth_mb_s=100.0, file_op_us=10.0,
+                  read_bandwidth_mb_s=100.0, write_bandwidth_mb_s=100.0,
                   queue_depth=1)
     fields.update(overrides)
     return DeviceProfile(**fields)
@@ -53,10 +53,10 @@ def test_builtin_lookup_is_case_insensitive():
 @pytest.mark.parametrize("cost", [
     lambda p: p.write_latency_us,
     lambda p: p.read_latency_us,
-    lambda p: p.file_op_us,
+    lambda p: p.call_us("create"),
     lambda p: p.write_time_us(4096),
     lambda p: p.read_time_us(4096),
-], ids=["write", "read", "file_op", "write_4k", "read_4k"])
+], ids=["write", "read", "create", "write_4k", "read_4k"])
 def test_latency_ordering(cost):
     profiles = load_profiles()
     costs = [cost(profiles[n]) for n in REQUIRED]
@@ -70,7 +70,9 @@ def test_nfs_delay_profiles_are_nfs1_plus_one_round_trip(name):
     round_trip = 2 * EXTRA_ONE_WAY_US[name]
     assert slow.write_latency_us - base.write_latency_us == pytest.approx(round_trip)
     assert slow.read_latency_us - base.read_latency_us == pytest.approx(round_trip)
-    assert slow.file_op_us - base.file_op_us == pytest.approx(round_trip)
+    assert slow.round_trip_us - base.round_trip_us == pytest.approx(round_trip)
+    assert slow.call_us("open") - base.call_us("open") == pytest.approx(round_trip)
+    assert slow.fs_calls == base.fs_calls
     # Delay is latency only: streaming rate and concurrency are those of nfs1.
     assert slow.write_bandwidth_mb_s == base.write_bandwidth_mb_s
     assert slow.read_bandwidth_mb_s == base.read_bandwidth_mb_s
@@ -128,7 +130,10 @@ def test_negative_size_rejected():
     ("read_bandwidth_mb_s", 0.0),
     ("write_bandwidth_mb_s", 2e6),
     ("write_bandwidth_mb_s", float("inf")),
-    ("file_op_us", -0.5),
+    ("local_call_us", -0.5),
+    ("round_trip_us", 10_000_001.0),
+    ("read_ahead_kb", 2),
+    ("read_ahead_kb", 128.0),
     ("queue_depth", 0),
     ("queue_depth", 1025),
     ("queue_depth", 2.0),
@@ -202,7 +207,6 @@ read_latency_us = 10
 write_latency_us = 20.5
 read_bandwidth_mb_s = 100
 write_bandwidth_mb_s = 200
-file_op_us = 5
 queue_depth = 4
 
 [b]
@@ -228,7 +232,6 @@ read_latency_us = 10
 write_latency_us = 20
 read_bandwidth_mb_s = 300
 write_bandwidth_mb_s = 200
-file_op_us = 5
 queue_depth = 4
 
 [wide]
@@ -342,7 +345,7 @@ def test_counters_add_up():
     returned: list[float] = []
 
     def proc():
-        returned.append((yield from device.file_op()))
+        returned.append((yield from device.file_op("create")))
         returned.append((yield from device.write(4096)))
         returned.append((yield from device.write(1000)))
         returned.append((yield from device.read(65536)))
@@ -351,7 +354,7 @@ def test_counters_add_up():
     env.run()
     w = profile.write_time_us(4096) + profile.write_time_us(1000)
     r = profile.read_time_us(65536)
-    f = profile.file_op_us
+    f = profile.call_us("create")
     assert returned == pytest.approx([f, profile.write_time_us(4096),
                                       profile.write_time_us(1000), r])
     assert (device.writes, device.reads, device.file_ops) == (2, 1, 1)
@@ -499,7 +502,8 @@ def test_queue_depth_still_limits_concurrent_ios():
 
 def test_file_ops_hold_a_slot_but_not_the_channel():
     # A metadata call beside a transfer does not slow it: it moves no bytes.
-    p = _profile(write_latency_us=100.0, write_bandwidth_mb_s=100.0, file_op_us=50.0, queue_depth=2)
+    p = _profile(write_latency_us=100.0, write_bandwidth_mb_s=100.0, round_trip_us=50.0, queue_depth=2,
+                 fs_calls={"open": "round-trip"})
     env = simpy.Environment()
     device = Device(env, p)
     ends = {}
@@ -509,7 +513,7 @@ def test_file_ops_hold_a_slot_but_not_the_channel():
         ends["write"] = env.now
 
     def f():
-        yield from device.file_op()
+        yield from device.file_op("open")
         ends["file_op"] = env.now
 
     env.process(w())

@@ -136,8 +136,10 @@ def test_restart_backs_out_a_shunted_unit_from_its_shunt_records_and_reads_no_ar
     # the unshunted unit's first records left the active log long ago: restart read the archive
     assert platform_p.space.reads["archive"] > 0
     assert platform_s.space.reads["archive"] == 0
-    # and its walk read fewer pages cold (restart's page cache serves the rest)
-    assert report_s.cache_misses < report_p.cache_misses
+    # and its walk costs less: the shunt records it reads lie near the end of the log, where
+    # the unshunted unit's walk goes back to its first records, each a cold block read
+    walk = "recovery_backout_walk_s"
+    assert report_s.restart_phases[walk] < report_p.restart_phases[walk]
 
 
 def test_an_in_doubt_unit_stays_in_doubt_across_restart_after_shunting_and_can_be_resolved():
