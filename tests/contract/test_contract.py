@@ -73,27 +73,42 @@ def test_crash_at_every_physical_write(platform_config, seed):
 
 
 def test_crash_during_restart_then_restart_again_repeats_no_undo(platform_config):
-    # Find a crash point that leaves units of work for restart to back out.
+    # Find a crash point that leaves units of work for restart to back out, with CLRs that
+    # restart writes in more than one write, so that a crash can fall between them. Two CLRs
+    # are not enough on their own: restart hands each unit's Backout to the writer without a
+    # force per unit, so two units with one CLR each may go out in a single write (distributed
+    # circular TripleWrite, seed 5: the first such crash point is one). Every candidate tried
+    # is checked in full; the search stops at the first whose undo a crash did interrupt.
     def candidates():
         for seed in range(5, 12):
             total = run_workload(platform_config, seed=seed, apps=4, rounds=16).storage.physical_writes
             for k in range(3, total):
                 yield seed, k
 
+    tried = 0
     for seed, k in candidates():
         out = run_workload(platform_config, seed=seed, apps=4, rounds=16, plan=FaultPlan(crash_after_writes=k))
         disk = out.storage.durable
         qm, report, _ = restart(platform_config, clone(disk))
         # None: crashed before it was created. Two CLRs at least, so that a crash can fall
         # between them (two units backed out may have only one record to undo between them).
-        if report is not None and report.uows_backed_out >= 2 and report.clrs_written >= 2:
+        if report is None or report.uows_backed_out < 2 or report.clrs_written < 2:
+            continue
+        tried += 1
+        if crash_restart_and_restart_again(platform_config, out, disk, qm, report):
             break
+        assert tried < 20, "20 crash points left work to undo, but no crash fell between the CLRs of one restart"
     else:
-        pytest.fail("no crash point left work to undo")
+        pytest.fail(f"no crash point left work whose undo a crash could interrupt ({tried} left work to undo)")
+
+
+def crash_restart_and_restart_again(platform_config, out, disk, qm, report) -> int:
+    """Crash the restart of ``disk`` after each of its writes, restart once more, and check
+    the state is restart's (``qm``'s) with no undo repeated. Returns how many of those crashes
+    fell between the CLRs of the restart."""
     expected = state_of(qm)
     total_clrs = report.clrs_written
     origin = platform_config.make(clone(disk)).space.load_control().tail
-    # Crash the restart itself after each of its writes, then restart once more.
     interrupted_with_clrs = 0
     for j in range(1, 40):
         first = clone(disk)
@@ -111,7 +126,9 @@ def test_crash_during_restart_then_restart_again_repeats_no_undo(platform_config
         # exactly the undo work the first did not finish.
         assert r2.clrs_written == total_clrs - durable_clrs, (j, durable_clrs)
         interrupted_with_clrs += 0 < durable_clrs < total_clrs
-    assert interrupted_with_clrs, "no crash fell between the CLRs of one restart"
+    else:
+        pytest.fail("restart still crashed after 39 writes")
+    return interrupted_with_clrs
 
 
 def clrs_in_log(storage, platform_config=None, start: int | None = None) -> int:
