@@ -45,21 +45,38 @@ def control_of(run: Path) -> dict:
     return json.loads(raw[8:])
 
 
+#: how many bytes of the head's extent test_a_truncated_extent_is_refused_not_taken_for_a_torn_tail keeps
+TRUNCATED_TO = 10000
+
+
 @pytest.fixture(scope="module")
 def linear_run(tmp_path_factory):
     """A linear log of 64-page extents, crashed with its checkpoint in the first extent and
-    its head two extents on: the middle extent holds committed work restart must replay."""
-    out = tmp_path_factory.mktemp("linear") / "run"
-    done = mqlog("run", "--platform", "distributed", "--workload", "log-fill", "--set", "workload.queues=1",
-                 "--set", "workload.messages=400", "--set", "workload.transactions=400",
-                 "--set", "workload.message_size=1000", "--set", "log.LogFilePages=64",
-                 "--set", "log.LogType=LINEAR", "--crash-after-writes", "500", "--out", out)
-    assert done.returncode == 0, done.stderr
-    control = control_of(out)
-    starts = {number: start for number, _, start, *_ in control["extents"]}
-    # The scenario this module depends on, asserted rather than hoped for:
-    assert starts[0] <= control["checkpoint"] < starts[1] and control["current"] == 2
-    return out
+    its head two extents on, past the first TRUNCATED_TO bytes of that extent: the middle
+    extent holds committed work restart must replay, and truncating the head's extent cuts
+    written log off.
+
+    How many writes in that is moves with the writer (issue 38's 120-byte commit records write
+    less log per write: 500 writes no longer reach the third extent), so the crash point is
+    searched for, 50 writes at a time from 500 (600 at issue 38), and must be found."""
+    root = tmp_path_factory.mktemp("linear")
+    for writes in range(500, 1001, 50):
+        out = root / f"run{writes}"
+        done = mqlog("run", "--platform", "distributed", "--workload", "log-fill", "--set", "workload.queues=1",
+                     "--set", "workload.messages=400", "--set", "workload.transactions=400",
+                     "--set", "workload.message_size=1000", "--set", "log.LogFilePages=64",
+                     "--set", "log.LogType=LINEAR", "--crash-after-writes", writes, "--out", out)
+        assert done.returncode == 0, done.stderr
+        assert json.loads((out / "run.json").read_text())["crashed"], writes
+        control = control_of(out)
+        starts = {number: start for number, _, start, *_ in control["extents"]}
+        head = (out / "qm" / "S0000002.LOG")
+        # The scenario this module depends on, asserted rather than hoped for:
+        if (starts[0] <= control["checkpoint"] < starts[1] and control["current"] == 2
+                and any(head.read_bytes()[TRUNCATED_TO:])):
+            return out
+    pytest.fail("no crash point from 500 to 1000 writes left the checkpoint in the first extent "
+                f"and the head more than {TRUNCATED_TO} bytes into the third")
 
 
 def fresh(run: Path, tmp_path: Path) -> Path:
@@ -89,8 +106,8 @@ def test_a_truncated_extent_is_refused_not_taken_for_a_torn_tail(linear_run, tmp
     run = fresh(linear_run, tmp_path)
     extent = run / "qm" / "S0000002.LOG"  # the extent holding the head
     with open(extent, "r+b") as f:
-        f.truncate(10000)
-    refused(mqlog("restart", run, "--verify"), "S0000002.LOG", "10000 bytes")
+        f.truncate(TRUNCATED_TO)
+    refused(mqlog("restart", run, "--verify"), "S0000002.LOG", f"{TRUNCATED_TO} bytes")
 
 
 def test_a_lost_control_file_is_not_a_new_queue_manager(linear_run, tmp_path):
@@ -124,20 +141,27 @@ def test_a_crash_while_the_queue_manager_is_created_is_still_never_created(tmp_p
 
 @pytest.fixture(scope="module")
 def zos_run(tmp_path_factory):
-    """A dual-logged z/OS run with small data sets, crashed after its checkpoint moved to
-    the second data set (so restart reads it) and several offloads."""
-    out = tmp_path_factory.mktemp("zos") / "run"
-    done = mqlog("run", "--platform", "zos", "--workload", "log-fill", "--set", "workload.queues=1",
-                 "--set", "workload.messages=800", "--set", "workload.transactions=800",
-                 "--set", "workload.message_size=1000", "--set", "log.ACTIVE_LOG_CIS=64",
-                 "--crash-after-writes", "900", "--out", out)
-    assert done.returncode == 0, done.stderr
-    assert json.loads((out / "run.json").read_text())["crashed"]
-    bsds = json.loads((out / "qm" / "BSDS01").read_bytes()[8:])
-    # The first archive's log has left the active data sets: only the archive holds it.
-    assert bsds["archives"][0][1:3] == [0, 64 * PAGE_SIZE - 1] and bsds["archives"][0][4]
-    assert all(start != 0 for _, start, *_ in bsds["active"])
-    return out
+    """A dual-logged z/OS run with small data sets, crashed after several offloads, once the
+    first archive's log has left the active data sets (every one of them reused since).
+
+    How many writes in that is moves with the writer (issue 38's smaller commit records write
+    less log: 900 writes no longer reuse the first data set), so the crash point is searched
+    for, 100 writes at a time from 900 (1,100 at issue 38), and must be found."""
+    root = tmp_path_factory.mktemp("zos")
+    for writes in range(900, 2001, 100):
+        out = root / f"run{writes}"
+        done = mqlog("run", "--platform", "zos", "--workload", "log-fill", "--set", "workload.queues=1",
+                     "--set", "workload.messages=800", "--set", "workload.transactions=800",
+                     "--set", "workload.message_size=1000", "--set", "log.ACTIVE_LOG_CIS=64",
+                     "--crash-after-writes", writes, "--out", out)
+        assert done.returncode == 0, done.stderr
+        assert json.loads((out / "run.json").read_text())["crashed"], writes
+        bsds = json.loads((out / "qm" / "BSDS01").read_bytes()[8:])
+        # The first archive's log has left the active data sets: only the archive holds it.
+        if (bsds["archives"] and bsds["archives"][0][1:3] == [0, 64 * PAGE_SIZE - 1] and bsds["archives"][0][4]
+                and all(start != 0 for _, start, *_ in bsds["active"])):
+            return out
+    pytest.fail("no crash point from 900 to 2000 writes left the first archive's log only in the archive")
 
 
 def test_zos_lost_bsds_pair_is_refused_by_restart_and_the_utilities(zos_run, tmp_path):
