@@ -11,7 +11,7 @@ address, and nothing is written (a second restart refuses the same way, the file
 The distributed rows are made on LogWriteIntegrity=SingleWrite too (the ``*-single`` runs), where
 they apply. SingleWrite keeps no spare file, so nothing written after the control file's last
 update (its high-water mark: here the write that switched to the current extent, at
-<0:0:83:57344>) is known but from the pages themselves: row 2 (the current extent zeroed) does
+<0:0:83:61440>) is known but from the pages themselves: row 2 (the current extent zeroed) does
 not apply there – the whole current extent lies past the mark, and with nothing good after it
 the log ends where a power failure at that point ends it, the case docs/reliability.md names as
 undetectable (and why MQ could not detect it either); so does the current extent restored from
@@ -35,41 +35,58 @@ from logdamage import fresh, mqlog, refused, zero
 from mqlog.core.format.pages import PAGE_SIZE
 
 
-BASE = ["--workload", "putget-pairs", "--set", "workload.pairs=3", "--set", "workload.messages_per_pair=400"]
+BASE = ["--workload", "putget-pairs"]
+#: Each platform's run, chosen so that its log ends where the tests below assume (checked by
+#: test_the_runs_are_shaped_as_the_tests_assume). Issue 38's writer pads a write carrying
+#: several callers' forces to the end of its last page and writes 120-byte commit records,
+#: so 3 pairs of 400 messages no longer ended there: on distributed the padding filled the log
+#: faster than its checkpoints freed it (the circular ring grew a fourth, secondary, extent,
+#: and the log ran on to S0000001 from <0:0:96:0>), and with fewer messages, or a think time,
+#: TripleWrite's spare page was no longer of the current extent (row 2 needs it there: the
+#: last partial page rewritten was in <0:0:82:…>); z/OS, writing less, ended in DS01 from RBA
+#: 3C0000. One pair's writes carry one or two forces and rewrite their partial page as before:
+#: 1,400 messages end in S0000000 at <0:0:87:29160>, its last partial page in the spare file.
+WORKLOAD = {"distributed": ["--set", "workload.pairs=1"],
+            "zos": ["--set", "workload.pairs=3", "--set", "workload.messages_per_pair=550"]}
 
 
 def _run(root: Path, name: str, platform: str, *settings, until=("--crash-at", "end")) -> Path:
     out = root / name
-    done = mqlog("run", "--platform", platform, *BASE, *settings, *until, "--out", out)
+    done = mqlog("run", "--platform", platform, *BASE, *WORKLOAD[platform], *settings, *until, "--out", out)
     assert done.returncode == 0, done.stderr
     return out
 
 
 DIST = ("--set", "log.LogFilePages=64")
+TRIPLE = ("--set", "workload.messages_per_pair=1400")
 ZOS = ("--set", "log.ACTIVE_LOG_CIS=64")
-SINGLE = ("--set", "log.LogWriteIntegrity=SingleWrite")
+#: (SingleWrite's run writes less log: 1,640 messages end where TripleWrite's 1,400 do, in
+#: S0000000 at <0:0:87:39130>)
+SINGLE = ("--set", "log.LogWriteIntegrity=SingleWrite", "--set", "workload.messages_per_pair=1640")
 
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
     root = tmp_path_factory.mktemp("runs")
     made = {
-        "circular": _run(root, "circular", "distributed", *DIST),
-        "linear": _run(root, "linear", "distributed", *DIST, "--set", "log.LogType=LINEAR"),
+        "circular": _run(root, "circular", "distributed", *DIST, *TRIPLE),
+        "linear": _run(root, "linear", "distributed", *DIST, *TRIPLE, "--set", "log.LogType=LINEAR"),
         "zos-dual": _run(root, "zos-dual", "zos", *ZOS),
         "zos-single": _run(root, "zos-single", "zos", *ZOS, "--set", "log.TWOACTV=NO", "--set", "log.TWOARCH=NO"),
-        # the same runs 1,000 writes in: what a backup taken then holds (runs are deterministic)
-        "circular-1000": _run(root, "circular-1000", "distributed", *DIST, until=("--crash-after-writes", "1000")),
-        "linear-1000": _run(root, "linear-1000", "distributed", *DIST, "--set", "log.LogType=LINEAR",
-                            until=("--crash-after-writes", "1000")),
-        # SingleWrite: the same runs, and one 500 writes in (of its 962)
+        # the same runs 2,100 writes in: what a backup taken then holds (runs are deterministic):
+        # S0000000 (linear S0000012) current from <0:0:48:0>, the checkpoint in it
+        "circular-2100": _run(root, "circular-2100", "distributed", *DIST, *TRIPLE,
+                              until=("--crash-after-writes", "2100")),
+        "linear-2100": _run(root, "linear-2100", "distributed", *DIST, *TRIPLE, "--set", "log.LogType=LINEAR",
+                            until=("--crash-after-writes", "2100")),
+        # SingleWrite: the same runs, and one 1,700 writes in: S0000002 current from <0:0:44:0>
         "circular-single": _run(root, "circular-single", "distributed", *DIST, *SINGLE),
         "linear-single": _run(root, "linear-single", "distributed", *DIST, *SINGLE, "--set", "log.LogType=LINEAR"),
-        "circular-single-500": _run(root, "circular-single-500", "distributed", *DIST, *SINGLE,
-                                    until=("--crash-after-writes", "500")),
-        # z/OS TWOACTV=NO crashed 725 writes in: just after a switch, before the BSDS's next update
-        "zos-single-725": _run(root, "zos-single-725", "zos", *ZOS, "--set", "log.TWOACTV=NO", "--set",
-                               "log.TWOARCH=NO", until=("--crash-after-writes", "725")),
+        "circular-single-1700": _run(root, "circular-single-1700", "distributed", *DIST, *SINGLE,
+                                     until=("--crash-after-writes", "1700")),
+        # z/OS TWOACTV=NO crashed 960 writes in: just after a switch (at 956), before the BSDS's next update
+        "zos-single-960": _run(root, "zos-single-960", "zos", *ZOS, "--set", "log.TWOACTV=NO", "--set",
+                               "log.TWOARCH=NO", until=("--crash-after-writes", "960")),
     }
     return made
 
@@ -95,7 +112,7 @@ def test_the_runs_are_shaped_as_the_tests_assume(runs):
         assert control["current"] == current and starts[current] == 84 << 16
         assert starts[before] == 80 << 16 <= control["checkpoint"] < 84 << 16
         if name.endswith("-single"):
-            assert control["checkpoint"] < control["written_to"] == (83 << 16) + 57344
+            assert control["checkpoint"] < control["written_to"] == (83 << 16) + 61440
             assert not (runs[name] / "qm" / "amqhlspr.lfh").exists()
     for name in ("zos-dual", "zos-single"):
         bsds = json.loads((runs[name] / "qm" / "BSDS01").read_bytes()[8:])
@@ -198,12 +215,12 @@ def test_row4_the_data_set_before_the_current_one_copied_over_it_is_refused_zos(
     range the BSDS gives DS02. (Before the fix: CSQR002I RESTART COMPLETED, and 1 uncommitted
     message visible; the copy made at the end of the run, after the offload of DS02 updated
     the BSDS, was refused already.)"""
-    bsds = json.loads((runs["zos-single-725"] / "qm" / "BSDS01").read_bytes()[8:])
+    bsds = json.loads((runs["zos-single-960"] / "qm" / "BSDS01").read_bytes()[8:])
     assert [d[:2] for d in bsds["active"]] == [[1, 0x300000], [2, 0x340000], [3, 0x380000]]
     assert bsds["current"] == 2 and 0x340000 <= bsds["written_to"] < 0x380000
-    out = mqlog("restart", fresh(runs["zos-single-725"], tmp_path, "undamaged"), "--verify")
+    out = mqlog("restart", fresh(runs["zos-single-960"], tmp_path, "undamaged"), "--verify")
     assert out.returncode == 0 and "OK" in out.stdout, out.stdout + out.stderr
-    run = fresh(runs["zos-single-725"], tmp_path)
+    run = fresh(runs["zos-single-960"], tmp_path)
     shutil.copyfile(run / "qm" / "LOGCOPY1.DS02", run / "qm" / "LOGCOPY1.DS03")
     refused(run, "LOGCOPY1.DS03, offset 0, log address 0000000000380000",
             "CSQJ102E LOG RBA CONTENT OF LOG DATA SET DSNAME=LOGCOPY1.DS03, STARTRBA=0000000000380000",
@@ -213,9 +230,9 @@ def test_row4_the_data_set_before_the_current_one_copied_over_it_is_refused_zos(
 # -- row 5: an older copy of an extent restored, or the whole log older than the queue files ---
 
 @pytest.mark.parametrize("name, backup, extent, holds, started", [
-    ("circular", "circular-1000", "S0000001.LOG", "<0:0:40:0>", "<0:0:76:0>"),
-    ("circular", "circular-1000", "S0000002.LOG", "<0:0:44:0>", "<0:0:80:0>"),
-    ("circular-single", "circular-single-500", "S0000002.LOG", "<0:0:44:0>", "<0:0:80:0>")])
+    ("circular", "circular-2100", "S0000001.LOG", "<0:0:40:0>", "<0:0:76:0>"),
+    ("circular", "circular-2100", "S0000002.LOG", "<0:0:44:0>", "<0:0:80:0>"),
+    ("circular-single", "circular-single-1700", "S0000002.LOG", "<0:0:44:0>", "<0:0:80:0>")])
 def test_row5_an_older_copy_of_an_extent_restored_is_refused(runs, tmp_path, name, backup, extent, holds, started):
     run = fresh(runs[name], tmp_path)
     shutil.copyfile(runs[backup] / "qm" / extent, run / "qm" / extent)
@@ -223,30 +240,33 @@ def test_row5_an_older_copy_of_an_extent_restored_is_refused(runs, tmp_path, nam
 
 
 def test_row5_the_current_extent_restored_from_a_backup_is_refused(runs, tmp_path):
-    """Before the fix: AMQ8003I, and 3 uncommitted messages visible."""
+    """Before the fix: AMQ8003I, and 3 uncommitted messages visible. The copy's pages are
+    stale up to the last two partial pages rewritten (54 and 55), whose new versions
+    TripleWrite's spare file holds: good pages of later writes."""
     run = fresh(runs["circular"], tmp_path)
-    shutil.copyfile(runs["circular-1000"] / "qm" / "S0000000.LOG", run / "qm" / "S0000000.LOG")
-    refused(run, "S0000000.LOG, offset 0, log address <0:0:84:0>", "page stale", "the first of 48 bad pages in a row",
-            "but 1 good pages follow them from a write that began after it")
+    shutil.copyfile(runs["circular-2100"] / "qm" / "S0000000.LOG", run / "qm" / "S0000000.LOG")
+    refused(run, "S0000000.LOG, offset 0, log address <0:0:84:0>", "page stale", "the first of 54 bad pages in a row",
+            "but 2 good pages follow them from 2 later writes")
 
 
-@pytest.mark.parametrize("name, backup", [("circular", "circular-1000"), ("linear", "linear-1000"),
-                                          ("circular-single", "circular-single-500")])
-def test_row5_a_log_older_than_the_queue_files_is_refused(runs, tmp_path, name, backup):
-    """The log (and its control file) of a backup taken 1,000 writes in (SingleWrite: 500),
+@pytest.mark.parametrize("name, backup, put", [("circular", "circular-2100", "<0:0:82:20584>"),
+                                               ("linear", "linear-2100", "<0:0:82:20584>"),
+                                               ("circular-single", "circular-single-1700", "<0:0:82:13656>")])
+def test_row5_a_log_older_than_the_queue_files_is_refused(runs, tmp_path, name, backup, put):
+    """The log (and its control file) of a backup taken 2,100 writes in (SingleWrite: 1,700),
     with the queue files of the end of the run: entries name puts beyond the end of the log.
     (Before the fix, on SingleWrite: AMQ8003I, and uncommitted messages visible.)"""
     run = fresh(runs[backup], tmp_path)
     for queue_file in (runs[name] / "qm").glob("*.mqq"):
         shutil.copyfile(queue_file, run / "qm" / queue_file.name)
-    refused(run, "PAIR.00000.mqq, log address <0:0:81:64516>", "holds a message put at log address <0:0:81:64516>",
+    refused(run, f"PAIR.00000.mqq, log address {put}", f"holds a message put at log address {put}",
             "the log is older than the queue files")
 
 
 # -- row 6: an older control file restored -------------------------------------------------------
 
-@pytest.mark.parametrize("name, backup, started", [("circular", "circular-1000", "<0:0:48:0>"),
-                                                   ("circular-single", "circular-single-500", "<0:0:36:0>")])
+@pytest.mark.parametrize("name, backup, started", [("circular", "circular-2100", "<0:0:48:0>"),
+                                                   ("circular-single", "circular-single-1700", "<0:0:36:0>")])
 def test_row6_an_older_control_file_restored_is_refused_circular(runs, tmp_path, name, backup, started):
     run = fresh(runs[name], tmp_path)
     shutil.copyfile(runs[backup] / "qm" / "amqhlctl.lfh", run / "qm" / "amqhlctl.lfh")
@@ -255,7 +275,7 @@ def test_row6_an_older_control_file_restored_is_refused_circular(runs, tmp_path,
 
 def test_row6_an_older_control_file_restored_is_refused_linear(runs, tmp_path):
     run = fresh(runs["linear"], tmp_path)
-    shutil.copyfile(runs["linear-1000"] / "qm" / "amqhlctl.lfh", run / "qm" / "amqhlctl.lfh")
+    shutil.copyfile(runs["linear-2100"] / "qm" / "amqhlctl.lfh", run / "qm" / "amqhlctl.lfh")
     refused(run, "S0000013.LOG, offset 0, log address <0:0:52:0>", "AMQ6762E",
             "has given it no log yet (an older control file restored")
 
@@ -265,12 +285,15 @@ def test_row6_an_older_control_file_restored_is_refused_linear(runs, tmp_path):
 @pytest.mark.parametrize("name", ["zos-dual", "zos-single"])
 def test_row7_the_bsds_replaced_by_an_archives_copy_is_refused(runs, tmp_path, name):
     """The copy beside archive 19, made when DS01 held RBAs 480000-4BFFFF; DS01 has since
-    been reused for 540000 on: CSQJ102E, and restart writes nothing over the newer log."""
+    been reused for 540000 on: CSQJ102E, and restart writes nothing over the newer log. (The
+    copy's checkpoint, 480ABE, lies in DS01 as the copy has it: restart needs DS01 from
+    480000, the address it names.)"""
     run = fresh(runs[name], tmp_path)
     for bsds in ("BSDS01", "BSDS02"):
         if (run / "qm" / bsds).exists():
             shutil.copyfile(run / "qm" / "CSQARC1.B0000019", run / "qm" / bsds)
-    refused(run, "LOGCOPY1.DS01, offset 0, log address 0000000000540000",
+    refused(run, "LOGCOPY1.DS01, offset 0, log address 0000000000480000",
+            "its first CI holds RBA 0000000000540000",
             "CSQJ102E LOG RBA CONTENT OF LOG DATA SET DSNAME=LOGCOPY1.DS01, STARTRBA=0000000000480000, "
             "ENDRBA=00000000004BFFFF, DOES NOT AGREE WITH BSDS INFORMATION")
 
@@ -288,13 +311,25 @@ def test_row7_a_data_set_swapped_is_refused(runs, tmp_path):
 
 # -- row 8: both copies zeroed below the BSDS's high-water mark (z/OS) ---------------------------
 
+def _below_the_mark(run: Path) -> int:
+    """The last CI of DS01 (the current data set, from RBA 540000) below the BSDS's high-water
+    mark: asserted to be one after its first, so that zeroing from it is the row's damage."""
+    bsds = json.loads((run / "qm" / "BSDS01").read_bytes()[8:])
+    ci = (bsds["written_to"] - 0x540000) // PAGE_SIZE - 1
+    assert 1 <= ci < 64, hex(bsds["written_to"])
+    return ci
+
+
 @pytest.mark.parametrize("name", ["zos-dual", "zos-single"])
 def test_row8_a_data_set_zeroed_below_the_bsds_high_water_mark_is_refused(runs, tmp_path, name):
+    """From the last CI below the mark (the BSDS is updated at each switch, checkpoint and
+    offload: dual logging's mark is 555000, single logging's, its offloads quicker, 543000)."""
     run = fresh(runs[name], tmp_path)
+    ci = _below_the_mark(run)
     for copy in (1, 2) if name == "zos-dual" else (1,):
-        zero(run / "qm" / f"LOGCOPY{copy}.DS01", 5)
-    refused(run, "LOGCOPY1.DS01, offset 20480, log address 0000000000545000", "page unwritten",
-            "the log ends below its high-water mark")
+        zero(run / "qm" / f"LOGCOPY{copy}.DS01", ci)
+    refused(run, f"LOGCOPY1.DS01, offset {ci * PAGE_SIZE}, log address {0x540000 + ci * PAGE_SIZE:016X}",
+            "page unwritten", "the log ends below its high-water mark")
 
 
 # -- row 9: the tail of the active data set zeroed, or a 17-page hole (z/OS) ---------------------
@@ -310,6 +345,8 @@ def test_row9_a_hole_longer_than_16_cis_is_refused(runs, tmp_path, name, pages):
 
 
 def test_row9_the_tail_zeroed_below_the_bsds_high_water_mark_is_refused(runs, tmp_path):
+    """From the CI after the first: below single logging's mark (543000: see row 8)."""
     run = fresh(runs["zos-single"], tmp_path)
-    zero(run / "qm" / "LOGCOPY1.DS01", 12)
-    refused(run, "LOGCOPY1.DS01, offset 49152, log address 000000000054C000", "the log ends below its high-water mark")
+    assert _below_the_mark(run) >= 1
+    zero(run / "qm" / "LOGCOPY1.DS01", 1)
+    refused(run, "LOGCOPY1.DS01, offset 4096, log address 0000000000541000", "the log ends below its high-water mark")
