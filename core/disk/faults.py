@@ -29,7 +29,9 @@ from mqlog.core.disk.storage import Data, Storage
 __all__ = ["SECTOR_SIZE", "FaultPlan", "WriteRecord", "FaultInjectingStorage", "SURVIVE", "DETECT", "NOTHING",
            "FileRoles"]
 
-#: The unit of atomicity of a physical write: a torn write lands whole sectors only.
+#: The unit of atomicity of a physical write: a torn write lands whole sectors only. The
+#: log reader tells a tear from damage by it (``mqlog.core.format.pages.SECTOR_SIZE``, the
+#: same size: core's disk and format layers may not import each other).
 SECTOR_SIZE = 512
 
 #: What a log configuration claims against a class of fault (a platform says so for its own

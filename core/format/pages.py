@@ -93,6 +93,15 @@ UNWRITTEN = PageProblem("unwritten (no page header)")
 STALE = PageProblem("stale (a page from an earlier use of this space)")
 TORN = PageProblem("checksum mismatch (torn or damaged)")
 MALFORMED = PageProblem("malformed header")
+#: a page with no page header whose first sector holds something other than zeros: a torn
+#: write lands whole sectors, each either the new page's or what the file held before (zeros
+#: as formatted, or a page of an earlier lap, header first), so no crash leaves this – only
+#: damage (bytes shifted, overwritten, or another file's contents)
+GARBLED = PageProblem("no page header, and its first sector is not zeros (damaged, not torn)")
+
+#: the unit a physical write lands whole when a crash tears it (``mqlog.core.disk.faults``
+#: tears writes in these): a page's header lies in its first sector
+SECTOR_SIZE = 512
 
 
 #: the last page :func:`check_page` judged: (bytes, expected address, result). The reader
@@ -138,17 +147,22 @@ def check_page(raw: bytes, expected_address: int) -> tuple[PageHeader | None, Pa
 
 def _without_header(raw) -> PageProblem:
     """A page that is short or has no magic: nothing stored, or only zeros, was never
-    written; anything else was partly written (a torn append leaves the file ending
-    mid-page). (A whole page is compared with a page of zeros, one memcmp: restart reads to
+    written; a page whose first sector is zeros but not the rest was partly written (a torn
+    write landed later sectors, not the header's), as is a short page (a torn append leaves
+    the file ending mid-page); a whole page whose first sector is anything else is damage
+    (GARBLED). (A whole page is compared with a page of zeros, one memcmp: restart reads to
     the end of every file in use past a bad page, thousands of unwritten pages.)"""
-    if raw == _ZERO_PAGE if len(raw) == PAGE_SIZE else not raw.strip(b"\0"):
+    if len(raw) < PAGE_SIZE:
+        return TORN if raw.strip(b"\0") else UNWRITTEN
+    if raw == _ZERO_PAGE:
         return UNWRITTEN
-    return TORN
+    return TORN if raw[:SECTOR_SIZE] == _ZERO_SECTOR else GARBLED
 
 
 _unpack_header = PAGE_HEADER.unpack_from
 _crc32 = zlib.crc32
 _ZERO_PAGE = bytes(PAGE_SIZE)
+_ZERO_SECTOR = bytes(SECTOR_SIZE)
 
 
 def page_of(address: int) -> int:

@@ -21,7 +21,11 @@ expected address ends the walk, and the reader then decides what kind of end it 
 * **corruption** – good pages from a write that began *after* the bad page, or from
   several writes, follow it: the bad page was hardened by an earlier write that
   completed, so records that were acknowledged are gone. That raises
-  :class:`~mqlog.core.errors.LogCorruptionError` naming the file, offset and address.
+  :class:`~mqlog.core.errors.LogCorruptionError` naming the file, offset and address. So
+  does a page with no header whose first sector is not zeros (``GARBLED``), met at the end
+  or anywhere the reader looks past it: a torn write lands whole sectors, each the new
+  page's or what was there (zeros, or an earlier lap's page, header first), so only damage
+  leaves one – bytes shifted or overwritten – and past it the end cannot be told.
 
 A single-copy log cannot tell a bit flip in a page of its very last write from a torn
 write; the reader reports such an end as ``torn`` with the page and its location so that
@@ -39,7 +43,7 @@ from typing import Callable, Iterator, Protocol, Sequence
 import attrs
 
 from mqlog.core.errors import LogCorruptionError, LogFormatError
-from mqlog.core.format.pages import (FLAG_AFTER_PAD, NO_FIRST_RECORD, PAGE_HEADER_SIZE, PAGE_PAYLOAD, PAGE_SIZE,
+from mqlog.core.format.pages import (FLAG_AFTER_PAD, GARBLED, NO_FIRST_RECORD, PAGE_HEADER_SIZE, PAGE_PAYLOAD, PAGE_SIZE,
                               STALE, UNWRITTEN, PageProblem, check_page, page_of, payload_offset)
 from mqlog.core.format.records import (HEADER, HEADER_SIZE, MALFORMED, MAX_RECORD_SIZE, decode_record, peek_length,
                                        record_table)
@@ -354,6 +358,8 @@ class LogReader:
         means a page that an earlier, completed write hardened is gone: corruption.
         """
         fmt = self.format_address
+        if problem is GARBLED:
+            raise self._garbled(page_addr, name, offset)
         if problem is LOST_REWRITE:
             # The page itself is good; what is missing is the rewrite of the short page
             # before it, so that is the page to name (its short version was read, good).
@@ -383,12 +389,14 @@ class LogReader:
             floor = self.last_write_no or 0
             while probe < limit:
                 if probe < charged:
-                    nraw, _, _ = self._read(probe)
+                    nraw, nname, noffset = self._read(probe)
                 else:
-                    nraw, _, _ = self.scan_read(probe)
+                    nraw, nname, noffset = self.scan_read(probe)
                     self.scan_pages += 1
                 probe += PAGE_SIZE
                 nheader, nproblem = check_page(nraw, probe - PAGE_SIZE)
+                if nproblem is GARBLED:
+                    raise self._garbled(probe - PAGE_SIZE, nname, noffset)
                 if nheader is not None and nheader.write_no > self.max_write_no:
                     self.max_write_no = nheader.write_no
                 if nproblem is None and (probe <= charged or nheader.write_no >= floor):
@@ -420,6 +428,14 @@ class LogReader:
             f"{'a write that began after it' if len(writes) == 1 else f'{len(writes)} later writes'}",
             source=name, offset=offset, address=fmt(page_addr))
 
+
+    def _garbled(self, page_addr, name, offset) -> LogCorruptionError:
+        """A page no crash can leave (GARBLED) where the log is or may go on: damage, so the
+        end of the log cannot be told from it."""
+        return LogCorruptionError(
+            f"page {GARBLED}: a torn write lands whole sectors, each the new page's or zeros or an "
+            f"earlier page's (header first), so this is damage and the end of the log cannot be "
+            f"found past it", source=name, offset=offset, address=self.format_address(page_addr))
 
     def _below_high_water(self, end: EndOfLog, reached: int) -> EndOfLog:
         """``end``, unless the walk's good pages stop (at ``reached``) below the control data's

@@ -20,7 +20,7 @@ import simpy
 from mqlog.core.disk.devices import Device, get_profile
 from mqlog.core.errors import LogCorruptionError, SimulatedCrash
 from mqlog.core.disk.faults import FaultInjectingStorage, FaultPlan
-from mqlog.core.format.pages import (FLAG_AFTER_PAD, NO_FIRST_RECORD, PAGE_HEADER_SIZE, PAGE_SIZE, STALE, advance,
+from mqlog.core.format.pages import (FLAG_AFTER_PAD, NO_FIRST_RECORD, SECTOR_SIZE, PAGE_HEADER_SIZE, PAGE_SIZE, STALE, advance,
                                  build_page)
 from mqlog.core.log.reader import HOLE_PAGES, LOST_REWRITE, LogReader, scan
 from mqlog.core.format.records import NO_ADDRESS, Begin, Commit, Get, Put
@@ -732,11 +732,17 @@ def make_hole(log: SyntheticLog, first: int, count: int, kind: str):
             log.pages.pop(address, None)
         elif kind == "stale":  # this address as an earlier lap left it
             log.pages[address] = build_page(address - LAP, 1, b"", NO_FIRST_RECORD, FLAG_AFTER_PAD)
-        else:  # garbage
+        elif kind == "torn":  # some sectors of a write landed over zeros: the header's, or others
+            record = Put("Q", page.to_bytes(24, "little"), b"t" * 3000, uow=page + 1)  # fills sector 3
+            new = bytearray(build_page(address, 99, record.to_bytes(), 0, FLAG_AFTER_PAD))
+            lost = 0 if page % 2 else 3  # the sector that did not land
+            new[lost * SECTOR_SIZE:(lost + 1) * SECTOR_SIZE] = bytes(SECTOR_SIZE)
+            log.pages[address] = bytes(new)
+        else:  # garbage: no crash leaves it (its first sector is neither zeros nor a header)
             log.pages[address] = bytes([0xA5]) * PAGE_SIZE
 
 
-HOLE_KINDS = ["zeros", "nothing", "stale", "garbage"]
+HOLE_KINDS = ["zeros", "nothing", "stale", "torn", "garbage"]
 HOLE_SIZES = [1, 2, 3, 5, HOLE_PAGES - 1, HOLE_PAGES]
 
 
@@ -755,7 +761,10 @@ def test_a_hole_of_several_pages_with_later_writes_after_it_is_refused(size, kin
     err = info.value
     assert (err.source, err.offset, err.address) == (SYNTH, first * PAGE_SIZE, f"{at(first):016X}")
     assert f"{SYNTH}, offset {first * PAGE_SIZE}" in str(err)
-    assert (f"the first of {size} bad pages in a row" in str(err)) == (size > 1)
+    if kind == "garbage":  # no crash leaves a garbled page: refused at it, whatever follows
+        assert "damaged, not torn" in str(err)
+    else:
+        assert (f"the first of {size} bad pages in a row" in str(err)) == (size > 1)
 
 
 @pytest.mark.parametrize("kind", HOLE_KINDS)
@@ -777,19 +786,48 @@ def test_a_hole_in_the_middle_of_a_write_with_later_writes_is_refused(size, kind
 def test_a_run_of_bad_pages_with_nothing_good_after_it_is_the_end(size, kind, after):
     """The end of the log looks like a hole from its first page: pages never written, a
     pre-formatted extent's zeros, or (on a circular log) the pages of an earlier lap. With
-    nothing good after the run it is the end, never corruption; a run of garbage there is
-    a torn last write, as a single bad page is."""
+    nothing good after the run it is the end, never corruption; a run of torn pages there
+    is a torn last write, as a single bad page is. A run of garbage is not: no crash leaves
+    a page whose first sector is neither zeros nor a page header (a torn write lands whole
+    sectors), so it is refused at its first page (found by hypothesis on issue 38's branch:
+    63 bytes inserted into a log extent shifted every page after it, and restart took the
+    run for a torn last write and lost 18 writes of acknowledged work)."""
     first = 12
     log = synthetic(first + WRITE_PAGES)  # writes 1..5, the last one pages 12-14
     make_hole(log, first, size, kind)
     for page in range(first + size, first + size + 2 * HOLE_PAGES):
         make_hole(log, page, 1, after)
+    if kind == "garbage":
+        with pytest.raises(LogCorruptionError) as info:
+            scan(log, START)
+        assert (info.value.offset, info.value.address) == (first * PAGE_SIZE, f"{at(first):016X}")
+        assert "damaged, not torn" in str(info.value)
+        return
     records, end = scan(log, START)
     assert log.tags(records) == list(range(first))
     assert end.page_address == at(first) and end.offset == first * PAGE_SIZE
-    assert end.reason == ("torn" if kind == "garbage" else "end")
+    assert end.reason == ("torn" if kind == "torn" else "end")
     assert end.address == log.end_of(first - 1)  # where a writer resumes
     assert end.discarded_pages == 0
+
+
+@pytest.mark.parametrize("inserted", [1, 63, 511, 4095])
+def test_bytes_inserted_into_the_log_shift_every_page_after_and_are_refused(inserted):
+    """Bytes inserted inside a page shift every later page off its boundary: the damaged
+    page fails its checksum and no good page follows (all are shifted), which looked like a
+    torn last write. The first shifted page's first sector holds the tail of the page
+    before and a header at the wrong offset – no crash leaves that – so it is refused there,
+    naming that page."""
+    first = 12
+    log = synthetic(first + 8 * WRITE_PAGES)
+    image = b"".join(log.pages[at(p)] for p in range(first + 8 * WRITE_PAGES))
+    cut = first * PAGE_SIZE + 700
+    image = image[:cut] + bytes([0x5A]) * inserted + image[cut:]
+    for p in range(first + 8 * WRITE_PAGES):
+        log.pages[at(p)] = image[p * PAGE_SIZE:(p + 1) * PAGE_SIZE]
+    with pytest.raises(LogCorruptionError) as info:
+        scan(log, START)
+    assert info.value.offset == (first + 1) * PAGE_SIZE and "damaged, not torn" in str(info.value)
 
 
 @pytest.mark.parametrize("kind", ["zeros", "nothing", "stale"])
@@ -841,3 +879,33 @@ def test_a_hole_longer_than_the_look_is_the_end_and_the_look_is_bounded():
     records = list(reader)
     assert log.tags(records) == list(range(12)) and reader.end.reason == "end"
     assert reader.pages_read == 12 + 1 + HOLE_PAGES
+
+
+@pytest.mark.parametrize("mode", ["prefix", "random"])
+@pytest.mark.parametrize("before", ["zeros", "earlier lap"])
+def test_no_torn_write_leaves_a_page_the_reader_calls_garbled(mode, before):
+    """The reader refuses a page whose first sector is neither zeros nor a header as damage,
+    because a torn write cannot leave one: the fault injector's tears (whole sectors of the
+    new pages over what the file held) are checked against it, over a formatted extent's
+    zeros and over an earlier lap's pages, for many seeds."""
+    from mqlog.core.disk.faults import SECTOR_SIZE as TEAR_UNIT, FaultInjectingStorage, FaultPlan
+    from mqlog.core.disk.storage import MemoryStorage
+    from mqlog.core.format.pages import GARBLED, TORN, check_page
+
+    assert TEAR_UNIT == SECTOR_SIZE  # the unit the injector tears in is the one the reader assumes
+    pages = 6
+    new = b"".join(build_page(at(p), 7, SyntheticLog.record(p).to_bytes() + b"n" * 3000, 0, FLAG_AFTER_PAD, p)
+                   for p in range(pages))
+    old = (bytes(pages * PAGE_SIZE) if before == "zeros" else
+           b"".join(build_page(at(p) - LAP, 3, b"o" * 3500, 0, FLAG_AFTER_PAD, p) for p in range(pages)))
+    seen = set()
+    for seed in range(40):
+        inner = MemoryStorage()
+        inner.write("log", 0, old)
+        FaultInjectingStorage(inner, FaultPlan(seed=seed, tear_mode=mode)).tear("log", 0, new)
+        image = inner.read("log", 0, pages * PAGE_SIZE)
+        for p in range(pages):
+            _, problem = check_page(image[p * PAGE_SIZE:(p + 1) * PAGE_SIZE], at(p))
+            assert problem is not GARBLED, (seed, p)
+            seen.add(problem)
+    assert TORN in seen  # the tears did land parts of pages
