@@ -40,10 +40,19 @@ def test_every_console_id_has_the_platforms_form_and_its_severity_letter(table, 
 
 
 def test_a_zos_log_full_run_echoes_its_suffixed_action_message_on_stderr_and_no_informational_one():
-    out = mqlog("run", "--platform", "zos", "--workload", "putget-pairs", "--set", "log.ACTIVE_LOGS=2",
-                "--set", "log.ACTIVE_LOG_CIS=16", "--set", "workload.pairs=2", "--set", "workload.messages_per_pair=200")
-    assert out.returncode == 0, out.stderr
-    echoed = out.stderr.splitlines()
-    assert any(re.fullmatch(r"CSQJ111A CSQ1 OUT OF SPACE IN ACTIVE LOG DATA SETS(  \[\d+ times\])?", line)
-               for line in echoed), echoed
+    # The active logs fill only when the putters log faster than offload empties them: since
+    # issue 38 (120-byte commit records, the queue lock held for a whole MQPUT) two pairs log
+    # about 27 MB a virtual second, which offload keeps up with (main's 40 MB/s filled them),
+    # so the fewest pairs that fill them is searched for (3 now) and must be found.
+    for pairs in (2, 3, 4, 6, 8):
+        out = mqlog("run", "--platform", "zos", "--workload", "putget-pairs", "--set", "log.ACTIVE_LOGS=2",
+                    "--set", "log.ACTIVE_LOG_CIS=16", "--set", f"workload.pairs={pairs}",
+                    "--set", "workload.messages_per_pair=200")
+        assert out.returncode == 0, out.stderr
+        echoed = out.stderr.splitlines()
+        if any(re.fullmatch(r"CSQJ111A CSQ1 OUT OF SPACE IN ACTIVE LOG DATA SETS(  \[\d+ times\])?", line)
+               for line in echoed):
+            break
+    else:
+        pytest.fail(f"no run of 2 to 8 pairs filled the active logs: {echoed}")
     assert not [line for line in echoed if re.match(r"CSQ\w\d{3}I ", line)]
