@@ -128,10 +128,20 @@ PHASE_KEYS = {"replay_s", "replay_log_read_s", "replay_queue_files_s", "replay_c
 # --- 1. lazy queue loading ----------------------------------------------------------------
 
 def test_a_deep_queue_no_in_flight_unit_touched_does_not_slow_restart():
-    work = dict(committed=200, uncommitted=50, units=5)
-    empty = crashed(deep=0, **work)
-    deep = crashed(deep=50_000, **work)
-    (r0, _, _), (r1, qm, _) = empty.restart(), deep.restart()
+    # The two logs are the same after the deep run's checkpoint but for where they sit in their
+    # pages (the deep run's 768 bytes on), so restart's own checkpoint at the end can take one
+    # page more to write in one of them: 2.048 us that has nothing to do with the queue. Which
+    # committed count leaves both writing the same bytes moves with the records' sizes (issue 38's
+    # 120-byte commit records: 200 no longer does, 201 does), so it is searched for.
+    for committed in range(200, 216):
+        work = dict(committed=committed, uncommitted=50, units=5)
+        empty = crashed(deep=0, **work)
+        deep = crashed(deep=50_000, **work)
+        (r0, qm0, _), (r1, qm, _) = empty.restart(), deep.restart()
+        if (qm0.device.writes, qm0.device.bytes_written) == (qm.device.writes, qm.device.bytes_written):
+            break
+    else:
+        pytest.fail("no committed count from 200 to 215 had both restarts write the same bytes")
     assert r1.restart_virtual_s == pytest.approx(r0.restart_virtual_s, rel=1e-9)
     # WORK0 (the in-flight units' queue) loaded by recovery; DEEP0 left to its first use
     assert (r1.queues_loaded, r1.queues_deferred) == (1, 1)
