@@ -117,6 +117,7 @@ class LogWriter:
         self._seq = itertools.count()
         self._room_waiters: list[simpy.Event] = []
         self._wakeup: simpy.Event | None = None
+        self._idle_waiters: list[simpy.Event] = []  # idle(): woken when no cycle is in flight
         #: the error that made the log unusable, once a physical write failed
         self.failed: LogWriteError | None = None
         self._stamps = self.addressing.stamps
@@ -209,6 +210,19 @@ class LogWriter:
         self._wake()
         return event
 
+    def idle(self) -> simpy.Event:
+        """An event that fires once no write cycle is in flight and nothing is left to write
+        (at once if the writer is waiting already, or has failed): a controlled shutdown's
+        last wait, so that a cycle whose forces were released early (TripleWrite releases
+        them after the spare write) still lands in place."""
+        event = self.env.event()
+        waiting = self._wakeup is not None and not self._wakeup.triggered
+        if waiting or self.failed is not None:
+            event.succeed()
+        else:
+            self._idle_waiters.append(event)
+        return event
+
     # -- the writer process --
 
     def _wake(self) -> None:
@@ -259,11 +273,17 @@ class LogWriter:
         waiters, self._room_waiters = self._room_waiters, []
         for event in waiters:
             event.fail(self.failed)
+        idle, self._idle_waiters = self._idle_waiters, []
+        for event in idle:
+            event.succeed()
 
     def _write_loop(self):
         env = self.env
         while True:
             if not self._should_write():
+                idle, self._idle_waiters = self._idle_waiters, []
+                for event in idle:
+                    event.succeed()
                 self._wakeup = env.event()
                 yield self._wakeup
                 self._wakeup = None

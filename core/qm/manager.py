@@ -269,6 +269,7 @@ class QueueManager(MqiCallsMixin, UnitsOfWorkMixin, LogSpaceMixin, CheckpointMix
                     except (MqiError, MediaRecoveryError):
                         break  # the log is full (or an image is being taken): they can wait
         yield from self.checkpoint("shutdown", wait=True)
+        yield self.writer.idle()  # the last cycle in place, not only in TripleWrite's spare
         yield self.writer.copies.idle()
         if self.writer.failed is not None:
             raise self.writer.failed
