@@ -247,8 +247,12 @@ def test_triplewrite_cost_for_a_pair_comes_from_the_host_cpu_against_the_device_
     """D1's +25% is not typed in: the released application's next force can share the cycle
     only if its CPU between forces is shorter than the in-place write. A faster device than
     the host's CPU (ram), or a slower host on the same device (V9.1 class on ssd), makes the
-    pair alternate strictly and TripleWrite doubles the writes; a slow device brings the
-    V9.1-class host back within IBM's figure."""
+    pair alternate strictly and TripleWrite doubles the writes. A slow device (V9.1 class on
+    san) lets the released application join the other's cycle about half the time; a cycle
+    that carries both forces closes its partial page with padding, so the cycle after it
+    rewrites nothing and writes no spare copy: TripleWrite's extra writes are exactly its
+    rewriting cycles', it needs a third fewer cycles than SingleWrite, and costs almost
+    nothing (session 40: 4,010 writes against 4,005)."""
     d1 = load_cases(None, ["D1"])["D1"]
 
     def ratio(**override):
@@ -258,7 +262,12 @@ def test_triplewrite_cost_for_a_pair_comes_from_the_host_cpu_against_the_device_
     assert default["ok"]
     assert ratio(device="ram")["model"] == pytest.approx(2.0, abs=0.02)
     assert ratio(host="v91-xeon")["model"] == pytest.approx(2.0, abs=0.02)
-    assert ratio(host="v91-xeon", device="san")["ok"]
+    slow = run_case(d1, host="v91-xeon", device="san")
+    sw, tw = slow["runs"]["sw"], slow["runs"]["tw"]
+    assert sw["write_cycles"] == sw["forces_waited"]  # SingleWrite: strict alternation
+    assert tw["physical_writes"] - tw["write_cycles"] == tw["partial_page_rewrites"] < tw["write_cycles"]
+    assert tw["write_cycles"] < 0.8 * sw["write_cycles"]  # shared cycles
+    assert slow["figures"]["tw_physical_writes_ratio"]["model"] < default["model"]
 
 
 def test_the_host_override_reaches_every_run():
