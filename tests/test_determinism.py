@@ -16,7 +16,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+import attrs
 import simpy
+from mqlog.core.host.profiles import DEFAULT_HOST, get_host
 from mqlog.core.disk.devices import Device, get_profile
 from mqlog.core.disk.faults import FaultInjectingStorage, FaultPlan
 from mqlog.core.platform import reference_platform
@@ -34,7 +36,9 @@ def _queue_manager():
     storage = FaultInjectingStorage(MemoryStorage(), FaultPlan())
     env = simpy.Environment()
     platform = reference_platform(storage)
-    qm = QueueManager(env, platform, storage, Device(env, get_profile("ssd")), QmConfig())
+    # each charge exactly its figure: the getters finish in the order they were woken
+    host = attrs.evolve(get_host(DEFAULT_HOST), cpu_jitter=0.0)
+    qm = QueueManager(env, platform, storage, Device(env, get_profile("ssd")), QmConfig(), host)
     env.run(until=env.process(qm.start()))
 
     def define():

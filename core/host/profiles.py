@@ -14,8 +14,11 @@ without its scheduling overhead); every charge takes a core, holds it for the ch
 gives it back, so when more calls want CPU than there are cores they queue, and group
 commit batches only what the CPU lets arrive.
 
-What it does not model: hyperthreads (cores are physical), caches, NUMA, the scheduler's
-time slices (a charge holds its core to the end) and variance (charges are deterministic).
+What it does not model: hyperthreads (cores are physical), caches, NUMA and the scheduler's
+time slices (a charge holds its core to the end). A charge's length varies by the profile's
+``cpu_jitter`` (a seeded uniform factor: the same seed, the same run); without it,
+applications that start in step stay in step, and which of two phase-locked regimes a run
+falls into decides its figures (docs/research/issue38-zos-commit-size.md).
 Restart runs one thread (:mod:`mqlog.core.recovery`): it charges its CPU to these cores
 serially, as kind ``restart``, so a restarted queue manager's ``cpu`` counters show it.
 
@@ -30,6 +33,7 @@ from __future__ import annotations
 
 import collections
 import os
+import random
 from collections.abc import Generator
 from typing import Any
 
@@ -124,6 +128,11 @@ class HostProfile:
     #: system call on the writer's thread, which wakes its waiters one after another before
     #: it starts its next write)
     wake_us: float = attrs.field(default=2.5, converter=as_float, validator=_us)
+    #: how much one charge's CPU varies about its figure: each charge runs its figure times a
+    #: factor drawn uniformly from 1 ± ``cpu_jitter``, from the run's seed (caches, TLB misses
+    #: and interrupts make no two passes of a path take the same time). 0: every charge is
+    #: exactly its figure, and applications that start together stay in step for ever
+    cpu_jitter: float = attrs.field(default=0.0, converter=as_float, validator=_check_range(0.0, 0.5))
 
     def call_us(self, kind: str) -> float:
         """The CPU of one MQI call of ``kind`` (one of :data:`CALL_KINDS`) before anything
@@ -279,11 +288,14 @@ class Cpu:
     walking and backing out units of work – charged serially, one thread).
     """
 
-    __slots__ = ("env", "profile", "cores", "busy_us", "wait_us", "charges", "by_kind")
+    __slots__ = ("env", "profile", "cores", "busy_us", "wait_us", "charges", "by_kind", "_jitter", "_draw")
 
-    def __init__(self, env: Any, profile: HostProfile | str):
+    def __init__(self, env: Any, profile: HostProfile | str, seed: int = 0):
         self.env = env
         self.profile = get_host(profile)
+        self._jitter = self.profile.cpu_jitter
+        # its own stream, so that the workload's draws do not move with the CPU's
+        self._draw = random.Random(f"cpu:{seed}").random
         self.cores = Cores(env, self.profile.cores)
         self.busy_us = self.wait_us = 0.0
         self.charges = 0
@@ -303,7 +315,8 @@ class Cpu:
         again. ``woken_us`` > 0 says the caller was just woken from such a sleep: it is
         given the next free core before the callers queued for one (Linux favours a thread
         that slept), runs ``woken_us`` (``lock``: being woken) and then tries the lock.
-        Returns None when the charge ran."""
+        Returns None when the charge ran. Each of ``us``, ``app_us`` and ``path_us`` runs
+        times the charge's jitter factor (one draw a charge that runs)."""
         total = us + app_us + path_us
         if total <= 0 and lock is None:
             return None
@@ -327,6 +340,12 @@ class Cpu:
             if sleeping is not None:
                 cores.release()
                 return sleeping
+        if self._jitter and total > 0:
+            factor = 1.0 + self._jitter * (2.0 * self._draw() - 1.0)
+            us *= factor
+            app_us *= factor
+            path_us *= factor
+            total *= factor
         try:
             yield env.timeout(total)
         finally:

@@ -97,6 +97,8 @@ class LogStatistics:
     pages_written: int = 0
     partial_page_writes: int = 0  # writes ending in a partial page
     partial_page_rewrites: int = 0  # writes that start by rewriting a partial page
+    #: of those, cycles that wrote nothing else (no new page): a few records written alone
+    rewrite_only_cycles: int = 0
     padded_pages: int = 0  # partial pages abandoned rather than rewritten
     padding_bytes: int = 0
     wrapped_writes: int = 0  # writes whose pages wrap around the end of the buffer ring
@@ -195,6 +197,7 @@ class LogStatistics:
             "pages_written": self.pages_written,
             "partial_page_writes": self.partial_page_writes,
             "partial_page_rewrites": self.partial_page_rewrites,
+            "rewrite_only_cycles": self.rewrite_only_cycles,
             "padded_pages": self.padded_pages,
             "padding_bytes": self.padding_bytes,
             "wrapped_writes": self.wrapped_writes,

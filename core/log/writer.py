@@ -36,8 +36,10 @@ equal to staPhysicalWrites under SingleWrite at one pair and at ten, CALIBRATION
 ``forces`` every force, ``forces_waited`` the forces whose records were not yet on disk (they
 reached the writer), ``log_records`` the records appended, ``write_cycles`` the writer's
 cycles and ``physical_writes`` every I/O (a TripleWrite spare copy, a second copy, a wrap's
-second half are each one), ``concurrent_writes`` the I/Os issued beside another of their cycle
-and ``ordered_writes`` those held until earlier I/Os of their cycle had finished.
+second half are each one), ``concurrent_writes`` the I/Os issued beside another of their cycle,
+``ordered_writes`` those held until earlier I/Os of their cycle had finished, and
+``rewrite_only_cycles`` the cycles that only rewrote the partial page the last one ended on
+(no new page: a caller's few records written alone).
 
 A write whose pages wrap round the end of the buffer ring goes out as one vectored write
 (``writev``, MQ V8 and later) or, with ``vectored_writes=False``, as two writes as older
@@ -295,6 +297,8 @@ class LogWriter:
                 stats.logical_writes += 1  # a write that carries new recovery data
             if run.rewrites_partial:
                 stats.partial_page_rewrites += 1
+                if len(run.pages) == 1:
+                    stats.rewrite_only_cycles += 1  # a straggler's records, in the page written last
             if run.ends_partial:
                 stats.partial_page_writes += 1
             # A copy a restart must redo starts with the first cycle; a run that needs a file

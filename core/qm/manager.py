@@ -83,7 +83,7 @@ class QueueManager(MqiCallsMixin, UnitsOfWorkMixin, LogSpaceMixin, CheckpointMix
     mixins' methods work on it (each mixin's module says which part it owns)."""
 
     def __init__(self, env: simpy.Environment, platform: Platform, storage: Storage, device: Device,
-                 config: QmConfig = QmConfig(), host: HostProfile | str = DEFAULT_HOST):
+                 config: QmConfig = QmConfig(), host: HostProfile | str = DEFAULT_HOST, seed: int = 0):
         self.env = env
         self.platform = platform
         self.storage = storage
@@ -93,8 +93,9 @@ class QueueManager(MqiCallsMixin, UnitsOfWorkMixin, LogSpaceMixin, CheckpointMix
         #: platform's setting where it has one, else the queue manager's
         self.queue_buffer_bytes = (platform.queue_buffer_bytes if platform.queue_buffer_bytes is not None
                                    else config.persistent_buffer_bytes)
-        #: the host's cores: every MQI call's CPU is charged here, and restart's (one thread)
-        self.cpu = Cpu(env, host)
+        #: the host's cores: every MQI call's CPU is charged here, and restart's (one thread);
+        #: ``seed`` is the run's, for the charges' jitter (the host profile's ``cpu_jitter``)
+        self.cpu = Cpu(env, host, seed)
         self.queues: dict[str, Queue] = {}
         self.damaged: dict[str, DamagedQueue] = {}
         self.uows: dict[int, UnitOfWork] = {}

@@ -184,7 +184,7 @@ def run_workload(cfg: RunConfig, storage: Storage, progress: Callable[[float, in
         journal = recorder.journal()
     env = simpy.Environment()
     device = Device(env, get_profile(cfg.device))
-    qm = QueueManager(env, cfg.make_platform(fs), fs, device, cfg.qm_config, get_host(cfg.host))
+    qm = QueueManager(env, cfg.make_platform(fs), fs, device, cfg.qm_config, get_host(cfg.host), cfg.seed)
     if qm.platform.attach is not None:
         qm.platform.attach(qm)  # the platform's own setup around it (kept queues, say)
     ctx = Context(env, qm, cfg.spec, cfg.seed, journal)
@@ -303,12 +303,14 @@ def run_workload(cfg: RunConfig, storage: Storage, progress: Callable[[float, in
     # the virtual time the workload's last call returned: throughput is measured over it, not
     # over the shutdown after it (which waits for a z/OS offload in progress, say)
     metrics["workload_s"] = ended.get("workload_us", env.now) / 1e6
-    # The measured window: from the end of the workload's set-up to its last call (what
+    # The measured window: from the end of the workload's set-up – or of its ramp, where it
+    # has one (requester-responder: every requester's first reply) – to its last call (what
     # IBM's steady-state figures, amqsrua's intervals, see); none if the set-up never ended.
     mark = ctx.set_up_at
     if mark is not None:
+        metrics["measured_from"] = mark["from"]
         metrics["measured_s"] = metrics["workload_s"] - mark["us"] / 1e6
-        for key in MEASURED_COUNTERS:
+        for key in (*MEASURED_COUNTERS, "round_trips"):
             metrics[f"measured_{key}"] = metrics.get(key, 0) - mark[key]
     return RunResult(metrics, journal, qm, fs, crashed, list(qm.messages))
 
@@ -439,6 +441,8 @@ def collect_metrics(cfg: RunConfig, qm: QueueManager, ctx: Context, env: simpy.E
         "pages_written": s.get("pages_written", 0),
         "partial_page_writes": s.get("partial_page_writes", 0),
         "partial_page_rewrites": s.get("partial_page_rewrites", 0),
+        # cycles that only rewrote that partial page: a caller's few records written alone
+        "rewrite_only_cycles": s.get("rewrite_only_cycles", 0),
         "checkpoints": c.checkpoints,
         # each checkpoint's reason, time and the messages and log records before it
         "checkpoint_marks": [dict(m) for m in qm.checkpoint_marks],

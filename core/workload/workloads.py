@@ -84,18 +84,44 @@ class Context:
         self.counters = WorkloadCounters()
         self.apps: list[App] = []
         self.payload_kind = spec.get("payload")
-        #: the log writer's counters when the workload's set-up (its queue definitions) ended,
-        #: with the time: the measured window starts there (see :meth:`set_up`)
+        #: the log writer's counters and the round trips when the measured window started,
+        #: with the time and what started it (see :meth:`set_up` and :meth:`ramped`)
         self.set_up_at: dict | None = None
+        self._ramping: set[str] | None = None
 
     def set_up(self) -> None:
         """The workload's set-up is done and its applications start: what the log wrote so
         far (one small forced write a definition) is not the workload's steady state, which
         IBM's figures measure (amqsrua's intervals in a run of minutes, the queues defined
-        beforehand). The metrics' ``measured_*`` figures count from here."""
+        beforehand). The metrics' ``measured_*`` figures count from here – or from the end of
+        the ramp (:meth:`ramped`) where the workload has one."""
+        self._mark("set-up")
+
+    def ramp(self, apps) -> None:
+        """The applications (names) whose first round trip ends the ramp: once each of them
+        has called :meth:`ramped`, the measured window starts again there."""
+        self._ramping = set(apps)
+
+    def ramped(self, app: str) -> None:
+        """``app`` finished its first round trip. When every ramping application has, the
+        run is in its steady state – as many round trips in flight as there will be at the
+        end – and the measured window restarts: bytes logged for round trips still in flight
+        at the end are then balanced by those in flight at the start, as in IBM's rates
+        measured over minutes (from set-up, a short window of many requesters counts the
+        last ones' bytes without their round trips: 4% of F13's 20 KB figure)."""
+        ramping = self._ramping
+        if ramping is None or app not in ramping:
+            return
+        ramping.discard(app)
+        if not ramping:
+            self._ramping = None
+            self._mark("ramp-up")
+
+    def _mark(self, what: str) -> None:
         writer = self.qm.writer
         counters = writer.stats.as_dict() if writer is not None else {}
-        self.set_up_at = {"us": self.env.now, **{k: counters.get(k, 0) for k in MEASURED_COUNTERS}}
+        self.set_up_at = {"us": self.env.now, "from": what, "round_trips": self.counters.round_trips,
+                          **{k: counters.get(k, 0) for k in MEASURED_COUNTERS}}
 
     def rng_for(self, name: str) -> random.Random:
         # A string seed is hashed (SHA-512) by random.Random: stable across runs and machines.
@@ -321,6 +347,7 @@ def requester_responder(ctx: Context) -> Generator:
                 if syncpoint:
                     yield from app.commit()
                 ctx.counters.round_trips += 1
+                ctx.ramped(app.name)
             if think:
                 yield env.timeout(think)  # the requester's own work before its next request
             if interval:
@@ -339,6 +366,9 @@ def requester_responder(ctx: Context) -> Generator:
 
     procs = [ctx.start(responder(n)) for n in range(p("responders"))]
     procs += [ctx.start(requester(n)) for n in range(p("requesters"))]
+    # the ramp ends when every requester has had its first reply (MQ-CPH's figures are
+    # steady-state rates)
+    ctx.ramp(f"REQUESTER{n:05d}" for n in range(p("requesters")))
     yield simpy.AllOf(env, procs)
 
 

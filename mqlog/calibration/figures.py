@@ -61,6 +61,12 @@ def ratio(runs: dict, num: str, den: str) -> float:
     return _ratio(_metric(runs, num), _metric(runs, den))
 
 
+def ratio_less(runs: dict, num: str, den: str, less: str) -> float:
+    """``num`` / (``den`` − ``less``), each RUN.METRIC: a ratio over the part of a count that
+    ``less`` does not cover (write cycles that wrote a new page: all less the rewrite-only)."""
+    return _ratio(_metric(runs, num), _metric(runs, den) - _metric(runs, less))
+
+
 def pages_per_write(runs: dict, run: str) -> float:
     """Pages per physical write: physical bytes (whole pages) / 4096 / physical writes."""
     return _ratio(_metric(runs, f"{run}.physical_bytes") / PAGE_BYTES, _metric(runs, f"{run}.physical_writes"))
@@ -190,6 +196,7 @@ def gain_lead(runs: dict, metric: str, lead: list, others: list) -> float:
 #: (three or more runs), "pair" (two runs), "pairs" (one or more pairs), or a tuple of words
 COMPUTATIONS: dict[str, tuple[Callable[..., float], dict[str, object]]] = {
     "ratio": (ratio, {"num": "metric", "den": "metric"}),
+    "ratio_less": (ratio_less, {"num": "metric", "den": "metric", "less": "metric"}),
     "pages_per_write": (pages_per_write, {"run": "run"}),
     "utilisation": (utilisation, {"run": "run"}),
     "per_round_trip": (per_round_trip, {"metric": "metric"}),

@@ -271,7 +271,17 @@ def test_compression_shrinks_the_log_by_what_the_statistics_say_it_saved():
 
 # --- COMPLOG as IBM describes it: private queues only, and compression costs CPU -----------
 
-def qsg_members(env, complog="RLE", host="v93-xeon"):
+def exact_host():
+    """The default host with no jitter: every charge runs exactly its figure, so a call's
+    time is the arithmetic of the profile (what these tests check)."""
+    import attrs
+
+    from mqlog.core.host.profiles import get_host
+
+    return attrs.evolve(get_host("v93-xeon"), cpu_jitter=0.0)
+
+
+def qsg_members(env, complog="RLE", host=None):
     """Two queue-sharing group members under COMPLOG(complog), a shared queue and, on the
     first, a private one."""
     from mqlog.zos.platform import zos_platform
@@ -283,7 +293,7 @@ def qsg_members(env, complog="RLE", host="v93-xeon"):
         storage = FaultInjectingStorage(MemoryStorage())
         platform = zos_platform(storage, data_sets=4, cis=64, lrsn=True, qm_name=name, codec=CompLogCodec(complog))
         qm = QueueManager(env, platform, storage, Device(env, get_profile("ssd")), QmConfig(name=name, member=number),
-                          host=host)
+                          host=host or exact_host())
         qsg.join(qm)
         members.append(qm)
     qsg.define_shared_queue("SHARED.Q", "APPL1")
@@ -322,14 +332,14 @@ def test_shared_queue_puts_are_logged_uncompressed_and_private_ones_compressed()
     assert a.cpu.by_kind["compress"] == pytest.approx(3 * len(PADDED) * a.cpu.profile.rle_compress_ns_per_byte / 1000)
 
 
-def put_time(complog: str, data: bytes, *, allow_zstd=False, host="v93-xeon") -> float:
+def put_time(complog: str, data: bytes, *, allow_zstd=False, host=None) -> float:
     """The virtual time one persistent put under syncpoint takes (no force: only CPU)."""
     from mqlog.zos.platform import zos_platform
 
     storage = FaultInjectingStorage(MemoryStorage())
     env = simpy.Environment()
     platform = zos_platform(storage, data_sets=4, cis=256, codec=CompLogCodec(complog, allow_zstd=allow_zstd))
-    qm = QueueManager(env, platform, storage, Device(env, get_profile("ssd")), QmConfig(), host=host)
+    qm = QueueManager(env, platform, storage, Device(env, get_profile("ssd")), QmConfig(), host=host or exact_host())
     run(env, qm.start())
     run(env, qm.define_queue("Q"))
     conn = qm.connect("APP")
@@ -341,9 +351,7 @@ def put_time(complog: str, data: bytes, *, allow_zstd=False, host="v93-xeon") ->
 @pytest.mark.parametrize("complog, allow_zstd, algorithms", [
     ("RLE", False, ("rle",)), ("ZSTD", False, ("zstd",)), ("ANY", True, ("rle", "zstd"))])
 def test_a_put_takes_longer_by_its_compression_cpu(complog, allow_zstd, algorithms):
-    from mqlog.core.host.profiles import get_host
-
-    host = get_host("v93-xeon")
+    host = exact_host()
     data = PADDED + TEXT
     extra = put_time(complog, data, allow_zstd=allow_zstd) - put_time("NONE", data)
     per_byte = sum(getattr(host, f"{a}_compress_ns_per_byte") for a in algorithms)
@@ -357,10 +365,9 @@ def test_compression_cpu_competes_for_the_hosts_cores():
     compression."""
     import attrs
 
-    from mqlog.core.host.profiles import get_host
     from mqlog.zos.platform import zos_platform
 
-    one_core = attrs.evolve(get_host("v93-xeon"), name="one-core", cores=1)
+    one_core = attrs.evolve(exact_host(), name="one-core", cores=1)
 
     def two_putters(complog):
         storage = FaultInjectingStorage(MemoryStorage())
@@ -392,11 +399,10 @@ def test_compression_cpu_competes_for_the_hosts_cores():
 def test_restart_charges_the_expansion_of_compressed_data_to_its_time():
     import attrs
 
-    from mqlog.core.host.profiles import get_host
 
     writer = CompLogCodec("RLE")
     durable = crashed_after_puts(writer)
-    host = get_host("v93-xeon")
+    host = exact_host()
     free = attrs.evolve(host, name="free-expansion", rle_expand_ns_per_byte=0.0)
 
     def restart(profile):
@@ -444,7 +450,7 @@ def test_a_run_holds_the_queues_shared_queues_names_shared_and_never_compresses_
     values = choice.configure({"COMPLOG": "RLE", "SHARED_QUEUES": "PAIR.00001"})
     spec = build_spec(BUILTINS["putget-pairs"], {"pairs": "3", "messages_per_pair": "20",
                                                  "payload": "padded-records"}, origin="test")
-    result = run_workload(RunConfig("zos", choice.maker(values), values, spec), MemoryStorage())
+    result = run_workload(RunConfig("zos", choice.maker(values), values, spec, host=exact_host()), MemoryStorage())
     m = result.metrics
     assert m["messages_got"] == 60
     assert result.qm.queues["PAIR.00001"].keeper is not None  # the CF structure's
