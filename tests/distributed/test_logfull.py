@@ -97,3 +97,54 @@ def test_a_log_filled_faster_than_checkpoints_free_it_says_amq7466_not_amq7465()
     assert refused and set(refused) == {Reason.MQRC_RESOURCE_PROBLEM}
     assert "AMQ7466" in text and "AMQ7465" not in text
     assert qm.writer.failed is None
+
+
+def test_a_get_the_full_log_refused_is_no_get():
+    """A get refused while its record was being logged (2102) leaves its message on the queue
+    and is not counted as got: the queue manager's count is of the gets that handed an
+    application a message (it was counted before the record was logged, so a log-full storm
+    once showed more messages got than put)."""
+    storage = FaultInjectingStorage(MemoryStorage())
+    env = simpy.Environment()
+    platform = distributed_platform(storage, file_pages=16, primary=2, secondary=1)
+    qm = QueueManager(env, platform, storage, Device(env, get_profile("ssd")), QmConfig())
+    seen = {"put_refused": False, "got": 0, "refused": 0}
+
+    def go():
+        yield from qm.start()
+        for name in ("LONG", "FILL", "Q"):
+            yield from qm.define_queue(name)
+        loader = qm.connect("LOADER")
+        for _ in range(40):
+            yield from loader.put("Q", bytes(10))
+        yield from loader.commit()
+        # an in-doubt unit holds the tail: nothing a checkpoint or the space policy does frees it
+        doubt = qm.connect("DOUBT")
+        yield from doubt.put("LONG", bytes(100))
+        yield from doubt.prepare(b"XID")
+        filler = qm.connect("FILLER")
+        while not seen["put_refused"]:  # small puts until the log takes no more of them
+            try:
+                yield from filler.put("FILL", bytes(10))
+                yield from filler.commit()
+            except MqiError as exc:
+                assert exc.reason is Reason.MQRC_RESOURCE_PROBLEM, exc
+                seen["put_refused"] = True
+        getter = qm.connect("GETTER")
+        while not seen["refused"]:  # a get logs less than a put: it fits a while longer
+            depth, got = qm.queues["Q"].depth, qm.counters.messages_got
+            try:
+                message = yield from getter.get("Q")
+            except MqiError as exc:
+                assert exc.reason is Reason.MQRC_RESOURCE_PROBLEM, exc
+                seen["refused"] += 1
+                assert qm.counters.messages_got == got  # no get
+                assert qm.queues["Q"].depth == depth  # its message is still there
+            else:
+                assert message is not None and qm.counters.messages_got == got + 1
+                seen["got"] += 1
+            assert seen["got"] < 40, "the log never refused a get"
+
+    env.run(until=env.process(go()))
+    assert seen["put_refused"] and seen["refused"] == 1
+    assert qm.counters.log_full_refusals >= 2
