@@ -292,14 +292,15 @@ def hosts(path: str | None, as_json: bool) -> None:
     # and the description under them (issue 22: tables fit COLUMNS; --json has it all).
     width = terminal_width()
     for line in fitted(f"{'name':<10} {'cores':>5} {'put/get µs':>10} {'commit µs':>9} {'record µs':>9} "
-                       f"{'force µs':>8} {'app µs':>6} ", f"{'2 KB round trip µs: np / persistent':>36}  description",
+                       f"{'force µs':>8} {'app µs':>6} {'jitter':>6} ", f"{'2 KB round trip µs: np / persistent':>36}  description",
                        width, wrapped="2 KB round trip µs: np / persistent, description"):
         click.echo(line)
     for p in profiles.values():
         np_, pers = p.round_trip_us(2048, persistent=False), p.round_trip_us(2048, persistent=True)
         mark = " (default)" if p.name == DEFAULT_HOST and path is None else ""
         for line in fitted(f"{p.name:<10} {p.cores:>5} {p.put_us:>4g}/{p.get_us:<5g} {p.commit_us:>9g} "
-                           f"{p.log_record_us:>9g} {p.force_wait_us:>8g} {p.app_call_us:>6g} ",
+                           f"{p.log_record_us:>9g} {p.force_wait_us:>8g} {p.app_call_us:>6g} "
+                           f"{'±' + format(p.cpu_jitter, '.0%') if p.cpu_jitter else 'none':>6} ",
                            f"{np_:>22.1f} / {pers:<11.1f}  {p.description}{mark}", width,
                            wrapped=f"{np_:.1f} / {pers:.1f}, {p.description}{mark}"):
             click.echo(line)

@@ -12,6 +12,7 @@ import pytest
 import simpy
 
 from mqlog.core.disk.storage import MemoryStorage
+from mqlog.core.errors import ParameterError
 from mqlog.core.host.profiles import Cpu, get_host, load_hosts
 from mqlog.core.workload.run import RunConfig, run_workload
 from mqlog.core.workload.spec import BUILTINS, build_spec
@@ -99,3 +100,16 @@ def test_the_figures_follow_the_jitters_presence_not_its_size(platform):
     per_write = [r["physical_bytes"] / r["physical_writes"] for r in runs]
     assert max(got) / min(got) < 1.05, got
     assert max(per_write) / min(per_write) < 1.10, per_write
+
+
+@pytest.mark.parametrize("bad", [-0.01, 0.51])
+def test_a_jitter_outside_0_to_half_is_refused_naming_the_field(bad):
+    with pytest.raises(ParameterError, match=r"host\.cpu_jitter"):
+        attrs.evolve(get_host("v93-xeon"), cpu_jitter=bad)
+
+
+def test_a_users_host_file_may_set_the_jitter(tmp_path):
+    path = tmp_path / "hosts.toml"
+    path.write_text('[steady]\nbase = "v93-xeon"\ncpu_jitter = 0\n[noisy]\nbase = "v93-xeon"\ncpu_jitter = 0.2\n')
+    hosts = load_hosts(path)
+    assert (hosts["steady"].cpu_jitter, hosts["noisy"].cpu_jitter) == (0.0, 0.2)
