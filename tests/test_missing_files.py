@@ -45,6 +45,19 @@ def control_of(run: Path) -> dict:
     return json.loads(raw[8:])
 
 
+def crashed_log_fill(root: Path, writes: int, platform: str, messages: int, *log: str) -> Path:
+    """A log-fill run of ``messages`` 1,000-byte messages, each its own unit of work on one
+    queue, crashed after ``writes`` storage writes, in ``root``/run<writes>."""
+    out = root / f"run{writes}"
+    sets = [arg for setting in log for arg in ("--set", setting)]
+    done = mqlog("run", "--platform", platform, "--workload", "log-fill", "--set", "workload.queues=1",
+                 "--set", f"workload.messages={messages}", "--set", f"workload.transactions={messages}",
+                 "--set", "workload.message_size=1000", *sets, "--crash-after-writes", writes, "--out", out)
+    assert done.returncode == 0, done.stderr
+    assert json.loads((out / "run.json").read_text())["crashed"], writes
+    return out
+
+
 #: how many bytes of the head's extent test_a_truncated_extent_is_refused_not_taken_for_a_torn_tail keeps
 TRUNCATED_TO = 10000
 
@@ -61,13 +74,7 @@ def linear_run(tmp_path_factory):
     searched for, 50 writes at a time from 500 (600 at issue 38), and must be found."""
     root = tmp_path_factory.mktemp("linear")
     for writes in range(500, 1001, 50):
-        out = root / f"run{writes}"
-        done = mqlog("run", "--platform", "distributed", "--workload", "log-fill", "--set", "workload.queues=1",
-                     "--set", "workload.messages=400", "--set", "workload.transactions=400",
-                     "--set", "workload.message_size=1000", "--set", "log.LogFilePages=64",
-                     "--set", "log.LogType=LINEAR", "--crash-after-writes", writes, "--out", out)
-        assert done.returncode == 0, done.stderr
-        assert json.loads((out / "run.json").read_text())["crashed"], writes
+        out = crashed_log_fill(root, writes, "distributed", 400, "log.LogFilePages=64", "log.LogType=LINEAR")
         control = control_of(out)
         starts = {number: start for number, _, start, *_ in control["extents"]}
         head = (out / "qm" / "S0000002.LOG")
@@ -149,13 +156,7 @@ def zos_run(tmp_path_factory):
     for, 100 writes at a time from 900 (1,100 at issue 38), and must be found."""
     root = tmp_path_factory.mktemp("zos")
     for writes in range(900, 2001, 100):
-        out = root / f"run{writes}"
-        done = mqlog("run", "--platform", "zos", "--workload", "log-fill", "--set", "workload.queues=1",
-                     "--set", "workload.messages=800", "--set", "workload.transactions=800",
-                     "--set", "workload.message_size=1000", "--set", "log.ACTIVE_LOG_CIS=64",
-                     "--crash-after-writes", writes, "--out", out)
-        assert done.returncode == 0, done.stderr
-        assert json.loads((out / "run.json").read_text())["crashed"], writes
+        out = crashed_log_fill(root, writes, "zos", 800, "log.ACTIVE_LOG_CIS=64")
         bsds = json.loads((out / "qm" / "BSDS01").read_bytes()[8:])
         # The first archive's log has left the active data sets: only the archive holds it.
         if (bsds["archives"] and bsds["archives"][0][1:3] == [0, 64 * PAGE_SIZE - 1] and bsds["archives"][0][4]
