@@ -114,3 +114,15 @@ def test_a_console_transcript_is_rerun_and_a_changed_line_named(tmp_path):
         in out.stdout, out.stdout
     assert docs("--write", page).returncode == 0
     assert docs(page).returncode == 0
+
+
+def test_a_claim_on_a_cell_the_new_figures_lack_is_a_mismatch_and_write_still_writes(tmp_path):
+    """A re-run can merge or drop a row a claim names: the claim is reported as not evaluable
+    (exit 1), and --write still puts the figures in – the minutes of re-runs are not lost."""
+    right = _devices_table()
+    page = _page(tmp_path, right.replace("| ssd | 50.0 |", "| ssd | 49.0 |"),
+                 claim='dev["tape"]["write latency, µs"] > 0')
+    out = docs("--write", page)
+    assert out.returncode == 1, out.stdout + out.stderr
+    assert "cannot be evaluated: table dev has no row 'tape'" in out.stdout, out.stdout
+    assert right in page.read_text()
