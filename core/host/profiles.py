@@ -132,7 +132,8 @@ class HostProfile:
     #: factor drawn uniformly from 1 ± ``cpu_jitter``, from the run's seed (caches, TLB misses
     #: and interrupts make no two passes of a path take the same time). 0: every charge is
     #: exactly its figure, and applications that start together stay in step for ever
-    cpu_jitter: float = attrs.field(default=0.0, converter=as_float, validator=_check_range(0.0, 0.5))
+    #: (a profile that does not say gets the built-ins' 5%: hosts.toml's assumption)
+    cpu_jitter: float = attrs.field(default=0.05, converter=as_float, validator=_check_range(0.0, 0.5))
 
     def call_us(self, kind: str) -> float:
         """The CPU of one MQI call of ``kind`` (one of :data:`CALL_KINDS`) before anything
@@ -206,6 +207,7 @@ CATALOGUE = ProfileCatalogue(cls=HostProfile, error=HostProfileError, noun="host
                              example="myhost", option="--host", package=__package__ or "mqlog.core.host",
                              filename="hosts.toml", here=os.path.dirname(__file__),
                              int_fields=frozenset({"cores"}), text_fields=frozenset({"description", "source"}),
+                             optional_fields=frozenset({"cpu_jitter"}),
                              param_prefix="host.")
 
 

@@ -113,3 +113,15 @@ def test_a_users_host_file_may_set_the_jitter(tmp_path):
     path.write_text('[steady]\nbase = "v93-xeon"\ncpu_jitter = 0\n[noisy]\nbase = "v93-xeon"\ncpu_jitter = 0.2\n')
     hosts = load_hosts(path)
     assert (hosts["steady"].cpu_jitter, hosts["noisy"].cpu_jitter) == (0.0, 0.2)
+
+
+def test_a_full_host_table_that_names_no_jitter_gets_the_builtins(tmp_path):
+    """A host file written before the jitter existed still loads, and its runs vary as the
+    built-ins' do (without it they would fall back into lockstep)."""
+    base = get_host("v93-xeon")
+    fields = {a.name: getattr(base, a.name) for a in attrs.fields(type(base))
+              if a.name not in ("name", "cpu_jitter")}
+    lines = ["[mine]"] + [f"{k} = {v!r}" if isinstance(v, str) else f"{k} = {v}" for k, v in fields.items()]
+    path = tmp_path / "hosts.toml"
+    path.write_text("\n".join(lines).replace("'", '"') + "\n")
+    assert load_hosts(path)["mine"].cpu_jitter == base.cpu_jitter
