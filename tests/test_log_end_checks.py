@@ -84,11 +84,42 @@ def runs(tmp_path_factory):
         "linear-single": _run(root, "linear-single", "distributed", *DIST, *SINGLE, "--set", "log.LogType=LINEAR"),
         "circular-single-1700": _run(root, "circular-single-1700", "distributed", *DIST, *SINGLE,
                                      until=("--crash-after-writes", "1700")),
-        # z/OS TWOACTV=NO crashed 960 writes in: just after a switch (at 956), before the BSDS's next update
-        "zos-single-960": _run(root, "zos-single-960", "zos", *ZOS, "--set", "log.TWOACTV=NO", "--set",
-                               "log.TWOARCH=NO", until=("--crash-after-writes", "960")),
+        # z/OS TWOACTV=NO crashed just after a switch, before the BSDS's next update
+        "zos-single-switched": _switched(root),
     }
     return made
+
+
+def _bsds(run: Path) -> dict:
+    return json.loads((run / "qm" / "BSDS01").read_bytes()[8:])
+
+
+def _switched_from(bsds: dict) -> tuple[list, list] | None:
+    """The BSDS's current data set and the one before it, if the log has just switched from
+    one to the other: the BSDS names the current one (from its start on), but its high-water
+    mark still lies in the one before it (the write that switched had not landed when the
+    BSDS was updated)."""
+    current = bsds["active"][bsds["current"]]
+    before = [d for d in bsds["active"] if d[1] == current[1] - 64 * PAGE_SIZE]
+    if before and before[0][1] <= bsds["written_to"] < current[1]:
+        return before[0], current
+    return None
+
+
+def _switched(root: Path) -> Path:
+    """z/OS TWOACTV=NO crashed just after a switch, before the BSDS's next update. Where a
+    switch falls moves with the model's timings (960 writes was such a point before the CPU's
+    jitter; now the log is in the middle of DS01 there), so the crash point is searched for,
+    10 writes at a time from 960, and must be found (the state lasts some 30 writes of
+    every 80)."""
+    for writes in range(960, 1201, 10):
+        out = _run(root, f"zos-single-{writes}", "zos", *ZOS, "--set", "log.TWOACTV=NO", "--set",
+                   "log.TWOARCH=NO", until=("--crash-after-writes", str(writes)))
+        if _switched_from(_bsds(out)):
+            return out
+        shutil.rmtree(out)
+    pytest.fail("no crash point from 960 to 1200 writes left the BSDS naming a data set current "
+                "above its high-water mark")
 
 
 def test_the_undamaged_runs_restart_and_verify(runs, tmp_path):
@@ -209,22 +240,26 @@ def test_row4_the_previous_extent_copied_over_the_current_one_is_refused(runs, t
 
 
 def test_row4_the_data_set_before_the_current_one_copied_over_it_is_refused_zos(runs, tmp_path):
-    """z/OS's form of the case above: the BSDS names DS03 (from RBA 380000) current, but its
-    high-water mark (37E000) lies in DS02, so DS03 was given its range by the write in flight
-    and its first CI may be an earlier lap's. DS02's copied over it holds RBA 340000, the
-    range the BSDS gives DS02. (Before the fix: CSQR002I RESTART COMPLETED, and 1 uncommitted
-    message visible; the copy made at the end of the run, after the offload of DS02 updated
-    the BSDS, was refused already.)"""
-    bsds = json.loads((runs["zos-single-960"] / "qm" / "BSDS01").read_bytes()[8:])
-    assert [d[:2] for d in bsds["active"]] == [[1, 0x300000], [2, 0x340000], [3, 0x380000]]
-    assert bsds["current"] == 2 and 0x340000 <= bsds["written_to"] < 0x380000
-    out = mqlog("restart", fresh(runs["zos-single-960"], tmp_path, "undamaged"), "--verify")
+    """z/OS's form of the case above: the BSDS names a data set current (DS02, say, from RBA
+    340000), but its high-water mark lies in the one before it (DS01, from 300000), so the
+    current one was given its range by the write in flight and its first CI may be an
+    earlier lap's. The one before it copied over it holds an RBA of the range the BSDS gives
+    that one. (Before the fix: CSQR002I RESTART COMPLETED, and 1 uncommitted message
+    visible; the copy made at the end of the run, after the offload of the data set before
+    updated the BSDS, was refused already.)"""
+    run = runs["zos-single-switched"]
+    bsds = _bsds(run)
+    switched = _switched_from(bsds)
+    assert switched, bsds  # (the scenario: a switch the BSDS has not yet seen land)
+    (before, start_before), (current, start) = (d[:2] for d in switched)
+    out = mqlog("restart", fresh(run, tmp_path, "undamaged"), "--verify")
     assert out.returncode == 0 and "OK" in out.stdout, out.stdout + out.stderr
-    run = fresh(runs["zos-single-960"], tmp_path)
-    shutil.copyfile(run / "qm" / "LOGCOPY1.DS02", run / "qm" / "LOGCOPY1.DS03")
-    refused(run, "LOGCOPY1.DS03, offset 0, log address 0000000000380000",
-            "CSQJ102E LOG RBA CONTENT OF LOG DATA SET DSNAME=LOGCOPY1.DS03, STARTRBA=0000000000380000",
-            "its first CI holds RBA 0000000000340000")
+    damaged = fresh(run, tmp_path)
+    target = f"LOGCOPY1.DS{current:02d}"
+    shutil.copyfile(damaged / "qm" / f"LOGCOPY1.DS{before:02d}", damaged / "qm" / target)
+    refused(damaged, f"{target}, offset 0, log address {start:016X}",
+            f"CSQJ102E LOG RBA CONTENT OF LOG DATA SET DSNAME={target}, STARTRBA={start:016X}",
+            f"its first CI holds RBA {start_before:016X}")
 
 
 # -- row 5: an older copy of an extent restored, or the whole log older than the queue files ---
@@ -282,20 +317,39 @@ def test_row6_an_older_control_file_restored_is_refused_linear(runs, tmp_path):
 
 # -- row 7: the BSDS replaced by an archive's BSDS copy (z/OS) -----------------------------------
 
+def _older_bsds_needing_ds01(run: Path) -> tuple[Path, int]:
+    """The newest archive's BSDS copy (``CSQARC1.Bnnnnnnn``) whose checkpoint lies in DS01
+    as that copy has it, at a range DS01 has been reused for since: with the copy, restart
+    needs DS01 from that range's start, which its first CI no longer holds. (Which archive
+    that is moves with the model's timings: 19 before the CPU's jitter, when DS01 held
+    480000-4BFFFF.)"""
+    now = _bsds(run)["active"][0]
+    assert now[:2] == [1, 0x540000]
+    found = []
+    for copy in sorted((run / "qm").glob("CSQARC1.B*")):
+        old = json.loads(copy.read_bytes()[8:])
+        number, start = old["active"][0][:2]
+        if number == 1 and start < now[1] and start <= old["checkpoint"] < start + 64 * PAGE_SIZE:
+            found.append((copy, start))
+    assert found, "no archive's BSDS copy has its checkpoint in an earlier range of DS01"
+    return found[-1]
+
+
 @pytest.mark.parametrize("name", ["zos-dual", "zos-single"])
 def test_row7_the_bsds_replaced_by_an_archives_copy_is_refused(runs, tmp_path, name):
-    """The copy beside archive 19, made when DS01 held RBAs 480000-4BFFFF; DS01 has since
-    been reused for 540000 on: CSQJ102E, and restart writes nothing over the newer log. (The
-    copy's checkpoint, 480ABE, lies in DS01 as the copy has it: restart needs DS01 from
-    480000, the address it names.)"""
+    """The copy beside an archive made when DS01 held an earlier range (480000-4BFFFF, say);
+    DS01 has since been reused for 540000 on: CSQJ102E, and restart writes nothing over the
+    newer log. (The copy's checkpoint lies in DS01 as the copy has it: restart needs DS01
+    from that range's start, the address it names.)"""
     run = fresh(runs[name], tmp_path)
+    archive, start = _older_bsds_needing_ds01(run)
     for bsds in ("BSDS01", "BSDS02"):
         if (run / "qm" / bsds).exists():
-            shutil.copyfile(run / "qm" / "CSQARC1.B0000019", run / "qm" / bsds)
-    refused(run, "LOGCOPY1.DS01, offset 0, log address 0000000000480000",
+            shutil.copyfile(archive, run / "qm" / bsds)
+    refused(run, f"LOGCOPY1.DS01, offset 0, log address {start:016X}",
             "its first CI holds RBA 0000000000540000",
-            "CSQJ102E LOG RBA CONTENT OF LOG DATA SET DSNAME=LOGCOPY1.DS01, STARTRBA=0000000000480000, "
-            "ENDRBA=00000000004BFFFF, DOES NOT AGREE WITH BSDS INFORMATION")
+            f"CSQJ102E LOG RBA CONTENT OF LOG DATA SET DSNAME=LOGCOPY1.DS01, STARTRBA={start:016X}, "
+            f"ENDRBA={start + 64 * PAGE_SIZE - 1:016X}, DOES NOT AGREE WITH BSDS INFORMATION")
 
 
 def test_row7_a_data_set_swapped_is_refused(runs, tmp_path):
