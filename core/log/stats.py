@@ -111,6 +111,9 @@ class LogStatistics:
     #: physical writes per size bucket (:data:`WRITE_SIZE_BOUNDS`, one more for the rest)
     write_size_counts: list = attrs.field(factory=lambda: [0] * (len(WRITE_SIZE_BOUNDS) + 1))
     write_time_max_us: float = 0.0
+    #: the log's physical writes' times summed: with one write in flight at a time, the time
+    #: the log had a write in flight (its duty, over a window)
+    write_time_total_us: float = 0.0
     write_time_max_at_us: float = 0.0  # when the slowest write happened
     write_time_short_max_us: float = 0.0  # high-water mark of the short average
     write_time_long_max_us: float = 0.0
@@ -142,6 +145,7 @@ class LogStatistics:
         self.write_size_counts[write_size_bucket(nbytes)] += 1
         short = self._time_short.add(elapsed_us)
         long = self._time_long.add(elapsed_us)
+        self.write_time_total_us += elapsed_us
         if short > self.write_time_short_max_us:
             self.write_time_short_max_us = short
         if long > self.write_time_long_max_us:
@@ -210,6 +214,7 @@ class LogStatistics:
             "write_time_short_us": self.write_time_short_us,
             "write_time_long_us": self.write_time_long_us,
             "write_time_max_us": self.write_time_max_us,
+            "write_time_total_us": self.write_time_total_us,
             "write_time_max_at_us": self.write_time_max_at_us,
             "write_time_short_max_us": self.write_time_short_max_us,
             "write_time_long_max_us": self.write_time_long_max_us,

@@ -430,6 +430,7 @@ def collect_metrics(cfg: RunConfig, qm: QueueManager, ctx: Context, env: simpy.E
         "write_time_short_us": s.get("write_time_short_us", 0.0),
         "write_time_long_us": s.get("write_time_long_us", 0.0),
         "write_time_max_us": s.get("write_time_max_us", 0.0),
+        "write_time_total_us": s.get("write_time_total_us", 0.0),
         "write_time_max_at_us": s.get("write_time_max_at_us", 0.0),
         "write_time_short_max_us": s.get("write_time_short_max_us", 0.0),
         "write_time_long_max_us": s.get("write_time_long_max_us", 0.0),

@@ -69,7 +69,8 @@ class WorkloadCounters:
 
 
 #: the log writer's counters the measured window (:meth:`Context.set_up`) counts afresh
-MEASURED_COUNTERS = ("physical_writes", "physical_bytes", "logical_bytes", "write_cycles", "forces_waited")
+MEASURED_COUNTERS = ("physical_writes", "physical_bytes", "logical_bytes", "write_cycles", "forces_waited",
+                     "write_time_total_us")
 
 
 class Context:
