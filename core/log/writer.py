@@ -275,6 +275,10 @@ class LogWriter:
         waiters, self._room_waiters = self._room_waiters, []
         for event in waiters:
             event.fail(self.failed)
+        self._release_idle()
+
+    def _release_idle(self) -> None:
+        """Tell the :meth:`idle` waiters: no cycle is in flight (or the log failed)."""
         idle, self._idle_waiters = self._idle_waiters, []
         for event in idle:
             event.succeed()
@@ -283,9 +287,7 @@ class LogWriter:
         env = self.env
         while True:
             if not self._should_write():
-                idle, self._idle_waiters = self._idle_waiters, []
-                for event in idle:
-                    event.succeed()
+                self._release_idle()
                 self._wakeup = env.event()
                 yield self._wakeup
                 self._wakeup = None

@@ -163,9 +163,7 @@ class Recovery(Redo, Undo):
             yield from cpu.charge(us, "expand")
         if self._cpu:
             us, self._cpu = self._cpu, 0.0
-            before = cpu.by_kind["restart"]
-            yield from cpu.charge(us, "restart")
-            self.report.cpu_us += cpu.by_kind["restart"] - before  # what the core ran (its jitter too)
+            yield from self.restart_cpu(us)
         self.charged["cpu"] += self.env.now - t
 
     def sequential_reads(self, pages_read: int, final: bool = False) -> Generator:

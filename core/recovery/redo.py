@@ -119,6 +119,14 @@ class Redo:
         elif names:
             yield simpy.AllOf(self.env, [self.env.process(self.load_queue(name)) for name in names])
 
+    def restart_cpu(self, us: float) -> Generator:
+        """Charge ``us`` of restart's own CPU to the host's cores and count in the report what
+        the core ran (the host's jitter included)."""
+        cpu = self.qm.cpu
+        before = cpu.by_kind["restart"]
+        yield from cpu.charge(us, "restart")
+        self.report.cpu_us += cpu.by_kind["restart"] - before
+
     def load_queue(self, name: str) -> Generator:
         """Pay one queue's owed load: a file-system call to open it, its metadata reads, and
         the CPU of its messages' index entries (each load its own thread: parallel loads take
@@ -131,9 +139,7 @@ class Redo:
         yield from qm.device.file_op("open")
         yield from qm._charge(cost)
         us = messages * qm.cpu.profile.load_message_us
-        before = qm.cpu.by_kind["restart"]
-        yield from qm.cpu.charge(us, "restart")
-        self.report.cpu_us += qm.cpu.by_kind["restart"] - before  # what the core ran (its jitter too)
+        yield from self.restart_cpu(us)
         self.report.bytes_read += sum(cost.reads)
         self.report.messages_loaded += messages
         self.report.queues_loaded += 1
