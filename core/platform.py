@@ -389,6 +389,16 @@ class Platform:
     #: platform's logger charges nothing for it (z/OS: its log manager's CPU per posted waiter has
     #: no IBM figure yet, and the host's futex figure is a Linux one)
     writer_wakes_callers: bool = False
+    #: whether the log writer pays the host's ``log_io_us`` of its own CPU for each physical
+    #: write it starts (issuing it, and being dispatched again when it completes), before it
+    #: starts: MQ for z/OS's single logger task "schedules the write, waits for it to complete,
+    #: and then moves on", and when the write completes it "must wait for a CPU to become
+    #: available, adding a short re-dispatch delay" (IBM MQ 9.4, "Faster log throughput with
+    #: zHyperLink"); False: free (the distributed logger's CPU is its wakes, above)
+    writer_io_cpu: bool = False
+    #: the most pages one physical write of the log carries; None: a cycle writes everything
+    #: buffered in one write
+    max_write_pages: int | None = None
     #: the platform's own command for each shutdown mode (controlled, immediate, preemptive:
     #: see :mod:`mqlog.core.workload.run`), for the run's summary and run.json; MQ's endmqm
     #: unless the platform says otherwise

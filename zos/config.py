@@ -73,6 +73,7 @@ from mqlog.zos.parameters import (  # noqa: F401  (the parameter table, re-expor
     ACTIVE_LOG_CIS,
     ARCPFX1,
     ARCPFX2,
+    BUFFERS,
     COMPLOG,
     CSQ6ARVP,
     CSQ6LOGP,
@@ -191,6 +192,7 @@ class ZosLogConfig:
     rba8: bool = field(RBA8_PARAM)
     startrba: int = field(STARTRBA)
     shared_queues: str = field(SHARED_QUEUES)
+    buffers: int = field(BUFFERS)
 
     def __attrs_post_init__(self) -> None:
         limits = self.rba_limits

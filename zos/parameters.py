@@ -24,6 +24,7 @@ CSQ6ARVP = "CSQ6ARVP"
 MODEL = "model"
 SET_LOG = "SET LOG"
 SET_SYSTEM = "SET SYSTEM"
+DEFINE_BUFFPOOL = "DEFINE BUFFPOOL"
 
 NONE, RLE, ANY = "NONE", "RLE", "ANY"
 ZSTD = "ZSTD"
@@ -133,6 +134,10 @@ SHARED_QUEUES = _parameter("SHARED_QUEUES", NONE,
                            "model only: queues defined QSGDISP(SHARED) in a queue-sharing group of "
                            "this queue manager alone (kept in a CF structure, never compressed)",
                            MODEL, QueueNames())
+BUFFERS = _parameter("BUFFERS", 1000,
+                     "4 KB buffers of the buffer pool the queues' page set uses (DEFINE BUFFPOOL): "
+                     "a queue's persistent messages stay in it until it is 85% full, then go to the page set",
+                     DEFINE_BUFFPOOL, _number(100, 999_999_999))
 LOGLOAD = _parameter("LOGLOAD", 500_000, "log records between checkpoints", CSQ6SYSP,
                      _number(200, 16_000_000), command=SET_SYSTEM,
                      takes_effect="from the next checkpoint")
@@ -155,7 +160,7 @@ PARAMETERS: tuple[Parameter, ...] = (
     TWOACTV, TWOARCH, TWOBSDS, OFFLOAD, MAXARCH, MAXCNOFF, OUTBUFF, INBUFF, WRTHRSH, MAXRTU, DEALLCT,
     COMPLOG, ZSTD_IN_ANY, LOGLOAD, ARCPFX1, ARCPFX2, ACTIVE_LOGS, ACTIVE_LOG_CIS, RBA8_PARAM,
     STARTRBA,
-    SHARED_QUEUES,
+    SHARED_QUEUES, BUFFERS,
 )
 #: looked up by name in any case, with or without ``log.``
 PARAMETER_SET = ParameterSet(PARAMETERS, "a log parameter of platform zos")

@@ -9,6 +9,7 @@ import attrs
 from mqlog.core.log.addressing import PlainAddressing
 from mqlog.core.platform import Platform, RecordCountCheckpoints, Shunting
 from mqlog.core.disk.storage import Storage
+from mqlog.core.format.pages import PAGE_SIZE
 from mqlog.zos.codec import CompLogCodec
 from mqlog.zos.messages import JobLog, console
 from mqlog.zos.records import RECORD_TYPES, EveryThirdCheckpoint, pageset_records, shunt_round
@@ -16,6 +17,12 @@ from mqlog.zos.space import DEFAULT_MAX_OFFLOADS, ZosLogSpace
 
 #: z/OS writes a buffer when this many CIs are filled (WRTHRSH default)
 DEFAULT_WRTHRSH = 20
+#: the most CIs one write to an active log data set carries
+MAX_WRITE_CIS = 128
+#: DEFINE BUFFPOOL's BUFFERS default, and how full a pool gets before the deferred write
+#: processor writes its oldest changed pages to the page set
+DEFAULT_BUFFERS = 1000
+BUFFER_POOL_FULL = 0.85
 
 
 class LrsnClock:
@@ -78,7 +85,7 @@ def zos_platform(storage: Storage, *, data_sets: int = 3, cis: int = 4096, dual:
                  outbuff_kb: int = 4000, wrthrsh: int = DEFAULT_WRTHRSH, logload: int = 500_000,
                  rba8: bool = True, start_rba: int = 0, codec=None, qm_name: str = "CSQ1",
                  lrsn: bool = False, maxcnoff: int = DEFAULT_MAX_OFFLOADS, inbuff_kb: int = 60,
-                 arcpfx1: str = "CSQARC1", arcpfx2: str = "CSQARC2") -> Platform:
+                 arcpfx1: str = "CSQARC1", arcpfx2: str = "CSQARC2", buffers: int = DEFAULT_BUFFERS) -> Platform:
     """The z/OS queue manager's log over ``storage`` (the ZosLogConfig's values); ``lrsn``:
     a queue-sharing group member, whose records carry LRSNs."""
     addressing = rba_addressing(rba8, start_rba, lrsn)
@@ -106,6 +113,17 @@ def zos_platform(storage: Storage, *, data_sets: int = 3, cis: int = 4096, dual:
         persistent_put_to_waiting_getter=False,  # z/OS hands only non-persistent messages across
         buffer_pages=buffer_pages,
         write_threshold_pages=min(wrthrsh, buffer_pages),
+        # One logger task writes the log: it "schedules the write, waits for it to complete,
+        # and then moves on to the next piece of data" (IBM MQ 9.4, "Faster log throughput
+        # with zHyperLink"), paying its own CPU for each write (the host's log_io_us); a
+        # commit that comes while a write is in flight goes out in the next one. One write
+        # carries at most 128 CIs: "MQ can write up to 128 pages in an I/O. If there are more
+        # than 128 buffers to write there will be more than 1 I/O" (C. Paice, formerly of IBM
+        # Hursley's MQ performance team, "What should I monitor for MQ on z/OS - logging
+        # statistics", 2020; Db2's Redbook SG24-8404 calls "128 CIs per log write I/O" its
+        # large write).
+        writer_io_cpu=True,
+        max_write_pages=MAX_WRITE_CIS,
         # A partial CI is rewritten in place, never abandoned, however busy the log: RBAs are
         # byte addresses with no gaps (a record's RBA is where it sits), IBM counts CI rewrites
         # as routine (QJSTSERW: a CI written again goes serially to the two copies, as DB2's
@@ -113,6 +131,12 @@ def zos_platform(storage: Storage, *, data_sets: int = 3, cis: int = 4096, dual:
         # a partial CI back, as the distributed logger does ("tries very hard not to write
         # partial pages"). Dual copies protect the rewrite (zos/space.py _copy_writes).
         pad_policy=None,
+        # A queue's persistent messages stay in its buffer pool until the pool is 85% full:
+        # short-lived ones are never written to the page set, and "older messages are written
+        # out to DASD each time the buffer pool becomes 85% full" (IBM MQ for z/OS, "Defining
+        # your buffer pools"). The model's queues each have the pool to themselves (one active
+        # queue a pool: an assumption where several share one).
+        queue_buffer_bytes=int(buffers * PAGE_SIZE * BUFFER_POOL_FULL),
         error_log="CSQMSTR.JESMSGLG",
         error_log_format=JobLog(),
         end_commands=STOP_QMGR,
@@ -133,6 +157,7 @@ def zos_platform_from_config(storage: Storage, config, *, qm_name: str = "CSQ1")
                         # the names the BSDS records for them
                         arcpfx1=config.arcpfx1, arcpfx2=config.arcpfx2,
                         codec=CompLogCodec(config.complog, allow_zstd=config.zstd_in_any), qm_name=qm_name,
+                        buffers=config.buffers,
                         # SHARED_QUEUES: a queue-sharing group member, whose records carry LRSNs
                         # (the run joins it: mqlog.zos.qsg.attach_shared_queues)
                         lrsn=bool(config.shared_queue_names))

@@ -358,15 +358,19 @@ class LogBuffer:
         rewritten – restart's tail – is rewritten all the same)."""
         self._close = True
 
-    def cut(self, write_no: int) -> PageRun | None:
-        """Frame every page holding unwritten bytes for one physical write; None if nothing
-        pending."""
+    def cut(self, write_no: int, max_pages: int | None = None) -> PageRun | None:
+        """Frame every page holding unwritten bytes for one physical write – at most
+        ``max_pages`` of them: the rest waits for the next cut; None if nothing pending."""
         buf = self._buf
         total = len(buf)
         self._close = False
         if total <= self._submitted:
             return None
         first_idx = self._submitted // PAGE_PAYLOAD
+        if max_pages is not None and (total - 1) // PAGE_PAYLOAD - first_idx + 1 > max_pages:
+            # More pages than one write may carry: cut after the last page it can; the rest,
+            # the partial page with it, is the next cut's.
+            total = (first_idx + max_pages) * PAGE_PAYLOAD
         last_idx = (total - 1) // PAGE_PAYLOAD
         firsts = self._firsts
         while len(firsts) <= last_idx:

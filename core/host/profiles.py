@@ -128,6 +128,10 @@ class HostProfile:
     #: system call on the writer's thread, which wakes its waiters one after another before
     #: it starts its next write)
     wake_us: float = attrs.field(default=2.5, converter=as_float, validator=_us)
+    #: the log writer's CPU for each physical write it starts: issuing the I/O and being
+    #: dispatched again when it completes (a platform whose logger task pays it:
+    #: ``Platform.writer_io_cpu``, z/OS). The default is IBM's z14 figure (hosts.toml)
+    log_io_us: float = attrs.field(default=28.0, converter=as_float, validator=_us)
     #: how much one charge's CPU varies about its figure: each charge runs its figure times a
     #: factor drawn uniformly from 1 ± ``cpu_jitter``, from the run's seed (caches, TLB misses
     #: and interrupts make no two passes of a path take the same time). 0: every charge is
@@ -207,7 +211,7 @@ CATALOGUE = ProfileCatalogue(cls=HostProfile, error=HostProfileError, noun="host
                              example="myhost", option="--host", package=__package__ or "mqlog.core.host",
                              filename="hosts.toml", here=os.path.dirname(__file__),
                              int_fields=frozenset({"cores"}), text_fields=frozenset({"description", "source"}),
-                             optional_fields=frozenset({"cpu_jitter"}),
+                             optional_fields=frozenset({"cpu_jitter", "log_io_us"}),
                              param_prefix="host.")
 
 

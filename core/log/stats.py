@@ -115,6 +115,11 @@ class LogStatistics:
     #: the log had a write in flight (its duty, over a window)
     write_time_total_us: float = 0.0
     write_time_max_at_us: float = 0.0  # when the slowest write happened
+    #: the time the writer had a cycle in hand (its own CPU, its I/O, waits inside a cycle):
+    #: its task busy, IBM's "Logger task busy" over a window
+    writer_busy_us: float = 0.0
+    #: the time at least one of the log's writes was in flight: IBM's "Logger I/O busy"
+    io_busy_us: float = 0.0
     write_time_short_max_us: float = 0.0  # high-water mark of the short average
     write_time_long_max_us: float = 0.0
     #: the slowest write to each file, by file name (distributed shows the last 8 extents)
@@ -216,6 +221,8 @@ class LogStatistics:
             "write_time_max_us": self.write_time_max_us,
             "write_time_total_us": self.write_time_total_us,
             "write_time_max_at_us": self.write_time_max_at_us,
+            "writer_busy_us": self.writer_busy_us,
+            "io_busy_us": self.io_busy_us,
             "write_time_short_max_us": self.write_time_short_max_us,
             "write_time_long_max_us": self.write_time_long_max_us,
         }

@@ -89,11 +89,15 @@ class LogWriter:
                  stats: LogStatistics | None = None,
                  pad_grouped_tail: bool = False,
                  wake_cost: Callable[[int], Generator] | None = None,
+                 io_cost: Callable[[int], Generator] | None = None,
+                 max_write_pages: int | None = None,
                  last_write_no: int = 0):
         if not 2 <= buffer_pages <= MAX_BUFFER_PAGES:
             raise ParameterError("buffer_pages", buffer_pages, f"2 to {MAX_BUFFER_PAGES} pages")
         if write_threshold_pages is not None and not 1 <= write_threshold_pages <= buffer_pages:
             raise ParameterError("write_threshold_pages", write_threshold_pages, f"1 to {buffer_pages} pages")
+        if max_write_pages is not None and not 1 <= max_write_pages <= MAX_BUFFER_PAGES:
+            raise ParameterError("max_write_pages", max_write_pages, f"1 to {MAX_BUFFER_PAGES} pages")
         self.env = env
         self.space = space
         self.device = device
@@ -107,6 +111,13 @@ class LogWriter:
         #: paid before its next write; None: free
         self.wake_cost = wake_cost
         self._woken = 0  # callers released this cycle, to be woken
+        #: the writer's own CPU to start n physical writes issued together and take their
+        #: completions (``yield from io_cost(n)``), paid before they start: the single log
+        #: task's work around each I/O; None: free
+        self.io_cost = io_cost
+        #: the most pages one write cycle carries (z/OS: 128 CIs an I/O); None: everything
+        #: buffered. A longer backlog goes out in the cycles that follow, one after another
+        self.max_write_pages = max_write_pages
         self.vectored_writes = vectored_writes
         self.stats = stats or LogStatistics()
         self.stats.log_buffer_bytes = buffer_pages * PAGE_SIZE
@@ -247,7 +258,7 @@ class LogWriter:
         the partial page)."""
         self._write_no += 1
         buffer = self.buffer
-        run = buffer.cut(self._write_no)
+        run = buffer.cut(self._write_no, self.max_write_pages)
         if self.pad_grouped_tail and run.ends_partial:
             end = run.end_address
             carried = 0
@@ -294,6 +305,7 @@ class LogWriter:
                 continue
             run = self._cut()
             stats = self.stats
+            cycle_started = env.now
             stats.write_cycles += 1
             if run.new_bytes:
                 stats.logical_writes += 1  # a write that carries new recovery data
@@ -313,6 +325,9 @@ class LogWriter:
             for k, group in enumerate(_in_flight_together(self.space.plan_write(run))):
                 if k:
                     stats.ordered_writes += len(group)  # held until the writes before them finished
+                if self.io_cost is not None:
+                    yield from self.io_cost(len(group))
+                io_started = env.now
                 if len(group) == 1:
                     yield from self._write_parts(group[0])
                 else:
@@ -320,6 +335,7 @@ class LogWriter:
                     # for the slowest; they share the device.
                     stats.concurrent_writes += len(group) - 1
                     yield self.env.all_of([self.env.process(self._write_parts(pw)) for pw in group])
+                stats.io_busy_us += env.now - io_started
                 for pw in group:
                     if pw.hardens_first_page:
                         # Records ending on this page are recoverable now, before the run is
@@ -336,6 +352,7 @@ class LogWriter:
                 woken, self._woken = self._woken, 0
                 yield from self.wake_cost(woken)
             self._woken = 0
+            stats.writer_busy_us += env.now - cycle_started
             # What this cycle filled is on disk now: the space may copy it.
             self.copies.start_pending()
 

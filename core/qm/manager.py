@@ -189,11 +189,16 @@ class QueueManager(MqiCallsMixin, UnitsOfWorkMixin, LogSpaceMixin, CheckpointMix
         """The log writer's CPU to wake ``woken`` callers its write released."""
         yield from self.cpu.charge(woken * self.cpu.profile.wake_us, "logger")
 
+    def _io_cost(self, writes: int) -> Generator:
+        """The log writer's CPU to start ``writes`` physical writes and take their completions."""
+        yield from self.cpu.charge(writes * self.cpu.profile.log_io_us, "logger")
+
     def _new_writer(self, reader=None) -> LogWriter:
         p = self.platform
         kwargs = dict(buffer_pages=p.buffer_pages, write_threshold_pages=p.write_threshold_pages,
                       addressing=p.addressing, pad_policy=p.pad_policy, pad_grouped_tail=p.pad_grouped_tail,
-                      wake_cost=self._wake_cost if p.writer_wakes_callers else None)
+                      wake_cost=self._wake_cost if p.writer_wakes_callers else None,
+                      io_cost=self._io_cost if p.writer_io_cpu else None, max_write_pages=p.max_write_pages)
         if reader is not None:
             return LogWriter.resume(self.env, p.space, self.device, reader, **kwargs)
         return LogWriter(self.env, p.space, self.device, **kwargs)

@@ -21,7 +21,7 @@ from typing import Generator
 import attrs
 import simpy
 
-from mqlog.core.format.records import NO_ADDRESS, Codec, Get, Put, PutSegment, split_message
+from mqlog.core.format.records import NO_ADDRESS, PUT_SEGMENT_BYTES, Codec, Get, Put, PutSegment, split_message
 from mqlog.core.objects.queuefile import IoCost, MessageState
 from mqlog.core.objects.queues import Message, Queue
 from mqlog.core.objects.uow import MqiError, Reason, UnitOfWork
@@ -164,8 +164,15 @@ class MqiCallsMixin:
 
     def _log_put(self, queue: Queue, msg_id: bytes, data: bytes, uow: UnitOfWork | None, path_us: float) -> Generator:
         # The persistent put's extra CPU: its path, its record (one, however many segments:
-        # see hosts.toml) and the copy of its data, before the record reaches the buffer.
-        yield from self._locked_charge(queue, self.cpu.profile.logged_us("put", len(data)), msg_id, path_us)
+        # see hosts.toml) and the copy of its data, before the record reaches the buffer – of
+        # a message in segments, the first segment's copy: each later one is copied just
+        # before it is appended, so a large message enters the log buffer at the speed it is
+        # copied, and the writer can write its first CIs while the rest is being copied.
+        profile = self.cpu.profile
+        copy_us = len(data) * profile.copy_ns_per_byte / 1000.0
+        later_share = max(0, len(data) - PUT_SEGMENT_BYTES) / len(data) if data else 0.0
+        yield from self._locked_charge(queue, profile.logged_us("put", len(data)) - copy_us * later_share,
+                                       msg_id, path_us)
         codec, stored = Codec.NONE, data
         if self.platform.codec is not None and self.platform.codec.active and data:
             # A kept queue (one whose keeper is outside this queue manager) is the
@@ -178,6 +185,10 @@ class MqiCallsMixin:
                 # byte, on the host's cores: the put takes longer and competes with the rest.
                 yield from self.cpu.charge(self.cpu.profile.compress_us(tried, len(data)), "compress")
         segments = split_message(stored)
+        deferred_us = copy_us * later_share  # the later segments' copy, still to charge
+        if deferred_us and len(segments) == 1:
+            # compressed into one segment: the rest of the copy now, before it is appended
+            yield from self.cpu.charge(deferred_us, "log")
         # Room for the whole message is checked once, before its first record: a message is
         # never left half logged because the log filled between its segments.
         need = len(stored) + 800 + 300 * len(segments)  # IBM MQ's log sizing: 750 + data, +300 a segment
@@ -190,15 +201,20 @@ class MqiCallsMixin:
         if len(segments) == 1:
             return (yield from self._log(first, need=need))
         yield from self._claim_waiting(need)  # held until the last segment is appended
+        # each later segment's share of the copy (of the data as offered: compressed data is
+        # copied from the uncompressed message)
+        per_byte = deferred_us / (len(stored) - len(segments[0]))
         try:
             if uow is None:
                 address = prev = yield from self._log(first, essential=True)
                 for i, seg in enumerate(segments[1:], 1):
+                    yield from self.cpu.charge(per_byte * len(seg), "log")
                     prev = yield from self._log(PutSegment(queue.name, msg_id, i, i * len(segments[0]), seg,
                                                            codec, prev=prev), essential=True)
                 return address
             address = yield from self._log_uow(uow, lambda prev: attrs.evolve(first, prev=prev), essential=True)
             for i, seg in enumerate(segments[1:], 1):
+                yield from self.cpu.charge(per_byte * len(seg), "log")
                 yield from self._log_uow(uow, lambda prev, i=i, seg=seg: PutSegment(
                     queue.name, msg_id, i, i * len(segments[0]), seg, codec, uow=uow.id, prev=prev),
                     essential=True)

@@ -312,6 +312,10 @@ def run_workload(cfg: RunConfig, storage: Storage, progress: Callable[[float, in
         metrics["measured_s"] = metrics["workload_s"] - mark["us"] / 1e6
         for key in (*MEASURED_COUNTERS, "round_trips"):
             metrics[f"measured_{key}"] = metrics.get(key, 0) - mark[key]
+        # a commit's elapsed time, MQCMIT to its return, over the measured window's commits
+        timed = ctx.counters.commits_timed - mark["commits_timed"]
+        metrics["measured_commit_elapsed_us"] = ((ctx.counters.commit_elapsed_us - mark["commit_elapsed_us"]) / timed
+                                                 if timed else 0.0)
     return RunResult(metrics, journal, qm, fs, crashed, list(qm.messages))
 
 
@@ -431,6 +435,9 @@ def collect_metrics(cfg: RunConfig, qm: QueueManager, ctx: Context, env: simpy.E
         "write_time_long_us": s.get("write_time_long_us", 0.0),
         "write_time_max_us": s.get("write_time_max_us", 0.0),
         "write_time_total_us": s.get("write_time_total_us", 0.0),
+        # the writer's task busy and I/O busy (IBM's "Logger task busy" / "Logger I/O busy")
+        "writer_busy_us": s.get("writer_busy_us", 0.0),
+        "io_busy_us": s.get("io_busy_us", 0.0),
         "write_time_max_at_us": s.get("write_time_max_at_us", 0.0),
         "write_time_short_max_us": s.get("write_time_short_max_us", 0.0),
         "write_time_long_max_us": s.get("write_time_long_max_us", 0.0),
