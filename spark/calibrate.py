@@ -21,20 +21,25 @@ def run_cases(spark, cases: dict, *, device: str | None = None, host: str | None
     from mqlog.calibration.cases import figures_of
     from mqlog.spark.session import run_tasks
 
+    # A case that shares another's runs (runs_from) has them run once, under the other's id,
+    # when both are chosen
+    owner = {case_id: case["runs_from"] if case.get("runs_from") in cases else case_id
+             for case_id, case in cases.items()}
     tasks = [{"case": case, "run": name, "device": device, "host": host}
-             for case in cases.values() for name in case["runs"]]
-    arrived: dict = {case_id: {} for case_id in cases}
+             for case_id, case in cases.items() if owner[case_id] == case_id for name in case["runs"]]
+    arrived: dict = {case_id: {} for case_id in cases if owner[case_id] == case_id}
     results: dict = {}
 
     def on_run(value, _done, _total):
         runs = arrived[value["id"]]
         runs[value["run"]] = value["metrics"]
-        case = cases[value["id"]]
-        if len(runs) == len(case["runs"]):
+        for case_id, case in cases.items():
+            if owner[case_id] != value["id"] or len(runs) != len(case["runs"]):
+                continue
             metrics = {name: runs[name] for name in case["runs"]}  # the case's order, whatever the arrival's
-            results[case["id"]] = {"id": case["id"], "runs": metrics, "figures": figures_of(case, metrics)}
+            results[case_id] = {"id": case_id, "runs": metrics, "figures": figures_of(case, metrics)}
             if progress is not None:
-                progress(results[case["id"]], len(results), len(cases))
+                progress(results[case_id], len(results), len(cases))
 
     run_tasks(spark, tasks, _run_task, what="a calibration run failed", progress=on_run)
     return {case_id: results[case_id] for case_id in cases}

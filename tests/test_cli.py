@@ -92,7 +92,7 @@ def test_devices_lists_each_profiles_channel(tmp_path):
     out = mqlog("devices")
     assert out.returncode == 0, out.stderr
     header, *rows = out.stdout.splitlines()
-    assert "chan MB/s" in header  # the channel transfers share (the footer says so)
+    assert "ch MB/s" in header and "ch: the channel" in out.stdout  # the channel transfers share
     dasd = next(r for r in rows if r.startswith("dasd "))
     assert "5120" in dasd.split()
     # a profile of the user's without channel_mb_s: its larger bandwidth, marked as not stated

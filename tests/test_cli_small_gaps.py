@@ -205,9 +205,11 @@ def test_devices_lays_out_a_narrow_terminal_as_config_and_compare_do():
     lines = out.stdout.splitlines()
     assert max(map(len, lines)) <= 100 and lines[0].endswith("  description")
     printed = lines[1:]
+    figures_end = lines[0].index("atomic") + len("atomic")  # the figures' columns end with the atomic block
     for p in load_profiles(None).values():
         row = next(n for n, line in enumerate(printed) if line.startswith(f"{p.name} "))
-        head = printed[row][:printed[row].index(f"{p.queue_depth:>5}") + 5] + "  "
+        assert printed[row][:figures_end].endswith(f"{p.queue_depth:>5} {p.atomic_write_bytes:>6}"), p.name
+        head = printed[row][:figures_end] + "  "
         expected = fitted(head, p.description, 100)
         assert printed[row:row + len(expected)] == expected, p.name
     inline = [line for line in printed if line.startswith("ssd ")]

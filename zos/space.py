@@ -76,6 +76,8 @@ RBA_WARNING_STEPS = (0.0, 0.5, 0.9)
 #: the checkpoint queue in the BSDS wraps after this many entries
 CHECKPOINT_QUEUE = 100
 
+#: what a crash can split on a device that says nothing: a sector
+SECTOR_BYTES = 512
 #: MAXCNOFF's default: offload tasks that may run at once (IBM MQ for z/OS, "Using CSQ6LOGP")
 DEFAULT_MAX_OFFLOADS = 31
 #: INBUFF's default in bytes: the offload reads the active data set in requests of this
@@ -105,6 +107,8 @@ class ZosLogSpace(Offloads, ActiveLogReads, SpaceDefaults):
         if start % PAGE_SIZE:
             raise ValueError(f"the log must start on a CI boundary (an RBA ending in 000), not {start:X}")
         self.storage = storage
+        #: the block a crash never splits on the log's device (the queue manager sets it)
+        self.atomic_write_bytes = SECTOR_BYTES
         self.data_sets = data_sets
         self.cis = cis
         self.ds_bytes = cis * PAGE_SIZE
@@ -239,8 +243,10 @@ class ZosLogSpace(Offloads, ActiveLogReads, SpaceDefaults):
                 switched = True
             room = (ds.start + self.ds_bytes - address) // PAGE_SIZE
             chunk = run.pages[i:i + room]
-            writes += self._copy_writes(ds, address, tuple(chunk), rewrite=run.rewrites_partial and i == 0,
-                                        first=not writes)
+            # A CI being rewritten goes to copy 2 only after copy 1 holds it, unless the device
+            # never splits a CI: then neither copy can be torn, and both go at once.
+            serial = run.rewrites_partial and i == 0 and self.atomic_write_bytes < PAGE_SIZE
+            writes += self._copy_writes(ds, address, tuple(chunk), rewrite=serial, first=not writes)
             i += len(chunk)
             address += len(chunk) * PAGE_SIZE
         writes += self._serial_rewrites

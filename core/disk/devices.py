@@ -91,6 +91,14 @@ def _check_range(lo: float, hi: float, unit: str = "", *, lo_open: bool = False,
 
 _check_name = _check_str = check_text("device.")
 _latency = _check_range(0.0, MAX_LATENCY_US, " µs (up to 10 s)")
+#: the atomic write units a profile may declare: a sector up to 64 KiB, powers of two
+ATOMIC_WRITE_SIZES = tuple(512 << k for k in range(8))
+
+
+def _atomic_bytes(instance, attribute, value) -> None:
+    if isinstance(value, bool) or value not in ATOMIC_WRITE_SIZES:
+        raise ParameterError(f"device.{attribute.name}", value,
+                             "a power of two from 512 to 65536 bytes (512 · 2^k)")
 _bandwidth = _check_range(0.0, MAX_BANDWIDTH_MB_S, " MB/s", lo_open=True)
 
 
@@ -140,6 +148,11 @@ class DeviceProfile:
     #: the page cache's read-ahead window on forward sequential reads, KiB (Linux's default
     #: read_ahead_kb, for block devices and, since 5.4, NFS mounts)
     read_ahead_kb: int = attrs.field(default=128, validator=_check_range(4, MAX_READ_AHEAD_KB, integer=True))
+    #: the aligned block a crash never splits, bytes: a write torn by a crash lands whole
+    #: blocks of this size only. 512, a sector, on a block device MQ cannot rely on for more;
+    #: 4096 on DASD whose log CI (one 4 KB block) the control unit takes into its
+    #: non-volatile cache whole or not at all, where the logger may rely on it
+    atomic_write_bytes: int = attrs.field(default=512, validator=_atomic_bytes)
 
     @property
     def channel(self) -> float:
@@ -177,13 +190,14 @@ PROFILE_FIELDS: tuple[str, ...] = tuple(
     a.name for a in attrs.fields(DeviceProfile) if a.name != "name"
 )
 #: the fields a profile may leave out: their defaults are a local file system's
-OPTIONAL_FIELDS = frozenset({"channel_mb_s", "local_call_us", "round_trip_us", "fs_calls", "read_ahead_kb"})
+OPTIONAL_FIELDS = frozenset({"channel_mb_s", "local_call_us", "round_trip_us", "fs_calls", "read_ahead_kb",
+                             "atomic_write_bytes"})
 #: how device profile files are read and one profile chosen (:mod:`mqlog.core.profiles`)
 CATALOGUE = ProfileCatalogue(cls=DeviceProfile, error=DeviceProfileError, noun="profile",
                              plural="device profiles", example="mydisk", option="",
                              package=__package__ or "mqlog.core.disk", filename="devices.toml",
                              here=os.path.dirname(__file__),
-                             int_fields=frozenset({"queue_depth", "read_ahead_kb"}),
+                             int_fields=frozenset({"queue_depth", "read_ahead_kb", "atomic_write_bytes"}),
                              optional_fields=OPTIONAL_FIELDS, param_prefix="device.",
                              table_fields=frozenset({"fs_calls"}))
 

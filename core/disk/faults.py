@@ -72,6 +72,11 @@ def _optional_int(minimum: int):
     return check
 
 
+def _check_atomic(_instance: object, attribute: attrs.Attribute, value: object) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < SECTOR_SIZE or value & (value - 1):
+        raise ParameterError(attribute.name, value, f"a power of two of at least {SECTOR_SIZE} bytes")
+
+
 def _check_tear_mode(_instance: object, attribute: attrs.Attribute, value: object) -> None:
     if value not in TEAR_MODES:
         raise ParameterError(attribute.name, value, " or ".join(repr(m) for m in TEAR_MODES))
@@ -130,6 +135,9 @@ class FaultPlan:
     misdirect_pages: int = attrs.field(default=1, validator=_check_misdirect)
     sync_error_at: int | None = attrs.field(default=None, validator=_optional_int(1))
     enospc_at: int | None = attrs.field(default=None, validator=_optional_int(1))
+    #: the aligned block a tear never splits, bytes (a sector; the device's
+    #: ``atomic_write_bytes``, which a run sets from its device profile)
+    atomic_bytes: int = attrs.field(default=SECTOR_SIZE, validator=_check_atomic)
 
 
 class WriteRecord(NamedTuple):
@@ -477,18 +485,20 @@ class FaultInjectingStorage:
     def tear(self, name: str, offset: int, new: bytes) -> None:
         """Apply a seeded torn version of writing ``new`` at ``offset`` to the durable image.
 
-        The write's sectors are the 512-byte-aligned sectors of the file it touches
-        (partial first and last sectors are units). Per ``plan.tear_mode`` a prefix or a
-        random non-empty proper subset of them gets the new bytes; the others keep the
-        old durable bytes (beyond the old end of file: nothing, or zeros where a later
-        sector landed). A write within one sector lands nothing.
+        The write's sectors are the aligned blocks of the file it touches, of the plan's
+        ``atomic_bytes`` (512 unless the device never splits larger ones; partial first
+        and last blocks are units). Per ``plan.tear_mode`` a prefix or a random non-empty
+        proper subset of them gets the new bytes; the others keep the old durable bytes
+        (beyond the old end of file: nothing, or zeros where a later sector landed). A
+        write within one block lands nothing.
         """
         data = new if isinstance(new, bytes) else bytes(new)
         if not data:
             return
+        unit = self.plan.atomic_bytes
         end = offset + len(data)
-        first = offset // SECTOR_SIZE
-        count = (end - 1) // SECTOR_SIZE - first + 1
+        first = offset // unit
+        count = (end - 1) // unit - first + 1
         if count < 2:
             return
         rng = self._rng
@@ -502,8 +512,8 @@ class FaultInjectingStorage:
             j = i
             while j + 1 < len(landed) and landed[j + 1] == landed[j] + 1:
                 j += 1
-            lo = max(offset, (first + landed[i]) * SECTOR_SIZE)
-            hi = min(end, (first + landed[j] + 1) * SECTOR_SIZE)
+            lo = max(offset, (first + landed[i]) * unit)
+            hi = min(end, (first + landed[j] + 1) * unit)
             self.durable.write(name, lo, view[lo - offset:hi - offset])
             i = j + 1
         self.durable.sync(name)

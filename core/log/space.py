@@ -68,6 +68,11 @@ class LogSpace(Protocol):
     """What the writer and reader need from a platform's log space."""
 
     storage: Storage
+    #: the aligned block a crash never splits on the log's device (its profile's
+    #: ``atomic_write_bytes``, 512 unless it says more), set by the queue manager before the
+    #: first write: a space that keeps a copy of a page being rewritten intact while the
+    #: other is written needs that only where a crash can split the page
+    atomic_write_bytes: int
 
     def plan_write(self, run: PageRun) -> Sequence[PhysicalWrite]:
         """The physical writes, in order, that put ``run`` on disk: each starts once the

@@ -115,6 +115,10 @@ class LogStatistics:
     #: the log had a write in flight (its duty, over a window)
     write_time_total_us: float = 0.0
     write_time_max_at_us: float = 0.0  # when the slowest write happened
+    #: the writes of the log's own copy (copy 1: not a second copy, nor a spare) and their
+    #: times summed: IBM's I/O time per write to LOGCOPY1 is their mean
+    primary_writes: int = 0
+    primary_write_time_us: float = 0.0
     #: the time the writer had a cycle in hand (its own CPU, its I/O, waits inside a cycle):
     #: its task busy, IBM's "Logger task busy" over a window
     writer_busy_us: float = 0.0
@@ -151,6 +155,9 @@ class LogStatistics:
         short = self._time_short.add(elapsed_us)
         long = self._time_long.add(elapsed_us)
         self.write_time_total_us += elapsed_us
+        if purpose == "log":
+            self.primary_writes += 1
+            self.primary_write_time_us += elapsed_us
         if short > self.write_time_short_max_us:
             self.write_time_short_max_us = short
         if long > self.write_time_long_max_us:
@@ -221,6 +228,8 @@ class LogStatistics:
             "write_time_max_us": self.write_time_max_us,
             "write_time_total_us": self.write_time_total_us,
             "write_time_max_at_us": self.write_time_max_at_us,
+            "primary_writes": self.primary_writes,
+            "primary_write_time_us": self.primary_write_time_us,
             "writer_busy_us": self.writer_busy_us,
             "io_busy_us": self.io_busy_us,
             "write_time_short_max_us": self.write_time_short_max_us,

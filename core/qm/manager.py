@@ -93,6 +93,8 @@ class QueueManager(MqiCallsMixin, UnitsOfWorkMixin, LogSpaceMixin, CheckpointMix
         #: platform's setting where it has one, else the queue manager's
         self.queue_buffer_bytes = (platform.queue_buffer_bytes if platform.queue_buffer_bytes is not None
                                    else config.persistent_buffer_bytes)
+        # the space places its copies by what a crash can split on this device
+        platform.space.atomic_write_bytes = device.profile.atomic_write_bytes
         #: the host's cores: every MQI call's CPU is charged here, and restart's (one thread);
         #: ``seed`` is the run's, for the charges' jitter (the host profile's ``cpu_jitter``)
         self.cpu = Cpu(env, host, seed)

@@ -40,7 +40,7 @@ import bisect
 from collections.abc import Callable, Iterable
 
 from mqlog.core.errors import ParameterError, SimulatedCrash, StorageError
-from mqlog.core.disk.faults import FaultInjectingStorage, FaultPlan, WriteRecord
+from mqlog.core.disk.faults import SECTOR_SIZE, FaultInjectingStorage, FaultPlan, WriteRecord
 from mqlog.core.workload.journal import Journal
 from mqlog.core.disk.storage import Data, MemoryStorage, Storage, check_name
 
@@ -359,7 +359,7 @@ class Recorder:
         if self.fs is None:
             raise ParameterError("recorder", self, "a recorder a run has used")
         return Recording(self.fs.ops, self.journal_.events if self.journal_ is not None else [],
-                         self.fs.physical_writes)
+                         self.fs.physical_writes, atomic_bytes=self.fs.plan.atomic_bytes)
 
 
 # -- materialising -----------------------------------------------------------------------
@@ -370,8 +370,11 @@ class Recording:
     ``base``: the storage the run started on (a restart's recording starts on a crash
     image); ``None`` for an empty one."""
 
-    def __init__(self, ops: list, events: list, physical_writes: int, base: Storage | None = None) -> None:
+    def __init__(self, ops: list, events: list, physical_writes: int, base: Storage | None = None, *,
+                 atomic_bytes: int = SECTOR_SIZE) -> None:
         self.ops = ops
+        #: the block a tear of the run's device never splits (its ``atomic_write_bytes``)
+        self.atomic_bytes = atomic_bytes
         self.events = events
         self.physical_writes = physical_writes
         self.base = base
@@ -495,7 +498,8 @@ class ImageCursor:
         """The disk physical write ``k`` torn leaves: the image before it, with the seeded
         subset of its sectors landed by :meth:`FaultInjectingStorage.tear` itself (a
         replace cannot tear: the image before it)."""
-        plan = FaultPlan(tear_write=k, tear_mode=mode, seed=seed)  # (checks the mode and seed)
+        plan = FaultPlan(tear_write=k, tear_mode=mode, seed=seed,  # (checks the mode and seed)
+                         atomic_bytes=self.recording.atomic_bytes)
         kind, name, offset, data = self.recording.write(k)
         view = self.image(k - 1)
         if kind == "write":

@@ -176,6 +176,9 @@ def run_workload(cfg: RunConfig, storage: Storage, progress: Callable[[float, in
     the recovery report (None for a new queue manager) – to verify the recovered queues
     against the journal before anything changes them; an error it raises ends the run."""
     plan = cfg.fault_plan if cfg.fault_plan is not None else FaultPlan(crash_after_writes=cfg.crash_after_writes)
+    profile = get_profile(cfg.device)
+    # a crash tears the device's writes only where the device can: whole atomic blocks land
+    plan = attrs.evolve(plan, atomic_bytes=profile.atomic_write_bytes)
     if recorder is None:
         fs = FaultInjectingStorage(storage, plan, keep_write_log=cfg.keep_write_log)
         journal = journal if journal is not None else Journal()
@@ -183,7 +186,7 @@ def run_workload(cfg: RunConfig, storage: Storage, progress: Callable[[float, in
         fs = recorder.storage(storage, plan, keep_write_log=cfg.keep_write_log)
         journal = recorder.journal()
     env = simpy.Environment()
-    device = Device(env, get_profile(cfg.device))
+    device = Device(env, profile)
     qm = QueueManager(env, cfg.make_platform(fs), fs, device, cfg.qm_config, get_host(cfg.host), cfg.seed)
     if qm.platform.attach is not None:
         qm.platform.attach(qm)  # the platform's own setup around it (kept queues, say)
@@ -436,6 +439,8 @@ def collect_metrics(cfg: RunConfig, qm: QueueManager, ctx: Context, env: simpy.E
         "write_time_max_us": s.get("write_time_max_us", 0.0),
         "write_time_total_us": s.get("write_time_total_us", 0.0),
         # the writer's task busy and I/O busy (IBM's "Logger task busy" / "Logger I/O busy")
+        "primary_writes": s.get("primary_writes", 0),
+        "primary_write_time_us": s.get("primary_write_time_us", 0.0),
         "writer_busy_us": s.get("writer_busy_us", 0.0),
         "io_busy_us": s.get("io_busy_us", 0.0),
         "write_time_max_at_us": s.get("write_time_max_at_us", 0.0),

@@ -74,7 +74,8 @@ class WorkloadCounters:
 
 #: the log writer's counters the measured window (:meth:`Context.set_up`) counts afresh
 MEASURED_COUNTERS = ("physical_writes", "physical_bytes", "logical_bytes", "write_cycles", "forces_waited",
-                     "write_time_total_us", "writer_busy_us", "io_busy_us")
+                     "write_time_total_us", "writer_busy_us", "io_busy_us", "primary_writes",
+                     "primary_write_time_us")
 
 
 class Context:

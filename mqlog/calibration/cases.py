@@ -78,7 +78,7 @@ from mqlog.core.errors import CalibrationCaseError, CalibrationRunError, MqlogEr
 #: the built-in cases' file (package data)
 BUILTIN_CASES = "cases.toml"
 
-CASE_KEYS = ("title", "source", "assumption", "mechanism", "runs", "counters", "figures")
+CASE_KEYS = ("title", "source", "assumption", "mechanism", "runs", "runs_from", "counters", "figures")
 RUN_KEYS = ("platform", "workload", "params", "log", "device", "host", "seed", "qmgr", "crash_at", "restart",
             "before")
 RESTART_KEYS = ("mode", "device")
@@ -297,10 +297,20 @@ def parse_cases(doc: dict, source: str) -> dict[str, dict]:
         ibm_source = _text(case, "source", source, case_id)
         assumption = _text(case, "assumption", source, case_id, required=False)
         mechanism = _text(case, "mechanism", source, case_id, required=False)
-        raw_runs = case.get("runs")
-        if not isinstance(raw_runs, dict) or not raw_runs:
-            _fail(source, f"{case_id}.runs", "missing: expected one or more [CASE.runs.NAME] tables")
-        runs = {name: _check_run(name, run, source, f"{case_id}.runs.{name}") for name, run in raw_runs.items()}
+        runs_from = case.get("runs_from")
+        if runs_from is not None:
+            # The runs of an earlier case, shared: IBM's figures of one experiment checked
+            # as cases of their own (Z4-Z6), each run run once when both are chosen.
+            if "runs" in case:
+                _fail(source, f"{case_id}.runs", "a case with runs_from has no runs of its own")
+            if runs_from not in cases:
+                _fail(source, f"{case_id}.runs_from", f"{runs_from!r} is no case above this one")
+            runs = cases[runs_from]["runs"]
+        else:
+            raw_runs = case.get("runs")
+            if not isinstance(raw_runs, dict) or not raw_runs:
+                _fail(source, f"{case_id}.runs", "missing: expected one or more [CASE.runs.NAME] tables")
+            runs = {name: _check_run(name, run, source, f"{case_id}.runs.{name}") for name, run in raw_runs.items()}
         counters = case.get("counters", {})
         if not isinstance(counters, dict) or not all(isinstance(t, dict) for t in counters.values()):
             _fail(source, f"{case_id}.counters", "expected [CASE.counters.RUN] tables of IBM's figures")
@@ -314,7 +324,8 @@ def parse_cases(doc: dict, source: str) -> dict[str, dict]:
             if names.count(name) > 1:
                 _fail(source, f"{case_id}.figures.{name}", "named more than once")
         cases[case_id] = {"id": case_id, "title": title, "source": ibm_source, "assumption": assumption or "",
-                          "mechanism": mechanism or "", "runs": runs, "figures": checked}
+                          "mechanism": mechanism or "", "runs": runs, "figures": checked,
+                          "runs_from": runs_from}
     return cases
 
 

@@ -127,6 +127,31 @@ def log_duty(runs: dict, run: str) -> float:
     return _ratio(_metric(runs, f"{run}.measured_write_time_total_us"), _metric(runs, f"{run}.measured_s") * 1e6)
 
 
+def io_time_per_write(runs: dict, run: str) -> float:
+    """The mean I/O time of a write to the log's own copy over the measured window, µs (SMF
+    115's I/O time per write to LOGCOPY1: a second copy's writes are not in it)."""
+    return _ratio(_metric(runs, f"{run}.measured_primary_write_time_us"),
+                  _metric(runs, f"{run}.measured_primary_writes"))
+
+
+def commit_elapsed(runs: dict, run: str) -> float:
+    """The mean elapsed time of an MQCMIT over the measured window, µs (SMF 116's commit time)."""
+    return _metric(runs, f"{run}.measured_commit_elapsed_us")
+
+
+def rate_ratio(runs: dict, num: str, den: str) -> float:
+    """:func:`log_mb_per_s` of run ``num`` over that of run ``den``: how the sustained log rate
+    grows from one configuration to another (a curve's shape, not its level)."""
+    return _ratio(log_mb_per_s(runs, num), log_mb_per_s(runs, den))
+
+
+def io_busy_share(runs: dict, run: str) -> float:
+    """The writer's I/O busy over its task busy in the measured window (IBM's "Logger I/O
+    busy" / "Logger task busy"): how much of the time the writer is at work it has a write in
+    flight, the rest its own CPU around each write."""
+    return _ratio(_metric(runs, f"{run}.measured_io_busy_us"), _metric(runs, f"{run}.measured_writer_busy_us"))
+
+
 #: what a checkpoint interval is measured in: the key of the run's checkpoint marks
 _INTERVAL_MEASURES = {"log_records": "log_records", "messages": "messages_put"}
 
@@ -206,6 +231,10 @@ COMPUTATIONS: dict[str, tuple[Callable[..., float], dict[str, object]]] = {
     "write_size_kib": (write_size_kib, {"run": "run"}),
     "log_mb_per_s": (log_mb_per_s, {"run": "run"}),
     "log_duty": (log_duty, {"run": "run"}),
+    "io_time_per_write": (io_time_per_write, {"run": "run"}),
+    "commit_elapsed": (commit_elapsed, {"run": "run"}),
+    "rate_ratio": (rate_ratio, {"num": "run", "den": "run"}),
+    "io_busy_share": (io_busy_share, {"run": "run"}),
     "checkpoint_interval": (checkpoint_interval, {"run": "run", "measure": tuple(_INTERVAL_MEASURES)}),
     "shunt_cadence": (shunt_cadence, {"run": "run"}),
     "units_shunted_whole": (units_shunted_whole, {"run": "run"}),

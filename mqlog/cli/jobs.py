@@ -464,7 +464,8 @@ def calibrate_cmd(only, cases_file, master, device, host, out, write_docs, scale
     if write_docs and not docs.is_dir():
         raise MqlogError("--write-docs: no docs/ directory here; run it from the mqlog checkout")
     spark = spark_session(master, "mqlog calibrate")
-    runs = sum(len(case["runs"]) for case in cases.values())
+    # (a case sharing another's runs adds none when both are chosen)
+    runs = sum(len(case["runs"]) for case in cases.values() if case.get("runs_from") not in cases)
     click.echo(f"calibrating {len(cases)} cases ({runs} runs) on Spark {spark.sparkContext.master} ...", err=True)
 
     def progress(result, done, total):

@@ -113,8 +113,9 @@ def devices(path: str | None, mqldt: str | None, name: str | None, output: str |
     # The channel is the one concurrent transfers divide; a profile that leaves it out
     # gets its larger bandwidth, marked "*" so the reader knows it was not stated.
     width = terminal_width()
-    header = (f"{'name':<8} {'write µs':>8} {'read µs':>7} {'RTT µs':>6} {'RA KiB':>6} {'write MB/s':>10} "
-              f"{'read MB/s':>9} {'chan MB/s':>9} {'queue':>5}")
+    w = max(8, *(len(p.name) for p in profiles.values()))  # the names' column, as wide as the longest
+    header = (f"{'name':<{w}} {'wr µs':>6} {'rd µs':>6} {'RTT µs':>6} {'RA KiB':>6} {'wr MB/s':>7} "
+              f"{'rd MB/s':>7} {'ch MB/s':>8} {'queue':>5} {'atomic':>6}")
     # the description is the free text at the end: a row it does not fit on has it on lines of
     # its own under the figures, wrapped (group.fitted, as config and compare do), so that no
     # line is wider than the terminal; the header names the column while a row still has it
@@ -122,9 +123,9 @@ def devices(path: str | None, mqldt: str | None, name: str | None, output: str |
     for p in profiles.values():
         channel = f"{p.channel:.0f}" + (" " if p.channel_mb_s is not None else "*")
         rtt = f"{p.round_trip_us:.0f}" if p.fs_calls.by_class()["round-trip"] else "-"
-        rows.append((f"{p.name:<8} {p.write_latency_us:>8.0f} {p.read_latency_us:>7.0f} {rtt:>6} "
-                     f"{p.read_ahead_kb:>6} {p.write_bandwidth_mb_s:>10.0f} {p.read_bandwidth_mb_s:>9.0f} "
-                     f"{channel:>9} {p.queue_depth:>5}  ", p.description))
+        rows.append((f"{p.name:<{w}} {p.write_latency_us:>6.0f} {p.read_latency_us:>6.0f} {rtt:>6} "
+                     f"{p.read_ahead_kb:>6} {p.write_bandwidth_mb_s:>7.0f} {p.read_bandwidth_mb_s:>7.0f} "
+                     f"{channel:>8} {p.queue_depth:>5} {p.atomic_write_bytes:>6}  ", p.description))
     inline = width is None or any(len(figures) + len(text) <= width for figures, text in rows)
     click.echo(header + "  description" if inline else header)
     for figures, text in rows:
@@ -132,8 +133,10 @@ def devices(path: str | None, mqldt: str | None, name: str | None, output: str |
             click.echo(line)
     if any(p.channel_mb_s is None for p in profiles.values()):
         click.echo("* channel_mb_s not given: the larger of the two bandwidths")
-    click.echo("chan: the channel concurrent transfers share; RTT: a round trip to a file server")
-    click.echo("(-: no call makes one); RA: the read-ahead window")
+    click.echo("wr, rd: a write's and a read's latency and bandwidth; ch: the channel")
+    click.echo("concurrent transfers share; RTT: a round trip to a file server (-: no call")
+    click.echo("makes one); RA: the read-ahead window; atomic: the block (bytes) a crash never")
+    click.echo("splits: a torn write lands whole ones")
     click.echo("what each file-system call costs on each profile: mqlog devices --calls")
 
 
@@ -142,9 +145,11 @@ def _calls_table(profiles) -> None:
     from mqlog.core.disk.fscalls import CALLS
 
     names = list(CALLS)
-    click.echo(f"{'name':<8} " + " ".join(f"{c:>7}" for c in names))
+    profiles = list(profiles)
+    w = max(8, *(len(p.name) for p in profiles))
+    click.echo(f"{'name':<{w}} " + " ".join(f"{c:>7}" for c in names))
     for p in profiles:
-        click.echo(f"{p.name:<8} " + " ".join(f"{p.call_us(c):>7g}" for c in names))
+        click.echo(f"{p.name:<{w}} " + " ".join(f"{p.call_us(c):>7g}" for c in names))
     click.echo("µs a call: 'local' calls the kernel serves (local_call_us), 'round-trip' calls a file server "
                "answers (round_trip_us), 'device' calls made durable (write_latency_us):")
     for p in profiles:

@@ -48,7 +48,8 @@ class Engine:
         materialise every crash during it. Raises what the restart raised."""
         probe = RecordingStorage(CowStorage(image), keep_write_log=False)
         self.campaign._restart(probe)
-        return Recording(probe.ops, [], probe.physical_writes, base=image)
+        return Recording(probe.ops, [], probe.physical_writes, base=image,
+                         atomic_bytes=self.recording.atomic_bytes)
 
     def cursor(self) -> "Cursor":
         return Cursor(self)

@@ -4,6 +4,8 @@ runs whose CPU and throughput follow the profile: charged call by call, on a poo
 
 from __future__ import annotations
 
+import re
+
 import attrs
 import pytest
 
@@ -23,7 +25,8 @@ def test_the_default_host_is_a_builtin_and_both_reports_are_there():
     hosts = load_hosts()
     assert DEFAULT_HOST == "v93-xeon" and {"v93-xeon", "v91-xeon"} <= set(hosts)
     for host in hosts.values():
-        assert "IBM MQ V9" in host.source and "Split" in host.source  # which report, how it was split
+        # which report, how its CPU was split
+        assert re.search(r"IBM MQ (for z/OS )?V9", host.source) and "Split" in host.source, host.name
 
 
 def test_v91_round_trips_come_out_of_the_split_within_ibms_figures():
@@ -192,10 +195,12 @@ def test_the_same_host_and_seed_give_the_same_metrics():
     assert _run(small, **params) == _run(small, **params)
 
 
-def test_the_distributed_logger_wakes_each_caller_it_released_and_z_os_charges_none():
+def test_the_distributed_logger_wakes_each_caller_it_released_and_the_z_os_logger_pays_for_each_write():
     """The distributed log writer wakes every caller its write released, one futex wake
-    (``wake_us``) each on its own thread before its next write; z/OS's log manager posts its
-    waiters at no modelled cost (no IBM figure; the host's wake is a Linux one)."""
+    (``wake_us``) each on its own thread before its next write; z/OS's logger task pays its
+    own CPU for each write it starts (``log_io_us``: issuing it, being dispatched again after
+    it), and posts its waiters at no modelled cost (no IBM figure; the host's wake is a Linux
+    one)."""
     host = get_host("v93-xeon")
     runs = {}
     for platform in ("distributed", "zos"):
@@ -208,4 +213,8 @@ def test_the_distributed_logger_wakes_each_caller_it_released_and_z_os_charges_n
     dist = runs["distributed"]
     # (the forces the shutdown's last write released are woken after the run's figures)
     assert dist["forces_waited"] - 2 <= dist["cpu_logger_us"] / host.wake_us <= dist["forces_waited"]
-    assert runs["zos"]["forces_waited"] > 0 and runs["zos"]["cpu_logger_us"] == 0
+    zos = runs["zos"]
+    # every write of the log, copy 2's too, each charge within the host's jitter
+    writes, jitter = zos["physical_writes"], host.cpu_jitter
+    assert zos["forces_waited"] > 0 and writes > 0
+    assert (1 - jitter) * writes * host.log_io_us <= zos["cpu_logger_us"] <= (1 + jitter) * writes * host.log_io_us

@@ -35,6 +35,7 @@ def test_defaults_match_spec():
         "DEALLCT": 0, "COMPLOG": "NONE", "ZSTD_IN_ANY": "NO", "LOGLOAD": 500_000,
         "ARCPFX1": "CSQARC1", "ARCPFX2": "CSQARC2", "ACTIVE_LOGS": 3, "ACTIVE_LOG_CIS": 4096,
         "RBA8": "YES", "STARTRBA": "0x0000000000000000", "SHARED_QUEUES": "NONE",
+        "BUFFERS": 1000,  # DEFINE BUFFPOOL's default
     }
 
 

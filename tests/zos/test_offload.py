@@ -210,5 +210,7 @@ def test_a_runs_throughput_is_measured_to_its_last_call_not_through_the_offload_
     m = run_spec(RunConfig("zos", choice.maker(values), values, spec, device="dasd"), MemoryStorage()).metrics
     assert m["archive_offloads"] >= 2 and m["platform_archives_recorded"] == m["archive_offloads"]
     # the workload stopped at its duration; the shutdown went on until the last offload was on disk
-    assert m["workload_s"] == pytest.approx(0.1, rel=0.02)
+    # (the round trips in flight at the duration end a few ms later: a dual-logged commit on
+    # dasd behind an offload's I/O)
+    assert m["workload_s"] == pytest.approx(0.1, rel=0.05)
     assert m["virtual_s"] > m["workload_s"]
