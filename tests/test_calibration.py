@@ -70,7 +70,9 @@ class _NoSpark:
 
 def test_the_built_in_cases_load_with_ibm_values_from_ibm_counters():
     cases = load_cases()
-    assert list(cases) == ["D1", "D2", "C1", "Z1", "Z2", "Z3", "R1", "F1", "F7", "F13"]
+    assert list(cases) == ["D1", "D2", "C1", "Z1", "Z2", "Z3", "R1", "F1", "F7", "F13", "Z4", "Z5", "Z6"]
+    # Z5 and Z6 check IBM's other figures of Z4's runs: the same runs, run once
+    assert cases["Z5"]["runs"] is cases["Z4"]["runs"] and cases["Z6"]["runs_from"] == "Z4"
     d1 = {f["name"]: f for f in cases["D1"]["figures"]}
     # computed from IBM's amqldmpa counters by the figure's own computation
     assert d1["tw_physical_writes_ratio"]["ibm"] == pytest.approx(231_340 / 184_710)
@@ -108,6 +110,39 @@ def test_a_bad_case_file_names_the_file_the_case_and_the_field(tmp_path, edit, f
     assert str(path) in message and field in message and "\n" not in message
 
 
+SHARED = TINY.replace("{second}", "got_per_put").replace("{ibm}", "1.0") + '''
+[T2]
+title = "the same runs, another figure"
+source = "nobody: a test"
+runs_from = "T1"
+[[T2.figures]]
+name = "puts"
+compute = "ratio"
+num = "sw.messages_put"
+den = "sw.messages_put"
+ibm = 1
+tolerance = 0.1
+'''
+
+
+@pytest.mark.parametrize("edit, field, says", [
+    (lambda t: t.replace('runs_from = "T1"', 'runs_from = "T9"'), "T2.runs_from", "no case above"),
+    (lambda t: t.replace('runs_from = "T1"', 'runs_from = "T1"\n[T2.runs.sw]\nworkload = "putget"'),
+     "T2.runs", "no runs of its own"),
+])
+def test_a_case_shares_an_earlier_cases_runs_or_says_why_not(tmp_path, edit, field, says):
+    path = tmp_path / "cases.toml"
+    path.write_text(SHARED)
+    cases = load_cases(path)
+    assert cases["T2"]["runs"] is cases["T1"]["runs"] and cases["T2"]["runs_from"] == "T1"
+    result = run_case(cases["T2"])
+    assert result["figures"]["puts"]["model"] == 1.0
+    path.write_text(edit(SHARED))
+    with pytest.raises(CalibrationCaseError) as caught:
+        load_cases(path)
+    assert field in str(caught.value) and says in str(caught.value)
+
+
 def test_unreadable_and_non_toml_case_files_and_unknown_ids_are_one_line_errors(tmp_path):
     with pytest.raises(CalibrationCaseError, match="cannot read"):
         load_cases(tmp_path / "missing.toml")
@@ -135,6 +170,12 @@ SYNTHETIC = {
                             {"uow": 2, "checkpoint": 9, "operations": 60},
                             {"uow": 1, "checkpoint": 10, "operations": 100}]},
     "tw": {"physical_writes": 125, "messages_got": 500, "virtual_s": 2.9, "workload_s": 2.5},
+    # a z/OS writer's measured window: 0.5 s, 40 MB to copy 1 in 200 writes of 300 µs each,
+    # busy with writes 0.45 s of its 0.5 s at work; commits of 400 µs
+    "zs": {"measured_s": 0.5, "measured_physical_bytes": 40e6, "measured_primary_writes": 200,
+           "measured_primary_write_time_us": 60_000.0, "measured_io_busy_us": 450_000.0,
+           "measured_writer_busy_us": 500_000.0, "measured_commit_elapsed_us": 400.0},
+    "zb": {"measured_s": 0.25, "measured_physical_bytes": 50e6},
 }
 
 
@@ -152,6 +193,10 @@ def figure(compute, ibm=1.0, tolerance=0.2, **args):
     (figure("checkpoint_interval", run="sw", measure="messages"), 150.0),
     (figure("shunt_cadence", run="sw"), 10 / 3),
     (figure("units_shunted_whole", run="sw"), 1.0),
+    (figure("io_time_per_write", run="zs"), 300.0),
+    (figure("commit_elapsed", run="zs"), 400.0),
+    (figure("rate_ratio", num="zb", den="zs"), 2.5),
+    (figure("io_busy_share", run="zs"), 0.9),
 ])
 def test_each_computation_over_synthetic_metrics(fig, expected):
     assert fig["compute"] in COMPUTATIONS

@@ -70,9 +70,12 @@ def with_buffer(config: PlatformConfig, pages: int) -> PlatformConfig:
 
 def start(config: PlatformConfig, storage, plan: FaultPlan = FaultPlan(), qm_config: QmConfig = QmConfig(),
           keep_write_log: bool = False):
-    fs = FaultInjectingStorage(storage, plan, keep_write_log=keep_write_log)
+    profile = get_profile(config.device)
+    # a crash tears what the device can tear: whole atomic blocks land (as a run does it)
+    fs = FaultInjectingStorage(storage, attrs.evolve(plan, atomic_bytes=profile.atomic_write_bytes),
+                               keep_write_log=keep_write_log)
     env = simpy.Environment()
-    qm = QueueManager(env, config.make(fs), fs, Device(env, get_profile(config.device)), qm_config)
+    qm = QueueManager(env, config.make(fs), fs, Device(env, profile), qm_config)
     return env, fs, qm
 
 

@@ -114,10 +114,10 @@ def test_crash_drops_unsynced_writes_of_every_file():
 OLD = bytes(range(256)) * 40  # 10240 bytes of recognisable old content
 
 
-def _torn(mode: str, seed: int, offset: int, length: int) -> tuple[bytes, bytes]:
+def _torn(mode: str, seed: int, offset: int, length: int, atomic: int = SECTOR_SIZE) -> tuple[bytes, bytes]:
     inner = MemoryStorage()
     inner.write("ext", 0, OLD)
-    fs = FaultInjectingStorage(inner, FaultPlan(tear_write=2, tear_mode=mode, seed=seed))
+    fs = FaultInjectingStorage(inner, FaultPlan(tear_write=2, tear_mode=mode, seed=seed, atomic_bytes=atomic))
     fs.write("ext", 9000, b"unsynced")  # write 1: dropped by the crash
     new = bytes([0xEE]) * length
     with pytest.raises(SimulatedCrash):
@@ -126,12 +126,13 @@ def _torn(mode: str, seed: int, offset: int, length: int) -> tuple[bytes, bytes]
     return inner.read("ext", 0, len(OLD)), new
 
 
-def _sector_verdicts(after: bytes, new: bytes, offset: int) -> list[str]:
-    """For each sector the write touched: 'old' or 'new' (asserting it is one of them)."""
+def _sector_verdicts(after: bytes, new: bytes, offset: int, unit: int = SECTOR_SIZE) -> list[str]:
+    """For each sector (block of ``unit``) the write touched: 'old' or 'new' (asserting it is
+    one of them)."""
     end = offset + len(new)
     verdicts = []
-    for start in range(offset - offset % SECTOR_SIZE, end, SECTOR_SIZE):
-        lo, hi = max(start, offset), min(start + SECTOR_SIZE, end)
+    for start in range(offset - offset % unit, end, unit):
+        lo, hi = max(start, offset), min(start + unit, end)
         got = after[lo:hi]
         if got == new[lo - offset:hi - offset]:
             verdicts.append("new")
@@ -163,6 +164,24 @@ def test_torn_write_is_deterministic_per_seed(mode):
     assert first == again
     others = {_torn(mode, seed, 512, 8 * SECTOR_SIZE)[0] for seed in range(4, 12)}
     assert any(o != first for o in others)
+
+
+@pytest.mark.parametrize("mode", ["prefix", "random"])
+def test_a_device_that_never_splits_a_block_has_its_writes_torn_in_whole_blocks(mode):
+    """A device whose 4 KiB blocks land whole or not at all (write-cached DASD, a CI a block):
+    a tear lands whole 4 KiB blocks, never part of one; a write within one block lands nothing."""
+    offset, length = 1024, 2 * 4096  # three blocks touched, the first and last in part
+    seen = set()
+    for seed in range(1, 9):
+        after, new = _torn(mode, seed, offset, length, atomic=4096)
+        verdicts = _sector_verdicts(after, new, offset, unit=4096)
+        assert "old" in verdicts and "new" in verdicts and len(verdicts) == 3
+        seen.add(tuple(verdicts))
+    assert len(seen) > 1  # the seed chooses which blocks land
+    after, _ = _torn(mode, 1, 4096, 4096, atomic=4096)  # one block: all or nothing, so nothing
+    assert after == OLD
+    with pytest.raises(ParameterError, match="atomic_bytes"):
+        FaultPlan(atomic_bytes=1000)
 
 
 def test_torn_single_sector_write_lands_nothing():

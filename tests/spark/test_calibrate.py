@@ -42,3 +42,33 @@ def test_a_cases_runs_run_as_spark_tasks_with_the_figures_it_gives_in_process(sp
     # longer, arrives last but is second either way)
     assert results["S1"] == run_case(cases["S1"]) and list(results["S1"]["runs"]) == ["sw", "tw"]
     assert results["S1"]["figures"]["writes_per_iteration"]["model"] > 0
+
+
+def test_cases_that_share_runs_have_them_run_once(spark, monkeypatch):
+    import mqlog.spark.session as session
+
+    shared = CASE + """
+[S2]
+title = "S1's runs, another figure"
+source = "a test"
+runs_from = "S1"
+[[S2.figures]]
+name = "tw_writes_per_iteration"
+compute = "per_round_trip"
+metric = "tw.physical_writes"
+ibm = 2
+tolerance = [1.0, 3.0]
+"""
+    cases = parse_cases(tomllib.loads(shared), "test")
+    ran = []
+    real = session.run_tasks
+    monkeypatch.setattr(session, "run_tasks", lambda spark, tasks, *a, **k: ran.append(len(tasks)) or real(
+        spark, tasks, *a, **k))
+    results = run_cases(spark, cases)
+    assert ran == [2]  # S1's two runs, once
+    assert results["S2"]["runs"] == results["S1"]["runs"] == run_case(cases["S1"])["runs"]
+    assert results["S2"]["figures"]["tw_writes_per_iteration"]["model"] > 0
+    # chosen alone, a sharing case runs the runs itself
+    alone = run_cases(spark, {"S2": cases["S2"]})
+    assert alone["S2"]["runs"] == results["S1"]["runs"]
+

@@ -1,9 +1,12 @@
 """How the two copies of the active log are written (dual logging, TWOACTV=YES): new CIs to
 both copies at once; a CI being rewritten to copy 1 first and to copy 2 only once copy 1 holds
-it, so one copy of it is intact at every moment (zos/space.py ``_copy_writes``)."""
+it, so one copy of it is intact at every moment (zos/space.py ``_copy_writes``) – unless the
+device never splits a CI (write-cached DASD), where neither copy can be torn and both go at
+once."""
 
 from __future__ import annotations
 
+import pytest
 import simpy
 
 from mqlog.core.disk.devices import Device, get_profile
@@ -13,13 +16,13 @@ from mqlog.core.qm.manager import QmConfig, QueueManager
 from mqlog.zos.platform import zos_platform
 
 
-def _run_recording(dual: bool, apps: int = 6, messages: int = 30):
+def _run_recording(dual: bool, apps: int = 6, messages: int = 30, device: str = "ssd"):
     """Run ``apps`` applications putting and committing concurrently; return every physical
     write as (file, first page, pages, start µs, end µs) and the writer's statistics."""
     env = simpy.Environment()
     storage = MemoryStorage()
     platform = zos_platform(storage, data_sets=3, cis=4096, dual=dual)
-    qm = QueueManager(env, platform, storage, Device(env, get_profile("ssd")), QmConfig())
+    qm = QueueManager(env, platform, storage, Device(env, get_profile(device)), QmConfig())
     env.run(until=env.process(qm.start()))
     writes = []
     original = qm.writer._physical_write
@@ -81,6 +84,25 @@ def test_a_rewritten_ci_is_never_in_flight_on_both_copies_and_new_cis_are():
     assert stats.concurrent_writes >= parallel_new
 
 
+def test_on_a_device_that_never_splits_a_ci_a_rewritten_ci_goes_to_both_copies_at_once():
+    """Write-cached DASD (ibm-s6-ds8870: a 4 KB CI lands whole or not at all): neither copy of
+    a CI being rewritten can be torn, so nothing is held back (IBM: dual-log writes in parallel
+    on write-cached DASD); every CI still reaches both copies."""
+    assert get_profile("ibm-s6-ds8870").atomic_write_bytes == PAGE_SIZE
+    assert get_profile("ssd").atomic_write_bytes < PAGE_SIZE  # (the test above: serial there)
+    writes, stats = _run_recording(dual=True, device="ibm-s6-ds8870")
+    copy1 = [w for w in writes if w[0].startswith("LOGCOPY1")]
+    copy2 = [w for w in writes if w[0].startswith("LOGCOPY2")]
+    together = 0
+    for w in copy2:
+        v = next(v for v in copy1 if v[3] == w[3] and v[0].split(".")[1] == w[0].split(".")[1])
+        assert _pages(v) == _pages(w)  # the same CIs, started together
+        together += 1
+    assert together == len(copy1) == len(copy2) > 50
+    assert stats.partial_page_rewrites > 20 and stats.ordered_writes == 0
+    assert stats.concurrent_writes == stats.write_cycles  # (the start-up's cycles too: not recorded)
+
+
 def test_single_logging_writes_each_cycle_once_with_nothing_in_flight_beside_it():
     writes, stats = _run_recording(dual=False)
     assert all(w[0].startswith("LOGCOPY1") for w in writes)
@@ -122,3 +144,47 @@ def test_dual_loggings_cost_moves_with_the_devices_latency_and_shared_channel():
     # (each goes at half speed), so it costs more
     narrow = _dual_cost(attrs.evolve(dasd, name="narrow", channel_mb_s=dasd.write_bandwidth_mb_s))
     assert 0 < quick < base < narrow < 1, (quick, base, narrow)
+
+
+def _one_ci_cycles(dual: bool, device) -> dict:
+    """One application putting a 2 KB message and committing, getting it and committing: each
+    commit's write carries a CI or two (the partial CI the last one ended on, rewritten)."""
+    import attrs
+
+    from mqlog.core.host.profiles import get_host
+    from mqlog.core.workload.run import RunConfig, run_workload
+    from mqlog.core.workload.spec import BUILTINS, build_spec
+    from mqlog.platforms import choose
+
+    choice = choose("zos")
+    values = choice.configure({"TWOACTV": "YES" if dual else "NO"})
+    spec = build_spec(BUILTINS["putget"], {"apps": 1, "messages": 200, "message_size": 2048}, origin="test")
+    cfg = RunConfig("zos", choice.maker(values), values, spec, device=device,
+                    host=attrs.evolve(get_host("z14-3cp"), cpu_jitter=0.0))
+    return run_workload(cfg, MemoryStorage()).metrics
+
+
+def test_dual_loggings_cost_at_one_ci_a_cycle_is_one_more_write_where_a_ci_can_tear():
+    """At a CI or two a cycle every write rewrites the CI the last one ended on. Where a CI can
+    tear, dual logging adds to each cycle copy 2's serial rewrite of it – one more one-CI write
+    and its start – and the start of copy 2's write beside copy 1's: a commit waits that much
+    longer. Where a CI cannot tear, only the logger's start of the second write."""
+    import attrs
+
+    from mqlog.core.host.profiles import get_host
+
+    log_io = get_host("z14-3cp").log_io_us
+    tearable = attrs.evolve(get_profile("ibm-s6-ds8870"), name="s6-tearable", atomic_write_bytes=512)
+    one_ci = tearable.write_time_us(PAGE_SIZE)
+    for device, low, high in ((tearable, log_io + one_ci, 2 * log_io + one_ci),
+                              ("ibm-s6-ds8870", 0.9 * log_io, 1.1 * log_io)):
+        single, dual = _one_ci_cycles(False, device), _one_ci_cycles(True, device)
+        pages = single["pages_written"] / single["physical_writes"]
+        assert 1 <= pages < 2.5 and single["partial_page_rewrites"] >= 0.9 * single["write_cycles"]
+        extra = dual["measured_commit_elapsed_us"] - single["measured_commit_elapsed_us"]
+        assert low <= extra <= high, (device, extra, low, high)
+        # copy 1's writes take as long as single logging's (IBM: "almost unchanged")
+        copy1 = dual["measured_primary_write_time_us"] / dual["measured_primary_writes"]
+        assert copy1 == pytest.approx(single["measured_primary_write_time_us"] / single["measured_primary_writes"],
+                                      rel=0.01)
+
