@@ -1,7 +1,29 @@
-"""Archive offload, a task of its own (see :mod:`mqlog.zos.space`'s docstring): a full active
-data set is queued, copied to its archive data sets by a background copy job, a copy of the
-BSDS put beside each, and the BSDS records it (CSQJ003I). A mixin of
-:class:`~mqlog.zos.space.ZosLogSpace` (split from it at this seam to keep the module small).
+"""Archive offload, a task of its own: a full active data set is queued, copied to its archive
+data sets by a background copy job, a copy of the BSDS put beside each, and the BSDS records
+it (CSQJ003I). A mixin of :class:`~mqlog.zos.space.ZosLogSpace` (split from it at this seam to
+keep the module small).
+
+The offload is a task of its own, not part of any log write (IBM MQ for z/OS, "When the
+archive log is written", https://www.ibm.com/docs/en/ibm-mq/9.2?topic=written-when-mq-zos-archive-log-is:
+"If all the active logs become full, IBM MQ stops processing, until offloading occurs";
+"Archiving logs with the ARCHIVE LOG command": "runs an asynchronous offload process, and
+updates the BSDS"). The space hands each offload to the core's writer as a background copy
+job (:mod:`mqlog.core.log.background`) once the data set's last CI is on disk: the job reads
+the data set from the device, writes each archive copy once ("each log control interval
+retrieved from the active log is written to two archive log data sets", "Planning your log
+archive storage"), puts the BSDS copy beside it, records it in the BSDS and frees the data set
+for reuse at that moment. Its I/O competes with the log's for the device. The writer waits
+for an offload only when the next data set in the ring is still being offloaded (CSQJ111A,
+said once until an offload finishes), and resumes the moment it finishes. At most MAXCNOFF
+offloads run at once ("Using CSQ6LOGP": "Maximum number of CSQJOFF7 offload tasks that can
+be run in parallel", default 31); the rest wait their turn, oldest first. A request to stop
+the queue manager "does not take effect until offload processing has finished" (the core's
+clean shutdown waits for the copies). An offload a crash cut short is redone at restart,
+under the same archive number, without restart waiting for it.
+
+How an offload reads the active data set IBM does not publish. The model reads it in
+requests of INBUFF ("Size of input buffer storage for active and archive log data sets",
+default 60 KB) in whole CIs: 15 CIs a request by default – an assumption, stated here.
 """
 
 from __future__ import annotations

@@ -129,7 +129,8 @@ def zos_platform(storage: Storage, *, data_sets: int = 3, cis: int = 4096, dual:
         # as routine (QJSTSERW: a CI written again goes serially to the two copies, as DB2's
         # log manager does), and nothing IBM publishes for z/OS speaks of padding or of holding
         # a partial CI back, as the distributed logger does ("tries very hard not to write
-        # partial pages"). Dual copies protect the rewrite (zos/space.py _copy_writes).
+        # partial pages"). Dual copies protect the rewrite (zos/space.py _copy_writes: copy 2
+        # after copy 1, or both at once on a device that never splits a CI).
         pad_policy=None,
         # A queue's persistent messages stay in its buffer pool until the pool is 85% full:
         # short-lived ones are never written to the page set, and "older messages are written

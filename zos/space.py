@@ -5,7 +5,8 @@ data set (BSDS), and archive offload (IBM MQ for z/OS, "Managing the logs" and "
 4 KiB: ``LOGCOPY1.DS01`` … and, with dual logging (TWOACTV), ``LOGCOPY2.DS01`` …. A data set
 holds one RBA range at a time (start ending in 000, end in FFF). New CIs go to both copies
 at once; a partial CI being rewritten goes to copy 1 first and to copy 2 only once copy 1
-holds it (:meth:`ZosLogSpace._copy_writes`). A reader takes copy 1's page, or copy 2's when
+holds it, unless the device never splits a CI (write-cached DASD): then to both at once
+(:meth:`ZosLogSpace._copy_writes`). A reader takes copy 1's page, or copy 2's when
 copy 1's is damaged or torn – so dual logging survives one damaged copy, and a torn rewrite
 of a partial CI. A copy missing or short when the queue manager starts is out of use from then
 on, never re-created (:meth:`~mqlog.zos.reading.ActiveLogReads._check_data_sets`): the other copy logs alone there.
@@ -20,27 +21,8 @@ stay). With OFFLOAD=NO (test systems) nothing is archived: a data set is reused 
 restart no longer needs it from the last checkpoint, even if a long unit of work still does –
 its records are then gone.
 
-The offload is a task of its own, not part of any log write (IBM MQ for z/OS, "When the
-archive log is written", https://www.ibm.com/docs/en/ibm-mq/9.2?topic=written-when-mq-zos-archive-log-is:
-"If all the active logs become full, IBM MQ stops processing, until offloading occurs";
-"Archiving logs with the ARCHIVE LOG command": "runs an asynchronous offload process, and
-updates the BSDS"). The space hands each offload to the core's writer as a background copy
-job (:mod:`mqlog.core.log.background`) once the data set's last CI is on disk: the job reads
-the data set from the device, writes each archive copy once ("each log control interval
-retrieved from the active log is written to two archive log data sets", "Planning your log
-archive storage"), puts the BSDS copy beside it, records it in the BSDS and frees the data set
-for reuse at that moment. Its I/O competes with the log's for the device. The writer waits
-for an offload only when the next data set in the ring is still being offloaded (CSQJ111A,
-said once until an offload finishes), and resumes the moment it finishes. At most MAXCNOFF
-offloads run at once ("Using CSQ6LOGP": "Maximum number of CSQJOFF7 offload tasks that can
-be run in parallel", default 31); the rest wait their turn, oldest first. A request to stop
-the queue manager "does not take effect until offload processing has finished" (the core's
-clean shutdown waits for the copies). An offload a crash cut short is redone at restart,
-under the same archive number, without restart waiting for it.
-
-How an offload reads the active data set IBM does not publish. The model reads it in
-requests of INBUFF ("Size of input buffer storage for active and archive log data sets",
-default 60 KB) in whole CIs: 15 CIs a request by default – an assumption, stated here.
+The offload is a task of its own, not part of any log write: how it runs, and IBM's words
+for it, are in :mod:`mqlog.zos.offload`.
 
 **BSDS.** ``BSDS01`` and, with TWOBSDS, ``BSDS02``: the active and archive inventory with RBA
 ranges and status, the checkpoint queue, the highest RBA written and offloaded. Each copy is
@@ -263,22 +245,29 @@ class ZosLogSpace(Offloads, ActiveLogReads, SpaceDefaults):
         """The writes of one data set's share of a run, one per copy.
 
         New CIs go to both copies at once. A CI that is being rewritten (the partial CI a
-        write starts with) must never be in flight on both copies together: a crash could
-        tear both, losing records already committed on it. So copy 1 is written whole while
-        copy 2 takes the new CIs beside it, and copy 2's first CI is rewritten only after
-        copy 1 is on disk (collected in ``_serial_rewrites``, issued after every other write
-        of the plan): one copy of that CI is intact at every moment. IBM describes the
-        same for DB2 for z/OS, whose log manager MQ's resembles: "The first time a log control
-        interval is written to disk, the write I/Os to the log data sets are done in
-        parallel. However, if the same 4 KB log control interval is again written to disk,
-        then the write I/Os to the log data sets must be done serially", and "I/O overlap in
-        dual logging occurs whenever multiple log control intervals have to be written"
-        (Redbook "Storage Management with DB2 for OS/390", 10.4.3); MQ's SMF 115 counts such
-        writes (QJSTSERW). IBM also notes that some MQ versions write both copies in parallel
-        on write-cached DASD ("IBM MQ logging configuration for z/OS", Q Replication tuning);
-        the model keeps the serial rewrite, which its fault model (a crash can tear a write)
-        needs. With one copy there is nothing to keep intact but the CI itself,
-        which single logging leaves unprotected, as IBM says of it."""
+        write starts with, ``rewrite``) must never be in flight on both copies together where
+        a crash can tear a CI: it could tear both, losing records already committed on it.
+        So copy 1 is written whole while copy 2 takes the new CIs beside it, and copy 2's
+        first CI is rewritten only after copy 1 is on disk (collected in
+        ``_serial_rewrites``, issued after every other write of the plan): one copy of that
+        CI is intact at every moment. No cheaper order keeps that: the two writes of the CI
+        cannot overlap and the force waits for both. IBM describes the same for DB2 for
+        z/OS, whose log manager MQ's resembles: "The first time a log control interval is
+        written to disk, the write I/Os to the log data sets are done in parallel. However,
+        if the same 4 KB log control interval is again written to disk, then the write I/Os
+        to the log data sets must be done serially", and "I/O overlap in dual logging
+        occurs whenever multiple log control intervals have to be written" (Redbook "Storage
+        Management with DB2 for OS/390", 10.4.3); MQ's SMF 115 counts such writes (QJSTSERW,
+        "Log_CI_Serial" in IBM's MQ SMF formatter).
+
+        Where the device never splits a CI (``atomic_write_bytes`` ≥ 4096, write-cached DASD)
+        a crash leaves each copy's CI old or new, both holding every acknowledged record, and
+        :meth:`plan_write` passes ``rewrite=False``: both copies at once. IBM: "In some MQ
+        versions, all writes to dual logs are done in parallel if the primary log data set is
+        on a write-cached DASD" (InfoSphere Replication Server 11.4, "IBM MQ logging
+        configuration for z/OS"); S6 measured the I/O time per write to LOGCOPY1 "almost
+        unchanged" with dual logs. With one copy there is nothing to keep intact but the CI
+        itself, which single logging leaves unprotected, as IBM says of it."""
         name1 = data_set_name(1, ds.number)
         name2 = data_set_name(2, ds.number)
         live = [name for name in (name1, name2)[:self.copies] if name not in self._inactive]

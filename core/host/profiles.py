@@ -130,8 +130,9 @@ class HostProfile:
     wake_us: float = attrs.field(default=2.5, converter=as_float, validator=_us)
     #: the log writer's CPU for each physical write it starts: issuing the I/O and being
     #: dispatched again when it completes (a platform whose logger task pays it:
-    #: ``Platform.writer_io_cpu``, z/OS). The default is IBM's z14 figure (hosts.toml)
-    log_io_us: float = attrs.field(default=28.0, converter=as_float, validator=_us)
+    #: ``Platform.writer_io_cpu``, z/OS). 0 unless a profile says (hosts.toml: the x86 hosts'
+    #: CPU per round trip already holds their logger's work; z14-3cp's is IBM's figure)
+    log_io_us: float = attrs.field(default=0.0, converter=as_float, validator=_us)
     #: how much one charge's CPU varies about its figure: each charge runs its figure times a
     #: factor drawn uniformly from 1 ± ``cpu_jitter``, from the run's seed (caches, TLB misses
     #: and interrupts make no two passes of a path take the same time). 0: every charge is
@@ -363,6 +364,33 @@ class Cpu:
         if path_us:
             self.by_kind["mqi"] += path_us
         return None
+
+    def take(self) -> Generator[Any, Any, None]:
+        """Wait for a core and keep it (``yield from``): a thread that goes on running between
+        steps of one piece of work (a large message copied a segment at a time) does not queue
+        for a core again after each. Run the steps with :meth:`run_held`; :meth:`give_back`
+        the core when done, or before the thread sleeps."""
+        waiting = self.cores.acquire()
+        if waiting is not None:
+            start = self.env.now
+            yield waiting
+            self.wait_us += self.env.now - start
+
+    def run_held(self, us: float, kind: str) -> Generator[Any, Any, None]:
+        """``us`` µs of CPU of ``kind`` on the core the caller holds (:meth:`take`), jittered
+        and counted as a :meth:`charge` is."""
+        if us <= 0:
+            return
+        if self._jitter:
+            us *= 1.0 + self._jitter * (2.0 * self._draw() - 1.0)
+        yield self.env.timeout(us)
+        self.charges += 1
+        self.busy_us += us
+        self.by_kind[kind] += us
+
+    def give_back(self) -> None:
+        """Release the core :meth:`take` took."""
+        self.cores.release()
 
     def counters(self) -> dict[str, float]:
         """A snapshot of the counters (µs) as a plain dict."""

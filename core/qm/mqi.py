@@ -204,22 +204,34 @@ class MqiCallsMixin:
         # each later segment's share of the copy (of the data as offered: compressed data is
         # copied from the uncompressed message)
         per_byte = deferred_us / (len(stored) - len(segments[0]))
+        held = False
         try:
             if uow is None:
                 address = prev = yield from self._log(first, essential=True)
-                for i, seg in enumerate(segments[1:], 1):
-                    yield from self.cpu.charge(per_byte * len(seg), "log")
+            else:
+                address = prev = yield from self._log_uow(uow, lambda prev: attrs.evolve(first, prev=prev),
+                                                          essential=True)
+            for i, seg in enumerate(segments[1:], 1):
+                # The thread copies segment after segment on the core it holds, and gives the
+                # core up only when an append must wait (the buffer full, a round of shunting)
+                if not held:
+                    yield from self.cpu.take()
+                    held = True
+                yield from self.cpu.run_held(per_byte * len(seg), "log")
+                if not self.writer.has_room(len(seg) + PUT_SEGMENT_BYTES) or (uow is not None and uow.busy):
+                    self.cpu.give_back()
+                    held = False
+                if uow is None:
                     prev = yield from self._log(PutSegment(queue.name, msg_id, i, i * len(segments[0]), seg,
                                                            codec, prev=prev), essential=True)
-                return address
-            address = yield from self._log_uow(uow, lambda prev: attrs.evolve(first, prev=prev), essential=True)
-            for i, seg in enumerate(segments[1:], 1):
-                yield from self.cpu.charge(per_byte * len(seg), "log")
-                yield from self._log_uow(uow, lambda prev, i=i, seg=seg: PutSegment(
-                    queue.name, msg_id, i, i * len(segments[0]), seg, codec, uow=uow.id, prev=prev),
-                    essential=True)
+                else:
+                    yield from self._log_uow(uow, lambda prev, i=i, seg=seg: PutSegment(
+                        queue.name, msg_id, i, i * len(segments[0]), seg, codec, uow=uow.id, prev=prev),
+                        essential=True)
             return address
         finally:
+            if held:
+                self.cpu.give_back()
             self._claimed -= need
 
     def _spill(self, queue: Queue) -> Generator:
