@@ -117,9 +117,13 @@ class _Runs:
         if label not in self.by_label:
             raise DocsError(f"view results: no command labelled {label!r}")
         want = _identity(row, key)
-        for other in self.by_label[label]:
-            if _identity(other, key) == want and (not key or str(_get(other, key)) == value):
-                return other
+        matches = [other for other in self.by_label[label]
+                   if _identity(other, key) == want and (not key or str(_get(other, key)) == value)]
+        # a sweep over devices or hosts has one such run a device: the one on the row's own
+        # (``LABEL@`` reaches across commands, each on a device of its own: any of them)
+        same = [o for o in matches if all(o.get(k) == row.get(k) for k in ("device", "host", "seed") if k != key)]
+        if same or matches:
+            return (same or matches)[0]
         where = ", ".join(f"{k}={v}" for k, v in want) + (f", {key}={value}" if key else "")
         raise DocsError(f"view results: command {label!r} has no run with {where}")
 

@@ -22,7 +22,7 @@ def test_run_says_which_figures_are_calibrated_and_which_assumed(tmp_path):
     assert "  CPU per MQI call, log record and byte on v93-xeon: assumption" in text
     m = json.loads(mqlog("run", "--platform", "zos", *FILL, "--json").stdout)
     bases = {e["figure"]: (e["basis"], e["cases"]) for e in m["provenance"]}
-    assert bases["physical writes and bytes per commit"] == ("calibrated", ["Z1"])
+    assert bases["physical writes and bytes per commit"] == ("calibrated", ["Z1", "Z4"])
     assert bases["write and read times on ssd"][0] == "assumption"
 
 

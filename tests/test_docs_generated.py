@@ -446,3 +446,28 @@ b: mqlog mqldt --device b --json
     assert "| b | 400 µs, 10.2 MB/s | 800 µs, 163.8 MB/s |" in page.read_text()
     assert not [m for m in result.mismatches if "claim" in m.where]   # 100 µs < 400 µs
     assert not _check(page).mismatches
+
+
+# -- a sweep over devices: a ratio to the run on the row's own device --
+
+DEVICES_PAGE = """# two devices
+
+<!-- mqlog docs: table dev view=results key=device,configuration
+columns="device={device};configuration={config_name};rate={commits/workload_s:,.0f};÷ single={commits/workload_s over config_name=single:.2f}"
+d: mqlog sweep d.toml --json
+-->
+<!-- mqlog docs: end -->
+"""
+
+
+def test_over_another_configuration_takes_the_run_on_the_rows_own_device(tmp_path, monkeypatch):
+    """A sweep over two devices has a single and a dual run on each: dual's ratio is to the
+    single run on the same device, not to whichever came first."""
+    rows = [{"config_name": c, "device": d, "host": "h", "seed": 0, "sweep": {}, "commits": n, "workload_s": 1.0}
+            for c, d, n in (("single", "fast", 1000), ("dual", "fast", 900), ("single", "slow", 400),
+                            ("dual", "slow", 200))]
+    page = _canned_page(tmp_path, monkeypatch, {"mqlog sweep d.toml --json": {"rows": rows}}, DEVICES_PAGE)
+    _check(page, write=True)
+    text = page.read_text()
+    assert "| fast | dual | 900 | 0.90 |" in text and "| slow | dual | 200 | 0.50 |" in text, text
+    assert "| slow | single | 400 | 1.00 |" in text

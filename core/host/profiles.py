@@ -310,7 +310,7 @@ class Cpu:
                                           "compress": 0.0, "expand": 0.0, "restart": 0.0}
 
     def charge(self, us: float, kind: str, *, app_us: float = 0.0, path_us: float = 0.0, lock=None,
-               holder=None, woken_us: float = 0.0) -> Generator[Any, Any, Any]:
+               holder=None, woken_us: float = 0.0, keep: bool = False) -> Generator[Any, Any, Any]:
         """Run ``us`` µs of CPU of ``kind`` on a core (``yield from``), with ``app_us`` of
         the application's own and ``path_us`` of the MQI call's path (``mqi``) in the same
         hold; nothing when all are 0.
@@ -323,9 +323,13 @@ class Cpu:
         given the next free core before the callers queued for one (Linux favours a thread
         that slept), runs ``woken_us`` (``lock``: being woken) and then tries the lock.
         Returns None when the charge ran. Each of ``us``, ``app_us`` and ``path_us`` runs
-        times the charge's jitter factor (one draw a charge that runs)."""
+        times the charge's jitter factor (one draw a charge that runs). With ``keep`` the
+        thread keeps the core after a charge that ran (:meth:`run_held` and :meth:`give_back`
+        follow)."""
         total = us + app_us + path_us
         if total <= 0 and lock is None:
+            if keep:
+                yield from self.take()
             return None
         env = self.env
         cores = self.cores
@@ -355,7 +359,10 @@ class Cpu:
             total *= factor
         try:
             yield env.timeout(total)
-        finally:
+        except BaseException:
+            cores.release()
+            raise
+        if not keep:
             cores.release()
         self.charges += 1
         self.busy_us += total

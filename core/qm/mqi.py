@@ -79,7 +79,7 @@ class MqiCallsMixin:
             yield from self._spill(queue)
         return msg_id
 
-    def _locked_charge(self, queue: Queue, us: float, holder, path_us: float = 0.0) -> Generator:
+    def _locked_charge(self, queue: Queue, us: float, holder, path_us: float = 0.0, keep: bool = False) -> Generator:
         """Part of an MQPUT or MQGET with ``queue``'s lock held (:mod:`mqlog.core.qm.locks`):
         ``path_us`` of the call's path and ``us`` of its persistent extras, one hold of a core;
         the lock is taken once the call has the core – a thread takes a lock while it runs –
@@ -92,11 +92,12 @@ class MqiCallsMixin:
             mutex = queue.mutex = QueueLock(self.env)
         cpu = self.cpu
         if mutex.holder is holder:
-            yield from cpu.charge(us, "log", path_us=path_us)
+            yield from cpu.charge(us, "log", path_us=path_us, keep=keep)
             return
         woken_us = 0.0
         while True:
-            sleeping = yield from cpu.charge(us, "log", path_us=path_us, lock=mutex, holder=holder, woken_us=woken_us)
+            sleeping = yield from cpu.charge(us, "log", path_us=path_us, lock=mutex, holder=holder, woken_us=woken_us,
+                                             keep=keep)
             if sleeping is None:
                 return
             yield sleeping
@@ -171,10 +172,14 @@ class MqiCallsMixin:
         profile = self.cpu.profile
         copy_us = len(data) * profile.copy_ns_per_byte / 1000.0
         later_share = max(0, len(data) - PUT_SEGMENT_BYTES) / len(data) if data else 0.0
+        compressing = self.platform.codec is not None and self.platform.codec.active and bool(data)
+        # The thread keeps its core from its first charge through its segments' copies (a
+        # compressor's charge comes between them otherwise: then it queues again)
+        held = later_share > 0 and not compressing
         yield from self._locked_charge(queue, profile.logged_us("put", len(data)) - copy_us * later_share,
-                                       msg_id, path_us)
+                                       msg_id, path_us, keep=held)
         codec, stored = Codec.NONE, data
-        if self.platform.codec is not None and self.platform.codec.active and data:
+        if compressing:
             # A kept queue (one whose keeper is outside this queue manager) is the
             # platform's to refuse (z/OS COMPLOG never compresses such puts).
             codec, stored, tried = self.platform.codec.compress(data, kept=queue.keeper is not None)
@@ -200,11 +205,22 @@ class MqiCallsMixin:
                     uow=uow.id if uow else 0)
         if len(segments) == 1:
             return (yield from self._log(first, need=need))
-        yield from self._claim_waiting(need)  # held until the last segment is appended
         # each later segment's share of the copy (of the data as offered: compressed data is
         # copied from the uncompressed message)
         per_byte = deferred_us / (len(stored) - len(segments[0]))
-        held = False
+
+        def room(nbytes: int) -> bool:  # an append of nbytes goes in without waiting
+            return self.writer.has_room(nbytes + PUT_SEGMENT_BYTES) and (uow is None or uow.busy is None)
+
+        try:
+            if held and not (self._has_room(need) and room(len(segments[0]))):
+                self.cpu.give_back()  # the thread sleeps, for log space or buffer space
+                held = False
+            yield from self._claim_waiting(need)  # held until the last segment is appended
+        except BaseException:
+            if held:
+                self.cpu.give_back()
+            raise
         try:
             if uow is None:
                 address = prev = yield from self._log(first, essential=True)
@@ -218,7 +234,7 @@ class MqiCallsMixin:
                     yield from self.cpu.take()
                     held = True
                 yield from self.cpu.run_held(per_byte * len(seg), "log")
-                if not self.writer.has_room(len(seg) + PUT_SEGMENT_BYTES) or (uow is not None and uow.busy):
+                if not room(len(seg)):
                     self.cpu.give_back()
                     held = False
                 if uow is None:
