@@ -50,3 +50,19 @@ def test_restart_on_nfs3_says_its_backout_reads_are_an_assumption_and_names_its_
     assert walk["basis"] == "assumption" and "no IBM figure" in walk["note"]
     text = mqlog("restart", again).stdout  # the same crash, restarted as text
     assert "  backout page reads (the backward walk) on nfs3: assumption: no IBM figure" in text
+
+
+def test_run_shows_the_commit_time_and_the_writers_busy_on_ibms_z14_set_up(tmp_path):
+    """Z5's commit time and Z6's logger busy are in the summary, and on IBM's z14 and DS8870
+    the run says they are calibrated there."""
+    out = mqlog("run", "--platform", "zos", "--workload", "putget", "--set", "workload.apps=2",
+                "--set", "workload.messages=100", "--set", "log.TWOACTV=NO", "--device", "ibm-s6-ds8870",
+                "--host", "z14-3cp")
+    assert out.returncode == 0, out.stderr
+    rows = {line.split("  ")[1].strip(): line.split("  ")[-1].strip() for line in out.stdout.splitlines()
+            if line.startswith("  ") and "  " in line[2:]}
+    commit = float(rows["commit time, mean (µs)"])
+    assert 300 < commit < 450  # IBM: 358 µs at 2 KB (Z5, within its 30%)
+    task, io = (float(p.rstrip("%")) for p in rows["log writer busy / I/O in flight"].split(" of ")[0].split(" / "))
+    assert 95 <= task <= 100 and 80 <= io < task
+    assert "  commit time and log rate by message size: calibrated (Z5, Z6)" in out.stdout

@@ -1,6 +1,16 @@
 """The z/OS platform assembled for the core: RBA addresses (6 or 8 bytes), the active-log and
 archive space with its BSDS, LOGLOAD checkpoints that also come at every log switch, COMPLOG
-compression, and the queue manager's console messages in MQ for z/OS's words (IBM MQ for z/OS messages, CSQJ and CSQR)."""
+compression, and the queue manager's console messages in MQ for z/OS's words (IBM MQ for z/OS messages, CSQJ and CSQR).
+
+How the log is written (calibration cases Z1, Z4-Z6): one logger task takes what the buffer
+holds when a commit (or WRTHRSH's full CIs) wakes it, pays the host's ``log_io_us`` for each
+write it starts, and carries at most 128 CIs a write. With dual logging (TWOACTV) new CIs go
+to both copies at once; the CI being rewritten – the partial one the last write ended on –
+goes to copy 2 only once copy 1 holds it, so that one copy of every acknowledged CI is intact
+at every moment (QJSTSERW; Db2's documented order), except on a device that never splits a CI
+(write-cached DASD, ``atomic_write_bytes`` 4096), where both copies are written at once (IBM:
+"In some MQ versions, all writes to dual logs are done in parallel if the primary log data set
+is on a write-cached DASD"). The order itself is :meth:`mqlog.zos.space.ZosLogSpace._copy_writes`."""
 
 from __future__ import annotations
 

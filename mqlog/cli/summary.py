@@ -66,6 +66,9 @@ def print_metrics(m: dict, out) -> None:
                                           f"{m['write_size_max_bytes']}"),
         ("write time short / long / max (µs)", f"{m['write_time_short_us']:.1f} / {m['write_time_long_us']:.1f} / "
                                                f"{m['write_time_max_us']:.1f}"),
+        *([("commit time, mean (µs)", f"{m['measured_commit_elapsed_us']:.1f}")]
+          if m.get("measured_commit_elapsed_us") else []),
+        *([("log writer busy / I/O in flight", _busy_text(m))] if m.get("measured_s") else []),
         ("checkpoints", m["checkpoints"]),
         ("log in use, most (bytes)", m["active_log_used_bytes_max"]),
         ("units of work rolled back / forward", f"{m['uows_rolled_back']} / {m['uows_rolled_forward']}"),
@@ -80,6 +83,14 @@ def print_metrics(m: dict, out) -> None:
                    f"{m['error_log']}")
     for line in provenance_lines(for_run(m)):
         click.echo(line)
+
+
+def _busy_text(m: dict) -> str:
+    """The writer's task busy and I/O busy over the measured window (IBM's "Logger task busy",
+    "Logger I/O busy"): how much of the time it had a write cycle in hand, and a write in flight."""
+    window = m["measured_s"] * 1e6
+    return (f"{min(1.0, m.get('measured_writer_busy_us', 0.0) / window):.1%} / "
+            f"{min(1.0, m.get('measured_io_busy_us', 0.0) / window):.1%} of the measured window")
 
 
 def target_rate(m: dict) -> dict | None:
