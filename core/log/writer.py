@@ -15,13 +15,15 @@ the I/O, one write cycle at a time:
    next record starts a fresh page, the rest of that page is padding and it is never
    rewritten (so TripleWrite's spare copy is not needed for it). A write that carries one
    force leaves its partial page to be continued – rewritten – by the next write: what one
-   application, or two that alternate, see (``_cut``);
+   application, or two that alternate, see (``_cut``). A platform may cap a write's pages
+   (``max_write_pages``: z/OS's 128 CIs): the rest goes out in the cycles that follow;
 3. the platform's log space turns the run into physical writes (a spare copy for
    TripleWrite, copy 2 for dual logging, two files at an extent boundary), in order: each
    starts when the ones before it have finished – the order that keeps a rewritten page
    recoverable – unless the space marks it ``alongside`` the one before (dual logging's
    copies of new pages), and then the two are in flight at once. Each is charged to the
-   device and then stored and synced;
+   device and then stored and synced. A writer that pays for its own I/O (``io_cost``: z/OS's
+   single logger task) spends that CPU before each group of writes;
 4. forces whose target is now on disk are released, and full pages leave the buffer.
 
 Beside it run the space's background copies (z/OS archive offload,
