@@ -103,6 +103,8 @@ class LogStatistics:
     padding_bytes: int = 0
     wrapped_writes: int = 0  # writes whose pages wrap around the end of the buffer ring
     buffer_waits: int = 0  # appends that waited for buffer space (z/OS QJSTWTB)
+    #: cycles the write threshold started, with no force or buffer wait behind them (QJSTTHRW)
+    threshold_writes: int = 0
     buffer_high_water_bytes: int = 0
     log_buffer_bytes: int = 0  # the buffer's size (logBufSz)
     formats: int = 0  # log files formatted on demand (secondary or linear extents)
@@ -218,6 +220,7 @@ class LogStatistics:
             "padding_bytes": self.padding_bytes,
             "wrapped_writes": self.wrapped_writes,
             "buffer_waits": self.buffer_waits,
+            "threshold_writes": self.threshold_writes,
             "buffer_high_water_bytes": self.buffer_high_water_bytes,
             "write_size_short_bytes": self.write_size_short_bytes,
             "write_size_long_bytes": self.write_size_long_bytes,

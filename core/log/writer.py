@@ -305,8 +305,10 @@ class LogWriter:
                 yield self._wakeup
                 self._wakeup = None
                 continue
-            run = self._cut()
             stats = self.stats
+            if not self._forces and not self._room_waiters:
+                stats.threshold_writes += 1  # only the full pages the threshold counts started it
+            run = self._cut()
             cycle_started = env.now
             stats.write_cycles += 1
             if run.new_bytes:

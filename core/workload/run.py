@@ -449,6 +449,7 @@ def collect_metrics(cfg: RunConfig, qm: QueueManager, ctx: Context, env: simpy.E
         "log_buffer_bytes": s.get("log_buffer_bytes", 0),
         "worst_write_by_file": s.get("worst_write_by_file", {}),
         "buffer_waits": s.get("buffer_waits", 0),
+        "threshold_writes": s.get("threshold_writes", 0),  # cycles WRTHRSH alone started
         # how often a write ends on, or starts by rewriting, a partial page: what
         # LogWriteIntegrity and z/OS dual logging pay for
         "pages_written": s.get("pages_written", 0),

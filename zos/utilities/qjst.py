@@ -84,8 +84,11 @@ def log_statistics(space: ZosLogSpace, writer_stats: dict, codec_stats: dict, co
         s["QJSTLOGW"] = w["physical_writes"]
     if log_cis is not None:
         s["QJSTCIWR"] = log_cis
-    if rewrites is not None:
-        s["QJSTSERW"] = rewrites * copies
+    if "ordered_writes" in w:
+        # serial writes of a partial CI being rewritten, copy 1's and copy 2's (Db2's field:
+        # "only meaningful when running in dual active log mode"); none where the device
+        # never splits a CI and both copies go at once
+        s["QJSTSERW"] = 2 * w["ordered_writes"] if copies == 2 else 0
     if "threshold_writes" in w:
         s["QJSTTHRW"] = w["threshold_writes"]
     s["QJSTCP1N"] = switches
@@ -102,6 +105,9 @@ def log_statistics(space: ZosLogSpace, writer_stats: dict, codec_stats: dict, co
         if mine:
             name, us, at = max(mine, key=lambda t: t[1])
             io[str(copy)] = {"IOMAXIO_US": us, "IOMAXIO_AT_US": at, "IOMAXIO_LOGID": name}
+            if copy == 1 and w.get("primary_writes"):
+                # copy 1's I/Os and their time (the I/O time per write to LOGCOPY1 is the ratio)
+                io["1"].update(IOCOUNT=w["primary_writes"], IOTOTIO_US=w["primary_write_time_us"])
     if io:
         s["QJSTIO"] = io
     # -- the model's own figures, apart from IBM's
