@@ -362,7 +362,7 @@ def test_the_default_matrix_varies_one_setting_at_a_time():
 def test_the_report_says_how_far_to_trust_its_figures(rows):
     page = render(rows, title="t")
     trust = page.split('<ul id="provenance">')[1].split("</ul>")[0]
-    assert "calibrated (D1, D2)" in trust and "calibrated (Z1)" in trust and "calibrated (Z2)" in trust
+    assert "calibrated (D1, D2)" in trust and "calibrated (Z1, Z4)" in trust and "calibrated (Z2)" in trust
     assert "write and read times on ssd</b>: assumption" in trust
 
 
