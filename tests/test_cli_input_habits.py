@@ -99,7 +99,7 @@ def test_an_unknown_name_in_a_spec_file_or_a_matrix_is_unknown_with_the_closest_
 #: CSQ6ARVP": the keywords of the parameters the model has; written out here, not taken from the model
 IBM_ZOS_KEYWORDS = {"COMPLOG", "DEALLCT", "INBUFF", "MAXARCH", "MAXCNOFF", "MAXRTU", "OFFLOAD", "OUTBUFF",
                     "TWOACTV", "TWOARCH", "TWOBSDS", "WRTHRSH", "ZHYWRITE", "ZHYLINK", "LOGLOAD", "ARCPFX1",
-                    "ARCPFX2"}
+                    "ARCPFX2", "BUFFERS"}  # (BUFFERS: DEFINE BUFFPOOL's)
 #: IBM MQ, "Log stanza of the qm.ini file" (the model also takes LogDefaults' LogDefaultPath for LogPath)
 IBM_QMINI_LOG_KEYS = {"LogPrimaryFiles", "LogSecondaryFiles", "LogFilePages", "LogType", "LogBufferPages",
                       "LogPath", "LogWriteIntegrity", "LogManagement", "CheckPointLogRecdMax",

@@ -104,7 +104,7 @@ def _docs_page(tmp_path):
     """A page for ``mqlog docs``: one generated table (of ``mqlog hosts``) and a claim on it."""
     page = tmp_path / "page.md"
     page.write_text('<!-- mqlog docs: table h view=fields rows=hosts columns="host=name"\nmqlog hosts --json\n-->\n'
-                    "| host |\n|---|\n| v93-xeon |\n| v91-xeon |\n<!-- mqlog docs: end -->\n")
+                    "| host |\n|---|\n| v93-xeon |\n| v91-xeon |\n| z14-3cp |\n<!-- mqlog docs: end -->\n")
     return page
 
 

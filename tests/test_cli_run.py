@@ -260,7 +260,7 @@ def test_a_user_device_profile_carries_over_to_restart(tmp_path):
 def test_mqlog_hosts_lists_the_profiles_and_refuses_a_bad_file(tmp_path):
     out = mqlog("hosts")
     assert out.returncode == 0, out.stderr
-    calls, restart = out.stdout.split("\n\n")
+    calls, restart, writer = out.stdout.split("\n\n")
     rows = []  # a row wider than the terminal (COLUMNS=80 here) goes on under it, indented
     for line in calls.splitlines():
         if line.startswith(" "):
@@ -271,7 +271,10 @@ def test_mqlog_hosts_lists_the_profiles_and_refuses_a_bad_file(tmp_path):
     assert "(default)" in lines["v93-xeon"] and "(default)" not in lines["v91-xeon"]
     assert "30.0 / 162.9" in lines["v93-xeon"]  # the H1 round trip each profile was split from
     # Restart's CPU is listed from each profile: a user's own figure shows as given.
-    assert restart.splitlines()[0].startswith("restart CPU") and len(restart.splitlines()) == 3
+    assert restart.splitlines()[0].startswith("restart CPU") and len(restart.splitlines()) == len(lines) + 1
+    # the log writer's own CPU: z/OS's logger task pays IBM's z14 figure for each write there
+    assert writer.splitlines()[0].startswith("log writer")
+    assert {line.split()[0]: line.split()[1:] for line in writer.splitlines()[1:]}["z14-3cp"] == ["1.5", "28"]
     own = tmp_path / "own.toml"
     own.write_text('[slowrestart]\nbase = "v93-xeon"\ndescription = "x"\nreplay_record_us = 42\n'
                    'reconcile_message_us = 77\n')

@@ -317,6 +317,12 @@ def hosts(path: str | None, as_json: bool) -> None:
     for p in profiles.values():
         click.echo(f"{p.name:<11} {p.replay_record_us:>18g} {p.reconcile_message_us:>17g} {p.load_message_us:>13g} "
                    f"{p.copy_ns_per_byte:>12g}")
+    # The log writer's own CPU: the distributed writer wakes each caller it released; z/OS's
+    # single logger task pays for each write it starts (0 on the x86 hosts: H1 holds it).
+    click.echo("")
+    click.echo(f"{'log writer':<11} {'wake a caller µs':>16} {'start a write µs':>16}")
+    for p in profiles.values():
+        click.echo(f"{p.name:<11} {p.wake_us:>16g} {p.log_io_us:>16g}")
 
 
 def _notation(platform: str | None):
