@@ -64,17 +64,16 @@ def test_the_logger_task_pays_its_cpu_for_each_write_and_is_busy_around_it():
 def test_a_large_message_reaches_the_logger_while_it_is_being_copied():
     """A put copies its message into the log buffer a segment at a time: with a copy slower
     than the log (2 ns a byte: 500 MB/s against the device's 770), the logger writes the CIs as
-    they fill, and the commit waits only for the last of them – not for the 2 MB written after
-    the copy, which one write after another would take 2.7 ms to do."""
+    they fill, and the commit's write carries only the last of them – not the 2 MB a copy made
+    before any write would leave, four writes of 128 CIs after it."""
     slow = attrs.evolve(get_host("z14-3cp"), cpu_jitter=0.0, copy_ns_per_byte=2.0)
     m = _run(1, 4, 2048 * KB, host=slow)
-    device = get_profile("ibm-s6-ds8870")
-    after_copy = 2048 * KB / (128 * PAGE_SIZE) * device.write_time_us(128 * PAGE_SIZE)
-    assert after_copy > 2500
-    assert m["measured_commit_elapsed_us"] < device.write_time_us(128 * PAGE_SIZE) < after_copy / 3
+    backlog_writes = 2048 * KB // (128 * PAGE_SIZE)  # what each message would take after its copy
     # the writes were cut while the message was arriving: smaller than the 128 CIs a backlog gives,
-    # most started by the write threshold (WRTHRSH's 20 full CIs, QJSTTHRW) with no commit behind them
+    # and most started by the write threshold (WRTHRSH's 20 full CIs, QJSTTHRW), no commit behind them:
+    # more of them a message than a backlog would need in all
     assert m["write_size_max_bytes"] < 128 * PAGE_SIZE
+    assert m["threshold_writes"] > backlog_writes * m["messages_put"] > 0
     assert m["threshold_writes"] > m["commits"] > 0
 
 
