@@ -200,7 +200,9 @@ class QueueManager(MqiCallsMixin, UnitsOfWorkMixin, LogSpaceMixin, CheckpointMix
         kwargs = dict(buffer_pages=p.buffer_pages, write_threshold_pages=p.write_threshold_pages,
                       addressing=p.addressing, pad_policy=p.pad_policy, pad_grouped_tail=p.pad_grouped_tail,
                       wake_cost=self._wake_cost if p.writer_wakes_callers else None,
-                      io_cost=self._io_cost if p.writer_io_cpu else None, max_write_pages=p.max_write_pages)
+                      # (a host whose logger's writes cost nothing has no charge to make a group)
+                      io_cost=self._io_cost if p.writer_io_cpu and self.cpu.profile.log_io_us else None,
+                      max_write_pages=p.max_write_pages)
         if reader is not None:
             return LogWriter.resume(self.env, p.space, self.device, reader, **kwargs)
         return LogWriter(self.env, p.space, self.device, **kwargs)
