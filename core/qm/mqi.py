@@ -170,16 +170,20 @@ class MqiCallsMixin:
         # before it is appended, so a large message enters the log buffer at the speed it is
         # copied, and the writer can write its first CIs while the rest is being copied.
         profile = self.cpu.profile
-        copy_us = len(data) * profile.copy_ns_per_byte / 1000.0
-        later_share = max(0, len(data) - PUT_SEGMENT_BYTES) / len(data) if data else 0.0
-        compressing = self.platform.codec is not None and self.platform.codec.active and bool(data)
-        # The thread keeps its core from its first charge through its segments' copies (a
-        # compressor's charge comes between them otherwise: then it queues again)
-        held = later_share > 0 and not compressing
-        yield from self._locked_charge(queue, profile.logged_us("put", len(data)) - copy_us * later_share,
-                                       msg_id, path_us, keep=held)
+        codec_on = self.platform.codec is not None and self.platform.codec.active
+        charge_us = profile.logged_us("put", len(data))
+        deferred_us, held = 0.0, False
+        if len(data) > PUT_SEGMENT_BYTES:
+            # the later segments' copy, charged as each is appended; the thread keeps its core
+            # from its first charge through them (a compressor's charge comes between them
+            # otherwise: then it queues again)
+            copy_us = len(data) * profile.copy_ns_per_byte / 1000.0
+            deferred_us = copy_us * ((len(data) - PUT_SEGMENT_BYTES) / len(data))
+            charge_us -= deferred_us
+            held = not codec_on
+        yield from self._locked_charge(queue, charge_us, msg_id, path_us, keep=held)
         codec, stored = Codec.NONE, data
-        if compressing:
+        if codec_on and data:
             # A kept queue (one whose keeper is outside this queue manager) is the
             # platform's to refuse (z/OS COMPLOG never compresses such puts).
             codec, stored, tried = self.platform.codec.compress(data, kept=queue.keeper is not None)
@@ -190,7 +194,6 @@ class MqiCallsMixin:
                 # byte, on the host's cores: the put takes longer and competes with the rest.
                 yield from self.cpu.charge(self.cpu.profile.compress_us(tried, len(data)), "compress")
         segments = split_message(stored)
-        deferred_us = copy_us * later_share  # the later segments' copy, still to charge
         if deferred_us and len(segments) == 1:
             # compressed into one segment: the rest of the copy now, before it is appended
             yield from self.cpu.charge(deferred_us, "log")

@@ -231,7 +231,8 @@ class App:
         self._issued("commit")
         journal = self.ctx.journal
         journal.commit_asked(self.key)
-        started = self.ctx.env.now
+        env = self.ctx.env
+        started = env.now
         try:
             yield from self.conn.commit()
         except MqiError as exc:
@@ -243,7 +244,7 @@ class App:
         journal.ended(self.key, committed=True)
         counters = self.ctx.counters
         counters.commits_timed += 1
-        counters.commit_elapsed_us += self.ctx.env.now - started
+        counters.commit_elapsed_us += env.now - started
         self._uow += 1
         return True
 
