@@ -49,6 +49,16 @@ def changed_device_host(run: RunRecord, device: str | None, host: str | None) ->
             if new is not None and new != getattr(run, name)}
 
 
+@attrs.frozen
+class Updates:
+    """A :class:`Progress` that is an update function alone (nothing to close)."""
+
+    update: Callable
+
+    def close(self) -> None:
+        pass
+
+
 @contextlib.contextmanager
 def _watching(progress: Callable[[], Progress] | None):
     """The update function of the caller's progress (None: none), closed after the block."""
@@ -62,18 +72,19 @@ def _watching(progress: Callable[[], Progress] | None):
 
 # --- a new run --------------------------------------------------------------------------------
 
-def run(cfg, *, out: Path | None = None, device: str | None = None, qmgr: dict | None = None,
+def run(cfg, *, out: Path | None = None, device: str | None = None, qmgr: dict | None = None, storage=None,
         progress: Callable[[], Progress] | None = None):
-    """Run ``cfg`` (a :class:`~mqlog.core.workload.run.RunConfig`): in memory, or with ``out``
-    into that run directory (locked for it, refused if it already holds a run), its queue
-    manager's files under ``out/qm`` written as it goes and run.json written first, so that a
-    process that dies leaves a directory ``restart`` accepts; ``device`` and ``qmgr`` are how
-    run.json names the device and the queue manager attributes. Returns the RunResult."""
+    """Run ``cfg`` (a :class:`~mqlog.core.workload.run.RunConfig`): in memory (on ``storage``,
+    the files an earlier run left, or new ones), or with ``out`` into that run directory
+    (locked for it, refused if it already holds a run), its queue manager's files under
+    ``out/qm`` written as it goes and run.json written first, so that a process that dies
+    leaves a directory ``restart`` accepts; ``device`` and ``qmgr`` are how run.json names the
+    device and the queue manager attributes. Returns the RunResult."""
     from mqlog.core.disk.storage import MemoryStorage
     from mqlog.core.workload.run import run_workload
 
     with (locked(out, "--out") if out is not None else contextlib.nullcontext()):
-        storage = MemoryStorage()
+        storage = storage if storage is not None else MemoryStorage()
         if out is not None:
             storage = _out_storage(out, lambda: start_run(
                 out, platform=cfg.platform, log=cfg.log_config, device=device, host=cfg.host,
@@ -88,6 +99,32 @@ def run(cfg, *, out: Path | None = None, device: str | None = None, qmgr: dict |
                      workload=cfg.spec.workload, params=dict(cfg.spec.params), seed=cfg.seed, result=result,
                      qmgr=qmgr)
     return result
+
+
+def keep(out: Path, result, **record) -> None:
+    """A run held in memory (``result``) written into the run directory ``out`` as ``mqlog run
+    --out`` leaves it – its files under ``out/qm``, run.json (``record``: the fields
+    :func:`mqlog.rundir.save_run` takes), metrics, journal and error log – under the
+    directory's lock, as a writer of it."""
+    from mqlog.rundir import copy_files
+
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        with locked(out):
+            copy_files(result.storage.durable, out / QM_DIR)
+            save_run(out, result=result, **record)
+    except OSError as exc:
+        raise MqlogError(f"{out}: cannot write the run's files: {exc.strerror or exc}") from None
+
+
+def recover(result, make_platform, *, device: str, host: str, qm_config):
+    """Restart a run held in memory where it crashed (``result``: its files as the crash left
+    them), verified against its applications' journal, as ``mqlog restart --verify`` restarts
+    a run directory's: (recovery report, verdict, restarted queue manager)."""
+    from mqlog.core.workload.run import restart_run
+
+    return restart_run(make_platform, result.storage.durable, device=device, host=host, journal=result.journal,
+                       qm_config=qm_config)
 
 
 def _out_storage(out: Path, started):
