@@ -1,8 +1,9 @@
 """Settings changed at a restart, and what run.json says after one: which log parameters a
 restart may change (``mqlog restart DIR --set log.X=V``, ``mqlog run --in DIR``) and which
-were fixed when the queue manager was created – with IBM's word for each – and the
-restarted queue manager's settings and history written back to run.json, so that every
-later command sees the queue manager as it now is.
+were fixed when the queue manager was created – with IBM's word for each. The restarted
+queue manager's settings and history are written back to run.json
+(:meth:`mqlog.runrecord.RunRecord.restarted`, by :mod:`mqlog.usecases`), so that every later
+command sees the queue manager as it now is.
 
 run.json's top-level ``log``, ``device``, ``host`` are the queue manager's current settings;
 ``history`` lists the commands that ran it, oldest first: the first ``run``, each
