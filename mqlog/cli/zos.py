@@ -12,9 +12,8 @@ import click
 
 from mqlog.cli.group import cli, emit_json, json_option, terminal_width
 from mqlog.core.errors import MqlogError
-from mqlog.rundir import RUN_FILE
 from mqlog.rundir import load_run as _load_run
-from mqlog.rundir import locked, write_json
+from mqlog.rundir import locked, write_run
 
 
 def fit_lines(text: str, width: int | None) -> str:
@@ -112,9 +111,10 @@ def convert_rba_cmd(directory: Path, as_json: bool):
             converted = space.convert_to_rba8()
         finally:
             space.storage.close()
+        import attrs
+
         run = _load_run(directory)
-        run["log"]["RBA8"] = "YES"
-        write_json(directory / RUN_FILE, run)
+        write_run(directory, attrs.evolve(run, log={**run.log, "RBA8": "YES"}))
     message = ("CSQJ445I BSDS converted to 8-byte RBA and LRSN format" if converted
                else "the BSDS already uses 8-byte RBAs: nothing to do")
     if as_json:
