@@ -42,6 +42,7 @@ satisfied (QJSTRACT, QJSTRARH) and by copy.
 
 from __future__ import annotations
 
+from operator import attrgetter
 from typing import Sequence
 
 from mqlog.core.errors import LogFileMissingError, LogFormatError, StorageError
@@ -136,27 +137,14 @@ class ZosLogSpace(Offloads, SpaceDefaults):
         self.offloads_running = 0
         self._out_of_space_said = False  # CSQJ111A for the writer's wait, until an offload ends
 
-    # -- the ring's state, as readers of the space have always found it ---------------------------
-
-    @property
-    def active(self) -> list[ActiveDataSet]:
-        return self.ring.active
-
-    @property
-    def current(self) -> int:
-        return self.ring.current
-
-    @property
-    def data_sets(self) -> int:
-        return self.ring.data_sets
-
-    @property
-    def start(self) -> int:
-        return self.ring.start
-
-    @property
-    def switches(self) -> int:
-        return self.ring.switches
+    # -- the ring's state, where readers of the space (restart's checks, the utilities, the log
+    # data source) have always found it: the data sets in the BSDS's order, the current one's
+    # index, how many there are, the log's first RBA, the switches made
+    active = property(attrgetter("ring.active"))
+    current = property(attrgetter("ring.current"))
+    data_sets = property(attrgetter("ring.data_sets"))
+    start = property(attrgetter("ring.start"))
+    switches = property(attrgetter("ring.switches"))
 
     # -- capacity -----------------------------------------------------------------------------
 
