@@ -40,7 +40,7 @@ class CheckpointMixin:
         self._maybe_checkpoint("time")
 
     def _arm_timer(self) -> None:
-        interval = self.platform.checkpoint_policy.interval_us
+        interval = self.settings.checkpoint_policy.interval_us
         if interval and self._timer is None and not self.stopped:
             self._timer = self.env.process(self._checkpoint_timer(interval))
 
@@ -54,7 +54,7 @@ class CheckpointMixin:
             return
         if self._log_full and self._tail_held_by_uow():
             return  # it could free nothing, and would eat the reserve commit and backout need
-        if force or self.platform.checkpoint_policy.due(self._records_since, self.env.now - self._last_checkpoint_us,
+        if force or self.settings.checkpoint_policy.due(self._records_since, self.env.now - self._last_checkpoint_us,
                                                         switched):
             self.env.process(self.checkpoint(reason))
 

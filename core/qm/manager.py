@@ -89,6 +89,10 @@ class QueueManager(MqiCallsMixin, UnitsOfWorkMixin, LogSpaceMixin, CheckpointMix
         self.storage = storage
         self.device = device
         self.config = config
+        #: what may change while it runs (the checkpoint policy's cadence, the stamp clock):
+        #: the platform's :class:`~mqlog.core.platform.RuntimeSettings`, read
+        #: by the policies here rather than the frozen bundle
+        self.settings = platform.settings
         #: persistent bytes a queue keeps in memory before spilling to its file: the
         #: platform's setting where it has one, else the queue manager's
         self.queue_buffer_bytes = (platform.queue_buffer_bytes if platform.queue_buffer_bytes is not None
@@ -198,7 +202,7 @@ class QueueManager(MqiCallsMixin, UnitsOfWorkMixin, LogSpaceMixin, CheckpointMix
     def _new_writer(self, reader=None) -> LogWriter:
         p = self.platform
         kwargs = dict(buffer_pages=p.buffer_pages, write_threshold_pages=p.write_threshold_pages,
-                      addressing=p.addressing, pad_policy=p.pad_policy, pad_grouped_tail=p.pad_grouped_tail,
+                      addressing=self.settings.addressing, pad_policy=p.pad_policy, pad_grouped_tail=p.pad_grouped_tail,
                       wake_cost=self._wake_cost if p.writer_wakes_callers else None,
                       # (a host whose logger's writes cost nothing has no charge to make a group)
                       io_cost=self._io_cost if p.writer_io_cpu and self.cpu.profile.log_io_us else None,
@@ -321,6 +325,14 @@ class QueueManager(MqiCallsMixin, UnitsOfWorkMixin, LogSpaceMixin, CheckpointMix
         queue.media_address, queue.media_us = address, self.env.now
         self.queues[name] = queue
 
+    def add_kept_queue(self, queue: Queue) -> None:
+        """A queue kept outside this queue manager by its ``keeper`` (the platform's, for
+        queues several queue managers share) joins its queues: applications use it as one
+        of them, and checkpoints leave it to its keeper."""
+        if queue.keeper is None:
+            raise ValueError(f"{queue.name} has no keeper: define it with define_queue")
+        self.queues[queue.name] = queue
+
     def alter_queue(self, name: str, *, max_depth: int) -> Generator:
         queue = self._queue(name)
         text = f"MAXDEPTH({max_depth})"
@@ -402,7 +414,7 @@ class QueueManager(MqiCallsMixin, UnitsOfWorkMixin, LogSpaceMixin, CheckpointMix
             address = yield from self.writer.put(record)
         finally:
             self._claimed -= claimed
-        if self.platform.checkpoint_policy.counts(record):
+        if self.settings.checkpoint_policy.counts(record):
             self._records_since += 1
         self._appends += 1
         switches = self.platform.space.switches

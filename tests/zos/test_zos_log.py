@@ -230,7 +230,8 @@ def test_set_log_and_set_system_change_a_running_queue_manager():
     out = after["QJSTCMPCOMP"] - before["QJSTCMPCOMP"]
     assert into == 10 * 4006 and out < into / 10
     set_system(qm, LOGLOAD=200)
-    assert platform.checkpoint_policy.records == 200
+    assert qm.settings.checkpoint_policy.records == 200  # the run's setting, read from the next checkpoint
+    assert platform.checkpoint_policy.records != 200  # the platform bundle keeps what was configured
     with pytest.raises(ParameterError, match="WRTHRSH"):
         set_log(qm, WRTHRSH=0)
     with pytest.raises(ParameterError, match="TWOACTV"):
