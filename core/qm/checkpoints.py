@@ -89,7 +89,7 @@ class CheckpointMixin:
             yield self.writer.force()
             durable = self.writer.durable
             for name in sorted(self.queues):
-                yield from self._charge(self.queues[name].flush(durable, self._outcome))
+                yield from self.charge_io(self.queues[name].flush(durable, self.outcome))
             # Each queue's media recovery record is kept by every checkpoint (damaged ones too).
             # Kept queues live with their keeper, not in this queue manager's files.
             queues = sorted([QueueEntry(q.name, q.depth, q.media_address) for q in self.queues.values()
@@ -128,7 +128,7 @@ class CheckpointMixin:
     def _report_extents(self) -> None:
         """After a checkpoint, say which log files restart and media recovery need, when
         that has changed since it was last said."""
-        self._drain_space_events()
+        self.drain_space_events()
         needed = self.platform.space.recovery_extents()
         if needed is None:
             return

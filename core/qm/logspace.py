@@ -42,8 +42,8 @@ class LogSpaceMixin:
     def _tail_held_by_uow(self) -> bool:
         """Whether a unit of work older than the last checkpoint holds the tail (a new
         checkpoint would not move it)."""
-        return (self.platform.uows_pin_log and bool(self._uow_ages)
-                and self._uow_ages[0][0] < self._checkpoint_address)
+        return (self.platform.uows_pin_log and bool(self._ages)
+                and self._ages[0][0] < self._checkpoint_address)
 
     def _check_space(self) -> None:
         """Relieve a log that is getting full, in stages: a checkpoint moves the tail as far
@@ -62,7 +62,7 @@ class LogSpaceMixin:
             return
         views = [UowView(uid, first, self.uows[uid].state is UowState.PREPARED, self.uows[uid].begin_us,
                          pins_tail=first < self._checkpoint_address)
-                 for first, uid in self._uow_ages if uid in self.uows]
+                 for first, uid in self.units.ages if uid in self.uows]
         actions = policy.relieve(usage, views)
         if actions:
             self.counters.log_full_events += 1
@@ -75,15 +75,10 @@ class LogSpaceMixin:
         # O(1): this runs before every record that is not essential, and walking the open
         # units of work here cost in proportion to them (hundreds at IBM's scale). The units
         # logged are the age index's entries; their operations are counted as they change
-        # (:meth:`_count_ops`; ``check`` keeps the count honest).
-        logged, ops = len(self._uow_ages), self._logged_ops
+        # (:class:`~mqlog.core.qm.uowtable.UowTable`; its ``check`` keeps the count honest).
+        logged, ops = len(self._ages), self.units.logged_ops
         checkpoint = 750 + 200 * logged + 64 * (len(self.queues) + len(self.damaged))
         return RESERVE_FIXED_BYTES + 2 * checkpoint + self._claimed + RESERVE_PER_UOW * logged + RESERVE_PER_OP * ops
-
-    def _count_ops(self, delta: int) -> None:
-        """The operations of logged units of work changed by ``delta`` (a logged unit's
-        operation added, a unit logged or ended with its operations, its operations replaced)."""
-        self._logged_ops += delta
 
     def log_free_bytes(self) -> int | None:
         """How many more bytes the log takes before it is full (None: it never fills)."""
@@ -142,13 +137,14 @@ class LogSpaceMixin:
         if self._has_room(nbytes):
             return
         self.counters.log_full_refusals += 1
-        self._drain_space_events()
+        self.drain_space_events()
         if not self._log_full:
             self._log_full = True
             self.say("log-full")
             if self._tail_held_by_uow():
-                uow = self.uows.get(self._uow_ages[0][1])
-                self.say("log-full-long-uow", uow=self._uow_ages[0][1],
+                oldest = self.units.oldest()[1]
+                uow = self.uows.get(oldest)
+                self.say("log-full-long-uow", uow=oldest,
                          application=uow.application if uow is not None else "",
                          begin=uow.begin if uow is not None else NO_ADDRESS)
             else:
@@ -165,7 +161,7 @@ class LogSpaceMixin:
         raise MqiError(Reason.MQRC_RESOURCE_PROBLEM, "the log is full")
 
 
-    def _drain_space_events(self) -> None:
+    def drain_space_events(self) -> None:
         """Say what the log space has queued to report (its own events), in order."""
         events = self.platform.space.events
         while events:
@@ -237,7 +233,7 @@ class LogSpaceMixin:
                 if op.kind == "put":
                     data, cost = queue.read(message)
                     if cost.reads:
-                        yield from self._charge(cost)
+                        yield from self.charge_io(cost)
                     record = Put(queue.name, op.msg_id, data, len(data), uow=uow.id, prev=prev, relogged=True)
                 else:
                     record = Get(queue.name, op.msg_id, 0, op.length, uow=uow.id, prev=prev, relogged=True)
@@ -252,12 +248,8 @@ class LogSpaceMixin:
             if uow.state is UowState.ENDED:
                 return True  # decided meanwhile: the copies are history, nothing to switch to
             # The copies are on disk: from now on they are the unit of work.
-            self._uow_ages.discard((uow.first, uow.id))
-            self._count_ops(len(new_ops) - len(uow.ops))
-            uow.first = first if first != NO_ADDRESS else closing
+            self.units.moved(uow, first if first != NO_ADDRESS else closing, new_ops)
             uow.last = uow.prepare_address = closing
-            uow.ops = new_ops
-            self._uow_ages.add((uow.first, uow.id))
             return True
         finally:
             self._claimed -= estimate

@@ -35,8 +35,6 @@ from __future__ import annotations
 from typing import Callable, Generator
 
 import simpy
-from sortedcontainers import SortedList
-
 from mqlog.core.disk.devices import Device
 from mqlog.core.disk.storage import Storage
 from mqlog.core.errors import LogFileMissingError
@@ -56,7 +54,9 @@ from mqlog.core.qm.mqi import MqiCallsMixin
 from mqlog.core.qm.services import QmServices
 from mqlog.core.qm.shunting import ShuntingMixin
 from mqlog.core.qm.units import UnitsOfWorkMixin
+from mqlog.core.qm.uowtable import UowTable
 from mqlog.core.qm.waits import Deadlines, Marks
+from mqlog.core.recovery.protocol import RecoveredState
 from mqlog.core.recovery.restart import restart
 
 #: sample the log in use about this often (virtual µs), keeping at most LOG_SAMPLES_MAX samples
@@ -104,19 +104,19 @@ class QueueManager(MqiCallsMixin, UnitsOfWorkMixin, LogSpaceMixin, CheckpointMix
         self.cpu = Cpu(env, host, seed)
         self.queues: dict[str, Queue] = {}
         self.damaged: dict[str, DamagedQueue] = {}
-        self.uows: dict[int, UnitOfWork] = {}
+        #: the units of work: open ones, the age index of the logged ones, numbers, op counts
+        self.units = UowTable()
+        self.uows: dict[int, UnitOfWork] = self.units.open
+        #: the table's age index, bound here: the tail and the log reserve read it on every record
+        self._ages = self.units.ages
         self.counters = QmCounters()
         self.messages: list[str] = []  # console / error-log lines in the platform's style
         self.writer: LogWriter | None = None
         self.recovery = None  # the RecoveryReport of the last restart
         #: what this queue manager offers platforms (QueueManagerServices)
         self.services = QmServices(self)
-        self._uow_ages = SortedList()  # (first address, uow id) of logged, unfinished UOWs
         #: MQGETs' wait intervals (one timeout pending, not one a wait)
         self._deadlines = Deadlines(env)
-        #: operations of the units in ``_uow_ages``, counted as they change (the reserve's, in O(1))
-        self._logged_ops = 0
-        self._next_uow = 1
         self._msg_counter = 0
         self._incarnation = 0
         self._checkpointing = False
@@ -172,7 +172,7 @@ class QueueManager(MqiCallsMixin, UnitsOfWorkMixin, LogSpaceMixin, CheckpointMix
         control = self.platform.space.load_control()
         # What the space found opening its control data and files (a copy lost, two copies
         # out of step) is said first: the log is opened before restart begins.
-        self._drain_space_events()
+        self.drain_space_events()
         if control is None:
             refuse_queue_files_without_log(self.storage)
             self.writer = self._new_writer()
@@ -180,15 +180,29 @@ class QueueManager(MqiCallsMixin, UnitsOfWorkMixin, LogSpaceMixin, CheckpointMix
             self._begin_incarnation()
             return None
 
-        report = yield from restart(self, control)
+        report = self.recovery = yield from restart(self, control)
         self._begin_incarnation()
         return report
+
+    def recovered(self, state: RecoveredState) -> None:
+        """Take on what restart's replay recovered (the restart protocol:
+        :class:`~mqlog.core.recovery.protocol.RecoveryTarget`): the last checkpoint's number
+        and address, units of work numbered past every one in the log, and a log writer
+        resumed at the end of the log replay reached."""
+        self.writer = self._new_writer(state.log_end)
+        self._checkpoint_number = state.checkpoint_number
+        self._checkpoint_address = state.checkpoint_address
+        self.units.number_from(state.next_uow)
+
+    def hold_in_doubt(self, uow: UnitOfWork) -> None:
+        """Restart left ``uow`` in doubt: it is open, and holds the log from its first record."""
+        self.units.restored(uow)
 
     def _begin_incarnation(self) -> None:
         # Each start or restart ends with a checkpoint whose number no earlier incarnation
         # reached: message ids and UOW ids carry it, so they never repeat across restarts.
         self._incarnation = self._checkpoint_number
-        self._next_uow = max(self._next_uow, (self.config.member << MEMBER_SHIFT) | (self._incarnation << 32) + 1)
+        self.units.number_from((self.config.member << MEMBER_SHIFT) | (self._incarnation << 32) + 1)
         self._msg_counter = 0
 
     def _wake_cost(self, woken: int) -> Generator:
@@ -420,7 +434,7 @@ class QueueManager(MqiCallsMixin, UnitsOfWorkMixin, LogSpaceMixin, CheckpointMix
         switches = self.platform.space.switches
         if switches != self._switches_seen:
             self._switches_seen = switches
-            self._drain_space_events()
+            self.drain_space_events()
             self._report_long_uows()
             self.log_switched()
         self._maybe_checkpoint("records")
@@ -451,8 +465,9 @@ class QueueManager(MqiCallsMixin, UnitsOfWorkMixin, LogSpaceMixin, CheckpointMix
         if not uow.logged:
             begin = yield from self._log(Begin(int(self.env.now), uow.application[:28], uow=uow.id))
             uow.first = uow.last = uow.begin = begin
-            self._uow_ages.add((begin, uow.id))
-            self._logged_ops += len(uow.ops)
+            # (UowTable.logged, inlined: once a unit of work, on the MQI calls' path)
+            self._ages.add((begin, uow.id))
+            self.units.logged_ops += len(uow.ops)
         address = yield from self._log(record_for(uow.last), essential=essential or ending, need=need)
         if uow.doomed and not ending:
             # Backed out by the queue manager while this call waited for buffer space: the
@@ -465,6 +480,6 @@ class QueueManager(MqiCallsMixin, UnitsOfWorkMixin, LogSpaceMixin, CheckpointMix
         """The oldest log address restart may need: the last checkpoint, or the first record
         of the oldest unit of work still open, whichever is older."""
         tail = self._checkpoint_address
-        if self._uow_ages:
-            tail = min(tail, self._uow_ages[0][0])
+        if self._ages:
+            tail = min(tail, self._ages[0][0])
         return tail

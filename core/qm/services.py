@@ -91,4 +91,4 @@ class QmServices:
 
     def charge(self, cost: IoCost) -> Generator:
         """Charge queue-file I/O to the device (and the queue manager's counters)."""
-        yield from self._qm._charge(cost)
+        yield from self._qm.charge_io(cost)

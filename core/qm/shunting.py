@@ -120,11 +120,10 @@ class ShuntingMixin:
     def _switch_to_round(self, uow: UnitOfWork, first: int, last: int, mark: int, nbytes: int) -> None:
         """The round from ``first`` to ``last`` is appended whole: from now on it is the unit
         of work's first and last record (the log behind it is no longer needed for it)."""
-        self._uow_ages.discard((uow.first, uow.id))
-        uow.first, uow.last = first, last
+        self.units.moved(uow, first)
+        uow.last = last
         if uow.prepare_address != NO_ADDRESS:
             uow.prepare_address = last  # in doubt on the log from here on too
-        self._uow_ages.add((uow.first, uow.id))
         uow.shunt_mark = mark
         uow.shunts += 1
         self.counters.shunts += 1

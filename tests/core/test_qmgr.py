@@ -705,7 +705,7 @@ def test_the_coordinator_waits_for_a_roll_forward_in_progress(delay):
     rig, state = _prepared_then_rolled_forward(coordinate_after_us=delay)
     rig.qm.check()
     assert len(rig.qm.queues["Q"].available) == 10
-    assert not rig.qm.uows and not rig.qm._uow_ages  # nothing left pinning the log's tail
+    assert not rig.qm.uows and not rig.qm.units.ages  # nothing left pinning the log's tail
     after = Rig(storage=rig.storage.durable)
     assert not after.qm.in_doubt() and len(after.qm.queues["Q"].available) == 10
 
