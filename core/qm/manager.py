@@ -46,10 +46,10 @@ from mqlog.core.objects.queuefile import QueueFile, file_name_for, list_queue_fi
 from mqlog.core.objects.queues import DamagedQueue, Queue
 from mqlog.core.objects.uow import MEMBER_SHIFT, MqiError, Reason, UnitOfWork, UowState
 from mqlog.core.platform import Platform
-from mqlog.core.qm.checkpoints import CheckpointMixin
+from mqlog.core.qm.checkpoints import CheckpointMixin, CheckpointSchedule
 from mqlog.core.qm.config import QmConfig, QmCounters
 from mqlog.core.qm.connection import Connection
-from mqlog.core.qm.logspace import LogSpaceMixin
+from mqlog.core.qm.logspace import LogReserve, LogSpaceMixin
 from mqlog.core.qm.mqi import MqiCallsMixin
 from mqlog.core.qm.services import QmServices
 from mqlog.core.qm.shunting import ShuntingMixin
@@ -119,21 +119,13 @@ class QueueManager(MqiCallsMixin, UnitsOfWorkMixin, LogSpaceMixin, CheckpointMix
         self._deadlines = Deadlines(env)
         self._msg_counter = 0
         self._incarnation = 0
-        self._checkpointing = False
-        self._checkpoint_finished: simpy.Event | None = None
-        self._timer = None
-        self._checkpoint_number = 0
-        self._checkpoint_address = NO_ADDRESS
-        self._records_since = 0
-        self._last_checkpoint_us = 0.0
+        #: when the next checkpoint is due, and where the last one is
+        self.schedule = CheckpointSchedule()
         self._appends = 0
-        self._relieving = False
-        self._log_full = False  # inside a log-full episode (said once per episode)
-        self._claimed = 0  # log bytes a roll forward in progress has claimed from the free space
-        self._no_room_said: set[int] = set()  # prepared units too big to roll forward (said once)
+        #: the log space held back for what must not fail, claims on it, the log-full episode
+        self.reserve = LogReserve()
         self._imaging = False  # automatic media images in progress
         self._switches_seen = 0  # the space's log switches already acted on
-        self._space_freed: simpy.Event | None = None  # callers waiting for log space, woken by a checkpoint
         self._imaging_queues: set[str] = set()  # queues whose image is being written
         self._defining: dict[str, int] = {}  # queues whose CREATE is logged, file not yet made
         #: log addresses from which an MQI call in progress may have logged records whose
@@ -190,8 +182,7 @@ class QueueManager(MqiCallsMixin, UnitsOfWorkMixin, LogSpaceMixin, CheckpointMix
         and address, units of work numbered past every one in the log, and a log writer
         resumed at the end of the log replay reached."""
         self.writer = self._new_writer(state.log_end)
-        self._checkpoint_number = state.checkpoint_number
-        self._checkpoint_address = state.checkpoint_address
+        self.schedule.recovered(state.checkpoint_number, state.checkpoint_address)
         self.units.number_from(state.next_uow)
 
     def hold_in_doubt(self, uow: UnitOfWork) -> None:
@@ -201,7 +192,7 @@ class QueueManager(MqiCallsMixin, UnitsOfWorkMixin, LogSpaceMixin, CheckpointMix
     def _begin_incarnation(self) -> None:
         # Each start or restart ends with a checkpoint whose number no earlier incarnation
         # reached: message ids and UOW ids carry it, so they never repeat across restarts.
-        self._incarnation = self._checkpoint_number
+        self._incarnation = self.schedule.number
         self.units.number_from((self.config.member << MEMBER_SHIFT) | (self._incarnation << 32) + 1)
         self._msg_counter = 0
 
@@ -421,15 +412,17 @@ class QueueManager(MqiCallsMixin, UnitsOfWorkMixin, LogSpaceMixin, CheckpointMix
             # for buffer space must not all pass against the same free space.
             claimed = need or len(record.data) + 1500
             if self._has_room(claimed):
-                self._claimed += claimed  # room (the usual case): _claim without a generator
+                self.reserve.claimed += claimed  # room (the usual case): _claim without a generator
             else:
                 yield from self._claim_waiting(claimed)
         try:
             address = yield from self.writer.put(record)
         finally:
-            self._claimed -= claimed
+            if claimed:
+                self.reserve.claimed -= claimed
+        schedule = self.schedule
         if self.settings.checkpoint_policy.counts(record):
-            self._records_since += 1
+            schedule.counted += 1
         self._appends += 1
         switches = self.platform.space.switches
         if switches != self._switches_seen:
@@ -438,7 +431,7 @@ class QueueManager(MqiCallsMixin, UnitsOfWorkMixin, LogSpaceMixin, CheckpointMix
             self._report_long_uows()
             self.log_switched()
         self._maybe_checkpoint("records")
-        if self._timer is None:
+        if schedule.timer is None:
             self._arm_timer()
         if self._appends % SPACE_CHECK_INTERVAL == 0:
             used = self.writer.next_address - self.tail()
@@ -462,7 +455,7 @@ class QueueManager(MqiCallsMixin, UnitsOfWorkMixin, LogSpaceMixin, CheckpointMix
             yield uow.busy
         if uow.doomed and not ending:
             raise MqiError(Reason.MQRC_BACKED_OUT, "the queue manager backed the unit of work out to free log space")
-        if not uow.logged:
+        if uow.first == NO_ADDRESS:  # not uow.logged (without the property's call)
             begin = yield from self._log(Begin(int(self.env.now), uow.application[:28], uow=uow.id))
             uow.first = uow.last = uow.begin = begin
             # (UowTable.logged, inlined: once a unit of work, on the MQI calls' path)
@@ -479,7 +472,7 @@ class QueueManager(MqiCallsMixin, UnitsOfWorkMixin, LogSpaceMixin, CheckpointMix
     def tail(self) -> int:
         """The oldest log address restart may need: the last checkpoint, or the first record
         of the oldest unit of work still open, whichever is older."""
-        tail = self._checkpoint_address
+        tail = self.schedule.address
         if self._ages:
             tail = min(tail, self._ages[0][0])
         return tail

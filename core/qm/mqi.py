@@ -251,7 +251,7 @@ class MqiCallsMixin:
         finally:
             if held:
                 self.cpu.give_back()
-            self._claimed -= need
+            self.reserve.give_back(need)
 
     def _spill(self, queue: Queue) -> Generator:
         """The queue buffer is full: write the queue's messages to its file (log first)."""

@@ -27,7 +27,7 @@ class QmServices:
     @property
     def checkpoint_number(self) -> int:
         """The number of the last checkpoint taken (the one being taken is this + 1)."""
-        return self._qm._checkpoint_number
+        return self._qm.schedule.number
 
     def log(self, record) -> Generator:
         """Append ``record`` as essential work (it may use the log space held in reserve:
@@ -44,7 +44,7 @@ class QmServices:
         try:
             yield
         finally:
-            qm._claimed -= nbytes
+            qm.reserve.give_back(nbytes)
 
     def replay_point(self) -> int:
         """The log address from which replay would bring a snapshot taken now up to date:

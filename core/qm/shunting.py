@@ -68,7 +68,7 @@ class ShuntingMixin:
                 continue
             # The round's room is held from the free space until its records are in (as a
             # roll forward's is): other work is refused sooner meanwhile, never the round.
-            self._claimed += sum(sizes)
+            self.reserve.claim(sum(sizes))
             uow.busy = self.env.event()
             self.env.process(self._shunt_round(uow, records, sizes, uow.checkpoints_seen, number))
             started = True
@@ -100,7 +100,7 @@ class ShuntingMixin:
         try:
             for record, size in zip(records, sizes):
                 prev = yield from self._log(attrs.evolve(record, prev=prev), essential=True)
-                self._claimed -= size  # appended: the room it held is in use now
+                self.reserve.give_back(size)  # appended: the room it held is in use now
                 held -= size
                 first = prev if first == NO_ADDRESS else first
             # Switched before the unit is released: its next call chains on the round.
@@ -113,7 +113,7 @@ class ShuntingMixin:
             # unit's chain, where restart passes over it; the unit keeps its records.
             pass
         finally:
-            self._claimed -= held
+            self.reserve.give_back(held)
             busy, uow.busy = uow.busy, None
             busy.succeed()
 

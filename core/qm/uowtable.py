@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from sortedcontainers import SortedList
 
+from mqlog.core.format.records import NO_ADDRESS
 from mqlog.core.objects.uow import Ops, UnitOfWork
 
 
@@ -74,7 +75,7 @@ class UowTable:
 
     def ended(self, uow: UnitOfWork) -> None:
         """``uow`` committed or backed out: it holds nothing any more."""
-        if uow.logged:
+        if uow.first != NO_ADDRESS:  # uow.logged, without the property's call (every unit ends here)
             self.ages.discard((uow.first, uow.id))
             self.logged_ops -= len(uow.ops)
         self.open.pop(uow.id, None)

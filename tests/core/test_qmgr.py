@@ -376,7 +376,7 @@ def test_space_policy_rolls_a_prepared_unit_forward_to_the_head():
     uow = rig.qm.uows[state["uow"]]
     assert rig.qm.counters.uows_rolled_forward == 1
     assert uow.first > state["first"]  # its records now start near the head
-    assert rig.qm.tail() > state["first"] or rig.qm.tail() == rig.qm._checkpoint_address
+    assert rig.qm.tail() > state["first"] or rig.qm.tail() == rig.qm.schedule.address
     after = rig.restart()
     assert after.report.uows_indoubt == 1  # still in doubt, from the re-logged records
 
