@@ -24,10 +24,22 @@ first MQPUT or MQGET on a queue that restart left unloaded pays its load first
 (:meth:`_load_unloaded`).
 
 This module owns starting and stopping, queue definitions and appending records
-(:meth:`_log`). The rest of normal running is in mixins of :class:`QueueManager`, one
-module each: MQPUT and MQGET (:mod:`.mqi`), units of work and syncpoint (:mod:`.units`), the log-space reserve and the
-log-full episode (:mod:`.logspace`), checkpoints and what follows them (:mod:`.checkpoints`),
-shunting (:mod:`.shunting`). Restart recovery lives in :mod:`mqlog.core.recovery.restart`.
+(:meth:`_log`). The queue manager is composed of parts, each with its own state and
+interface: the unit-of-work table (:class:`~mqlog.core.qm.uowtable.UowTable`: open units,
+their age index, numbers, the operations the reserve counts), the checkpoint schedule
+(:class:`~mqlog.core.qm.checkpoints.CheckpointSchedule`: the last checkpoint, what is counted
+towards the next), the log reserve (:class:`~mqlog.core.qm.logspace.LogReserve`: room held
+back and claimed, the log-full episode) and the run's settings (the platform's
+:class:`~mqlog.core.platform.RuntimeSettings`). Its methods are grouped in mixins, one module
+each and with no state of their own: MQPUT and MQGET (:mod:`.mqi`), units of work and
+syncpoint (:mod:`.units`), log space and the log-full episode (:mod:`.logspace`), checkpoints
+and what follows them (:mod:`.checkpoints`), shunting (:mod:`.shunting`). Restart recovery
+(:mod:`mqlog.core.recovery.restart`) works through the narrow
+:class:`~mqlog.core.recovery.protocol.RecoveryTarget`, and hands what replay recovered to
+:meth:`QueueManager.recovered`.
+
+The per-record path reads the parts' public attributes, bound once a call, rather than
+calling them (``perf/cost_breakdown.py`` counts what each attribute hop costs there).
 """
 
 from __future__ import annotations
@@ -79,8 +91,9 @@ def refuse_queue_files_without_log(storage: Storage) -> None:
 
 
 class QueueManager(MqiCallsMixin, UnitsOfWorkMixin, LogSpaceMixin, CheckpointMixin, ShuntingMixin):
-    """The core queue manager over one platform's log. Its state is all set up here; the
-    mixins' methods work on it (each mixin's module says which part it owns)."""
+    """The core queue manager over one platform's log: its parts (``units``, ``schedule``,
+    ``reserve``, ``settings``) and the rest of its state are set up here; the mixins group
+    its methods (see the module docstring)."""
 
     def __init__(self, env: simpy.Environment, platform: Platform, storage: Storage, device: Device,
                  config: QmConfig = QmConfig(), host: HostProfile | str = DEFAULT_HOST, seed: int = 0):
