@@ -14,7 +14,7 @@ leaves in doubt (:meth:`RecoveryTarget.hold_in_doubt`).
 
 from __future__ import annotations
 
-from typing import Callable, Generator, Protocol
+from typing import TYPE_CHECKING, Callable, Generator, Protocol
 
 import attrs
 import simpy
@@ -25,6 +25,10 @@ from mqlog.core.log.reader import LogReader
 from mqlog.core.log.writer import LogWriter
 from mqlog.core.objects.queuelayout import IoCost
 from mqlog.core.objects.uow import UnitOfWork
+
+if TYPE_CHECKING:  # (names for the type checker only)
+    from mqlog.core.host.profiles import Cpu
+    from mqlog.core.platform import Platform
 
 
 @attrs.frozen
@@ -46,13 +50,16 @@ class RecoveryTarget(Protocol):
     """The queue manager as recovery sees it (:class:`mqlog.core.qm.manager.QueueManager`)."""
 
     env: simpy.Environment
-    platform: object  # mqlog.core.platform.Platform (its space, addressing, record types, media)
+    #: the platform (its space, addressing, record types, media images)
+    platform: Platform
     storage: Storage
     device: Device
-    config: object  # mqlog.core.qm.config.QmConfig (max_depth, member, restart_mode)
-    #: the host's cores (:class:`mqlog.core.host.profiles.Cpu`): restart's CPU is charged there
-    cpu: object
-    counters: object  # mqlog.core.qm.config.QmCounters
+    #: its configuration (QmConfig: max_depth, member, restart_mode) and counters (QmCounters):
+    #: the queue manager's own records, not named here (recovery does not import it)
+    config: object
+    #: the host's cores: restart's CPU is charged there
+    cpu: Cpu
+    counters: object
     #: the queues by name, rebuilt in place by restart; the damaged ones, with why
     queues: dict
     damaged: dict
