@@ -5,6 +5,7 @@ unit whose records were overwritten cannot be backed out (5C6-00D1032A)."""
 
 from __future__ import annotations
 
+import attrs
 import pytest
 import simpy
 
@@ -28,9 +29,9 @@ def make(storage, **kwargs):
     return env, platform, qm
 
 
-def no_shunting(platform):
-    object.__setattr__(platform, "shunting", None)
-    return platform
+def no_shunting(qm):
+    """``qm`` runs on its platform without shunting (a copy: the platform itself is frozen)."""
+    qm.platform = attrs.evolve(qm.platform, shunting=None)
 
 
 def run(env, gen):
@@ -110,7 +111,7 @@ def _crash_with_long_uow(*, shunting: bool, prepare=False, **kwargs):
     storage = FaultInjectingStorage(MemoryStorage())
     env, platform, qm = make(storage, logload=100_000, **kwargs)
     if not shunting:
-        no_shunting(platform)
+        no_shunting(qm)
     run(env, long_uow_workload(qm, checkpoints=8, prepare=prepare))
     storage.crash()
     return storage.durable
@@ -120,7 +121,7 @@ def _restart(durable, *, shunting=True, plan=FaultPlan(), **kwargs):
     fs = FaultInjectingStorage(durable, plan)
     env, platform, qm = make(fs, logload=100_000, **kwargs)
     if not shunting:
-        no_shunting(platform)
+        no_shunting(qm)
     report = run(env, qm.start())
     return qm, report, platform
 

@@ -5,6 +5,7 @@ SET LOG work while running, and checkpoints carry page-set control records."""
 
 from __future__ import annotations
 
+import attrs
 import pytest
 import simpy
 
@@ -149,7 +150,7 @@ def test_maxarch_keeps_only_the_newest_archives_in_the_bsds():
 
 def test_restart_reads_the_archive_for_a_unit_of_work_whose_records_left_the_active_log():
     storage, env, platform, qm = started()
-    object.__setattr__(platform, "shunting", None)  # so that only the archive can help
+    qm.platform = attrs.evolve(platform, shunting=None)  # so that only the archive can help
 
     def go():
         yield from qm.define_queue("LONG")
