@@ -318,13 +318,12 @@ class ParameterSet:
 
     parameters: tuple[Parameter, ...]
     owner: str
-    _by_name: dict[str, Parameter] = attrs.field(init=False, repr=False, eq=False)
-    _by_attribute: dict[str, Parameter] = attrs.field(init=False, repr=False, eq=False)
-
-    def __attrs_post_init__(self) -> None:
-        object.__setattr__(self, "_by_name",
-                           {n.lower(): p for p in self.parameters for n in p.names})
-        object.__setattr__(self, "_by_attribute", {p.attribute: p for p in self.parameters})
+    _by_name: dict[str, Parameter] = attrs.field(
+        init=False, repr=False, eq=False,
+        default=attrs.Factory(lambda self: {n.lower(): p for p in self.parameters for n in p.names}, takes_self=True))
+    _by_attribute: dict[str, Parameter] = attrs.field(
+        init=False, repr=False, eq=False,
+        default=attrs.Factory(lambda self: {p.attribute: p for p in self.parameters}, takes_self=True))
 
     def __iter__(self):
         return iter(self.parameters)

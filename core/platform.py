@@ -351,9 +351,22 @@ Console = Callable[[str, dict], "str | None"]
 ENDMQM = {"controlled": "endmqm -c", "immediate": "endmqm -i", "preemptive": "endmqm -p"}
 
 
+@attrs.define
+class RuntimeSettings:
+    """The platform's settings that may change while the queue manager runs: the checkpoint
+    policy (an operator's command may change its cadence) and the addressing that stamps
+    records (queue managers that share a stamp clock draw from one). The :class:`Platform`
+    bundle stays as configured (frozen); the queue manager's policies read these instead,
+    so a command changes one mutable object rather than the bundle."""
+
+    checkpoint_policy: CheckpointPolicy
+    addressing: Addressing
+
+
 @attrs.frozen
 class Platform:
-    """Everything the core asks a platform, in one bundle."""
+    """Everything the core asks a platform, in one bundle. What may change while it runs is
+    in :attr:`settings` (:class:`RuntimeSettings`), made from the bundle's own fields."""
 
     name: str
     addressing: Addressing
@@ -434,6 +447,11 @@ class Platform:
     #: lives only in the run), or None: restart refuses with this as its message rather than
     #: report the work kept outside the queue manager as lost
     restart_refusal: str | None = None
+    #: the settings a run may change (:class:`RuntimeSettings`), from ``checkpoint_policy`` and
+    #: ``addressing`` as configured; a copy made by ``attrs.evolve`` starts from them again
+    settings: RuntimeSettings = attrs.field(
+        init=False, eq=False, repr=False,
+        default=attrs.Factory(lambda self: RuntimeSettings(self.checkpoint_policy, self.addressing), takes_self=True))
 
     def message(self, event: str, **fields) -> str | None:
         if self.console is None:

@@ -42,8 +42,8 @@ def set_log(qm, **changes) -> dict:
 def set_system(qm, *, LOGLOAD: int) -> int:  # noqa: N803 - the MQSC keyword
     """``SET SYSTEM LOGLOAD(n)``: log records between checkpoints, from the next one."""
     value = _checked("SET SYSTEM", {"LOGLOAD": LOGLOAD})["LOGLOAD"]
-    policy = attrs.evolve(qm.platform.checkpoint_policy, records=value)
-    object.__setattr__(qm.platform, "checkpoint_policy", policy)  # the platform bundle is frozen by design
+    # (the run's settings, not the frozen platform bundle: the policy is read from there)
+    qm.settings.checkpoint_policy = attrs.evolve(qm.settings.checkpoint_policy, records=value)
     qm.say("set-log", changes={"LOGLOAD": value})
     return value
 

@@ -106,14 +106,15 @@ class QueueSharingGroup:
         if qm.config.member in numbers:
             raise QsgError(f"member number {qm.config.member} of {qm.config.name} is already used in {self.name}")
         self.members[qm.config.name] = qm
-        addressing = qm.platform.addressing
+        addressing = qm.settings.addressing
         if not getattr(addressing, "stamps", False):
             raise QsgError(f"{qm.config.name} does not stamp its records with LRSNs: build its platform with lrsn=True")
-        # Every member draws LRSNs from the group's clock (the platform bundle is frozen by design).
-        object.__setattr__(qm.platform, "addressing", attrs.evolve(addressing, clock=self.clock))
+        # Every member draws LRSNs from the group's clock (a run-time setting: the platform
+        # bundle itself is frozen).
+        qm.settings.addressing = attrs.evolve(addressing, clock=self.clock)
         for structure in self.structures.values():
             for queue in structure.queues.values():
-                qm.queues[queue.name] = queue
+                qm.add_kept_queue(queue)
 
     def define_structure(self, name: str) -> CfStructure:
         structure = self.structures.get(name)
@@ -129,7 +130,7 @@ class QueueSharingGroup:
         queue.keeper = cf
         cf.queues[name] = queue
         for qm in self.members.values():
-            qm.queues[name] = queue
+            qm.add_kept_queue(queue)
         return queue
 
     def _structure(self, name: str) -> CfStructure:

@@ -7,9 +7,12 @@ the queues' media recovery records, then the log's control data moved on and the
 the new tail released. After it come the reports and background work it unlocks: the log
 files restart and media recovery need, automatic media images, units of work reported as
 long-running at a log switch, and a shunting round (:mod:`.shunting`).
-:class:`CheckpointMixin` is part of :class:`mqlog.core.qm.manager.QueueManager`; the state it
-works on (``_checkpointing``, ``_checkpoint_number``, ``_checkpoint_address``,
-``_records_since``, ``_timer``, ``_imaging``, ``_extents_said``) is set up there.
+
+When one is due, and which is the last, is the :class:`CheckpointSchedule`'s: a part of the
+queue manager with its own state (the last checkpoint's number and address, the records
+counted and the time since, the timer, the checkpoint in progress). :class:`CheckpointMixin`
+groups the queue manager's methods that take checkpoints; it holds no state of its own
+(``_imaging`` and ``_extents_said``, its aftermath's, are set up in the queue manager).
 """
 
 from __future__ import annotations
@@ -25,6 +28,38 @@ from mqlog.core.platform import LogControl
 CHECKPOINT_MARKS_MAX = 1000
 
 
+class CheckpointSchedule:
+    """When the next checkpoint is due, and where the last one is.
+
+    The platform's checkpoint policy (:class:`~mqlog.core.platform.CheckpointPolicy`, read
+    from the run's settings: SET SYSTEM may change it) decides from what is counted here:
+    the records it counts since the last checkpoint and the time since. The queue manager
+    counts each record as it appends it and reads ``running`` before asking (its per-record
+    path: public attributes, not calls); a checkpoint moves ``number`` and ``address`` when
+    its end record is on disk, and starts the count again once it is over."""
+
+    __slots__ = ("number", "address", "counted", "last_us", "timer", "running", "finished")
+
+    def __init__(self) -> None:
+        #: the number and the Begin record's address of the last complete checkpoint
+        #: (restart's starting point; the log's tail unless a unit of work holds it)
+        self.number = 0
+        self.address = NO_ADDRESS
+        #: records the policy counts, logged since the last checkpoint ended
+        self.counted = 0
+        #: virtual µs at which the last checkpoint ended
+        self.last_us = 0.0
+        #: the process that asks the policy when the time interval is up (None: not armed)
+        self.timer = None
+        #: a checkpoint is being taken (one at a time), and the event it triggers when done
+        self.running = False
+        self.finished = None
+
+    def recovered(self, number: int, address: int) -> None:
+        """Restart found the last complete checkpoint, ``number`` at ``address``."""
+        self.number, self.address = number, address
+
+
 class CheckpointMixin:
     """The queue manager's checkpoints and their aftermath (see the module docstring)."""
 
@@ -33,16 +68,17 @@ class CheckpointMixin:
         that work followed by quiet still gets its checkpoint on time. Armed by a logged
         record, at most one at a time, and not re-armed by itself: an idle queue manager
         schedules nothing (which lets a simulation end)."""
-        since = self.env.now - self._last_checkpoint_us
+        since = self.env.now - self.schedule.last_us
         wait = interval - since % interval if since >= 0 else interval
         yield self.env.timeout(wait)
-        self._timer = None
+        self.schedule.timer = None
         self._maybe_checkpoint("time")
 
     def _arm_timer(self) -> None:
-        interval = self.platform.checkpoint_policy.interval_us
-        if interval and self._timer is None and not self.stopped:
-            self._timer = self.env.process(self._checkpoint_timer(interval))
+        interval = self.settings.checkpoint_policy.interval_us
+        schedule = self.schedule
+        if interval and schedule.timer is None and not self.stopped:
+            schedule.timer = self.env.process(self._checkpoint_timer(interval))
 
     def log_switched(self) -> None:
         """The platform's log moved on to its next file (a checkpoint may be due)."""
@@ -50,30 +86,31 @@ class CheckpointMixin:
 
     def _maybe_checkpoint(self, reason: str, switched: bool = False, force: bool = False) -> None:
         """Start a checkpoint in the background if the policy says one is due (or ``force``)."""
-        if self.stopped or self._checkpointing or self.writer is None:
+        schedule = self.schedule
+        if self.stopped or schedule.running or self.writer is None:
             return
-        if self._log_full and self._tail_held_by_uow():
+        if self.reserve.full and self._tail_held_by_uow():
             return  # it could free nothing, and would eat the reserve commit and backout need
-        if force or self.platform.checkpoint_policy.due(self._records_since, self.env.now - self._last_checkpoint_us,
-                                                        switched):
+        if force or self.settings.checkpoint_policy.due(schedule.counted, self.env.now - schedule.last_us, switched):
             self.env.process(self.checkpoint(reason))
 
     def checkpoint(self, reason: str = "request", *, wait: bool = False) -> Generator:
         """Take a checkpoint (one at a time): record the active units of work, flush the queue
         files (log first), and let the log's tail move. If one is running, return False at
         once – or, with ``wait`` (shutdown, on request), wait for it and then take one."""
-        while self._checkpointing:
+        schedule = self.schedule
+        while schedule.running:
             if not wait:
                 return False
-            yield self._checkpoint_finished
-        self._checkpointing = True
-        self._checkpoint_finished = self.env.event()
+            yield schedule.finished
+        schedule.running = True
+        schedule.finished = self.env.event()
         try:
-            number = self._checkpoint_number + 1
+            number = schedule.number + 1
             # the work done up to this checkpoint, before its own records
             mark = {"reason": reason, "at_s": self.env.now / 1e6, "messages_put": self.counters.messages_put,
                     "messages_got": self.counters.messages_got, "log_records": self._appends,
-                    "counted": self._records_since}
+                    "counted": schedule.counted}
             begin = yield from self._log(CheckpointBegin(number, int(self.env.now)), essential=True)
             # The units of work open at the Begin record, as the log has them there: one whose
             # Commit/Backout is already appended is over, one whose Prepare is, is in doubt,
@@ -89,7 +126,7 @@ class CheckpointMixin:
             yield self.writer.force()
             durable = self.writer.durable
             for name in sorted(self.queues):
-                yield from self._charge(self.queues[name].flush(durable, self._outcome))
+                yield from self.charge_io(self.queues[name].flush(durable, self.outcome))
             # Each queue's media recovery record is kept by every checkpoint (damaged ones too).
             # Kept queues live with their keeper, not in this queue manager's files.
             queues = sorted([QueueEntry(q.name, q.depth, q.media_address) for q in self.queues.values()
@@ -100,19 +137,15 @@ class CheckpointMixin:
             yield from self._log(CheckpointEnd(begin, number, int(self.env.now), table, queues), essential=True)
             yield self.writer.force()
             space = self.platform.space
-            self._checkpoint_address = begin
-            self._checkpoint_number = number
+            schedule.address, schedule.number = begin, number
             space.save_control(LogControl(begin, self.tail(), number, self.media_address()))
             yield from self.device.write(512)  # the control data's own write
             space.release(self.tail())
-            self._log_full = False  # the episode ends when a checkpoint has moved what it can
-            if self._space_freed is not None:
-                freed, self._space_freed = self._space_freed, None
-                freed.succeed()
+            self.reserve.space_freed()  # the episode ends when a checkpoint has moved what it can
             self._report_extents()
             self._schedule_images()
-            self._records_since = 0
-            self._last_checkpoint_us = self.env.now
+            schedule.counted = 0
+            schedule.last_us = self.env.now
             self.counters.checkpoints += 1
             if len(self.checkpoint_marks) < CHECKPOINT_MARKS_MAX:
                 self.checkpoint_marks.append(mark)
@@ -122,13 +155,13 @@ class CheckpointMixin:
             self._shunt(number)  # its rounds are written by processes of their own
             return True
         finally:
-            self._checkpointing = False
-            self._checkpoint_finished.succeed()
+            schedule.running = False
+            schedule.finished.succeed()
 
     def _report_extents(self) -> None:
         """After a checkpoint, say which log files restart and media recovery need, when
         that has changed since it was last said."""
-        self._drain_space_events()
+        self.drain_space_events()
         needed = self.platform.space.recovery_extents()
         if needed is None:
             return

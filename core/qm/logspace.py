@@ -6,9 +6,12 @@ compensation, checkpoints – sized from the units of work still open (:data:`RE
 the log cannot take it beside the reserve, the call is refused with MQRC_RESOURCE_PROBLEM
 (or, on a platform whose callers wait for log space, waits for a checkpoint to free some),
 the event is said once per episode, and the platform's space policy is asked which units
-of work to roll back or roll forward to release the tail. :class:`LogSpaceMixin` is part
-of :class:`mqlog.core.qm.manager.QueueManager`; the state it works on (``_claimed``,
-``_log_full``, ``_relieving``, ``_space_freed``, ``_no_room_said``) is set up there.
+of work to roll back or roll forward to release the tail.
+
+The reserve and the episode are the :class:`LogReserve`'s, a part of the queue manager with
+its own state (the room claimed, the episode, the callers waiting for space);
+:class:`LogSpaceMixin` groups the queue manager's methods that ask it, with no state of its
+own.
 """
 
 from __future__ import annotations
@@ -35,6 +38,49 @@ RESERVE_PER_OP = 12 + Clr._S.size + HEADER_SIZE + 8
 FUTILE_WAITS_MAX = 1000
 
 
+class LogReserve:
+    """The log space held back for what must not fail, the room claimed by work in progress,
+    and the log-full episode (see the module docstring)."""
+
+    __slots__ = ("claimed", "full", "relieving", "freed", "no_room_said")
+
+    def __init__(self) -> None:
+        #: log bytes claimed from the free space by work not yet appended (a record, a whole
+        #: segmented message, a round of shunting, a roll forward): given back once it is in
+        self.claimed = 0
+        #: inside a log-full episode (its messages are said once an episode)
+        self.full = False
+        #: the space policy's actions are being carried out
+        self.relieving = False
+        #: callers waiting for log space (the event a checkpoint that frees some triggers)
+        self.freed = None
+        #: prepared units of work too big to roll forward (said once each)
+        self.no_room_said: set[int] = set()
+
+    def bytes(self, units: int, ops: int, objects: int) -> int:
+        """The log space held back, in bytes, with ``units`` units of work logged and open
+        holding ``ops`` operations, and ``objects`` queues a checkpoint lists: backing every
+        unit out and the checkpoints that follow, and the room claimed."""
+        checkpoint = 750 + 200 * units + 64 * objects
+        return RESERVE_FIXED_BYTES + 2 * checkpoint + self.claimed + RESERVE_PER_UOW * units + RESERVE_PER_OP * ops
+
+    def claim(self, nbytes: int) -> None:
+        """Hold ``nbytes`` of the free space until :meth:`give_back`."""
+        self.claimed += nbytes
+
+    def give_back(self, nbytes: int) -> None:
+        """What a :meth:`claim` held is appended (or not needed)."""
+        self.claimed -= nbytes
+
+    def space_freed(self) -> None:
+        """A checkpoint moved the tail as far as it could: the episode is over, and callers
+        waiting for log space try again."""
+        self.full = False
+        if self.freed is not None:
+            freed, self.freed = self.freed, None
+            freed.succeed()
+
+
 class LogSpaceMixin:
     """The queue manager's log-space reserve, claims and log-full handling (see the module
     docstring)."""
@@ -42,15 +88,15 @@ class LogSpaceMixin:
     def _tail_held_by_uow(self) -> bool:
         """Whether a unit of work older than the last checkpoint holds the tail (a new
         checkpoint would not move it)."""
-        return (self.platform.uows_pin_log and bool(self._uow_ages)
-                and self._uow_ages[0][0] < self._checkpoint_address)
+        return (self.platform.uows_pin_log and bool(self._ages)
+                and self._ages[0][0] < self.schedule.address)
 
     def _check_space(self) -> None:
         """Relieve a log that is getting full, in stages: a checkpoint moves the tail as far
         as it can; the policy decides which units of work to roll back or forward (those
         older than the last checkpoint hold the tail: ``UowView.pins_tail``); a checkpoint
         after them moves the tail past what they freed (:meth:`_relieve`)."""
-        if self._relieving:
+        if self.reserve.relieving:
             return
         policy = self.platform.space_policy
         usage = self.platform.space.usage(self.writer.next_address, self.tail())
@@ -61,12 +107,12 @@ class LogSpaceMixin:
         if usage < policy.relieve_from:
             return
         views = [UowView(uid, first, self.uows[uid].state is UowState.PREPARED, self.uows[uid].begin_us,
-                         pins_tail=first < self._checkpoint_address)
-                 for first, uid in self._uow_ages if uid in self.uows]
+                         pins_tail=first < self.schedule.address)
+                 for first, uid in self.units.ages if uid in self.uows]
         actions = policy.relieve(usage, views)
         if actions:
             self.counters.log_full_events += 1
-            self._relieving = True
+            self.reserve.relieving = True
             self.env.process(self._relieve(actions))
 
     def _reserve_bytes(self) -> int:
@@ -75,15 +121,8 @@ class LogSpaceMixin:
         # O(1): this runs before every record that is not essential, and walking the open
         # units of work here cost in proportion to them (hundreds at IBM's scale). The units
         # logged are the age index's entries; their operations are counted as they change
-        # (:meth:`_count_ops`; ``check`` keeps the count honest).
-        logged, ops = len(self._uow_ages), self._logged_ops
-        checkpoint = 750 + 200 * logged + 64 * (len(self.queues) + len(self.damaged))
-        return RESERVE_FIXED_BYTES + 2 * checkpoint + self._claimed + RESERVE_PER_UOW * logged + RESERVE_PER_OP * ops
-
-    def _count_ops(self, delta: int) -> None:
-        """The operations of logged units of work changed by ``delta`` (a logged unit's
-        operation added, a unit logged or ended with its operations, its operations replaced)."""
-        self._logged_ops += delta
+        # (:class:`~mqlog.core.qm.uowtable.UowTable`; its ``check`` keeps the count honest).
+        return self.reserve.bytes(len(self._ages), self.units.logged_ops, len(self.queues) + len(self.damaged))
 
     def log_free_bytes(self) -> int | None:
         """How many more bytes the log takes before it is full (None: it never fills)."""
@@ -114,25 +153,32 @@ class LogSpaceMixin:
                     f"{self.log_free_bytes()} free bytes, and {self._reserve_bytes()} must be kept to back out "
                     "the open units of work); give it more or larger data sets")
             waits += 1
-            if self._space_freed is None:
-                self._space_freed = self.env.event()
+            reserve = self.reserve
+            if reserve.freed is None:
+                reserve.freed = self.env.event()
             # A checkpoint moving the tail frees space, and so does a background copy the
             # space was waiting for (an archive offload finishing): whichever comes first.
             started = self.env.now
-            yield self._space_freed | self.writer.copies.progress()
+            yield reserve.freed | self.writer.copies.progress()
             self.counters.log_full_wait_us += self.env.now - started
 
     def _claim(self, nbytes: int) -> None:
         """Check there is room for ``nbytes`` more (else 2102) and hold it until the caller
-        gives it back (``self._claimed -= nbytes``) once its records are appended."""
+        gives it back (``self.reserve.give_back(nbytes)``) once its records are appended."""
         self._ensure_room(nbytes)
-        self._claimed += nbytes
+        self.reserve.claim(nbytes)
 
     def _has_room(self, nbytes: int) -> bool:
         """Whether ``nbytes`` more fit in the log beside the reserve (a log that never fills
         always has room)."""
-        free = self.log_free_bytes()
-        return free is None or free - nbytes >= self._reserve_bytes()
+        # (log_free_bytes and _reserve_bytes inlined: this runs before every record that is
+        # not essential)
+        writer = self.writer
+        if writer is None:
+            return True
+        free = self.platform.space.free_bytes(writer.next_address, self.tail())
+        return free is None or free - nbytes >= self.reserve.bytes(
+            len(self._ages), self.units.logged_ops, len(self.queues) + len(self.damaged))
 
     def _ensure_room(self, nbytes: int) -> None:
         """Refuse new work when the log is full: the call fails with MQRC_RESOURCE_PROBLEM,
@@ -142,13 +188,14 @@ class LogSpaceMixin:
         if self._has_room(nbytes):
             return
         self.counters.log_full_refusals += 1
-        self._drain_space_events()
-        if not self._log_full:
-            self._log_full = True
+        self.drain_space_events()
+        if not self.reserve.full:
+            self.reserve.full = True
             self.say("log-full")
             if self._tail_held_by_uow():
-                uow = self.uows.get(self._uow_ages[0][1])
-                self.say("log-full-long-uow", uow=self._uow_ages[0][1],
+                oldest = self.units.oldest()[1]
+                uow = self.uows.get(oldest)
+                self.say("log-full-long-uow", uow=oldest,
                          application=uow.application if uow is not None else "",
                          begin=uow.begin if uow is not None else NO_ADDRESS)
             else:
@@ -165,7 +212,7 @@ class LogSpaceMixin:
         raise MqiError(Reason.MQRC_RESOURCE_PROBLEM, "the log is full")
 
 
-    def _drain_space_events(self) -> None:
+    def drain_space_events(self) -> None:
         """Say what the log space has queued to report (its own events), in order."""
         events = self.platform.space.events
         while events:
@@ -198,7 +245,7 @@ class LogSpaceMixin:
                 # The last stage: a checkpoint moves the tail past what was freed.
                 yield from self.checkpoint("log space released", wait=True)
         finally:
-            self._relieving = False
+            self.reserve.relieving = False
 
     def _roll_forward(self, uow: UnitOfWork) -> Generator:
         """Re-log a prepared unit of work's state at the head so the tail can move past it.
@@ -218,11 +265,11 @@ class LogSpaceMixin:
         estimate = 1000 + sum(op.length + 800 if op.kind == "put" else 300 for op in uow.ops if op.persistent)
         free = self.log_free_bytes()
         if free is not None and free - estimate < self._reserve_bytes():
-            if uow.id not in self._no_room_said:
-                self._no_room_said.add(uow.id)
+            if uow.id not in self.reserve.no_room_said:
+                self.reserve.no_room_said.add(uow.id)
                 self.say("rollforward-no-room", uow=uow.id, needed=estimate, begin=uow.begin)
             return False
-        self._claimed += estimate
+        self.reserve.claim(estimate)
         uow.busy = self.env.event()
         try:
             prev = uow.last
@@ -237,7 +284,7 @@ class LogSpaceMixin:
                 if op.kind == "put":
                     data, cost = queue.read(message)
                     if cost.reads:
-                        yield from self._charge(cost)
+                        yield from self.charge_io(cost)
                     record = Put(queue.name, op.msg_id, data, len(data), uow=uow.id, prev=prev, relogged=True)
                 else:
                     record = Get(queue.name, op.msg_id, 0, op.length, uow=uow.id, prev=prev, relogged=True)
@@ -252,15 +299,11 @@ class LogSpaceMixin:
             if uow.state is UowState.ENDED:
                 return True  # decided meanwhile: the copies are history, nothing to switch to
             # The copies are on disk: from now on they are the unit of work.
-            self._uow_ages.discard((uow.first, uow.id))
-            self._count_ops(len(new_ops) - len(uow.ops))
-            uow.first = first if first != NO_ADDRESS else closing
+            self.units.moved(uow, first if first != NO_ADDRESS else closing, new_ops)
             uow.last = uow.prepare_address = closing
-            uow.ops = new_ops
-            self._uow_ages.add((uow.first, uow.id))
             return True
         finally:
-            self._claimed -= estimate
+            self.reserve.give_back(estimate)
             busy, uow.busy = uow.busy, None
             busy.succeed()
 

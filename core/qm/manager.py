@@ -24,10 +24,22 @@ first MQPUT or MQGET on a queue that restart left unloaded pays its load first
 (:meth:`_load_unloaded`).
 
 This module owns starting and stopping, queue definitions and appending records
-(:meth:`_log`). The rest of normal running is in mixins of :class:`QueueManager`, one
-module each: MQPUT and MQGET (:mod:`.mqi`), units of work and syncpoint (:mod:`.units`), the log-space reserve and the
-log-full episode (:mod:`.logspace`), checkpoints and what follows them (:mod:`.checkpoints`),
-shunting (:mod:`.shunting`). Restart recovery lives in :mod:`mqlog.core.recovery.restart`.
+(:meth:`_log`). The queue manager is composed of parts, each with its own state and
+interface: the unit-of-work table (:class:`~mqlog.core.qm.uowtable.UowTable`: open units,
+their age index, numbers, the operations the reserve counts), the checkpoint schedule
+(:class:`~mqlog.core.qm.checkpoints.CheckpointSchedule`: the last checkpoint, what is counted
+towards the next), the log reserve (:class:`~mqlog.core.qm.logspace.LogReserve`: room held
+back and claimed, the log-full episode) and the run's settings (the platform's
+:class:`~mqlog.core.platform.RuntimeSettings`). Its methods are grouped in mixins, one module
+each and with no state of their own: MQPUT and MQGET (:mod:`.mqi`), units of work and
+syncpoint (:mod:`.units`), log space and the log-full episode (:mod:`.logspace`), checkpoints
+and what follows them (:mod:`.checkpoints`), shunting (:mod:`.shunting`). Restart recovery
+(:mod:`mqlog.core.recovery.restart`) works through the narrow
+:class:`~mqlog.core.recovery.protocol.RecoveryTarget`, and hands what replay recovered to
+:meth:`QueueManager.recovered`.
+
+The per-record path reads the parts' public attributes, bound once a call, rather than
+calling them (``perf/cost_breakdown.py`` counts what each attribute hop costs there).
 """
 
 from __future__ import annotations
@@ -35,8 +47,6 @@ from __future__ import annotations
 from typing import Callable, Generator
 
 import simpy
-from sortedcontainers import SortedList
-
 from mqlog.core.disk.devices import Device
 from mqlog.core.disk.storage import Storage
 from mqlog.core.errors import LogFileMissingError
@@ -48,15 +58,17 @@ from mqlog.core.objects.queuefile import QueueFile, file_name_for, list_queue_fi
 from mqlog.core.objects.queues import DamagedQueue, Queue
 from mqlog.core.objects.uow import MEMBER_SHIFT, MqiError, Reason, UnitOfWork, UowState
 from mqlog.core.platform import Platform
-from mqlog.core.qm.checkpoints import CheckpointMixin
+from mqlog.core.qm.checkpoints import CheckpointMixin, CheckpointSchedule
 from mqlog.core.qm.config import QmConfig, QmCounters
 from mqlog.core.qm.connection import Connection
-from mqlog.core.qm.logspace import LogSpaceMixin
+from mqlog.core.qm.logspace import LogReserve, LogSpaceMixin
 from mqlog.core.qm.mqi import MqiCallsMixin
 from mqlog.core.qm.services import QmServices
 from mqlog.core.qm.shunting import ShuntingMixin
 from mqlog.core.qm.units import UnitsOfWorkMixin
+from mqlog.core.qm.uowtable import UowTable
 from mqlog.core.qm.waits import Deadlines, Marks
+from mqlog.core.recovery.protocol import RecoveredState
 from mqlog.core.recovery.restart import restart
 
 #: sample the log in use about this often (virtual µs), keeping at most LOG_SAMPLES_MAX samples
@@ -79,8 +91,9 @@ def refuse_queue_files_without_log(storage: Storage) -> None:
 
 
 class QueueManager(MqiCallsMixin, UnitsOfWorkMixin, LogSpaceMixin, CheckpointMixin, ShuntingMixin):
-    """The core queue manager over one platform's log. Its state is all set up here; the
-    mixins' methods work on it (each mixin's module says which part it owns)."""
+    """The core queue manager over one platform's log: its parts (``units``, ``schedule``,
+    ``reserve``, ``settings``) and the rest of its state are set up here; the mixins group
+    its methods (see the module docstring)."""
 
     def __init__(self, env: simpy.Environment, platform: Platform, storage: Storage, device: Device,
                  config: QmConfig = QmConfig(), host: HostProfile | str = DEFAULT_HOST, seed: int = 0):
@@ -89,6 +102,10 @@ class QueueManager(MqiCallsMixin, UnitsOfWorkMixin, LogSpaceMixin, CheckpointMix
         self.storage = storage
         self.device = device
         self.config = config
+        #: what may change while it runs (the checkpoint policy's cadence, the stamp clock):
+        #: the platform's :class:`~mqlog.core.platform.RuntimeSettings`, read
+        #: by the policies here rather than the frozen bundle
+        self.settings = platform.settings
         #: persistent bytes a queue keeps in memory before spilling to its file: the
         #: platform's setting where it has one, else the queue manager's
         self.queue_buffer_bytes = (platform.queue_buffer_bytes if platform.queue_buffer_bytes is not None
@@ -100,36 +117,28 @@ class QueueManager(MqiCallsMixin, UnitsOfWorkMixin, LogSpaceMixin, CheckpointMix
         self.cpu = Cpu(env, host, seed)
         self.queues: dict[str, Queue] = {}
         self.damaged: dict[str, DamagedQueue] = {}
-        self.uows: dict[int, UnitOfWork] = {}
+        #: the units of work: open ones, the age index of the logged ones, numbers, op counts
+        self.units = UowTable()
+        self.uows: dict[int, UnitOfWork] = self.units.open
+        #: the table's age index, bound here: the tail and the log reserve read it on every record
+        self._ages = self.units.ages
         self.counters = QmCounters()
         self.messages: list[str] = []  # console / error-log lines in the platform's style
         self.writer: LogWriter | None = None
         self.recovery = None  # the RecoveryReport of the last restart
         #: what this queue manager offers platforms (QueueManagerServices)
         self.services = QmServices(self)
-        self._uow_ages = SortedList()  # (first address, uow id) of logged, unfinished UOWs
         #: MQGETs' wait intervals (one timeout pending, not one a wait)
         self._deadlines = Deadlines(env)
-        #: operations of the units in ``_uow_ages``, counted as they change (the reserve's, in O(1))
-        self._logged_ops = 0
-        self._next_uow = 1
         self._msg_counter = 0
         self._incarnation = 0
-        self._checkpointing = False
-        self._checkpoint_finished: simpy.Event | None = None
-        self._timer = None
-        self._checkpoint_number = 0
-        self._checkpoint_address = NO_ADDRESS
-        self._records_since = 0
-        self._last_checkpoint_us = 0.0
+        #: when the next checkpoint is due, and where the last one is
+        self.schedule = CheckpointSchedule()
         self._appends = 0
-        self._relieving = False
-        self._log_full = False  # inside a log-full episode (said once per episode)
-        self._claimed = 0  # log bytes a roll forward in progress has claimed from the free space
-        self._no_room_said: set[int] = set()  # prepared units too big to roll forward (said once)
+        #: the log space held back for what must not fail, claims on it, the log-full episode
+        self.reserve = LogReserve()
         self._imaging = False  # automatic media images in progress
         self._switches_seen = 0  # the space's log switches already acted on
-        self._space_freed: simpy.Event | None = None  # callers waiting for log space, woken by a checkpoint
         self._imaging_queues: set[str] = set()  # queues whose image is being written
         self._defining: dict[str, int] = {}  # queues whose CREATE is logged, file not yet made
         #: log addresses from which an MQI call in progress may have logged records whose
@@ -168,7 +177,7 @@ class QueueManager(MqiCallsMixin, UnitsOfWorkMixin, LogSpaceMixin, CheckpointMix
         control = self.platform.space.load_control()
         # What the space found opening its control data and files (a copy lost, two copies
         # out of step) is said first: the log is opened before restart begins.
-        self._drain_space_events()
+        self.drain_space_events()
         if control is None:
             refuse_queue_files_without_log(self.storage)
             self.writer = self._new_writer()
@@ -176,15 +185,28 @@ class QueueManager(MqiCallsMixin, UnitsOfWorkMixin, LogSpaceMixin, CheckpointMix
             self._begin_incarnation()
             return None
 
-        report = yield from restart(self, control)
+        report = self.recovery = yield from restart(self, control)
         self._begin_incarnation()
         return report
+
+    def recovered(self, state: RecoveredState) -> None:
+        """Take on what restart's replay recovered (the restart protocol:
+        :class:`~mqlog.core.recovery.protocol.RecoveryTarget`): the last checkpoint's number
+        and address, units of work numbered past every one in the log, and a log writer
+        resumed at the end of the log replay reached."""
+        self.writer = self._new_writer(state.log_end)
+        self.schedule.recovered(state.checkpoint_number, state.checkpoint_address)
+        self.units.number_from(state.next_uow)
+
+    def hold_in_doubt(self, uow: UnitOfWork) -> None:
+        """Restart left ``uow`` in doubt: it is open, and holds the log from its first record."""
+        self.units.restored(uow)
 
     def _begin_incarnation(self) -> None:
         # Each start or restart ends with a checkpoint whose number no earlier incarnation
         # reached: message ids and UOW ids carry it, so they never repeat across restarts.
-        self._incarnation = self._checkpoint_number
-        self._next_uow = max(self._next_uow, (self.config.member << MEMBER_SHIFT) | (self._incarnation << 32) + 1)
+        self._incarnation = self.schedule.number
+        self.units.number_from((self.config.member << MEMBER_SHIFT) | (self._incarnation << 32) + 1)
         self._msg_counter = 0
 
     def _wake_cost(self, woken: int) -> Generator:
@@ -198,7 +220,7 @@ class QueueManager(MqiCallsMixin, UnitsOfWorkMixin, LogSpaceMixin, CheckpointMix
     def _new_writer(self, reader=None) -> LogWriter:
         p = self.platform
         kwargs = dict(buffer_pages=p.buffer_pages, write_threshold_pages=p.write_threshold_pages,
-                      addressing=p.addressing, pad_policy=p.pad_policy, pad_grouped_tail=p.pad_grouped_tail,
+                      addressing=self.settings.addressing, pad_policy=p.pad_policy, pad_grouped_tail=p.pad_grouped_tail,
                       wake_cost=self._wake_cost if p.writer_wakes_callers else None,
                       # (a host whose logger's writes cost nothing has no charge to make a group)
                       io_cost=self._io_cost if p.writer_io_cpu and self.cpu.profile.log_io_us else None,
@@ -321,6 +343,14 @@ class QueueManager(MqiCallsMixin, UnitsOfWorkMixin, LogSpaceMixin, CheckpointMix
         queue.media_address, queue.media_us = address, self.env.now
         self.queues[name] = queue
 
+    def add_kept_queue(self, queue: Queue) -> None:
+        """A queue kept outside this queue manager by its ``keeper`` (the platform's, for
+        queues several queue managers share) joins its queues: applications use it as one
+        of them, and checkpoints leave it to its keeper."""
+        if queue.keeper is None:
+            raise ValueError(f"{queue.name} has no keeper: define it with define_queue")
+        self.queues[queue.name] = queue
+
     def alter_queue(self, name: str, *, max_depth: int) -> Generator:
         queue = self._queue(name)
         text = f"MAXDEPTH({max_depth})"
@@ -395,24 +425,26 @@ class QueueManager(MqiCallsMixin, UnitsOfWorkMixin, LogSpaceMixin, CheckpointMix
             # for buffer space must not all pass against the same free space.
             claimed = need or len(record.data) + 1500
             if self._has_room(claimed):
-                self._claimed += claimed  # room (the usual case): _claim without a generator
+                self.reserve.claimed += claimed  # room (the usual case): _claim without a generator
             else:
                 yield from self._claim_waiting(claimed)
         try:
             address = yield from self.writer.put(record)
         finally:
-            self._claimed -= claimed
-        if self.platform.checkpoint_policy.counts(record):
-            self._records_since += 1
+            if claimed:
+                self.reserve.claimed -= claimed
+        schedule = self.schedule
+        if self.settings.checkpoint_policy.counts(record):
+            schedule.counted += 1
         self._appends += 1
         switches = self.platform.space.switches
         if switches != self._switches_seen:
             self._switches_seen = switches
-            self._drain_space_events()
+            self.drain_space_events()
             self._report_long_uows()
             self.log_switched()
         self._maybe_checkpoint("records")
-        if self._timer is None:
+        if schedule.timer is None:
             self._arm_timer()
         if self._appends % SPACE_CHECK_INTERVAL == 0:
             used = self.writer.next_address - self.tail()
@@ -436,11 +468,12 @@ class QueueManager(MqiCallsMixin, UnitsOfWorkMixin, LogSpaceMixin, CheckpointMix
             yield uow.busy
         if uow.doomed and not ending:
             raise MqiError(Reason.MQRC_BACKED_OUT, "the queue manager backed the unit of work out to free log space")
-        if not uow.logged:
+        if uow.first == NO_ADDRESS:  # not uow.logged (without the property's call)
             begin = yield from self._log(Begin(int(self.env.now), uow.application[:28], uow=uow.id))
             uow.first = uow.last = uow.begin = begin
-            self._uow_ages.add((begin, uow.id))
-            self._logged_ops += len(uow.ops)
+            # (UowTable.logged, inlined: once a unit of work, on the MQI calls' path)
+            self._ages.add((begin, uow.id))
+            self.units.logged_ops += len(uow.ops)
         address = yield from self._log(record_for(uow.last), essential=essential or ending, need=need)
         if uow.doomed and not ending:
             # Backed out by the queue manager while this call waited for buffer space: the
@@ -452,7 +485,7 @@ class QueueManager(MqiCallsMixin, UnitsOfWorkMixin, LogSpaceMixin, CheckpointMix
     def tail(self) -> int:
         """The oldest log address restart may need: the last checkpoint, or the first record
         of the oldest unit of work still open, whichever is older."""
-        tail = self._checkpoint_address
-        if self._uow_ages:
-            tail = min(tail, self._uow_ages[0][0])
+        tail = self.schedule.address
+        if self._ages:
+            tail = min(tail, self._ages[0][0])
         return tail

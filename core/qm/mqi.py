@@ -139,7 +139,7 @@ class MqiCallsMixin:
             queue.put(msg_id, seq, persistent, len(data), data, _PUT_UNCOMMITTED, uow.id, address)
             uow.ops.add("put", queue.name, msg_id, persistent, address, len(data))
             if uow.first != NO_ADDRESS:  # uow.logged
-                self._logged_ops += 1
+                self.units.logged_ops += 1
         else:
             # (the queue's lock goes before the force: see mqlog.core.qm.locks)
             self._unlock_queue(queue, msg_id)
@@ -251,15 +251,15 @@ class MqiCallsMixin:
         finally:
             if held:
                 self.cpu.give_back()
-            self._claimed -= need
+            self.reserve.give_back(need)
 
     def _spill(self, queue: Queue) -> Generator:
         """The queue buffer is full: write the queue's messages to its file (log first)."""
         self.counters.spills += 1
         yield self.writer.force()
-        yield from self._charge(queue.flush(self.writer.durable, self._outcome))
+        yield from self.charge_io(queue.flush(self.writer.durable, self.outcome))
 
-    def _outcome(self, uow_id: int, durable: int):
+    def outcome(self, uow_id: int, durable: int):
         """How a unit of work ended, if its Commit/Backout record is on disk (True: committed,
         False: backed out), else None. A queue file must show that outcome: restart starts
         after that record and will not see it again."""
@@ -280,13 +280,14 @@ class MqiCallsMixin:
         loaded = queue.unloaded = self.env.event()
         cost, messages = pending
         yield from self.device.file_op("open")
-        yield from self._charge(cost)
+        yield from self.charge_io(cost)
         yield from self.cpu.charge(messages * self.cpu.profile.load_message_us, "restart")
         queue.unloaded = None
         self.counters.queues_loaded_on_use += 1
         loaded.succeed()
 
-    def _charge(self, cost: IoCost) -> Generator:
+    def charge_io(self, cost: IoCost) -> Generator:
+        """Charge a queue file's I/O (a flush, a load) to the device and the counters."""
         device = self.device
         for n in cost.writes:
             self.counters.queue_file_bytes_written += n
@@ -333,7 +334,7 @@ class MqiCallsMixin:
         try:
             data, cost = queue.read(message)
             if cost.reads:
-                yield from self._charge(cost)
+                yield from self.charge_io(cost)
             self.counters.messages_got += 1
             try:
                 return (yield from self._held(self._get_message(queue, message, uow, data, conn), queue))
@@ -376,7 +377,7 @@ class MqiCallsMixin:
             queue.lock(message, uow.id, address)
             uow.ops.add("get", queue.name, message.msg_id, message.persistent, address, message.length)
             if uow.first != NO_ADDRESS:  # uow.logged
-                self._logged_ops += 1
+                self.units.logged_ops += 1
         return GotMessage(message.msg_id, data, message.persistent)
 
     def _wake_getters(self, queue: Queue) -> None:

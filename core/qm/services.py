@@ -27,7 +27,7 @@ class QmServices:
     @property
     def checkpoint_number(self) -> int:
         """The number of the last checkpoint taken (the one being taken is this + 1)."""
-        return self._qm._checkpoint_number
+        return self._qm.schedule.number
 
     def log(self, record) -> Generator:
         """Append ``record`` as essential work (it may use the log space held in reserve:
@@ -44,7 +44,7 @@ class QmServices:
         try:
             yield
         finally:
-            qm._claimed -= nbytes
+            qm.reserve.give_back(nbytes)
 
     def replay_point(self) -> int:
         """The log address from which replay would bring a snapshot taken now up to date:
@@ -91,4 +91,4 @@ class QmServices:
 
     def charge(self, cost: IoCost) -> Generator:
         """Charge queue-file I/O to the device (and the queue manager's counters)."""
-        yield from self._qm._charge(cost)
+        yield from self._qm.charge_io(cost)

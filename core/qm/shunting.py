@@ -68,7 +68,7 @@ class ShuntingMixin:
                 continue
             # The round's room is held from the free space until its records are in (as a
             # roll forward's is): other work is refused sooner meanwhile, never the round.
-            self._claimed += sum(sizes)
+            self.reserve.claim(sum(sizes))
             uow.busy = self.env.event()
             self.env.process(self._shunt_round(uow, records, sizes, uow.checkpoints_seen, number))
             started = True
@@ -100,7 +100,7 @@ class ShuntingMixin:
         try:
             for record, size in zip(records, sizes):
                 prev = yield from self._log(attrs.evolve(record, prev=prev), essential=True)
-                self._claimed -= size  # appended: the room it held is in use now
+                self.reserve.give_back(size)  # appended: the room it held is in use now
                 held -= size
                 first = prev if first == NO_ADDRESS else first
             # Switched before the unit is released: its next call chains on the round.
@@ -113,18 +113,17 @@ class ShuntingMixin:
             # unit's chain, where restart passes over it; the unit keeps its records.
             pass
         finally:
-            self._claimed -= held
+            self.reserve.give_back(held)
             busy, uow.busy = uow.busy, None
             busy.succeed()
 
     def _switch_to_round(self, uow: UnitOfWork, first: int, last: int, mark: int, nbytes: int) -> None:
         """The round from ``first`` to ``last`` is appended whole: from now on it is the unit
         of work's first and last record (the log behind it is no longer needed for it)."""
-        self._uow_ages.discard((uow.first, uow.id))
-        uow.first, uow.last = first, last
+        self.units.moved(uow, first)
+        uow.last = last
         if uow.prepare_address != NO_ADDRESS:
             uow.prepare_address = last  # in doubt on the log from here on too
-        self._uow_ages.add((uow.first, uow.id))
         uow.shunt_mark = mark
         uow.shunts += 1
         self.counters.shunts += 1

@@ -50,6 +50,7 @@ from mqlog.core.format.records import (NO_ADDRESS, Backout, Begin, CheckpointEnd
                                        Prepare, Put, PutSegment)
 from mqlog.core.platform import LogControl
 from mqlog.core.recovery.pagecache import PageCache
+from mqlog.core.recovery.protocol import RecoveryTarget
 from mqlog.core.recovery.redo import Redo
 from mqlog.core.recovery.report import RebuiltUow, RecoveryReport
 from mqlog.core.recovery.undo import Undo
@@ -74,7 +75,7 @@ class Recovery(Redo, Undo):
     queues from several logs (``rebuilding``; its caller feeds :meth:`redo` and ends with
     :meth:`reconcile`)."""
 
-    def __init__(self, qm, control: LogControl):
+    def __init__(self, qm: RecoveryTarget, control: LogControl):
         self.qm = qm
         self.env: simpy.Environment = qm.env
         self.control = control
@@ -199,7 +200,7 @@ class Recovery(Redo, Undo):
         t = self.env.now
         self.report.replay_spills += 1
         yield from self.qm.device.file_op("write")
-        yield from self.qm._charge(queue.flush(durable))
+        yield from self.qm.charge_io(queue.flush(durable))
         self.charged["queue_files"] += self.env.now - t
 
     def queue_file_ops(self, calls: tuple = LEGACY_RECORD_CALLS) -> Generator:

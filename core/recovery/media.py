@@ -96,10 +96,10 @@ def recreate_queue(qm, name: str, start: int) -> Generator:
     yield from qm.device.file_op("rename")
     scratch = MemoryStorage()
     queue.file = QueueFile.create(scratch, name, queue.attributes)
-    cost = queue.flush(qm.writer.durable, qm._outcome)
+    cost = queue.flush(qm.writer.durable, qm.outcome)
     storage.replace(file_name, scratch.read(file_name, 0, scratch.size(file_name)))
     queue.file, _ = QueueFile.open(storage, name)
-    yield from qm._charge(cost)
+    yield from qm.charge_io(cost)
     queue.media_address = start
     qm.queues[name] = queue
     qm.damaged.pop(name, None)

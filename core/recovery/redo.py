@@ -137,7 +137,7 @@ class Redo:
         cost, messages = owed
         qm = self.qm
         yield from qm.device.file_op("open")
-        yield from qm._charge(cost)
+        yield from qm.charge_io(cost)
         us = messages * qm.cpu.profile.load_message_us
         yield from self.restart_cpu(us)
         self.report.bytes_read += sum(cost.reads)

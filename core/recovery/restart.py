@@ -45,6 +45,7 @@ from mqlog.core.objects.queuefile import file_name_for
 from mqlog.core.platform import LogControl
 from mqlog.core.recovery.engine import CPU_BATCH_US, QUEUE_RECORDS, Recovery
 from mqlog.core.recovery.media import image_unknown, mend_damaged
+from mqlog.core.recovery.protocol import RecoveredState, RecoveryTarget
 
 
 class Restart(Recovery):
@@ -132,14 +133,19 @@ class Restart(Recovery):
         self.phase("replay", t)
         replay_us_wall = env.now - t0  # opening the files costs nothing: replay is all of it
         replay_charged = dict(self.charged)
-        qm._drain_space_events()  # what reading the log met (a copy read for a bad page) comes first
+        qm.drain_space_events()  # what reading the log met (a copy read for a bad page) comes first
         qm.say("replay-complete", records=report.records_replayed, end=reader.end,
                in_flight=sum(1 for u in self.table.values() if not u.prepared),
                in_doubt=sum(1 for u in self.table.values() if u.prepared), committed=report.uows_committed)
 
+        # What replay recovered of the queue manager's own state, taken on at once: its
+        # writer resumes at the end of the log, for recovery's compensation records.
+        qm.recovered(RecoveredState(checkpoint_number=max(self.checkpoint_number, self.control.checkpoint_number),
+                                    checkpoint_address=self.control.checkpoint, next_uow=self.max_uow + 1,
+                                    log_end=reader))
+
         # Recovery (a): the queues uncommitted work is on – of the units replay left open,
         # and of units the log does not know (reconciled below) – loaded now; the others later.
-        qm.writer = qm._new_writer(reader)
         t = env.now
         yield from self.load_queues({name for members in self.by_uow.values() for name, _ in members})
         self.phase("load", t)
@@ -175,9 +181,6 @@ class Restart(Recovery):
                committed=report.uows_committed, records=self.records_walked,
                in_flight=report.uows_backed_out + report.uows_indoubt)
 
-        qm._checkpoint_number = max(self.checkpoint_number, self.control.checkpoint_number)
-        qm._checkpoint_address = self.control.checkpoint
-        qm._next_uow = self.max_uow + 1
         yield from image_unknown(qm)
         media_us = env.now - t
         t = env.now
@@ -219,8 +222,6 @@ class Restart(Recovery):
                     f"restored from an older copy, or its end lost)", source=file_name_for(name), address=fmt(high))
 
 
-def restart(qm, control: LogControl) -> Generator:
+def restart(qm: RecoveryTarget, control: LogControl) -> Generator:
     """Run restart recovery on ``qm`` (a SimPy generator); returns the RecoveryReport."""
-    report = yield from Restart(qm, control).run()
-    qm.recovery = report
-    return report
+    return (yield from Restart(qm, control).run())

@@ -242,9 +242,7 @@ class Undo:
                 continue
             kind = "put" if message.state is MessageState.PUT_UNCOMMITTED else "get"
             uow.ops.append(Op(kind, name, msg_id, False, NO_ADDRESS, NO_ADDRESS, message.length))
-        qm.uows[uow_id] = uow
-        qm._uow_ages.add((uow.first, uow_id))
-        qm._count_ops(len(uow.ops))
+        qm.hold_in_doubt(uow)
         self.report.uows_indoubt += 1
 
     def reconcile(self) -> Generator:

@@ -275,7 +275,7 @@ def run_workload(cfg: RunConfig, storage: Storage, progress: Callable[[float, in
         fs.crash()
         crashed = True
         abnormal_end = str(exc)
-        qm._drain_space_events()
+        qm.drain_space_events()
         # (SimPy hands a failed event's exception on as a copy whose __cause__ is the
         # original; the writer's names the storage error under it)
         cause = exc

@@ -376,7 +376,7 @@ def test_space_policy_rolls_a_prepared_unit_forward_to_the_head():
     uow = rig.qm.uows[state["uow"]]
     assert rig.qm.counters.uows_rolled_forward == 1
     assert uow.first > state["first"]  # its records now start near the head
-    assert rig.qm.tail() > state["first"] or rig.qm.tail() == rig.qm._checkpoint_address
+    assert rig.qm.tail() > state["first"] or rig.qm.tail() == rig.qm.schedule.address
     after = rig.restart()
     assert after.report.uows_indoubt == 1  # still in doubt, from the re-logged records
 
@@ -705,7 +705,7 @@ def test_the_coordinator_waits_for_a_roll_forward_in_progress(delay):
     rig, state = _prepared_then_rolled_forward(coordinate_after_us=delay)
     rig.qm.check()
     assert len(rig.qm.queues["Q"].available) == 10
-    assert not rig.qm.uows and not rig.qm._uow_ages  # nothing left pinning the log's tail
+    assert not rig.qm.uows and not rig.qm.units.ages  # nothing left pinning the log's tail
     after = Rig(storage=rig.storage.durable)
     assert not after.qm.in_doubt() and len(after.qm.queues["Q"].available) == 10
 

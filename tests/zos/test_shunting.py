@@ -5,6 +5,7 @@ unit whose records were overwritten cannot be backed out (5C6-00D1032A)."""
 
 from __future__ import annotations
 
+import attrs
 import pytest
 import simpy
 
@@ -28,9 +29,9 @@ def make(storage, **kwargs):
     return env, platform, qm
 
 
-def no_shunting(platform):
-    object.__setattr__(platform, "shunting", None)
-    return platform
+def no_shunting(qm):
+    """``qm`` runs on its platform without shunting (a copy: the platform itself is frozen)."""
+    qm.platform = attrs.evolve(qm.platform, shunting=None)
 
 
 def run(env, gen):
@@ -60,7 +61,7 @@ def long_uow_workload(qm, *, checkpoints=10, long_ops=5, prepare=False, traffic=
         before = qm.counters.shunts
         yield from qm.checkpoint("test", wait=True)
         if qm.counters.shunts > before:
-            shunted_at.append(qm._checkpoint_number)
+            shunted_at.append(qm.schedule.number)
     return long_conn, shunted_at
 
 
@@ -80,7 +81,7 @@ def test_a_long_unit_of_work_is_shunted_every_third_checkpoint_and_multi_shunted
     qm._shunt = watching
     long_conn, _ = run(env, long_uow_workload(qm, checkpoints=10))
     began = 1  # it began after the start's checkpoint (number 1), before any other
-    checkpoints = qm._checkpoint_number
+    checkpoints = qm.schedule.number
     # through two checkpoints since it began, shunted at the third; then every third one
     assert shunts == list(range(began + 3, checkpoints + 1, 3))
     assert len(shunts) >= 3  # multi-shunted
@@ -110,7 +111,7 @@ def _crash_with_long_uow(*, shunting: bool, prepare=False, **kwargs):
     storage = FaultInjectingStorage(MemoryStorage())
     env, platform, qm = make(storage, logload=100_000, **kwargs)
     if not shunting:
-        no_shunting(platform)
+        no_shunting(qm)
     run(env, long_uow_workload(qm, checkpoints=8, prepare=prepare))
     storage.crash()
     return storage.durable
@@ -120,7 +121,7 @@ def _restart(durable, *, shunting=True, plan=FaultPlan(), **kwargs):
     fs = FaultInjectingStorage(durable, plan)
     env, platform, qm = make(fs, logload=100_000, **kwargs)
     if not shunting:
-        no_shunting(platform)
+        no_shunting(qm)
     report = run(env, qm.start())
     return qm, report, platform
 
@@ -259,9 +260,9 @@ def test_no_round_of_shunting_is_left_off_its_units_chain_while_the_unit_is_mid_
         host = qm.cpu.profile  # past the call's own CPU (path, record, copy): now it waits for buffer space
         yield env.timeout(host.app_call_us + host.call_us("put") + host.logged_us("put", 40_000) + 1)
         state["mid_call"] = not waiting.triggered
-        state["shunted_mid_call"] = qm._shunt(qm._checkpoint_number)  # what a checkpoint ending now does
+        state["shunted_mid_call"] = qm._shunt(qm.schedule.number)  # what a checkpoint ending now does
         yield waiting
-        state["shunted_after"] = qm._shunt(qm._checkpoint_number)
+        state["shunted_after"] = qm._shunt(qm.schedule.number)
         yield from long.put("LONG", b"last")
         yield qm.writer.force()
         state["uow"] = uow

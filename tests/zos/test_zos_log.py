@@ -5,6 +5,7 @@ SET LOG work while running, and checkpoints carry page-set control records."""
 
 from __future__ import annotations
 
+import attrs
 import pytest
 import simpy
 
@@ -149,7 +150,7 @@ def test_maxarch_keeps_only_the_newest_archives_in_the_bsds():
 
 def test_restart_reads_the_archive_for_a_unit_of_work_whose_records_left_the_active_log():
     storage, env, platform, qm = started()
-    object.__setattr__(platform, "shunting", None)  # so that only the archive can help
+    qm.platform = attrs.evolve(platform, shunting=None)  # so that only the archive can help
 
     def go():
         yield from qm.define_queue("LONG")
@@ -230,7 +231,8 @@ def test_set_log_and_set_system_change_a_running_queue_manager():
     out = after["QJSTCMPCOMP"] - before["QJSTCMPCOMP"]
     assert into == 10 * 4006 and out < into / 10
     set_system(qm, LOGLOAD=200)
-    assert platform.checkpoint_policy.records == 200
+    assert qm.settings.checkpoint_policy.records == 200  # the run's setting, read from the next checkpoint
+    assert platform.checkpoint_policy.records != 200  # the platform bundle keeps what was configured
     with pytest.raises(ParameterError, match="WRTHRSH"):
         set_log(qm, WRTHRSH=0)
     with pytest.raises(ParameterError, match="TWOACTV"):

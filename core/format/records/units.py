@@ -79,7 +79,8 @@ class Put(LogRecord):
     queue: str = attrs.field(validator=_name_field(QUEUE_NAME_LENGTH))
     msg_id: bytes = attrs.field(validator=_bytes_field(MSG_ID_LENGTH, exact=True))
     data: bytes = attrs.field(validator=_bytes_field(MAX_RECORD_SIZE // 2))
-    message_length: int = attrs.field(default=-1)
+    #: (the data's length when not given: a message logged whole, uncompressed)
+    message_length: int = attrs.field(default=attrs.Factory(lambda self: len(self.data), takes_self=True))
     block: int = 0
     segments: int = 1
     codec: Codec = attrs.field(default=Codec.NONE, converter=_codec)
@@ -89,10 +90,6 @@ class Put(LogRecord):
     prev: int = attrs.field(default=NO_ADDRESS, kw_only=True)
     stamp: int = attrs.field(default=0, kw_only=True)
     relogged: bool = attrs.field(default=False, kw_only=True)
-
-    def __attrs_post_init__(self):
-        if self.message_length < 0:
-            object.__setattr__(self, "message_length", len(self.data))
 
     def _flags(self) -> int:
         return int(self.codec) | (FLAG_RELOGGED if self.relogged else 0)
