@@ -9,7 +9,7 @@ import json
 import re
 from datetime import datetime, timezone
 
-from test_cli_run import mqlog
+from clikit import mqlog
 from test_refused_calls import TOO_BIG
 
 ENTRY = re.compile(r"(\d\d/\d\d/\d{4} \d\d:\d\d:\d\d [AP]M) - QMgr\(QM1\)\n {24}Time\(([-0-9T:.]+)Z\)\n\n"

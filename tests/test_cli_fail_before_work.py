@@ -5,7 +5,7 @@ leave nothing behind. Through the real command line."""
 from __future__ import annotations
 
 import pytest
-from test_cli_run import mqlog, one_line_error
+from clikit import mqlog, one_line_error
 
 SPARK_STARTED = ("Setting default log level", "SparkContext", "py4j", "Traceback")
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 
-from test_cli_run import mqlog, one_line_error
+from clikit import mqlog, one_line_error
 
 RATE = ("run", "--platform", "distributed", "--workload", "requester-responder", "--set", "workload.duration=0.2")
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import itertools
 import json
 
-from test_cli_run import mqlog, one_line_error
+from clikit import mqlog, one_line_error
 
 SMALL = ("--workload", "putget-pairs", "--set", "workload.messages_per_pair=3")
 

@@ -11,7 +11,7 @@ import sys
 import time
 
 import pytest
-from test_cli_run import mqlog
+from clikit import mqlog
 
 from mqlog.cli.interrupt import Interrupted, stopped
 from mqlog.rundir import created

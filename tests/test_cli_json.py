@@ -17,7 +17,7 @@ import subprocess
 
 import pytest
 
-from test_cli_run import mqlog
+from clikit import mqlog
 
 from mqlog.cli import cli
 

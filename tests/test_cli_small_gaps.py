@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from test_cli_json import TINY_CASES
-from test_cli_run import mqlog, one_line_error
+from clikit import mqlog, one_line_error
 
 SMALL = ("--workload", "putget-pairs", "--set", "workload.pairs=1", "--set", "workload.messages_per_pair=3")
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 
-from test_cli_run import mqlog
+from clikit import mqlog
 
 FILL = ("--workload", "log-fill", "--set", "workload.messages=2000", "--set", "workload.transactions=40",
         "--crash-after-writes", "60")

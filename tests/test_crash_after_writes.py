@@ -11,7 +11,7 @@ import json
 
 import pytest
 
-from test_cli_run import mqlog
+from clikit import mqlog
 
 from mqlog.core.disk.storage import MemoryStorage
 from mqlog.core.workload.run import RunConfig, run_workload

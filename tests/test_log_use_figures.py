@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 
-from test_cli_run import mqlog
+from clikit import mqlog
 
 from mqlog.cli.distributed import _distributed_space
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from test_cli_run import mqlog, one_line_error
+from clikit import mqlog, one_line_error
 
 
 def _deep_linear_run(directory):

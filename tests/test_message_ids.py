@@ -12,7 +12,7 @@ import pytest
 from mqlog.core.messages import REFERENCE_MESSAGES
 from mqlog.distributed.messages import MESSAGES as DISTRIBUTED
 from mqlog.zos.messages import MESSAGES as ZOS
-from test_cli_run import mqlog
+from clikit import mqlog
 
 #: AMQ ids written without their letter: IBM's severity for each could not be confirmed from
 #: the message reference (the model's docs lookups found the texts, not the severities), and a

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from mqlog.core.disk.devices import get_profile
-from test_cli_run import mqlog, one_line_error
+from clikit import mqlog, one_line_error
 
 DATA = Path(__file__).parent / "data" / "mqldt"
 #: how close a profile fitted to ``mqlog mqldt``'s own output must come to the profile it ran on

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from test_cli_run import mqlog
+from clikit import mqlog
 
 #: one 100 MiB persistent message on the default (small) distributed log: the put cannot fit
 TOO_BIG = ["--platform", "distributed", "--workload", "putget-pairs", "--set", "workload.message_size=104857600",
@@ -164,7 +164,7 @@ def test_csq1logp_summary_shows_finished_urs_as_committed_and_only_incomplete_on
 
 
 def test_a_run_whose_process_was_killed_can_be_restarted_and_is_not_claimed_verified(tmp_path):
-    from test_cli_run import kill_mqlog_when, one_line_error
+    from clikit import kill_mqlog_when, one_line_error
 
     out = tmp_path / "run"
     # the queue's file exists once the queue manager's first checkpoint and the queue's

@@ -15,7 +15,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from test_cli_run import one_line_error
+from clikit import one_line_error
 
 from mqlog.spark.compare import check_matrix, flatten, load_matrix, run_cell
 

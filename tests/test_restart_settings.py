@@ -10,7 +10,7 @@ import shutil
 
 import pytest
 
-from test_cli_run import mqlog, one_line_error
+from clikit import mqlog, one_line_error
 
 LONG_UOW = ["--workload", "long-uow", "--set", "workload.background=2", "--set", "workload.duration=0.05"]
 PUTGET = ["--workload", "putget", "--set", "workload.apps=2", "--set", "workload.messages=30"]
@@ -308,7 +308,7 @@ def test_a_crash_during_the_restart_of_run_in_is_recovered_by_the_next(tmp_path)
 
 
 def test_a_run_in_whose_process_is_killed_leaves_a_directory_that_says_it_cannot_be_verified(tmp_path):
-    from test_cli_run import kill_mqlog_when
+    from clikit import kill_mqlog_when
 
     d = tmp_path / "qm"
     ok(mqlog("run", "--platform", "distributed", *PUTGET, "--out", d))

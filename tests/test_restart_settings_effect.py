@@ -12,7 +12,7 @@ import shutil
 
 import pytest
 
-from test_cli_run import mqlog
+from clikit import mqlog
 from test_restart_settings import ok, run_json, verified
 
 #: a z/OS queue manager with tiny active data sets (64 KiB): a few hundred messages offload

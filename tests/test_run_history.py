@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 
-from test_cli_run import mqlog, one_line_error
+from clikit import mqlog, one_line_error
 from test_restart_settings import LONG_UOW, ok, run_json, verified
 
 

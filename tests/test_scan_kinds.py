@@ -10,7 +10,7 @@ import json
 
 import pytest
 
-from test_cli_run import mqlog, one_line_error
+from clikit import mqlog, one_line_error
 
 
 def ok(out):

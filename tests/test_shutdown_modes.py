@@ -12,7 +12,7 @@ import pytest
 
 from mqlog.core.disk.faults import FaultInjectingStorage
 from mqlog.core.disk.storage import MemoryStorage
-from test_cli_run import mqlog, one_line_error
+from clikit import mqlog, one_line_error
 
 PLATFORMS = ["distributed", "zos"]
 #: a busy request/reply queue manager: its waiting MQGETs are what a quiesce cancels

@@ -10,7 +10,7 @@ import re
 
 import pytest
 
-from test_cli_run import mqlog
+from clikit import mqlog
 
 #: a z/OS run whose long-running unit of work is shunted again and again and reported as
 #: long-running at the log switches (the workload of test_zos_utilities_from_the_command_line)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import functools
 import random
 import attrs
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
