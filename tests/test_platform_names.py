@@ -20,17 +20,9 @@ REGISTRY = "mqlog/platforms.py"
 #: the modules that still name a platform, and how many times (string constants plus direct
 #: imports of a platform package): each to go as platforms become descriptors in the registry
 KNOWN = {
-    "mqlog/calibration/cases.py": 3,
     "mqlog/cli/distributed.py": 12,
-    "mqlog/cli/tools.py": 3,
     "mqlog/cli/zos.py": 1,
-    "mqlog/provenance.py": 3,
-    "mqlog/restarting.py": 6,
-    "mqlog/scanfile.py": 3,
     "mqlog/zosrun.py": 3,
-    "spark/compare.py": 7,
-    "spark/datasource.py": 6,
-    "spark/report.py": 1,
 }
 
 
