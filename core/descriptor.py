@@ -94,8 +94,10 @@ class PlatformDescriptor:
     run_provenance: Callable[[dict], list[tuple]] | None = None
     #: the same for a restart's figures (entries); empty: restart's mechanisms only assumed
     restart_provenance: tuple[tuple, ...] = ()
-    #: figures its restart reports beyond the core's (``restart_X`` of a comparison's row)
+    #: figures its restart reports beyond the core's (``restart_X`` of a comparison's row),
+    #: and ``restart_readings(space)``: their values once a restart over ``space`` completed
     restart_figures: tuple[str, ...] = ()
+    restart_readings: Callable[[Any], dict] = lambda space: {}
     #: configurations a comparison runs by default: (name, log settings)
     examples: tuple[tuple[str, Mapping[str, str]], ...] = ()
     #: the colours its configurations are drawn in, in turn
@@ -148,7 +150,7 @@ class PlatformDescriptor:
 # --- the reference platform ----------------------------------------------------------------
 
 @attrs.frozen
-class _WholeNumber(Number):
+class WholeNumber(Number):
     """The reference platform's notation: Python's integer literals (``0x200``, ``1_000``);
     text that is none says so with the range, quoted in full."""
 
@@ -215,9 +217,9 @@ def _reference_fault_claims(values: dict) -> dict:
 
 REFERENCE = PlatformDescriptor(
     "reference", "the core's idealised log: one growing file, no space limits", _reference,
-    (LogParam("checkpoint_records", 10_000, _WholeNumber(1, 16_000_000), "log records between checkpoints"),
-     LogParam("buffer_pages", 512, _WholeNumber(2, 65_535), "log buffer size in 4 KiB pages"),
-     LogParam("write_threshold_pages", 20, _WholeNumber(1, 65_535),
+    (LogParam("checkpoint_records", 10_000, WholeNumber(1, 16_000_000), "log records between checkpoints"),
+     LogParam("buffer_pages", 512, WholeNumber(2, 65_535), "log buffer size in 4 KiB pages"),
+     LogParam("write_threshold_pages", 20, WholeNumber(1, 65_535),
               "full buffer pages that start a write nobody forced")),
     check=_reference_check, fault_claims=_reference_fault_claims,
     file_markers={b"MQLC": "a log control file (the reference platform's checkpoint pointer)"})

@@ -22,9 +22,6 @@ PLATFORMS: dict[str, PlatformDescriptor] = {d.name: d for d in (REFERENCE, DISTR
 #: the platform a calibration case runs when it names none
 DEFAULT = DISTRIBUTED.name
 
-#: the descriptor's old name, for code written before descriptors
-PlatformChoice = PlatformDescriptor
-
 
 def choose(name: str) -> PlatformDescriptor:
     """The platform ``name`` names, in any case (as MQ reads its own names: ``ZOS``,

@@ -17,7 +17,6 @@ queue file as a damaged log.
 
 from __future__ import annotations
 
-import functools
 import re
 
 import attrs
@@ -33,7 +32,6 @@ _MARKERS = {
 }
 
 
-@functools.cache
 def _markers() -> dict[bytes, str]:
     """What a file starting with each marker is: the core's files and every platform's."""
     out = dict(_MARKERS)
@@ -42,13 +40,11 @@ def _markers() -> dict[bytes, str]:
     return out
 
 
-@functools.cache
 def _page_files() -> dict[str, str]:
     """The platforms' files of log pages that hold no stretch of log (a spare page), by name."""
     return {name: what for descriptor in PLATFORMS.values() for name, what in descriptor.page_files.items()}
 
 
-@functools.cache
 def _named() -> tuple[tuple[re.Pattern, str, str], ...]:
     """What a page-format file is, by its name (the platforms' naming, from their
     descriptors: the pages do not say): (pattern, platform, words)."""

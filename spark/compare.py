@@ -244,9 +244,8 @@ def run_cell(task: dict) -> dict:
         metrics.update({f"restart_{k}": v for k, v in restart["restart_phases"].items()})
         metrics["restart_verified"] = bool(verdict.ok) if verdict is not None else None
         metrics["restart_failed"] = None   # it completed (a row of every restart has the field)
-        reads = getattr(qm.platform.space, "reads", None)
-        if isinstance(reads, dict) and "archive" in reads:   # z/OS: CIs restart read from the archive
-            metrics["restart_archive_reads"] = reads["archive"]
+        # the platform's own figures (z/OS: the CIs restart read from an archive)
+        metrics.update({f"restart_{k}": v for k, v in choice.restart_readings(qm.platform.space).items()})
     return metrics
 
 

@@ -151,8 +151,8 @@ DESCRIPTOR = PlatformDescriptor(
     # LOGLOAD, the checkpoint cadence, scales with the records a run writes
     scaled_log=(("LOGLOAD", 500_000, 200),),
     run_provenance=_run_provenance,
-    # a failed restart has no figure for the CIs it read from an archive
-    restart_figures=("archive_reads",),
+    # the CIs restart read from an archive (none when it failed)
+    restart_figures=("archive_reads",), restart_readings=lambda space: {"archive_reads": space.reads["archive"]},
     # dual active logs without and with RLE compression, then single active logs
     examples=(("zos-dual-none", {"TWOACTV": "YES", "COMPLOG": "NONE"}),
               ("zos-dual-rle", {"TWOACTV": "YES", "COMPLOG": "RLE"}),

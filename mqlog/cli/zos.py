@@ -1,6 +1,6 @@
 """The z/OS utilities over a run directory: ``print`` (CSQ1LOGP), ``bsds`` (CSQJU004),
 ``stats`` (SMF 115 QJST) and ``convert-rba`` (CSQJUCNV), the platform's own utilities (its
-descriptor lists them). The work is :mod:`mqlog.zosrun`'s and the descriptor's ``tools``';
+descriptor lists them). The work is done by :mod:`mqlog.zosrun` and the descriptor's ``tools``;
 these commands parse the options and print what it returns, each line fitted to the terminal
 (:func:`fit_lines`); ``--json`` gives the whole of it.
 """

@@ -19,7 +19,7 @@ import struct
 import zlib
 from typing import Sequence
 
-from mqlog.core.descriptor import LogParam, PlatformDescriptor, _WholeNumber
+from mqlog.core.descriptor import LogParam, PlatformDescriptor, WholeNumber
 from mqlog.core.disk.faults import FileRoles
 from mqlog.core.disk.storage import Storage
 from mqlog.core.errors import LogFormatError
@@ -100,7 +100,7 @@ def toy_platform(storage: Storage, *, checkpoint_records: int = 200, log_scale: 
 DESCRIPTOR = PlatformDescriptor(
     "toy", "a minimal third platform of the tests: fixed-size log files never reused",
     lambda storage, values: toy_platform(storage, checkpoint_records=values["checkpoint_records"]),
-    (LogParam("checkpoint_records", 200, _WholeNumber(1, 1_000_000), "log records between checkpoints"),),
+    (LogParam("checkpoint_records", 200, WholeNumber(1, 1_000_000), "log records between checkpoints"),),
     file_roles=lambda: FileRoles(control=lambda name: name == CONTROL_FILE,
                                  log=lambda name: bool(_NAME.fullmatch(name)),
                                  needed=lambda name: bool(_NAME.fullmatch(name)),
