@@ -40,5 +40,9 @@ def record_types() -> tuple:
 
 
 def owner(command: str) -> PlatformDescriptor:
-    """The platform whose own utility the ``mqlog`` command ``command`` is."""
-    return next(d for d in PLATFORMS.values() if command in d.commands)
+    """The platform whose own utility the ``mqlog`` command ``command`` is (its descriptor's
+    ``commands`` lists it)."""
+    for descriptor in PLATFORMS.values():
+        if command in descriptor.commands:
+            return descriptor
+    raise KeyError(f"no platform's descriptor lists the command {command!r}")
