@@ -30,39 +30,22 @@ of the same page, uses the spare. Full pages are never written twice.
 
 from __future__ import annotations
 
-import json
-import zlib
 from typing import Sequence
 
 import attrs
 from sortedcontainers import SortedDict
 
-from mqlog.core.errors import LogFileMissingError, LogFormatError, StorageError
-from mqlog.core.format.fields import Fields, loads
+from mqlog.core.errors import LogFileMissingError, StorageError
 from mqlog.core.format.pages import PAGE_SIZE, PageRun, check_page
 from mqlog.core.platform import LogControl, SpaceDefaults
 from mqlog.core.format.records import NO_ADDRESS
 from mqlog.core.log.space import HighWaterMark, PhysicalWrite, RangeMemo
 from mqlog.core.disk.storage import Storage
 from mqlog.distributed import logcheck
+from mqlog.distributed.controlfile import CONTROL_FILE, ControlFile, ExtentEntry, extent_name, format_lsn
 from mqlog.distributed.spacestatus import ARCHIVE, AUTOMATIC, MANUAL, SpaceStatus
 
-CONTROL_FILE = "amqhlctl.lfh"
 SPARE_FILE = "amqhlspr.lfh"
-#: extent names run S0000000.LOG … S9999999.LOG and then wrap
-EXTENT_NUMBERS = 10_000_000
-_CONTROL_MAGIC = b"MQLD"
-
-
-def format_lsn(address: int) -> str:
-    """An LSN as MQ shows it: four 16-bit parts, most significant first (``<0:0:4:1234>``)."""
-    if address < 0:  # (never an LSN: said as what it is, not as its two's complement)
-        return f"{address} (not an LSN)"
-    return "<" + ":".join(str((address >> shift) & 0xFFFF) for shift in (48, 32, 16, 0)) + ">"
-
-
-def extent_name(number: int) -> str:
-    return f"S{number % EXTENT_NUMBERS:07d}.LOG"
 
 
 class LogFullError(StorageError):
@@ -487,16 +470,14 @@ class DistributedLogSpace(SpaceStatus, SpaceDefaults):
         return self.control if self.control.checkpoint != NO_ADDRESS else None
 
     def _save(self) -> None:
-        body = json.dumps({
-            "type": "LINEAR" if self.linear else "CIRCULAR",
-            "extent_pages": self.file_pages,
-            "checkpoint": self.control.checkpoint, "checkpoint_number": self.control.checkpoint_number,
-            "tail": self.tail, "current": self.current, "ring": self.ring, "media": self.media,
-            **self.high_water_mark.fields(),
-            "extents": [[e.number, e.primary, e.start, e.inactive, e.archived, e.reusable]
-                        for e in sorted(self.extents.values(), key=lambda e: e.number)],
-        }, sort_keys=True).encode()
-        self.storage.replace(CONTROL_FILE, _CONTROL_MAGIC + zlib.crc32(body).to_bytes(4, "little") + body)
+        self.storage.replace(CONTROL_FILE, ControlFile(
+            linear=self.linear, extent_pages=self.file_pages, checkpoint=self.control.checkpoint,
+            checkpoint_number=self.control.checkpoint_number, tail=self.tail, media=self.media,
+            written_to=self.high_water_mark.address, written_write=self.high_water_mark.write,
+            current=self.current, ring=tuple(self.ring),
+            extents=tuple(ExtentEntry(e.number, e.primary, e.start, e.inactive, e.archived, e.reusable)
+                          for e in sorted(self.extents.values(), key=lambda e: e.number)),
+        ).to_bytes())
 
     def _load_or_empty(self) -> None:
         self._loaded = True
@@ -515,48 +496,24 @@ class DistributedLogSpace(SpaceStatus, SpaceDefaults):
                     f"is lost (restore {CONTROL_FILE} with the log, or re-create the queue manager)",
                     source=CONTROL_FILE)
             return
-        raw = self.storage.read(CONTROL_FILE, 0, self.storage.size(CONTROL_FILE))
-        if raw[:4] != _CONTROL_MAGIC or zlib.crc32(raw[8:]) != int.from_bytes(raw[4:8], "little"):
-            raise LogFormatError("not a valid log control file (magic or checksum)", source=CONTROL_FILE, offset=0)
-        f = Fields(loads(raw[8:], CONTROL_FILE, "log control file"), CONTROL_FILE, "log control file")
-        pages = f.int("extent_pages", 1, 1 << 32)
-        if pages != self.file_pages:
-            raise LogFormatError(f"the log's extents are {pages} pages, the configuration says "
-                                 f"{self.file_pages}: LogFilePages is fixed at creation", source=CONTROL_FILE)
-        self.linear = f.str("type", choices=("LINEAR", "CIRCULAR")) == "LINEAR"
-        self.media = f.int("media", default=NO_ADDRESS)
-        self.control = LogControl(f.int("checkpoint"), f.int("tail"), f.int("checkpoint_number"), self.media)
+        control = ControlFile.from_bytes(self.storage.read(CONTROL_FILE, 0, self.storage.size(CONTROL_FILE)),
+                                         file_pages=self.file_pages)
+        self.linear = control.linear
+        self.media = control.media
+        self.control = LogControl(control.checkpoint, control.tail, control.checkpoint_number, self.media)
         self.tail = self.control.tail
-        self.high_water_mark.load(f)
-        numbers = EXTENT_NUMBERS * 1000  # (extent numbers run on; names wrap)
-        self.ring = [f.int("ring", 0, numbers, value=n) for n in f.list("ring")]
-        for entry in f.list("extents"):
-            number, primary, start, inactive, archived, reusable = f.list("extents", value=entry, length=6)
-            number = f.int("extents", 0, numbers, value=number)
-            if number in self.extents:
-                f.fail("extents", f"lists extent {number} twice")
-            ext = self.extents[number] = Extent(number, f.bool("extents", value=primary), NO_ADDRESS,
-                                                f.bool("extents", value=inactive))
-            start = f.int("extents", value=start)
-            archived, reusable = f.bool("extents", value=archived), f.bool("extents", value=reusable)
-            if start != NO_ADDRESS:
-                if start in self.by_start:
-                    f.fail("extents", f"gives two extents the same first address {format_lsn(start)}")
-                self._assign(ext, start)
-                ext.inactive, ext.archived, ext.reusable = inactive, archived, reusable
-        current = f.get("current")
-        if current is not None and (type(current) is not int or current not in self.extents):
-            f.fail("current", f"is {current!r}, not one of its extents")
-        self.current = current
-        gone = [n for n in self.ring if n not in self.extents]
-        if gone and self.linear:
+        self.high_water_mark.address, self.high_water_mark.write = control.written_to, control.written_write
+        self.ring = list(control.ring)
+        for entry in control.extents:
+            ext = self.extents[entry.number] = Extent(entry.number, entry.primary, NO_ADDRESS, entry.inactive)
+            if entry.start != NO_ADDRESS:
+                self._assign(ext, entry.start)
+                ext.inactive, ext.archived, ext.reusable = entry.inactive, entry.archived, entry.reusable
+        self.current = control.current
+        if self.linear:
             # A linear log's ring is only the primaries it was created with; a control file
             # written before reused extents left it could still name them.
             self.ring = [n for n in self.ring if n in self.extents]
-        elif gone:
-            raise LogFormatError(f"malformed log control file: the ring names {extent_name(gone[0])}, which its "
-                                 f"extent list does not have", source=CONTROL_FILE, offset=8)
-        if self.linear:
             return
         # A raised LogPrimaryFiles counts the extents already in the ring as primaries and
         # adds new primaries only when needed (IBM MQ, "Log stanza of the qm.ini file": a new

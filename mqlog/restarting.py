@@ -1,8 +1,9 @@
 """Settings changed at a restart, and what run.json says after one: which log parameters a
 restart may change (``mqlog restart DIR --set log.X=V``, ``mqlog run --in DIR``) and which
 were fixed when the queue manager was created – with IBM's word for each, from the platform's
-descriptor (``fixed_at_creation``) – and the restarted queue manager's settings and history
-written back to run.json, so that every later command sees the queue manager as it now is.
+descriptor (``fixed_at_creation``). The restarted queue manager's settings and history are
+written back to run.json (:meth:`mqlog.runrecord.RunRecord.restarted`, by
+:mod:`mqlog.usecases`), so that every later command sees the queue manager as it now is.
 
 run.json's top-level ``log``, ``device``, ``host`` are the queue manager's current settings;
 ``history`` lists the commands that ran it, oldest first: the first ``run``, each
@@ -18,10 +19,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from mqlog.core.errors import MqlogError
-from mqlog.rundir import RUN_FILE, run_platform, write_json
+from mqlog.rundir import run_platform
 
 
-def restart_log(directory: Path, run: dict, overrides: dict[str, str], option: str = "--set"):
+def restart_log(directory: Path, run, overrides: dict[str, str], option: str = "--set"):
     """(platform choice, the log values a restart runs with, {name: [old, new]} of those it
     changes): run.json's values with ``overrides`` (``--set log.X=V``, text) over them, checked
     as ``run --set`` checks them (any case, an unknown name with the closest ones, a value out
@@ -43,16 +44,6 @@ def restart_log(directory: Path, run: dict, overrides: dict[str, str], option: s
         if reason is not None:
             raise MqlogError(f"{option} log.{name}: cannot change at a restart ({old[name]} to {new[name]}): {reason}")
     return choice, new, changed
-
-
-def restarted(directory: Path, run: dict, *, log: dict, device: str, host: str, segment: dict, **fields) -> dict:
-    """Write run.json for the queue manager as it now is – ``log``, ``device`` and ``host`` as
-    it last started, ``segment`` (the command that started it) appended to its history,
-    ``fields`` (finished, journal_complete, workload, ...) over the rest – and return it."""
-    run = {**run, "log": dict(log), "device": device, "host": host, **fields,
-           "history": [*run.get("history", []), segment]}
-    write_json(Path(directory) / RUN_FILE, run)
-    return run
 
 
 def _units(field: str) -> str:

@@ -13,13 +13,15 @@ import os
 import re
 from pathlib import Path
 
+import attrs
+
 from mqlog.core.errors import MqlogError
 from mqlog.core.host.profiles import DEFAULT_HOST
-from mqlog.core.qm.config import qmgr_settings
+from mqlog.runrecord import METRICS_FILE, RunRecord
 
 RUN_FILE = "run.json"
-#: the latest run's metrics (what ``mqlog stats``, ``report`` and the Spark readers read)
-METRICS_FILE = "metrics.json"
+#: the latest run's metrics (what ``mqlog stats``, ``report`` and the Spark readers read):
+#: :data:`mqlog.runrecord.METRICS_FILE`
 #: an earlier run's metrics, kept when ``run --in`` carries on: N is the run's place in
 #: run.json's ``history`` (0: the first run), whose ``metrics`` names the file
 KEPT_METRICS = "metrics-{}.json"
@@ -178,22 +180,6 @@ def write_json(path: Path, data) -> None:
         raise MqlogError(f"{path}: written, but not durably: {exc}") from None
 
 
-def _run_json(*, platform: str, log: dict, device: str, workload: str, params: dict, seed: int, host: str,
-              qmgr: dict | None, finished: bool, crashed: bool | None, history: list | None = None,
-              journal_complete: bool | None = None) -> dict:
-    # ``history``: the commands that ran the queue manager, oldest first (see mqlog.restarting);
-    # a first run's is itself. ``journal_complete``: journal.json holds what every run's
-    # applications were told (false once a run's process died before writing it).
-    if history is None:
-        history = [{"command": "run", "workload": workload, "seed": seed, "finished": finished, "crashed": crashed}]
-        if finished:
-            history[0]["metrics"] = METRICS_FILE  # (written beside it by save_run)
-    return {"version": 1, "platform": platform, "log": dict(log), "device": device, "host": host,
-            "workload": workload, "params": dict(params), "seed": seed, "qmgr": qmgr_settings(qmgr or {}),
-            "crashed": crashed, "finished": finished, "history": history,
-            "journal_complete": finished if journal_complete is None else journal_complete}
-
-
 def start_run(out: Path, *, platform: str, log: dict, device: str, workload: str, params: dict, seed: int,
               host: str = DEFAULT_HOST, qmgr: dict | None = None) -> None:
     """Write run.json before the run's first write, with ``"finished": false``: a run whose
@@ -201,9 +187,8 @@ def start_run(out: Path, *, platform: str, log: dict, device: str, workload: str
     restart`` can recover its queue manager. :func:`save_run` rewrites it when the run ends.
     Such a run has no journal.json (the journal is written at the end): ``restart --verify``
     says it cannot check the queues against it rather than claiming they are right."""
-    write_json(Path(out) / RUN_FILE, _run_json(platform=platform, log=log, device=device, workload=workload,
-                                               params=params, seed=seed, host=host, qmgr=qmgr, finished=False,
-                                               crashed=None))
+    write_run(out, RunRecord.new(platform=platform, log=log, device=device, workload=workload, params=params,
+                                 seed=seed, host=host, qmgr=qmgr, finished=False, crashed=None))
 
 
 def save_run(out: Path, *, platform: str, log: dict, device: str, workload: str, params: dict, seed: int,
@@ -223,10 +208,10 @@ def save_run(out: Path, *, platform: str, log: dict, device: str, workload: str,
     write_json(out / JOURNAL_FILE, result.journal.to_json())
     from mqlog.core.workload.run import ENDING_KEYS
 
-    run = _run_json(platform=platform, log=log, device=device, workload=workload, params=params, seed=seed,
-                    host=host, qmgr=qmgr, finished=True, crashed=result.crashed, history=history)
-    run["ended"] = {k: result.metrics.get(k) for k in ENDING_KEYS}  # how it ended: restart says so
-    write_json(out / RUN_FILE, run)
+    ended = {k: result.metrics.get(k) for k in ENDING_KEYS}  # how it ended: restart says so
+    write_run(out, RunRecord.new(platform=platform, log=log, device=device, workload=workload, params=params,
+                                 seed=seed, host=host, qmgr=qmgr, finished=True, crashed=result.crashed,
+                                 history=history, ended=ended))
     append_messages(out, result.qm.platform, result.messages, continuing=continuing)
 
 
@@ -263,13 +248,7 @@ def record_ending(directory: Path, ending: dict | None) -> None:
     """Say in run.json how the queue manager on DIR's files last stopped (``ended``: see
     :data:`mqlog.core.workload.run.ENDING_KEYS`), after a command that started it there; None:
     not known (the command failed part way), so that ``restart`` claims nothing."""
-    path = Path(directory) / RUN_FILE
-    run = read_json(path)
-    if ending is None:
-        run.pop("ended", None)
-    else:
-        run["ended"] = ending
-    write_json(path, run)
+    write_run(directory, attrs.evolve(load_run(directory), ended=ending))
 
 
 #: :func:`copy_files` leaves runs of zero bytes this long as holes
@@ -313,46 +292,25 @@ def read_json(path: Path):
         raise MqlogError(f"{path}: not valid JSON ({exc})") from None
 
 
-def load_run(directory: Path) -> dict:
-    """``run.json``, its fields checked."""
+def load_run(directory: Path) -> RunRecord:
+    """``run.json``, its fields checked (:meth:`RunRecord.from_json`)."""
     path = Path(directory) / RUN_FILE
     if not path.is_file():
         raise MqlogError(f"{directory}: no {RUN_FILE}: not a directory written by 'mqlog run --out'")
-    run = read_json(path)
-    for key, kind in (("platform", str), ("log", dict), ("device", str)):
-        if not isinstance(run, dict) or not isinstance(run.get(key), kind):
-            raise MqlogError(f"{path}: field {key!r} is missing or of the wrong type")
-    # A run saved before the host model names no host: its queue manager restarts on the
-    # default one (restart's own CPU does not depend on the host).
-    run.setdefault("host", DEFAULT_HOST)
-    if not isinstance(run["host"], str):
-        raise MqlogError(f"{path}: field 'host' is of the wrong type (a host profile name or file)")
-    # A run saved before run.json was written first has one only once it finished.
-    run.setdefault("finished", True)
-    # A run saved before restarts were recorded: its journal is whole if its run finished,
-    # and its history is the run alone.
-    run.setdefault("journal_complete", run["finished"])
-    run.setdefault("history", [{"command": "run", "workload": run.get("workload"), "seed": run.get("seed"),
-                                "finished": run["finished"], "crashed": run.get("crashed")}])
-    if not isinstance(run["journal_complete"], bool) or not isinstance(run["history"], list):
-        raise MqlogError(f"{path}: field 'journal_complete' or 'history' is of the wrong type")
-    # A run saved before the [qmgr] section names no attributes: it ran with the defaults.
-    run.setdefault("qmgr", {})
-    if not isinstance(run["qmgr"], dict):
-        raise MqlogError(f"{path}: field 'qmgr' is of the wrong type (a table of queue manager attributes)")
-    try:
-        run["qmgr"] = qmgr_settings(run["qmgr"])
-    except MqlogError as exc:
-        raise MqlogError(f"{path}: {exc}") from None
-    return run
+    return RunRecord.from_json(read_json(path), path)
 
 
-def run_qm_config(run: dict, **settings):
-    """The :class:`~mqlog.core.qm.config.QmConfig` the run ``run`` (run.json) ran with (its
-    ``qmgr`` attributes, from :func:`load_run`), with ``settings`` (``restart_mode``, say)."""
+def write_run(directory: Path, run: RunRecord) -> None:
+    """``run`` as ``directory``'s run.json (replaced atomically: :func:`write_json`)."""
+    write_json(Path(directory) / RUN_FILE, run.to_json())
+
+
+def run_qm_config(run: RunRecord, **settings):
+    """The :class:`~mqlog.core.qm.config.QmConfig` the run ``run`` ran with (its ``qmgr``
+    attributes), with ``settings`` (``restart_mode``, say)."""
     from mqlog.core.qm.config import QmConfig, with_qmgr
 
-    return with_qmgr(QmConfig(**settings), run.get("qmgr", {}))
+    return with_qmgr(QmConfig(**settings), run.qmgr)
 
 
 def load_metrics(directory: Path) -> dict:
@@ -399,7 +357,7 @@ def history_metrics(directory: Path, run: dict) -> list:
     A name that is not a metrics file of the directory, or a file that is gone, is a one-line
     error naming it."""
     directory = Path(directory)
-    history = run["history"]
+    history = run.history
     legacy = _metrics_owner(history) if not any(isinstance(h, dict) and "metrics" in h for h in history) else None
     out = []
     for i, entry in enumerate(history):
@@ -430,8 +388,8 @@ def open_platform(directory: Path, *, platform: str | None = None, label: str = 
 
     directory = Path(directory)
     run = load_run(directory)
-    if platform is not None and run["platform"] != platform:
-        raise MqlogError(f"{directory}: a {run['platform']} queue manager; this command is for {label} ones")
+    if platform is not None and run.platform != platform:
+        raise MqlogError(f"{directory}: a {run.platform} queue manager; this command is for {label} ones")
     qm_dir = directory / QM_DIR
     if not qm_dir.is_dir():
         raise MqlogError(f"{directory}: no {QM_DIR}/ directory with the queue manager's files")
@@ -450,13 +408,13 @@ def created(directory: Path) -> bool:
         platform.space.storage.close()
 
 
-def run_platform(directory: Path, run: dict):
+def run_platform(directory: Path, run: RunRecord):
     """The platform choice and effective log values ``run.json`` names; a bad platform or
     log value is an error naming run.json."""
     from mqlog.platforms import choose
 
     try:
-        choice = choose(run["platform"])
-        return choice, choice.configure({str(k): str(v) for k, v in run["log"].items()})
+        choice = choose(run.platform)
+        return choice, choice.configure({str(k): str(v) for k, v in run.log.items()})
     except MqlogError as exc:
         raise MqlogError(f"{Path(directory) / RUN_FILE}: {exc}") from None

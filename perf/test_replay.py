@@ -1,4 +1,4 @@
-"""Suite 2, decode and replay: restart recovery over a log, records replayed per wall second
+"""Suite 2, decode and replay: restart recovery over a log, records replayed per CPU second
 (reading and checking pages, reassembling and decoding records, redo into the queues, the
 unit-of-work table, undo of what was in flight, the restart's own checkpoint).
 

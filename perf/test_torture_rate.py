@@ -1,4 +1,4 @@
-"""Suite 7, fault campaign rate: ``mqlog torture`` scenarios per wall second against plain
+"""Suite 7, fault campaign rate: ``mqlog torture`` scenarios per CPU second against plain
 restarts per second of the same log.
 
 A scenario is a restart on a disk materialised from the recorded run, checked against the

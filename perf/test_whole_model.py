@@ -1,6 +1,6 @@
 """Suite 4, the whole model: a virtual-time simulation of ``putget-pairs`` (10 pairs) on each
 platform – applications, scheduling, the queue manager, the writer, devices and I/O into
-in-memory storage – as log records written per wall second.
+in-memory storage – as log records written per CPU second.
 
 Baseline: the record path's raw loop (suite 1: ``struct.pack`` + ``zlib.crc32`` +
 ``bytearray`` append) over the same number of records, each body a fixed

@@ -171,10 +171,10 @@ RESTART_FIGURES = ("records_replayed", "bytes_read", "uows_backed_out", "uows_in
 
 def run_cell(task: dict) -> dict:
     """One configuration's run (in an executor): the metrics row, JSON-safe."""
-    from mqlog.core.workload.run import RunConfig, run_workload
+    from mqlog.core.workload.run import RunConfig
     from mqlog.core.workload.spec import BUILTINS, build_spec
-    from mqlog.core.disk.storage import MemoryStorage
     from mqlog.platforms import choose
+    from mqlog.usecases import Updates, keep, recover, run
 
     from mqlog.core.qm.config import QmConfig, with_qmgr
 
@@ -191,7 +191,8 @@ def run_cell(task: dict) -> dict:
     cfg = RunConfig(task["platform"], maker, task["values"], spec, seed=task["seed"],
                     device=task["device"], crash_at_s=None if crash_at == CRASH_AT_END else crash_at,
                     crash_at_end=crash_at == CRASH_AT_END, qm_config=qm_config, host=host)
-    result = run_workload(cfg, MemoryStorage(), progress=progress_writer(task))
+    writer = progress_writer(task)
+    result = run(cfg, progress=(lambda: Updates(writer)) if writer is not None else None)
     metrics = dict(result.metrics)
     metrics["config_name"] = task["name"]
     # the parameters the matrix set (by the platform's own spelling), so that the table and the
@@ -202,32 +203,21 @@ def run_cell(task: dict) -> dict:
         metrics["shunting_removed"] = True
     if task.get("runs_dir"):
         # The run's files as ``mqlog run --out`` leaves them (before any restart below).
-        from mqlog.rundir import QM_DIR, copy_files, locked, save_run
-
-        out = Path(task["runs_dir"]) / task["name"]
-        try:
-            out.mkdir(parents=True, exist_ok=True)
-            with locked(out):  # a writer of the run directory, as mqlog run --out is
-                copy_files(result.storage.durable, out / QM_DIR)
-                save_run(out, platform=task["platform"], log=task["log"], device=task["device"], host=host,
-                         workload=task["workload"], params=task["params"], seed=task["seed"], result=result,
-                         qmgr=task.get("qmgr", {}))
-        except OSError as exc:
-            raise MqlogError(f"{out}: cannot write the run's files: {exc.strerror or exc}") from None
+        keep(Path(task["runs_dir"]) / task["name"], result, platform=task["platform"], log=task["log"],
+             device=task["device"], host=host, workload=task["workload"], params=task["params"], seed=task["seed"],
+             qmgr=task.get("qmgr", {}))
     if task.get("crash_at_s") is not None and result.crashed:
         # The same crash for every configuration: restart each, verify it against the
         # applications' journal, and report what restart cost.
         import attrs
 
         from mqlog.core.recovery.report import BackoutImpossible
-        from mqlog.core.workload.run import restart_run
 
         mode = task.get("restart_mode", DEFAULT_RESTART_MODE)
         metrics["restart_mode"] = mode
         try:
-            report, verdict, qm = restart_run(maker, result.storage.durable,
-                                             device=task["device"], host=host, journal=result.journal,
-                                             qm_config=attrs.evolve(qm_config, restart_mode=mode))
+            report, verdict, qm = recover(result, maker, device=task["device"], host=host,
+                                          qm_config=attrs.evolve(qm_config, restart_mode=mode))
         except BackoutImpossible as exc:   # the restart's own outcome (00D1032A), shown as such
             code = re.search(r"\b[0-9A-F]{3}-[0-9A-F]{8}\b", str(exc))
             metrics.update({f"restart_{k}": None for k in RESTART_FIGURES})   # no figure: it never completed

@@ -234,7 +234,7 @@ def open_run(path: str) -> OpenRun:
     except BaseException:
         storage.close()
         raise
-    return OpenRun(directory, run["platform"], platform, storage)
+    return OpenRun(directory, run.platform, platform, storage)
 
 
 # --- planning ----------------------------------------------------------------------------------

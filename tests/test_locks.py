@@ -115,11 +115,11 @@ def test_a_writer_is_refused_while_a_reader_holds_the_directory(runs, tmp_path, 
 
 def test_a_restart_holds_the_lock_from_reading_run_json(runs, tmp_path, capsys, monkeypatch):
     """A writer reads run.json under its lock: what it reads is what no other writer is changing."""
-    import mqlog.cli.running as cli
+    import mqlog.usecases as usecases
 
     directory = shutil.copytree(runs["distributed"], tmp_path / "dist")
     seen = []
-    real = cli._load_run
+    real = usecases.load_run
 
     def load_run(d):
         try:
@@ -129,7 +129,7 @@ def test_a_restart_holds_the_lock_from_reading_run_json(runs, tmp_path, capsys, 
             seen.append("locked")
         return real(d)
 
-    monkeypatch.setattr(cli, "_load_run", load_run)
+    monkeypatch.setattr(usecases, "load_run", load_run)
     assert mqlog(capsys, "restart", directory, "--verify")[0] == 0
     assert seen[-1] == "locked"
 

@@ -32,3 +32,13 @@ def test_the_fast_slice_leaves_out_spark_and_the_recorded_slow_tests():
     mixed = collected("tests/test_torture.py")
     kept = collected("tests/test_torture.py", "-m", FAST)
     assert kept == [n for n in mixed if recorded.get(n, 0) < 0.5] and 0 < len(kept) < len(mixed)
+
+
+def test_a_test_that_shares_a_slow_tests_fixture_is_left_out_with_it():
+    # R1's module fixture runs the case's restarts (about 10 s, recorded as the first test's);
+    # its second test took 0 s itself, but kept alone in the slice it would pay for the fixture
+    recorded = json.loads((ROOT / "tests" / "durations.json").read_text())
+    every = collected("tests/test_calibration_r1.py")
+    assert len(every) >= 2 and any(recorded.get(n, 0) >= 0.5 for n in every)
+    assert any(recorded.get(n, 1) < 0.5 for n in every)  # a quick test that shares the fixture
+    assert not collected("tests/test_calibration_r1.py", "-m", FAST)

@@ -108,7 +108,7 @@ def test_maxumsgs_raised_lets_one_unit_hold_more_than_10000_messages(tmp_path, p
     from mqlog.rundir import load_run, run_qm_config
 
     run = load_run(out)
-    assert run["qmgr"] == {"MAXUMSGS": 20_000, "MAXDEPTH": 5000}
+    assert run.qmgr == {"MAXUMSGS": 20_000, "MAXDEPTH": 5000}
     assert run_qm_config(run, restart_mode="legacy").max_uow_messages == 20_000
     report = invoke("restart", out, "--verify")
     # (less the tail no force had written before the crash, still more than 10,000 in one unit)

@@ -3,7 +3,9 @@ rest, then the inventory as a JSON object (docs/FORMAT.md §6.5). One encoder an
 for the log space that keeps the BSDS and the BSDS map that shows each copy, so the two always
 agree on which copy is valid and why another is not; and :class:`BsdsInventory`, the
 inventory's fields, written by :meth:`~BsdsInventory.to_bytes` and read back, each field
-checked, by :meth:`~BsdsInventory.from_inventory` (symmetric: what one writes the other reads).
+checked, by :meth:`~BsdsInventory.from_bytes` (symmetric: what one writes the other reads,
+field for field; :meth:`~BsdsInventory.from_inventory` is its second half, for a space that
+has chosen among the copies :func:`decode_bsds` found valid).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import zlib
 
 import attrs
 
+from mqlog.core.errors import LogFormatError
 from mqlog.core.format.fields import Fields
 from mqlog.core.format.records import NO_ADDRESS
 
@@ -91,6 +94,17 @@ class BsdsInventory:
             "active": [list(d) for d in self.active],
             "archives": [[q, s, e, list(files), c] for q, s, e, files, c in self.archives],
         })
+
+    @classmethod
+    def from_bytes(cls, raw: bytes, name: str) -> "BsdsInventory":
+        """The inventory copy ``name``'s bytes hold, as :meth:`to_bytes` wrote it: a bad magic
+        or checksum (a copy cut short or damaged), or contents that are not a BSDS, is a
+        :class:`~mqlog.core.errors.LogFormatError` naming the copy (:func:`decode_bsds`'s
+        reason), a field out of place one naming the field (:meth:`from_inventory`)."""
+        data, problem = decode_bsds(raw)
+        if problem is not None:
+            raise LogFormatError(f"not a valid BSDS ({problem})", source=name, offset=0)
+        return cls.from_inventory(data, name)
 
     @classmethod
     def from_inventory(cls, data: dict, name: str) -> "BsdsInventory":

@@ -166,7 +166,7 @@ MESSAGES: dict[str, tuple[Message, ...]] = {
     "bsds-out-of-step": (
         Message("CSQJ120E", "DUAL BSDS DATA SETS HAVE UNEQUAL TIME STAMPS, SYSTEM BSDS1={seq1},BSDS2={seq2}"),
     ),
-    # Active log data sets (zos/reading.py: _check_data_sets, _read_copies; zos/space.py: _say_single), in IBM's
+    # Active log data sets (zos/ring.py: open_data_sets, read_copies, _say_single), in IBM's
     # words ("Active log problems", "Archive log problems"), without the ERROR STATUS and SMS
     # REASON CODE fields, which come from z/OS media manager and dynamic allocation, which the
     # model does not have: "CSQJ103E LOG ALLOCATION ERROR DSNAME=dsname, ERROR STATUS=eeeeiiii,

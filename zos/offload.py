@@ -1,7 +1,8 @@
 """Archive offload, a task of its own: a full active data set is queued, copied to its archive
 data sets by a background copy job, a copy of the BSDS put beside each, and the BSDS records
-it (CSQJ003I). A mixin of :class:`~mqlog.zos.space.ZosLogSpace` (split from it at this seam to
-keep the module small).
+it (CSQJ003I). A mixin of :class:`~mqlog.zos.space.ZosLogSpace`: the offload works across its
+parts – it reads the active ring's copies, records archives in the archive inventory and
+saves the BSDS.
 
 The offload is a task of its own, not part of any log write (IBM MQ for z/OS, "When the
 archive log is written", https://www.ibm.com/docs/en/ibm-mq/9.2?topic=written-when-mq-zos-archive-log-is:
@@ -72,7 +73,7 @@ class Offloads:
         is bad. A CI bad in both copies leaves a gap in the archive (CSQJ124E)."""
         pages = []
         for k in range(self.cis):
-            raw, _, _ = self._read_active(ds.start + k * PAGE_SIZE)
+            raw, _, _ = self.ring.read_active(ds.start + k * PAGE_SIZE)
             pages.append(raw if len(raw) == PAGE_SIZE else bytes(PAGE_SIZE))
         bad = [ds.start + k * PAGE_SIZE for k, page in enumerate(pages)
                if ds.start + k * PAGE_SIZE < self.high_written and check_page(page, ds.start + k * PAGE_SIZE)[1]
@@ -98,9 +99,7 @@ class Offloads:
         self.archive_offloads += 1
         for copy, name in enumerate(entry.files, 1):
             self.events.append(("CSQJ003I", {"dsname": name, "start": entry.start, "end": entry.end, "copy": copy}))
-        while len([e for e in self.archives if e.complete]) > self.max_arch:
-            dropped = next(e for e in self.archives if e.complete)
-            self.archives.remove(dropped)
+        for dropped in self.archives.drop_oldest(self.max_arch):
             self.events.append(("archive-dropped", {"dsname": dropped.files[0]}))
         self._save()
 
@@ -119,7 +118,7 @@ class Offloads:
         step = 1
         while edge < need and step < self.data_sets:
             nxt = self.active[(self.current + step) % self.data_sets]
-            if not self._reusable(nxt):
+            if not self.ring.reusable(nxt, self.control.checkpoint):
                 if nxt.archive >= 0:
                     return False
                 if not self._out_of_space_said:

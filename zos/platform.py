@@ -10,7 +10,7 @@ goes to copy 2 only once copy 1 holds it, so that one copy of every acknowledged
 at every moment (QJSTSERW; Db2's documented order), except on a device that never splits a CI
 (write-cached DASD, ``atomic_write_bytes`` 4096), where both copies are written at once (IBM:
 "In some MQ versions, all writes to dual logs are done in parallel if the primary log data set
-is on a write-cached DASD"). The order itself is :meth:`mqlog.zos.space.ZosLogSpace._copy_writes`."""
+is on a write-cached DASD"). The order itself is :meth:`mqlog.zos.ring.ActiveRing.copy_writes`."""
 
 from __future__ import annotations
 
@@ -139,7 +139,7 @@ def zos_platform(storage: Storage, *, data_sets: int = 3, cis: int = 4096, dual:
         # as routine (QJSTSERW: a CI written again goes serially to the two copies, as DB2's
         # log manager does), and nothing IBM publishes for z/OS speaks of padding or of holding
         # a partial CI back, as the distributed logger does ("tries very hard not to write
-        # partial pages"). Dual copies protect the rewrite (zos/space.py _copy_writes: copy 2
+        # partial pages"). Dual copies protect the rewrite (zos/ring.py copy_writes: copy 2
         # after copy 1, or both at once on a device that never splits a CI).
         pad_policy=None,
         # A queue's persistent messages stay in its buffer pool until the pool is 85% full:

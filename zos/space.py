@@ -1,15 +1,21 @@
 """The z/OS queue manager's log space: dual active log data sets used cyclically, the bootstrap
 data set (BSDS), and archive offload (IBM MQ for z/OS, "Managing the logs" and "The BSDS").
+It is the object the core's log writer and restart see (the ``LogSpace`` protocol), composed
+of parts: the active ring (:mod:`mqlog.zos.ring`: data sets, their copies, switching), the
+archive inventory (:mod:`mqlog.zos.archives`, indexed by RBA), the offload task
+(:mod:`mqlog.zos.offload`) and the BSDS's format (:mod:`mqlog.zos.bsds`). The space plans
+each write across them and keeps the BSDS: what it records, when it is saved, which copy is
+read back.
 
 **Active logs.** ``data_sets`` data sets per copy, each ``cis`` control intervals (CIs) of
 4 KiB: ``LOGCOPY1.DS01`` … and, with dual logging (TWOACTV), ``LOGCOPY2.DS01`` …. A data set
 holds one RBA range at a time (start ending in 000, end in FFF). New CIs go to both copies
 at once; a partial CI being rewritten goes to copy 1 first and to copy 2 only once copy 1
 holds it, unless the device never splits a CI (write-cached DASD): then to both at once
-(:meth:`ZosLogSpace._copy_writes`). A reader takes copy 1's page, or copy 2's when
+(:meth:`~mqlog.zos.ring.ActiveRing.copy_writes`). A reader takes copy 1's page, or copy 2's when
 copy 1's is damaged or torn – so dual logging survives one damaged copy, and a torn rewrite
 of a partial CI. A copy missing or short when the queue manager starts is out of use from then
-on, never re-created (:meth:`~mqlog.zos.reading.ActiveLogReads._check_data_sets`): the other copy logs alone there.
+on, never re-created (:meth:`~mqlog.zos.ring.ActiveRing.open_data_sets`): the other copy logs alone there.
 
 **Offload.** When a data set fills, the logger switches to the next one in the ring
 (CSQJ002I, CSQJ001I) and the full one is copied to an archive data set
@@ -36,19 +42,21 @@ satisfied (QJSTRACT, QJSTRARH) and by copy.
 
 from __future__ import annotations
 
+from operator import attrgetter
 from typing import Sequence
 
 from mqlog.core.errors import LogFileMissingError, LogFormatError, StorageError
-from mqlog.core.format.pages import PAGE_SIZE, PageRun
+from mqlog.core.format.pages import PAGE_SIZE, PageRun, check_page
 from mqlog.core.platform import LogControl, SpaceDefaults
 from mqlog.core.format.records import NO_ADDRESS
-from mqlog.core.log.space import HighWaterMark, PhysicalWrite, RangeMemo
+from mqlog.core.log.space import HighWaterMark, PhysicalWrite
 from mqlog.core.disk.storage import Storage
 from mqlog.zos import logcheck
+from mqlog.zos.archives import ArchiveLog
 from mqlog.zos.datasets import ActiveDataSet, ArchiveEntry, archive_name, data_set_name  # noqa: F401 (re-exported)
 from mqlog.zos.offload import Offloads
-from mqlog.zos.reading import ActiveLogReads
-from mqlog.zos.bsds import BSDS_FILES, MAX_DATA_SETS, BsdsInventory, decode_bsds
+from mqlog.zos.ring import ActiveLogFullError, ActiveRing  # noqa: F401 (re-exported)
+from mqlog.zos.bsds import BSDS_FILES, BsdsInventory, decode_bsds
 from mqlog.zos.config import RbaThreshold, rba_limits
 
 #: where (as a fraction of the way from the warning RBA to the termination RBA) the model
@@ -67,16 +75,15 @@ DEFAULT_MAX_OFFLOADS = 31
 DEFAULT_OFFLOAD_READ_BYTES = 60 * 1024
 
 
-class ActiveLogFullError(StorageError):
-    """CSQJ111A: every active data set is full and none may be reused."""
-
-
 class RbaLimitReached(StorageError):
     """The log reached the termination RBA of its mode: the queue manager ends with reason
     code 00D10257 (convert to 8-byte RBAs, or reset the log)."""
 
-class ZosLogSpace(Offloads, ActiveLogReads, SpaceDefaults):
-    """Active data sets (one or two copies), archive offload and the BSDS of one queue manager."""
+
+class ZosLogSpace(Offloads, SpaceDefaults):
+    """Active data sets (one or two copies), archive offload and the BSDS of one queue manager:
+    the active ring (:attr:`ring`) and the archives (:attr:`archives`) it is composed of, the
+    BSDS it keeps."""
 
     #: a unit of work whose log was overwritten cannot be backed out: the queue manager ends
     #: with abend 5C6, reason 00D1032A
@@ -91,7 +98,6 @@ class ZosLogSpace(Offloads, ActiveLogReads, SpaceDefaults):
         self.storage = storage
         #: the block a crash never splits on the log's device (the queue manager sets it)
         self.atomic_write_bytes = SECTOR_BYTES
-        self.data_sets = data_sets
         self.cis = cis
         self.ds_bytes = cis * PAGE_SIZE
         self.copies = 2 if dual else 1
@@ -100,13 +106,16 @@ class ZosLogSpace(Offloads, ActiveLogReads, SpaceDefaults):
         self.offload = offload
         self.max_arch = max_arch
         self.prefixes = (arcpfx1, arcpfx2) if dual_archive else (arcpfx1,)
-        self.start = start
         self.rba8 = rba8
         self.limits = rba_limits(rba8)
         self._rba_stage = 0  # the RBA warnings already given (1: CSQI045I, 2: CSQI046E, 3: CSQI047E)
-        self.active: list[ActiveDataSet] = []
-        self.archives: list[ArchiveEntry] = []
-        self.current = 0  # index into self.active
+        self.reads = {"active": 0, "archive": 0, "copy2": 0}
+        self.events: list[tuple[str, dict]] = []
+        #: the active data sets, their copies and the current one
+        self.ring = ActiveRing(storage, data_sets=data_sets, cis=cis, copies=self.copies, offload=offload,
+                               start=start, events=self.events, reads=self.reads,
+                               show=lambda address: self.limits.hex(address), on_full=self._queue_offload)
+        self.archives = ArchiveLog()  # the BSDS's archive inventory, indexed by RBA
         self.control = LogControl(NO_ADDRESS, start, 0)
         self.checkpoints: list[list[int]] = []  # [begin RBA, number], newest last
         self.tail = start
@@ -116,18 +125,9 @@ class ZosLogSpace(Offloads, ActiveLogReads, SpaceDefaults):
         self.high_water_mark = HighWaterMark(start)
         self.next_archive = 1
         self.sequence = 0  # BSDS update count
-        self.switches = 0
         self.archive_offloads = 0
-        self.reads = {"active": 0, "archive": 0, "copy2": 0}
         self.bsds_accesses = 0
-        self.events: list[tuple[str, dict]] = []
         self._loaded = False
-        #: copy 2's rewrite of the plan's first CI, issued once the plan's other writes are done
-        self._serial_rewrites: list[PhysicalWrite] = []
-        #: read_page's active data set for an RBA: (first RBA, copy 1 name, copy 2 name),
-        #: remembered for its range until a data set takes a new range
-        self._files = RangeMemo(self._hold_for)
-        self._full_warned = 0  # CSQJ110E: the last 5% step reported for the last data set
         #: offload tasks: at most this many at once (MAXCNOFF), each reading the data set in
         #: requests of ``offload_read_cis`` CIs
         self.max_offloads = max_offloads
@@ -136,207 +136,75 @@ class ZosLogSpace(Offloads, ActiveLogReads, SpaceDefaults):
         self._offload_queue: list[tuple[ActiveDataSet, ArchiveEntry]] = []
         self.offloads_running = 0
         self._out_of_space_said = False  # CSQJ111A for the writer's wait, until an offload ends
-        #: copies of active data sets the queue manager found missing, or short of the log they
-        #: hold, when it started: name -> the RBA the data set then started at. Such a copy is
-        #: not written again, nor re-created (a data set of zeros where the log was would be
-        #: a second copy in name only) – a short one is, from the first CI of the next range
-        #: the ring starts on it: the other copy logs alone there (CSQJ004I), and serves
-        #: the reads (while the data set still holds that range, the part of the copy that is
-        #: left may be read too)
-        self._inactive: dict[str, int] = {}
-        self._single_said = 0  # the data set (number) CSQJ004I was said for, while logging on it
-        self._current_checked = True  # (a new log: nothing to check; _check_data_sets clears it)
-        self._read_errors_said: set[tuple[str, int]] = set()  # CSQJ106E: (data set, CI) said
+
+    # -- the ring's state, where readers of the space (restart's checks, the utilities, the log
+    # data source) have always found it: the data sets in the BSDS's order, the current one's
+    # index, how many there are, the log's first RBA, the switches made
+    active = property(attrgetter("ring.active"))
+    current = property(attrgetter("ring.current"))
+    data_sets = property(attrgetter("ring.data_sets"))
+    start = property(attrgetter("ring.start"))
+    switches = property(attrgetter("ring.switches"))
 
     # -- capacity -----------------------------------------------------------------------------
 
     @property
     def capacity_bytes(self) -> int:
-        return self.data_sets * self.ds_bytes
-
-    def _oldest_unreusable_start(self, tail: int) -> int:
-        """Where the part of the active log that cannot be overwritten yet begins."""
-        cur = self.active[self.current]
-        if self.offload:
-            held = [d.start for d in self.active if d.start != NO_ADDRESS and d.full and d.archive <= 0]
-            return min(held + [cur.start])
-        checkpoint = self.control.checkpoint if self.control.checkpoint != NO_ADDRESS else tail
-        holder = self._holder(checkpoint)
-        return holder.start if holder is not None else cur.start
+        return self.ring.data_sets * self.ds_bytes  # (the ring's own: asked before every record)
 
     def usage(self, head: int, tail: int) -> float:
         if not self._loaded:
             return 0.0
-        return max(0, head - self._oldest_unreusable_start(tail)) / self.capacity_bytes
+        return max(0, head - self.ring.oldest_unreusable_start(self.control.checkpoint, tail)) / self.capacity_bytes
 
     def free_bytes(self, head: int, tail: int) -> int:
         """Bytes the active log can take before every data set is full and none may be
         reused (CSQJ111A)."""
         if not self._loaded:
             return self.capacity_bytes
-        return self.capacity_bytes - max(0, head - self._oldest_unreusable_start(tail))
+        return self.capacity_bytes - max(0, head - self.ring.oldest_unreusable_start(self.control.checkpoint, tail))
 
     def release(self, tail: int) -> None:
         self.tail = max(self.tail, tail)
-
-    # -- mapping RBAs -------------------------------------------------------------------------------
-
-    def _holder(self, address: int) -> ActiveDataSet | None:
-        for ds in self.active:
-            if ds.start != NO_ADDRESS and ds.start <= address < ds.start + self.ds_bytes:
-                return ds
-        return None
-
-    def _archive_for(self, address: int) -> ArchiveEntry | None:
-        for entry in reversed(self.archives):
-            if entry.complete and entry.start <= address <= entry.end:
-                return entry
-        return None
-
-    def _reusable(self, ds: ActiveDataSet) -> bool:
-        if ds.start == NO_ADDRESS:
-            return True
-        if self.offload:
-            return ds.archive > 0
-        checkpoint = self.control.checkpoint
-        return checkpoint == NO_ADDRESS or ds.start + self.ds_bytes <= checkpoint
 
     # -- the writer's questions ---------------------------------------------------------------------
 
     def plan_write(self, run: PageRun) -> Sequence[PhysicalWrite]:
         if not self._loaded:
             self._load_or_create()
-        if not self._current_checked:
-            self._check_current(run.first_address)
+        ring = self.ring
+        if not ring.current_checked:
+            ring.check_current(run.first_address)
         self.high_water_mark.advance(run)
         if self.control.checkpoint == NO_ADDRESS:
             # Until the first checkpoint the queue manager is being created: a crash between
             # its BSDS copies and its data sets left them to make now (nothing is logged yet).
-            self._create_data_sets()
+            ring.create_data_sets()
         writes: list[PhysicalWrite] = []
         address = run.first_address
         i = 0
         switched = False
         while i < len(run.pages):
-            ds = self._holder(address)
+            ds = ring.holder(address)
             if ds is None:
-                self._switch(address)
-                ds = self.active[self.current]
+                ring.switch(address, self.control.checkpoint)
+                ds = ring.active[ring.current]
                 switched = True
             room = (ds.start + self.ds_bytes - address) // PAGE_SIZE
             chunk = run.pages[i:i + room]
             # A CI being rewritten goes to copy 2 only after copy 1 holds it, unless the device
             # never splits a CI: then neither copy can be torn, and both go at once.
             serial = run.rewrites_partial and i == 0 and self.atomic_write_bytes < PAGE_SIZE
-            writes += self._copy_writes(ds, address, tuple(chunk), rewrite=serial, first=not writes)
+            writes += ring.copy_writes(ds, address, tuple(chunk), rewrite=serial, first=not writes)
             i += len(chunk)
             address += len(chunk) * PAGE_SIZE
-        writes += self._serial_rewrites
-        self._serial_rewrites = []
+        writes += ring.serial_rewrites()
         self._check_rba(address)
         self.high_written = max(self.high_written, run.end_address)
-        self._warn_if_filling(run.end_address)
+        ring.warn_if_filling(run.end_address, self.control.checkpoint)
         if switched:
             self._save()
         return writes
-
-    def _copy_writes(self, ds: ActiveDataSet, address: int, pages: tuple, *, rewrite: bool,
-                     first: bool) -> list[PhysicalWrite]:
-        """The writes of one data set's share of a run, one per copy.
-
-        New CIs go to both copies at once. A CI that is being rewritten (the partial CI a
-        write starts with, ``rewrite``) must never be in flight on both copies together where
-        a crash can tear a CI: it could tear both, losing records already committed on it.
-        So copy 1 is written whole while copy 2 takes the new CIs beside it, and copy 2's
-        first CI is rewritten only after copy 1 is on disk (collected in
-        ``_serial_rewrites``, issued after every other write of the plan): one copy of that
-        CI is intact at every moment. No cheaper order keeps that: the two writes of the CI
-        cannot overlap and the force waits for both. IBM describes the same for DB2 for
-        z/OS, whose log manager MQ's resembles: "The first time a log control interval is
-        written to disk, the write I/Os to the log data sets are done in parallel. However,
-        if the same 4 KB log control interval is again written to disk, then the write I/Os
-        to the log data sets must be done serially", and "I/O overlap in dual logging
-        occurs whenever multiple log control intervals have to be written" (Redbook "Storage
-        Management with DB2 for OS/390", 10.4.3); MQ's SMF 115 counts such writes (QJSTSERW,
-        "Log_CI_Serial" in IBM's MQ SMF formatter).
-
-        Where the device never splits a CI (``atomic_write_bytes`` ≥ 4096, write-cached DASD)
-        a crash leaves each copy's CI old or new, both holding every acknowledged record, and
-        :meth:`plan_write` passes ``rewrite=False``: both copies at once. IBM: "In some MQ
-        versions, all writes to dual logs are done in parallel if the primary log data set is
-        on a write-cached DASD" (InfoSphere Replication Server 11.4, "IBM MQ logging
-        configuration for z/OS"); S6 measured the I/O time per write to LOGCOPY1 "almost
-        unchanged" with dual logs. With one copy there is nothing to keep intact but the CI
-        itself, which single logging leaves unprotected, as IBM says of it."""
-        name1 = data_set_name(1, ds.number)
-        name2 = data_set_name(2, ds.number)
-        live = [name for name in (name1, name2)[:self.copies] if name not in self._inactive]
-        if not live:
-            # Every copy of the data set the log must go to now is gone (found missing at start):
-            # the log cannot be written, and nothing is re-created in its place.
-            self.events.append(("log-allocation-error", {"dsname": name1}))
-            raise StorageError(f"CSQJ103E LOG ALLOCATION ERROR DSNAME={name1}: no copy of active log data set "
-                               f"DS{ds.number:02d} can be written ({' and '.join((name1, name2)[:self.copies])} "
-                               f"missing or short since the queue manager started)")
-        if len(live) < self.copies:
-            self._say_single(ds, live[0])
-        elif self._single_said:
-            self._single_said = 0
-        writes = [PhysicalWrite(live[0], address - ds.start, address, pages, alongside=not first)]
-        if len(live) == 1:
-            return writes
-        if not rewrite:
-            return writes + [PhysicalWrite(name2, address - ds.start, address, pages, purpose="copy2",
-                                           alongside=True)]
-        if len(pages) > 1:
-            writes.append(PhysicalWrite(name2, address - ds.start + PAGE_SIZE, address + PAGE_SIZE, pages[1:],
-                                        purpose="copy2", alongside=True))
-        self._serial_rewrites.append(PhysicalWrite(name2, address - ds.start, address, pages[:1],
-                                                   purpose="copy2"))
-        return writes
-
-    def _say_single(self, ds: ActiveDataSet, live: str) -> None:
-        """CSQJ004I, once while logging goes to ``ds``: one of its copies is out of use, so
-        the log is written once there (IBM MQ for z/OS, "Active log problems", "Dual logging is
-        lost": "CSQJ004I ACTIVE LOG COPY n INACTIVE, LOG IN SINGLE MODE, ENDRBA=...";
-        "IBM MQ continues in single mode", back to dual at a data set with both copies).
-        ENDRBA is the last RBA the inactive copy holds: where the data set starts."""
-        if self._single_said == ds.number:
-            return
-        self._single_said = ds.number
-        copy = 2 if live.startswith("LOGCOPY1") else 1
-        self.events.append(("CSQJ004I", {"copy": copy, "end": max(ds.start - 1, self.start)}))
-
-    def _switch(self, address: int) -> None:
-        """The current data set is full: queue its offload (a task of its own, started once
-        this write is on disk), move to the next in the ring."""
-        old = self.active[self.current]
-        if old.start != NO_ADDRESS and address >= old.start + self.ds_bytes:
-            old.full = True
-            self.events.append(("CSQJ002I", {"dsname": data_set_name(1, old.number), "start": old.start,
-                                             "end": old.start + self.ds_bytes - 1}))
-            if self.offload:
-                self._queue_offload(old)
-        nxt = self.active[(self.current + 1) % self.data_sets]
-        if not self._reusable(nxt):
-            self.events.append(("CSQJ111A", {}))
-            raise ActiveLogFullError(f"CSQJ111A OUT OF SPACE IN ACTIVE LOG DATA SETS: "
-                                     f"{data_set_name(1, nxt.number)} is not yet reusable")
-        nxt.start, nxt.full, nxt.archive = address, False, 0
-        self._files.forget()
-        self.current = self.active.index(nxt)
-        self.switches += 1
-        self._full_warned = 0
-        for copy in range(1, self.copies + 1):
-            name = data_set_name(copy, nxt.number)
-            if name in self._inactive:
-                if not self.storage.exists(name):
-                    continue  # (never re-created: the write to it says CSQJ004I)
-                # A short copy is written afresh from the new range's first CI: no hole, so it
-                # is back in use (and logging dual again on this data set).
-                del self._inactive[name]
-            self.events.append(("CSQJ001I", {"copy": copy, "dsname": data_set_name(copy, nxt.number),
-                                             "start": address, "end": address + self.ds_bytes - 1}))
 
     def _check_rba(self, end: int) -> None:
         """The RBA thresholds of the mode (IBM MQ for z/OS, "Larger log Relative Byte Address"): warnings past the warning RBA, and
@@ -367,18 +235,9 @@ class ZosLogSpace(Offloads, ActiveLogReads, SpaceDefaults):
         ring to be switched to after the current one fills. Returns its copy-1 name."""
         if not self._loaded:
             self._load_or_create()
-        if len(self.active) >= MAX_DATA_SETS:
-            raise ValueError(f"DEFINE LOG: the active log already has {MAX_DATA_SETS} data sets per copy")
-        number = max(d.number for d in self.active) + 1
-        for copy in range(1, self.copies + 1):
-            name = data_set_name(copy, number)
-            if not self.storage.exists(name):
-                self.storage.create(name, self.ds_bytes)
-        self.active.insert(self.current + 1, ActiveDataSet(number))
-        self._files.forget()
-        self.data_sets = len(self.active)
+        name = self.ring.define()
         self._save()
-        return data_set_name(1, number)
+        return name
 
     def convert_to_rba8(self) -> bool:
         """CSQJUCNV: convert the BSDS to 8-byte RBAs (one way). False if it already was."""
@@ -390,26 +249,48 @@ class ZosLogSpace(Offloads, ActiveLogReads, SpaceDefaults):
         self._save()
         return True
 
-    def _warn_if_filling(self, head: int) -> None:
-        """CSQJ110E at each 5% of the last available data set (the next is not reusable)."""
-        nxt = self.active[(self.current + 1) % self.data_sets]
-        if self._reusable(nxt) and not (self.offload and nxt.archive < 0):
-            return
-        cur = self.active[self.current]
-        percent = (head - cur.start) * 100 // self.ds_bytes
-        step = percent // 5 * 5
-        if step >= 5 and step > self._full_warned:
-            self._full_warned = step
-            self.events.append(("CSQJ110E", {"copy": 1, "percent": step}))
-
     def lost(self, address: int) -> bool:
         """Whether the log at ``address`` is gone: written once, but neither an active data
         set nor a recorded archive holds it now (OFFLOAD=NO overwrote it, or MAXARCH
         dropped its archive from the BSDS)."""
         if not self._loaded:
             self._load_or_create(create=False)
-        return (self.start <= address < self.high_written and self._holder(address) is None
-                and self._archive_for(address) is None)
+        return (self.start <= address < self.high_written and self.ring.holder(address) is None
+                and self.archives.covering(address) is None)
+
+    # -- reading -------------------------------------------------------------------------------------
+
+    def read_page(self, address: int) -> tuple[bytes, str, int]:
+        """The page at ``address``: from the active data set holding it (the ring's copies), or
+        once it has left the active log from the archive whose range holds it (any copy that
+        is good); counted by where it was satisfied (QJSTRACT, QJSTRARH)."""
+        if not self._loaded:
+            self._load_or_create(create=False)
+        ring = self.ring
+        hold = ring.files.get(address)
+        if hold is not None:
+            self.reads["active"] += 1
+            return ring.read_copies(address, address - hold[0], hold[1], hold[2])
+        entry = self.archives.covering(address)
+        if entry is None:
+            return b"", data_set_name(1, ring.active[ring.current].number) if ring.active else "BSDS01", 0
+        self.reads["archive"] += 1
+        offset = address - entry.start
+        found = None
+        whys = []
+        for name in entry.files:
+            raw, why = ring.stored(name, offset, entry.end + 1 - entry.start)
+            if why is not None:
+                whys.append(why)
+                continue
+            if check_page(raw, address)[1] is None:
+                return raw, name, offset
+            if found is None:
+                found = (raw, name, offset)
+        if found is None:
+            # Every copy of the archive the BSDS records is gone: its log cannot be read.
+            raise ring.gone(address, offset, entry.files, whys)
+        return found
 
     # -- control data: the BSDS -------------------------------------------------------------------
 
@@ -422,21 +303,11 @@ class ZosLogSpace(Offloads, ActiveLogReads, SpaceDefaults):
         if not create:
             return
         self._loaded = True
-        self.active = [ActiveDataSet(n) for n in range(1, self.data_sets + 1)]
-        self.active[0].start = self.start
-        self._files.forget()
-        self.current = 0
+        self.ring.create()
         # The BSDS first, then the data sets (no I/O that could crash in between): data sets
         # without a BSDS are then always a BSDS lost, never a creation a crash cut short.
         self._save()
-        self._create_data_sets()
-
-    def _create_data_sets(self) -> None:
-        for ds in self.active:
-            for copy in range(1, self.copies + 1):
-                name = data_set_name(copy, ds.number)
-                if not self.storage.exists(name):
-                    self.storage.create(name, self.ds_bytes)
+        self.ring.create_data_sets()
 
     def save_control(self, control: LogControl) -> None:
         self.control = control
@@ -517,7 +388,7 @@ class ZosLogSpace(Offloads, ActiveLogReads, SpaceDefaults):
             raise LogFormatError(f"the active data sets are {inventory.cis} CIs, the configuration says {self.cis}",
                                  source=name)
         self.sequence = inventory.sequence
-        self.start = inventory.start
+        self.ring.start = inventory.start
         if inventory.rba8 and not self.rba8:
             self.rba8, self.limits = True, rba_limits(True)  # converted: there is no way back
         elif self.rba8 and not inventory.rba8:
@@ -529,13 +400,11 @@ class ZosLogSpace(Offloads, ActiveLogReads, SpaceDefaults):
         self.control = LogControl(inventory.checkpoint, self.tail, inventory.checkpoint_number)
         self.checkpoints = [list(c) for c in inventory.checkpoints]
         self.next_archive = inventory.next_archive
-        self.active = [ActiveDataSet(n, start, full, a) for n, start, full, a in inventory.active]
-        self.current = inventory.current
-        self._files.forget()
-        self.archives = [ArchiveEntry(q, start, end, files, c) for q, start, end, files, c in inventory.archives]
-        self.data_sets = len(self.active)  # DEFINE LOG may have added some
+        self.ring.restore(inventory.active, inventory.current)
+        self.archives = ArchiveLog(ArchiveEntry(q, start, end, files, c)
+                                   for q, start, end, files, c in inventory.archives)
         if self.control.checkpoint != NO_ADDRESS:  # (before it, data sets are still to be made)
-            self._check_data_sets()
+            self.ring.open_data_sets()
         self._offload_queue = []
         self.offloads_running = 0
         for ds in sorted((d for d in self.active if self.offload and d.full and d.archive <= 0
@@ -543,8 +412,7 @@ class ZosLogSpace(Offloads, ActiveLogReads, SpaceDefaults):
             # The offload was cut short by the crash: it is done again, under the same number
             # (a number taken for a data set is never given to another one, so offloads that
             # ended out of order leave no gap and no duplicate). Restart does not wait for it.
-            entry = next((e for e in self.archives if e.seq == -ds.archive and not e.complete), None)
-            self._queue_offload(ds, entry)
+            self._queue_offload(ds, self.archives.waiting(-ds.archive))
         return True
 
     # -- what restart checks (zos/logcheck.py) ---------------------------------------------------
@@ -553,7 +421,7 @@ class ZosLogSpace(Offloads, ActiveLogReads, SpaceDefaults):
 
     @property
     def inactive_copies(self) -> dict:
-        return self._inactive
+        return self.ring.inactive
 
     def high_water(self) -> int | None:
         if not self._loaded:
@@ -568,7 +436,7 @@ class ZosLogSpace(Offloads, ActiveLogReads, SpaceDefaults):
         try:
             return self.read_page(address)
         finally:
-            self.reads = counted  # (restart's own checks: not QJST's reads)
+            self.reads.update(counted)  # (restart's own checks: not QJST's reads)
 
     def check_files(self, start: int) -> None:
         if not self._loaded:
@@ -582,14 +450,14 @@ class ZosLogSpace(Offloads, ActiveLogReads, SpaceDefaults):
     def copies_out_of_use(self) -> list[str]:
         """The active data set copies found missing or short when the queue manager started,
         which it no longer writes: where the ring is on one of them, logging is single."""
-        return sorted(self._inactive)
+        return sorted(self.ring.inactive)
 
     def metrics(self) -> dict:
         out = {"active_data_sets": self.data_sets, "copies": self.copies, "current_data_set":
                data_set_name(1, self.active[self.current].number) if self.active else None,
-               "archives_recorded": len([e for e in self.archives if e.complete]),
+               "archives_recorded": self.archives.recorded,
                "reads_active": self.reads["active"], "reads_archive": self.reads["archive"],
                "reads_copy2": self.reads["copy2"], "bsds_accesses": self.bsds_accesses}
-        if self._inactive:  # (only then: a run with its copies intact has the figures it had)
+        if self.ring.inactive:  # (only then: a run with its copies intact has the figures it had)
             out["copies_out_of_use"] = self.copies_out_of_use
         return out

@@ -433,9 +433,9 @@ def run_one(case: dict, name: str, device: str | None = None, host: str | None =
     """One run of ``case``: its ``before`` workload to a controlled shutdown, the run itself on the
     same files, and, if it crashes (``crash_at``), the restart after it, verified against the
     applications' journals, with the restart's figures joining the run's metrics."""
-    from mqlog.core.disk.storage import MemoryStorage
+    from mqlog import usecases
     from mqlog.core.qm.config import QmConfig
-    from mqlog.core.workload.run import RunConfig, restart_run, run_workload
+    from mqlog.core.workload.run import RunConfig
     from mqlog.core.workload.spec import BUILTINS, build_spec
     from mqlog.platforms import choose
 
@@ -453,21 +453,21 @@ def run_one(case: dict, name: str, device: str | None = None, host: str | None =
         return RunConfig(run["platform"], choice.maker(run["values"]), run["values"], spec, seed=run["seed"],
                          device=device, host=host, qm_config=qm_config, **crash)
 
-    storage = MemoryStorage()
+    storage = None  # new files
     before = None
     if run.get("before"):
         # The files the run starts on: a workload run to its controlled shutdown (a deep queue
         # defined and filled, say), so the run's own restart begins at a clean checkpoint.
-        before = run_workload(config(run["before"]["workload"], run["before"]["params"],
-                                     f"{case['id']}.runs.{name}.before"), storage)
+        before = usecases.run(config(run["before"]["workload"], run["before"]["params"],
+                                     f"{case['id']}.runs.{name}.before"))
         if before.crashed:
             raise CalibrationRunError(f"{where}: its before workload ended abnormally "
                                       f"({before.metrics.get('abnormal_end') or 'a crash'}), so the run has no files "
                                       f"to start on")
         storage = before.storage.durable
     crash_at = run.get("crash_at")
-    result = run_workload(config(run["workload"], run["params"], f"{case['id']}.runs.{name}",
-                                 **_crash_options(crash_at)), storage)
+    result = usecases.run(config(run["workload"], run["params"], f"{case['id']}.runs.{name}",
+                                 **_crash_options(crash_at)), storage=storage)
     metrics = result.metrics
     if result.metrics.get("abnormal_end"):
         raise CalibrationRunError(f"{where}: the queue manager ended abnormally at "
@@ -482,9 +482,8 @@ def run_one(case: dict, name: str, device: str | None = None, host: str | None =
     # Every restart is verified: a figure from a restart that lost or kept the wrong messages
     # would be silently wrong.
     mode = run["restart"]["mode"]
-    report, verdict, qm = restart_run(choice.maker(run["values"]), result.storage.durable, device=restart_device,
-                                      host=host, qm_config=attrs.evolve(qm_config, restart_mode=mode),
-                                      journal=result.journal)
+    report, verdict, qm = usecases.recover(result, choice.maker(run["values"]), device=restart_device, host=host,
+                                           qm_config=attrs.evolve(qm_config, restart_mode=mode))
     journals = [("its applications' journal", verdict)]
     if before is not None:
         journals.append(("its before workload's journal", before.journal.verify(qm)))

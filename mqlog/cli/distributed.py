@@ -61,14 +61,14 @@ def qmstatus_cmd(directory: Path, as_json: bool):
         click.echo(f"   {key}({value if value != '' else ' '})")  # runmqsc shows a blank value as ( )
 
 
-def _after_the_crash(directory: Path, run: dict, in_use_bytes: int) -> None:
+def _after_the_crash(directory: Path, run, in_use_bytes: int) -> None:
     """When the last thing that happened to ``directory`` was a run that crashed, say on stderr
     why its metrics.json's ``platform_log_*`` figures differ from DISPLAY QMSTATUS's: the
     metrics are the queue manager's at the crash instant, which count the log records still
     in the log buffer and in the write the crash cut; QMSTATUS reads the log the files hold
     after it, where those records never arrived. Both come from one computation
     (``log_use``), so with no crash between them they agree."""
-    last = (run.get("history") or [{}])[-1]
+    last = (run.history or [{}])[-1]
     if not (str(last.get("command", "")).startswith("run") and last.get("crashed")):
         return
     metrics_path = directory / METRICS_FILE
@@ -96,15 +96,15 @@ def _administer(directory: Path, action):
     _load_run(directory)  # not a run directory: say so before taking its lock
     with locked(directory):  # from reading run.json to the last message logged
         run = _load_run(directory)
-        if run["platform"] != PLATFORM.name:
-            raise MqlogError(f"{directory}: a {run['platform']} queue manager; this command is for {PLATFORM.name} ones")
+        if run.platform != PLATFORM.name:
+            raise MqlogError(f"{directory}: a {run.platform} queue manager; this command is for {PLATFORM.name} ones")
         if not (directory / QM_DIR).is_dir():
             raise MqlogError(f"{directory}: no {QM_DIR}/ directory with the queue manager's files")
         choice, values = run_platform(directory, run)
         storage = DirectoryStorage(directory / QM_DIR)
         try:
-            done = administer(choice.maker(values), storage, action, device=device_for_restart(run["device"]),
-                              host=run["host"], qm_config=run_qm_config(run),
+            done = administer(choice.maker(values), storage, action, device=device_for_restart(run.device),
+                              host=run.host, qm_config=run_qm_config(run),
                               on_exit=keep_messages)
         except BaseException:
             record_ending(directory, None)  # stopped part way: how is not known
@@ -286,7 +286,7 @@ def dmpmqlog_cmd(directory: Path, base: bool, from_lsn: int | None, extent: int 
     LogDump, summary_line, format_lsn = tools.LogDump, tools.summary_line, tools.format_lsn
     with reading(directory):
         run = _load_run(directory)
-        other = PLATFORMS.get(run["platform"])
+        other = PLATFORMS.get(run.platform)
         if other is not None and other is not PLATFORM and other.log_formatter is not None:
             command, like = other.log_formatter  # the other platform's own log formatter
             raise MqlogError(f"{directory}: a {other.shown} queue manager; its log is formatted by 'mqlog {command} "

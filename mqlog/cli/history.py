@@ -32,12 +32,12 @@ def history_cmd(directory: Path, as_json: bool):
         run = _load_run(directory)
         entries = history_metrics(directory, run)
     if as_json:
-        emit_json({"directory": str(directory), "platform": run["platform"], "device": run["device"],
-                   "host": run["host"], "finished": run["finished"], "journal_complete": run["journal_complete"],
+        emit_json({"directory": str(directory), "platform": run.platform, "device": run.device,
+                   "host": run.host, "finished": run.finished, "journal_complete": run.journal_complete,
                    "history": [{**{k: v for k, v in entry.items() if k != "metrics"}, "metrics_file": name,
                                 "metrics": metrics} for entry, name, metrics in entries]})
         return
-    click.echo(f"{directory}: a {run['platform']} queue manager, now on {run['device']}, host {run['host']}")
+    click.echo(f"{directory}: a {run.platform} queue manager, now on {run.device}, host {run.host}")
     rows, notes = [("#", "command", "workload", "seed", "virtual s", "ended", "put / got", "commits",
                     "physical bytes", "metrics")], {}
     for n, (entry, name, m) in enumerate(entries, 1):

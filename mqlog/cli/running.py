@@ -1,12 +1,13 @@
 """The commands that run the model: ``run`` (a workload on a platform, into a run directory),
 ``restart`` (recover what a run left, and verify it against the application journal),
 ``history`` (the commands that ran a run directory's queue manager, and every run's metrics).
-What can be set – ``workloads`` and ``config`` – is :mod:`mqlog.cli.settings`.
+What can be set – ``workloads`` and ``config`` – is :mod:`mqlog.cli.settings`. These parse the
+options, call :mod:`mqlog.usecases` (which does the work and keeps the run directory) and
+print what it returns.
 """
 
 from __future__ import annotations
 
-import contextlib
 import re
 from pathlib import Path
 
@@ -17,14 +18,9 @@ from mqlog.cli.internal import remember_seed
 from mqlog.cli.group import (END, CrashTime, Progress, cli, device_for_restart, emit_json, host_for_restart,
                              host_option, resolve_spec, restart_bar, restart_mode_option)
 from mqlog.cli.summary import print_metrics as _print_metrics
-from mqlog.cli.summary import restart_figures, target_rate, with_address_text
+from mqlog.cli.summary import target_rate, with_address_text
 from mqlog.provenance import for_restart, for_run
 from mqlog.provenance import lines as provenance_lines
-from mqlog.rundir import JOURNAL_FILE, METRICS_FILE, QM_DIR, RUN_FILE
-from mqlog.rundir import load_run as _load_run
-from mqlog.rundir import read_json as _read_json
-from mqlog.rundir import (append_messages, keep_metrics, locked, record_ending, run_platform, run_qm_config, save_run,
-                          start_run)
 
 
 @cli.command("run")
@@ -75,11 +71,10 @@ def run_cmd(platform_name, workload, sets, device, host, seed, out, in_dir, cras
     from mqlog.core.disk.devices import get_profile
     from mqlog.core.host.profiles import get_host
     from mqlog.core.qm.config import QmConfig, with_qmgr
-    from mqlog.core.workload.run import RunConfig, run_workload
-
+    from mqlog.core.workload.run import RunConfig
     from mqlog.core.workload.spec import parse_set
-    from mqlog.core.disk.storage import MemoryStorage
     from mqlog.platforms import choose
+    from mqlog.usecases import run
 
     end_mode = _ending(end_mode, end_at, crash_at, crash_after_writes)
     parsed = parse_set(list(sets))
@@ -96,27 +91,11 @@ def run_cmd(platform_name, workload, sets, device, host, seed, out, in_dir, cras
         if not out.strip():
             raise click.BadParameter("needs a directory name", param_hint="--out")
         out = Path(out)
-    with (locked(out, "--out") if out is not None else contextlib.nullcontext()):
-        storage = MemoryStorage()
-        if out is not None:
-            # run.json first: a run whose process dies leaves a directory restart accepts
-            storage = _out_storage(out, lambda: start_run(
-                out, platform=platform_name, log=log_config, device=device_for_restart(device), host=host,
-                workload=spec.workload, params=dict(spec.params), seed=seed, qmgr=qmgr))
-        cfg = RunConfig(platform_name, choice.maker(log_config), log_config, spec, seed, device,
-                        crash_after_writes, None if crash_at == END else crash_at, crash_at_end=crash_at == END,
-                        qm_config=with_qmgr(QmConfig(), qmgr), host=host, end=end_mode, end_at_s=end_at)
-        long = _warn_if_long(spec, end_at if end_at is not None else None if crash_at in (None, END) else crash_at)
-        progress = Progress(f"{spec.workload} on {platform_name}", long=long,
-                            total=spec.params.get("duration") if long else None)
-        try:
-            result = run_workload(cfg, storage, progress=progress.update)
-        finally:
-            progress.close()
-            storage.close()
-        if out is not None:
-            save_run(out, platform=platform_name, log=log_config, device=device_for_restart(device), host=host,
-                     workload=spec.workload, params=dict(spec.params), seed=seed, result=result, qmgr=qmgr)
+    cfg = RunConfig(platform_name, choice.maker(log_config), log_config, spec, seed, device,
+                    crash_after_writes, None if crash_at == END else crash_at, crash_at_end=crash_at == END,
+                    qm_config=with_qmgr(QmConfig(), qmgr), host=host, end=end_mode, end_at_s=end_at)
+    result = run(cfg, out=out, device=device_for_restart(device), qmgr=qmgr,
+                 progress=lambda: _progress(spec, platform_name, crash_at, end_at))
     metrics = result.metrics
     _echo_warnings(result.messages)
     if metrics.get("crash_not_reached"):
@@ -173,6 +152,13 @@ def _echo_warnings(messages) -> None:
         click.echo(line + (f"  [{n} times]" if n > 1 else ""), err=True)
 
 
+def _progress(spec, platform: str, crash_at, end_at, label: str = "") -> Progress:
+    """A run's progress bar, after saying on stderr if it is estimated to be long."""
+    long = _warn_if_long(spec, end_at if end_at is not None else None if crash_at in (None, END) else crash_at)
+    return Progress(f"{spec.workload} on {platform}{label}", long=long,
+                    total=spec.params.get("duration") if long else None)
+
+
 def _warn_if_long(spec, crash_at_s: float | None) -> bool:
     """Say on stderr, before a run starts, that it is estimated to be long (one line: the
     estimate, what it rests on and how to shorten it); True if it is."""
@@ -197,27 +183,6 @@ def _duration_text(seconds: float) -> str:
     return f"{seconds:.0f} seconds"
 
 
-def _out_storage(out: Path, started):
-    """Real files under ``out/qm``, after ``started()`` wrote run.json; a directory a run
-    already used, or one that cannot be made, is a one-line error before anything is written."""
-    from mqlog.core.errors import MqlogError
-    from mqlog.core.disk.storage import DirectoryStorage
-
-    if (out / RUN_FILE).is_file() and not _load_run(out)["finished"]:
-        raise MqlogError(f"{out} holds a run whose process ended before it finished (run.json says so): "
-                         f"recover it with 'mqlog restart {out}', or choose another --out or remove it")
-    if (out / RUN_FILE).exists() or (out / QM_DIR).exists():
-        raise MqlogError(f"{out} already holds a run (run.json or qm/); choose another --out or remove it")
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-        started()
-        return DirectoryStorage(out / QM_DIR)
-    except OSError as exc:
-        raise MqlogError(f"--out {out}: cannot make the directory: {exc.strerror or exc}") from None
-    except MqlogError as exc:
-        raise MqlogError(f"--out {out}: {exc}") from None
-
-
 def _given(name: str) -> bool:
     """Whether the user gave option ``name`` (not its default)."""
     from click.core import ParameterSource
@@ -234,13 +199,8 @@ def _run_in(directory: Path, platform_name, workload, sets, device, host, seed, 
     ``restart --verify`` checks everything ever committed. The new messages' ids carry the
     restarted queue manager's incarnation (its first checkpoint's number), so they differ from
     every earlier message's."""
-    from mqlog.core.errors import MqlogError
-    from mqlog.core.disk.storage import DirectoryStorage
-    from mqlog.core.qm.config import QmConfig, qmgr_settings, with_qmgr
-    from mqlog.core.workload.journal import Journal
-    from mqlog.core.workload.run import RunConfig, run_workload
     from mqlog.core.workload.spec import parse_set
-    from mqlog.restarting import restart_log, restarted
+    from mqlog.usecases import carry_on
 
     if out is not None:
         raise click.UsageError("give --in DIR (carry on in a run directory) or --out DIR (a new one), not both")
@@ -251,99 +211,24 @@ def _run_in(directory: Path, platform_name, workload, sets, device, host, seed, 
     if parsed.get("qmgr"):
         raise click.UsageError("--in DIR: the queue manager's attributes are the run's; --set qmgr.X is not taken")
     device, host = _checked_device_host(device if _given("device") else None, host if _given("host") else None)
-    _load_run(directory)  # not a run directory: say so before taking its lock
-    with locked(directory, "--in"):
-        run = _load_run(directory)
-        if not run["journal_complete"]:
-            raise MqlogError(f"{directory}: a run's process ended before it finished, so {JOURNAL_FILE} does not hold "
-                             f"what its applications were told: a run carried on from it could not be verified "
-                             f"(recover it with 'mqlog restart {directory}', or start a new run with --out)")
-        path = directory / JOURNAL_FILE
-        if not path.is_file():
-            raise MqlogError(f"{directory}: no {JOURNAL_FILE} to verify the restart against and to extend")
-        journal = Journal.from_json(_read_json(path), source=str(path))
-        if not (directory / QM_DIR).is_dir():
-            raise MqlogError(f"{directory}: no {QM_DIR}/ directory with the queue manager's files")
-        # the run's own workload and parameters unless told otherwise; --set workload.X over them
-        spec, log_sets, spec_seed, qmgr = resolve_spec(
-            workload or run["workload"],
-            {"workload": {**({} if workload else run.get("params", {})), **parsed["workload"]}, "log": parsed["log"]})
-        if qmgr not in (qmgr_settings({}), run["qmgr"]):  # a spec file's [qmgr] table: not the queue manager's
-            raise MqlogError(f"--workload {workload}: its [qmgr] table would change the queue manager's attributes, "
-                             f"which --in keeps as the run's ({run['qmgr']})")
-        choice, log_config, changed = restart_log(directory, run, log_sets)
-        changed = {**changed, **_changed_device_host(run, device, host)}
-        device, host = device or run["device"], host or run["host"]
-        seed = seed if seed is not None else (spec_seed if spec_seed is not None else run.get("seed", 0))
+
+    def starting(spec, platform: str, seed: int) -> Progress:
         remember_seed(seed)
-        restart = {}
+        return _progress(spec, platform, crash_at, end_at, ", carried on")
 
-        def started(qm, report):
-            # Between the restart and the workload's first call: the recovered queues are
-            # checked against the journal as 'restart --verify' checks them, and run.json
-            # says from now on that this run is under way (a process that dies from here
-            # leaves a journal that no longer holds everything, and says so).
-            verdict = journal.verify(qm)
-            restart.update(report=report, verdict=verdict, qm=qm)
-            if not verdict.ok:
-                raise _NotVerified()
-            journal.settle(journal.settlement(qm))
-            # the last run's metrics.json is copied aside (and run.json names the copy) before
-            # this run overwrites it: every run's metrics stay in the directory
-            restart["run"] = restarted(directory, {**run, "history": keep_metrics(directory, run["history"])},
-                                       log=log_config, device=device, host=host, finished=False,
-                                       journal_complete=False, workload=spec.workload, params=dict(spec.params),
-                                       seed=seed, crashed=None,
-                                       segment={"command": "run --in", "changed": changed, "workload": spec.workload,
-                                                "seed": seed, "finished": False, "crashed": None,
-                                                **restart_figures(report)})
-
-        cfg = RunConfig(choice.name, choice.maker(log_config), log_config, spec, seed, device,
-                        crash_after_writes, None if crash_at == END else crash_at, crash_at_end=crash_at == END,
-                        qm_config=with_qmgr(QmConfig(), run["qmgr"]), host=host, end=end_mode, end_at_s=end_at)
-        long = _warn_if_long(spec, end_at if end_at is not None else None if crash_at in (None, END) else crash_at)
-        progress = Progress(f"{spec.workload} on {choice.name}, carried on", long=long,
-                            total=spec.params.get("duration") if long else None)
-        storage = DirectoryStorage(directory / QM_DIR)
-        try:
-            result = run_workload(cfg, storage, progress=progress.update, journal=journal, started=started)
-        except _NotVerified:
-            result = None
-        finally:
-            progress.close()
-            storage.close()
-        report, verdict = restart.get("report"), restart.get("verdict")
-        if result is None:  # the restart's recovery did not pass: nothing was run, the journal is as it was
-            restarted(directory, run, log=log_config, device=device, host=host, finished=True,
-                      segment={"command": "run --in", "changed": changed, "finished": True,
-                               "stopped": "the restart's recovery did not verify"})
-            append_messages(directory, restart["qm"].platform, restart["qm"].messages)
-            record_ending(directory, None)  # stopped at the check, not by a shutdown: how is not known
-        else:
-            # (a crash during the restart: the hook never ran, and the last run's metrics are
-            # copied aside here)
-            history = [*(restart["run"]["history"][:-1] if "run" in restart
-                         else keep_metrics(directory, run["history"])),
-                       {"command": "run --in", "changed": changed, "workload": spec.workload, "seed": seed,
-                        "finished": True, "crashed": result.crashed, "metrics": METRICS_FILE,
-                        **(restart_figures(report) if report is not None else {})}]
-            save_run(directory, platform=choice.name, log=log_config, device=device, host=host,
-                     workload=spec.workload, params=dict(spec.params), seed=seed, result=result, qmgr=run["qmgr"],
-                     history=history, continuing=True)
-    recovery = {**(with_address_text(report.as_dict(), restart["qm"]) if report is not None else {}),
+    outcome = carry_on(directory, resolve=resolve_spec, workload=workload, sets=parsed, seed=seed, device=device,
+                       host=host, crash_after_writes=crash_after_writes,
+                       crash_at_s=None if crash_at == END else crash_at, crash_at_end=crash_at == END, end=end_mode,
+                       end_at=end_at, starting=starting)
+    result, report, verdict = outcome.result, outcome.report, outcome.verdict
+    recovery = {**(with_address_text(report.as_dict(), outcome.qm) if report is not None else {}),
                 **(verdict.as_dict() if verdict else {}),
-                "changed": changed}
-    ending = run.get("ended") if isinstance(run.get("ended"), dict) else None  # (runs saved before it: none)
+                "changed": outcome.changed}
+    ending = outcome.restarted_after
     if ending is not None:
         recovery["restarted_after"] = ending
     if result is not None:
         metrics = {**result.metrics, "restart": recovery}
-        if result.crashed and report is None and metrics.get("abnormal_end"):
-            # A storage error ended the restart itself (a file it could not read or write):
-            # no crash was asked for and nothing of the workload ran, so it is an error, in
-            # the words `mqlog restart` refuses the same directory with.
-            raise MqlogError(f"{metrics['abnormal_end']} (during the restart, before the workload's first call: "
-                             f"nothing was run; 'mqlog restart {directory} --verify' recovers it once that is mended)")
         _echo_warnings(result.messages)
         if metrics.get("crash_not_reached"):
             click.echo(f"mqlog run: {metrics['crash_not_reached']}", err=True)
@@ -356,26 +241,43 @@ def _run_in(directory: Path, platform_name, workload, sets, device, host, seed, 
         emit_json({**metrics, "target_rate": target_rate(metrics), "provenance": for_run(metrics)}
                   if result is not None else {"restart": recovery})
     else:
-        if ending is not None:
-            from mqlog.core.workload.run import ending_text
-
-            click.echo(f"restarting after {ending_text(ending)}")
-        if changed:
-            click.echo("changed at restart: " + ", ".join(f"{k} {a} -> {b}" for k, (a, b) in changed.items()))
-        if report is not None:
-            for line in report.messages:
-                click.echo(line)
+        _print_restart_head(ending, outcome.changed, report.messages if report is not None else ())
         if verdict is not None:
-            click.echo("verify: " + ", ".join(f"{k} {v}" for k, v in verdict.as_dict().items())
-                       + ("  OK" if verdict.ok else "  FAILED"))
+            _print_verdict(verdict)
         if result is not None:
             _print_metrics(metrics, directory)
     if result is None:
         raise click.exceptions.Exit(1)  # the recovered queues are not what the journal says: nothing was run
 
 
-class _NotVerified(Exception):
-    """The restart before ``run --in``'s workload recovered queues its journal does not agree with."""
+def _print_restart_head(ending, changed: dict, messages) -> None:
+    """How the queue manager had last stopped, what the restart changed, and its messages."""
+    if ending is not None:
+        from mqlog.core.workload.run import ending_text
+
+        click.echo(f"restarting after {ending_text(ending)}")
+    if changed:
+        click.echo("changed at restart: " + ", ".join(f"{k} {a} -> {b}" for k, (a, b) in changed.items()))
+    for line in messages:
+        click.echo(line)
+
+
+def _print_verdict(verdict) -> None:
+    click.echo("verify: " + ", ".join(f"{k} {v}" for k, v in verdict.as_dict().items())
+               + ("  OK" if verdict.ok else "  FAILED"))
+
+
+class _ReplayCounter:
+    """:func:`~mqlog.cli.group.restart_bar` as a restart's progress (the records replayed so far)."""
+
+    def __init__(self):
+        self.bar = restart_bar()
+
+    def update(self, records: int) -> None:
+        self.bar.update(records - self.bar.n)
+
+    def close(self) -> None:
+        self.bar.close()
 
 
 @cli.command("restart")
@@ -412,76 +314,29 @@ def restart_cmd(directory: Path | None, verify: bool, restart_mode: str, sets, d
         return
     if directory is None:
         raise click.UsageError("Missing argument 'DIRECTORY' (the run directory to restart).")
-    from mqlog.core.errors import MqlogError
-    from mqlog.core.workload.journal import Journal
-    from mqlog.core.workload.run import restart_run
-    from mqlog.core.disk.storage import DirectoryStorage
-    from mqlog.restarting import restart_log, restarted
+    from mqlog.usecases import restart
 
     log_sets = _log_sets(sets, "restart")
     device, host = _checked_device_host(device, host)
-    _load_run(directory)  # not a run directory: say so before taking its lock
-    with locked(directory):  # from reading run.json to the last message logged
-        run = _load_run(directory)
-        choice, log_config, changed = restart_log(directory, run, log_sets)
-        changed = {**changed, **_changed_device_host(run, device, host)}
-        device, host = device or run["device"], host or run["host"]
-        journal = None
-        unverifiable = None
-        if verify:
-            path = directory / JOURNAL_FILE
-            if not run["journal_complete"]:
-                # A run's process died (Ctrl-C, kill -9) before it wrote its journal: what the
-                # applications were told is lost, so the queues cannot be checked. The restart
-                # itself (every record read back, checksums, units of work resolved) still runs.
-                unverifiable = (f"a run's process ended before it finished, so {JOURNAL_FILE} does not hold what "
-                                f"its applications were told: the restart recovered the log, but the queues "
-                                f"cannot be checked against it")
-            elif not path.is_file():
-                raise MqlogError(f"{directory}: no {JOURNAL_FILE} to verify against")
-            else:
-                journal = Journal.from_json(_read_json(path), source=str(path))
-        if not (directory / QM_DIR).is_dir():
-            raise MqlogError(f"{directory}: no {QM_DIR}/ directory with the queue manager's files")
-        storage = DirectoryStorage(directory / QM_DIR)
-        bar = restart_bar()
-        try:
-            report, verdict, qm = restart_run(choice.maker(log_config), storage, device=device, host=host,
-                                              journal=journal,
-                                              qm_config=run_qm_config(run, restart_mode=restart_mode),
-                                              progress=lambda n: bar.update(n - bar.n))
-        finally:
-            bar.close()
-            storage.close()
-        append_messages(directory, qm.platform, report.messages)
-        from mqlog.core.workload.run import later_ending
-
-        # the queue manager now runs with these settings, and last stopped after this restart:
-        # the next command starts it so, and says so (run.json written once)
-        restarted(directory, run, log=log_config, device=device, host=host, finished=True,
-                  ended=later_ending(qm.platform, "restart", report.uows_indoubt),
-                  segment={"command": "restart", "changed": changed, "finished": True, **restart_figures(report)})
+    outcome = restart(directory, log_sets=log_sets, device=device, host=host, verify=verify,
+                      restart_mode=restart_mode, progress=_ReplayCounter)
+    report, verdict, qm, changed = outcome.report, outcome.verdict, outcome.qm, outcome.changed
+    unverifiable = outcome.unverifiable
     result = with_address_text(report.as_dict(), qm)
     result["changed"] = changed
-    ending = run.get("ended") if isinstance(run.get("ended"), dict) else None  # (runs saved before it: none)
+    ending = outcome.restarted_after
     if ending is not None:
         result["restarted_after"] = ending
     if verdict is not None:
         result.update(verdict.as_dict())
     if unverifiable is not None:
         result["not_verified"] = unverifiable
-    result["provenance"] = for_restart(result, platform=run["platform"], device=device, restart_mode=restart_mode)
+    result["provenance"] = for_restart(result, platform=outcome.run.platform, device=outcome.device,
+                                       restart_mode=restart_mode)
     if as_json:
         emit_json(result)
     else:
-        if ending is not None:
-            from mqlog.core.workload.run import ending_text
-
-            click.echo(f"restarting after {ending_text(ending)}")
-        if changed:
-            click.echo("changed at restart: " + ", ".join(f"{k} {a} -> {b}" for k, (a, b) in changed.items()))
-        for line in report.messages:
-            click.echo(line)
+        _print_restart_head(ending, changed, report.messages)
         click.echo(f"records replayed {report.records_replayed}, bytes read {report.bytes_read}, "
                    f"units of work committed {report.uows_committed} / backed out {report.uows_backed_out} / "
                    f"in doubt {report.uows_indoubt}, messages reconciled {report.messages_reconciled}, "
@@ -497,8 +352,7 @@ def restart_cmd(directory: Path | None, verify: bool, restart_mode: str, sets, d
                        f"{p['recovery_queue_load_s']:.6f}, backout {p['recovery_backout_s']:.6f}) + media recovery "
                        f"{p['media_recovery_s']:.6f} + checkpoint {p['checkpoint_s']:.6f}")
         if verdict is not None:
-            click.echo("verify: " + ", ".join(f"{k} {v}" for k, v in verdict.as_dict().items())
-                       + ("  OK" if verdict.ok else "  FAILED"))
+            _print_verdict(verdict)
         if unverifiable is not None:
             click.echo(f"verify: NOT VERIFIED: {unverifiable}")
         for line in provenance_lines(result["provenance"]):
@@ -530,8 +384,3 @@ def _checked_device_host(device, host):
         get_host(host)
         host = host_for_restart(host)
     return device, host
-
-
-def _changed_device_host(run: dict, device, host) -> dict:
-    return {name: [run[name], new] for name, new in (("device", device), ("host", host))
-            if new is not None and new != run[name]}

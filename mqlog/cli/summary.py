@@ -1,6 +1,5 @@
 """What ``mqlog run`` prints when a run ends (its summary, the target rate it did or did not
-reach, how far to trust its figures) and the figures of a restart a run directory's history
-keeps."""
+reach, how far to trust its figures)."""
 
 from __future__ import annotations
 
@@ -19,13 +18,6 @@ def with_address_text(report: dict, qm) -> dict:
     if end and end.get("address") is not None:
         end["address_text"] = qm.platform.addressing.format(end["address"])
     return report
-
-
-def restart_figures(report) -> dict:
-    """A restart's figures for its history entry: its virtual seconds, what it replayed and
-    what it backed out (``mqlog history`` shows them)."""
-    return {"restart_s": report.restart_virtual_s, "records_replayed": report.records_replayed,
-            "uows_backed_out": report.uows_backed_out, "uows_indoubt": report.uows_indoubt}
 
 
 def _refused(m: dict) -> str:

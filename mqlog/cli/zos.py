@@ -13,9 +13,8 @@ import click
 
 from mqlog.cli.group import cli, emit_json, json_option, terminal_width
 from mqlog.core.errors import MqlogError
-from mqlog.rundir import RUN_FILE
 from mqlog.rundir import load_run as _load_run
-from mqlog.rundir import locked, write_json
+from mqlog.rundir import locked, write_run
 
 
 def fit_lines(text: str, width: int | None) -> str:
@@ -112,9 +111,11 @@ def convert_rba_cmd(directory: Path, as_json: bool):
             converted, settings, message = PLATFORM.tools().convert_rba(space)
         finally:
             space.storage.close()
+        import attrs
+
         run = _load_run(directory)
-        run["log"].update(settings)  # the queue manager's log settings as the conversion left them
-        write_json(directory / RUN_FILE, run)
+        # the queue manager's log settings as the conversion left them
+        write_run(directory, attrs.evolve(run, log={**run.log, **settings}))
     if as_json:
         emit_json({"converted": converted, **settings, "messages": [message]})
         return

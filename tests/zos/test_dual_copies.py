@@ -1,6 +1,6 @@
 """How the two copies of the active log are written (dual logging, TWOACTV=YES): new CIs to
 both copies at once; a CI being rewritten to copy 1 first and to copy 2 only once copy 1 holds
-it, so one copy of it is intact at every moment (zos/space.py ``_copy_writes``) – unless the
+it, so one copy of it is intact at every moment (zos/ring.py ``ActiveRing.copy_writes``) – unless the
 device never splits a CI (write-cached DASD), where neither copy can be torn and both go at
 once."""
 

@@ -121,16 +121,16 @@ def test_an_active_data_set_is_never_reused_before_it_is_archived():
     storage, env, platform, qm = started()
     space = platform.space
     seen = []
-    real = space._switch
+    real = space.ring.switch
 
-    def checking(address):
+    def checking(address, checkpoint):
         nxt = space.active[(space.current + 1) % space.data_sets]
         seen.append(nxt.start == 0xFFFF_FFFF_FFFF_FFFF or nxt.archive > 0 or
                     # it may be archived in this very switch only if it is the one filling now
                     nxt is space.active[space.current])
-        return real(address)
+        return real(address, checkpoint)
 
-    space._switch = checking
+    space.ring.switch = checking
     run(env, traffic(qm, 150))
     assert seen and all(seen)
 
