@@ -12,6 +12,8 @@ them in ``--json`` as ``provenance``.
 
 from __future__ import annotations
 
+from mqlog.platforms import PLATFORMS
+
 #: what each calibration case checks (docs/calibration.md has IBM's figures and the model's)
 CASES = {
     "D1": "TripleWrite against SingleWrite, one putter and one getter: physical writes, pages per write",
@@ -52,27 +54,9 @@ def for_run(m: dict) -> list[dict]:
     """A run's headline figures (``m``: its metrics)."""
     platform, device, host = m.get("platform"), m.get("device"), m.get("host")
     out = []
-    if platform == "distributed":
-        out.append(_entry("physical writes and bytes per commit", "calibrated", ("D1", "D2"),
-                          "the distributed writer's partial-page rules and TripleWrite's spare copy"))
-        out.append(_entry("commits in virtual time, between configurations", "calibrated", ("D2",),
-                          "TripleWrite against SingleWrite at fifty threads; other ratios follow from the same mechanisms"))
-        out.append(_entry("checkpoints", "calibrated", ("C1",), "records between checkpoints"))
-    elif platform == "zos":
-        out.append(_entry("physical writes and bytes per commit", "calibrated", ("Z1", "Z4"),
-                          "the dual-copy write order (copy 2's rewrite of a CI after copy 1's where a CI can "
-                          "tear, QJSTSERW; both at once on write-cached DASD); one logger task, 128 CIs a write"))
-        out.append(_entry("commits in virtual time, between configurations", "calibrated", ("Z1", "Z6"),
-                          "single against dual logging on dasd, the log rate's shape by message size; other "
-                          "ratios follow from the same mechanisms"))
-        if str(device).lower() == "ibm-s6-ds8870" and str(host).lower() == "z14-3cp":
-            out.append(_entry("commit time and log rate by message size", "calibrated", ("Z5", "Z6"),
-                              "IBM's z14 and DS8870 figures, two putting and getting applications"))
-        if m.get("shunts"):
-            out.append(_entry("shunts", "calibrated", ("Z3",), "every third checkpoint"))
-        if m.get("compression_in_bytes"):
-            out.append(_entry("compressed log bytes and their CPU", "calibrated", ("Z2",),
-                              "which puts are compressed; RLE's ratio is the model's RLE on these bytes"))
+    descriptor = PLATFORMS.get(platform)
+    if descriptor is not None and descriptor.run_provenance is not None:  # what its calibration cases check
+        out += [_entry(*entry) for entry in descriptor.run_provenance(m)]
     else:
         out.append(_entry("physical writes and bytes per commit", "assumption",
                           note="the core's idealised reference log: no platform's rules, no IBM figure"))
@@ -88,11 +72,9 @@ def for_restart(report: dict, *, platform: str, device: str, restart_mode: str =
     """A restart's figures (``report``: its JSON document)."""
     out = []
     cases = ("R1",)
-    if platform == "distributed":
-        out.append(_entry("restart time: replay", "calibrated", cases,
-                          "its shape: linear in records replayed, most of a committed workload's restart; not IBM's seconds"))
-        out.append(_entry("restart time: recovery (queue loading and backout)", "calibrated", cases,
-                          "its shape: most of an uncommitted workload's restart, by units and message size; not IBM's seconds"))
+    descriptor = PLATFORMS.get(platform)
+    if descriptor is not None and descriptor.restart_provenance:  # IBM's restart report is of its queue managers
+        out += [_entry(*entry) for entry in descriptor.restart_provenance]
     else:
         out.append(_entry("restart time: replay and recovery", "assumption",
                           note="IBM's restart report (R1) is of distributed queue managers; the same mechanisms "

@@ -1,9 +1,9 @@
 """Settings changed at a restart, and what run.json says after one: which log parameters a
 restart may change (``mqlog restart DIR --set log.X=V``, ``mqlog run --in DIR``) and which
-were fixed when the queue manager was created – with IBM's word for each. The restarted
-queue manager's settings and history are written back to run.json
-(:meth:`mqlog.runrecord.RunRecord.restarted`, by :mod:`mqlog.usecases`), so that every later
-command sees the queue manager as it now is.
+were fixed when the queue manager was created – with IBM's word for each, from the platform's
+descriptor (``fixed_at_creation``). The restarted queue manager's settings and history are
+written back to run.json (:meth:`mqlog.runrecord.RunRecord.restarted`, by
+:mod:`mqlog.usecases`), so that every later command sees the queue manager as it now is.
 
 run.json's top-level ``log``, ``device``, ``host`` are the queue manager's current settings;
 ``history`` lists the commands that ran it, oldest first: the first ``run``, each
@@ -19,60 +19,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from mqlog.core.errors import MqlogError
-from mqlog.core.params import ParameterSet
 from mqlog.rundir import run_platform
-
-#: The log parameters a restart may not change, by platform, and why: everything else is read
-#: when the queue manager starts.
-#:
-#: Distributed, IBM MQ "Log stanza of the qm.ini file" and "Calculating the size of the log"
-#: (https://www.ibm.com/docs/SSFKSJ_9.0.0/com.ibm.mq.con.doc/q018470_.html): LogPrimaryFiles is
-#: "examined when the queue manager is created or started ... a change in the value is not
-#: effective until the queue manager is restarted"; "you can change the number of primary and
-#: secondary log files each time the queue manager starts"; "you cannot change the log file
-#: size; you must determine it before creating the queue manager". LogType is chosen by crtmqm
-#: (-lc/-ll); IBM changes it only offline with migmqlog, which the model does not have.
-#: LogBufferPages, LogWriteIntegrity and the checkpoint settings are read at each start.
-#:
-#: z/OS: CSQ6LOGP, CSQ6SYSP and CSQ6ARVP are assembled into the system parameter module the
-#: queue manager loads when it starts (START QMGR PARM), so a new module takes effect at the
-#: next restart ("Using CSQ6LOGP"). What is not a parameter of that module is the log data sets
-#: themselves: how many active data sets, their size, single or dual copies and the BSDS copies
-#: are allocated with IDCAMS and recorded in the BSDS with CSQJU003 NEWLOG when the queue
-#: manager is created; the RBA width is changed by CSQJUCNV and the start RBA by a log reset
-#: (CSQJU003 CRESTART), both with the queue manager stopped.
-FIXED_AT_CREATION: dict[str, dict[str, str]] = {
-    "distributed": {
-        "LogFilePages": "the log files' size is fixed when the queue manager is created (IBM: \"you cannot change "
-                        "the log file size; you must determine it before creating the queue manager\")",
-        "LogType": "circular or linear logging is chosen when the queue manager is created (crtmqm -lc/-ll); "
-                   "IBM changes it only offline, with migmqlog",
-    },
-    "zos": {
-        "TWOACTV": "single or dual active logs are the data sets allocated and recorded in the BSDS (CSQJU003 "
-                   "NEWLOG) when the queue manager was created, not a start-time setting",
-        "TWOBSDS": "the BSDS copies are allocated when the queue manager is created, not at a restart",
-        "ACTIVE_LOGS": "the active log data sets are allocated and recorded in the BSDS (CSQJU003 NEWLOG) when the "
-                       "queue manager is created; a running one adds more with DEFINE LOG",
-        "ACTIVE_LOG_CIS": "the active log data sets' size is fixed when they are allocated (IDCAMS, at creation)",
-        "RBA8": "the RBA width is converted with CSQJUCNV while the queue manager is stopped "
-                "('mqlog convert-rba'), not by a restart",
-        "STARTRBA": "where the log begins is set at creation or by a log reset (CSQJU003 CRESTART), not by a restart",
-        "SHARED_QUEUES": "the queue-sharing group's structure is made with the run and is not in the run "
-                         "directory",
-    },
-}
-
-
-def _parameters(choice) -> ParameterSet:
-    """The platform's parameters, looked up by name in any case (as ``--set`` takes them)."""
-    if choice.name == "distributed":
-        from mqlog.distributed.config import PARAMETERS
-    elif choice.name == "zos":
-        from mqlog.zos.config import PARAMETERS
-    else:
-        PARAMETERS = choice.params
-    return ParameterSet(tuple(PARAMETERS), f"a log parameter of platform {choice.name}")
 
 
 def restart_log(directory: Path, run, overrides: dict[str, str], option: str = "--set"):
@@ -85,7 +32,7 @@ def restart_log(directory: Path, run, overrides: dict[str, str], option: str = "
     if not overrides:
         return choice, old, {}
     choice.configure(overrides)  # the names and values alone, with run --set's own errors
-    names = _parameters(choice)
+    names = choice.parameters()
     merged = {str(k): str(v) for k, v in old.items()}
     for key, text in overrides.items():
         param = names.lookup(key, text)
@@ -93,7 +40,7 @@ def restart_log(directory: Path, run, overrides: dict[str, str], option: str = "
     new = choice.configure(merged)
     changed = {name: [old[name], value] for name, value in new.items() if old.get(name) != value}
     for name in changed:
-        reason = FIXED_AT_CREATION.get(choice.name, {}).get(name)
+        reason = choice.fixed_at_creation.get(name)  # the platform's descriptor says why
         if reason is not None:
             raise MqlogError(f"{option} log.{name}: cannot change at a restart ({old[name]} to {new[name]}): {reason}")
     return choice, new, changed

@@ -23,23 +23,33 @@ import attrs
 
 from mqlog.core.format.pages import NO_FIRST_RECORD, PAGE_HEADER_SIZE, PAGE_MAGIC, PAGE_SIZE, check_page
 from mqlog.core.format.records import NO_ADDRESS
+from mqlog.platforms import PLATFORMS
 
-#: the markers the other files of a run directory start with, and what each file is
+#: the markers the core's own files start with, and what each file is (each platform's
+#: descriptor adds those of its files: ``file_markers``)
 _MARKERS = {
-    b"MQLB": "a BSDS (z/OS bootstrap data set, or the copy an offload puts beside an archive): use mqlog bsds",
     b"MQQH": "a queue file (a queue's messages and their index, MQQH header): restart reads it, it holds no log",
-    b"MQMI": "a media image (the queue image rcdmqimg writes into the log)",
-    b"MQLD": "the distributed log control file (amqhlctl.lfh): use mqlog qmstatus or mqlog dump",
-    b"MQLC": "a log control file (the reference platform's checkpoint pointer)",
 }
 
-#: what a page-format file is, by its name (the platforms' naming; the pages do not say)
-_NAMED = (
-    (re.compile(r"S\d{7}\.LOG"), "distributed", "a distributed log extent"),
-    (re.compile(r"LOGCOPY[12]\.DS\d{2,3}"), "zos", "a z/OS active log data set"),
-    (re.compile(r"[A-Z@#$][A-Z0-9@#$-]{0,7}(\.[A-Z@#$][A-Z0-9@#$-]{0,7})*\.A\d{7}"), "zos",
-     "a z/OS archive log data set"),
-)
+
+def _markers() -> dict[bytes, str]:
+    """What a file starting with each marker is: the core's files and every platform's."""
+    out = dict(_MARKERS)
+    for descriptor in PLATFORMS.values():
+        out.update(descriptor.file_markers)
+    return out
+
+
+def _page_files() -> dict[str, str]:
+    """The platforms' files of log pages that hold no stretch of log (a spare page), by name."""
+    return {name: what for descriptor in PLATFORMS.values() for name, what in descriptor.page_files.items()}
+
+
+def _named() -> tuple[tuple[re.Pattern, str, str], ...]:
+    """What a page-format file is, by its name (the platforms' naming, from their
+    descriptors: the pages do not say): (pattern, platform, words)."""
+    return tuple((re.compile(pattern), descriptor.name, words)
+                 for descriptor in PLATFORMS.values() for pattern, words in descriptor.file_names)
 
 
 @attrs.frozen
@@ -49,7 +59,7 @@ class FileKind:
     kind: str
     #: what the file is, in words
     what: str
-    #: for a log: the platform its name says (distributed, zos) or None, and the address of its first page
+    #: for a log: the platform its name says (a registry name) or None, and the address of its first page
     platform: str | None = None
     base: int = 0
 
@@ -59,13 +69,13 @@ def identify(name: str, head: bytes, size: int) -> FileKind:
     if size == 0:
         return FileKind("other", "an empty file")
     marker = head[:4]
-    if marker in _MARKERS:
-        return FileKind("other", _MARKERS[marker])
-    if name == "amqhlspr.lfh" and marker == PAGE_MAGIC:
-        return FileKind("other", "the distributed log's TripleWrite spare pages (amqhlspr.lfh): copies of "
-                                 "single pages, not a stretch of log")
+    markers = _markers()
+    if marker in markers:
+        return FileKind("other", markers[marker])
+    if marker == PAGE_MAGIC and name in _page_files():
+        return FileKind("other", _page_files()[name])
     platform, what = None, "a log file"
-    for pattern, plat, words in _NAMED:
+    for pattern, plat, words in _named():
         if pattern.fullmatch(name):
             platform, what = plat, words
     if marker == PAGE_MAGIC:

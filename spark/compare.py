@@ -37,23 +37,16 @@ from pathlib import Path
 from mqlog.core.errors import MqlogError
 from mqlog.core.host.profiles import DEFAULT_HOST
 from mqlog.core.qm.config import DEFAULT_RESTART_MODE, RESTART_MODES, qmgr_settings
+from mqlog.platforms import PLATFORMS
 
 #: ``crash_at_s`` of a comparison that crashes each run the moment its workload ends
 CRASH_AT_END = "end"
 
-#: the default matrix: three distributed and three z/OS configurations, each differing from the
-#: one before it in one setting (TripleWrite -> SingleWrite, CIRCULAR -> LINEAR; RLE, then single
-#: active logs); every other parameter keeps its platform's default
-DEFAULT_MATRIX: tuple[dict, ...] = (
-    {"name": "dist-circular-triple", "platform": "distributed",
-     "log": {"LogType": "CIRCULAR", "LogWriteIntegrity": "TripleWrite"}},
-    {"name": "dist-circular-single", "platform": "distributed",
-     "log": {"LogType": "CIRCULAR", "LogWriteIntegrity": "SingleWrite"}},
-    {"name": "dist-linear", "platform": "distributed", "log": {"LogType": "LINEAR"}},
-    {"name": "zos-dual-none", "platform": "zos", "log": {"TWOACTV": "YES", "COMPLOG": "NONE"}},
-    {"name": "zos-dual-rle", "platform": "zos", "log": {"TWOACTV": "YES", "COMPLOG": "RLE"}},
-    {"name": "zos-single-none", "platform": "zos", "log": {"TWOACTV": "NO", "COMPLOG": "NONE"}},
-)
+#: the default matrix: each platform's example configurations (its descriptor's ``examples``),
+#: each differing from the one before it in one setting; every other parameter keeps its
+#: platform's default
+DEFAULT_MATRIX: tuple[dict, ...] = tuple({"name": name, "platform": d.name, "log": dict(log)}
+                                         for d in PLATFORMS.values() for name, log in d.examples)
 
 
 #: a configuration's name is also its run directory's name (``--logs``)
@@ -228,8 +221,7 @@ def run_cell(task: dict) -> dict:
         except BackoutImpossible as exc:   # the restart's own outcome (00D1032A), shown as such
             code = re.search(r"\b[0-9A-F]{3}-[0-9A-F]{8}\b", str(exc))
             metrics.update({f"restart_{k}": None for k in RESTART_FIGURES})   # no figure: it never completed
-            if task["platform"] == "zos":
-                metrics["restart_archive_reads"] = None
+            metrics.update({f"restart_{k}": None for k in choice.restart_figures})  # the platform's own too
             metrics["restart_failed"] = code.group(0) if code else "failed"
             metrics["restart_error"] = str(exc)
             metrics["restart_verified"] = False
@@ -242,9 +234,8 @@ def run_cell(task: dict) -> dict:
         metrics.update({f"restart_{k}": v for k, v in restart["restart_phases"].items()})
         metrics["restart_verified"] = bool(verdict.ok) if verdict is not None else None
         metrics["restart_failed"] = None   # it completed (a row of every restart has the field)
-        reads = getattr(qm.platform.space, "reads", None)
-        if isinstance(reads, dict) and "archive" in reads:   # z/OS: CIs restart read from the archive
-            metrics["restart_archive_reads"] = reads["archive"]
+        # the platform's own figures (z/OS: the CIs restart read from an archive)
+        metrics.update({f"restart_{k}": v for k, v in choice.restart_readings(qm.platform.space).items()})
     return metrics
 
 

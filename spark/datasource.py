@@ -241,26 +241,14 @@ def open_run(path: str) -> OpenRun:
 
 def log_ranges(run: OpenRun) -> list[tuple[str, int, int]]:
     """``(file, start, end)`` of every file holding a range of the log now, by start."""
-    space = run.space
-    ranges: dict[int, tuple[str, int, int]] = {}
-    if run.platform_name == "distributed":
-        from mqlog.distributed.space import extent_name
+    from mqlog.platforms import PLATFORMS, choose
 
-        for start, number in space.by_start.items():
-            ranges[start] = (extent_name(number), start, start + space.extent_bytes)
-    elif run.platform_name == "zos":
-        from mqlog.zos.space import data_set_name
-
-        for ds in space.active:  # read_page prefers an active data set to an archive
-            if ds.start != NO_ADDRESS:
-                ranges[ds.start] = (data_set_name(1, ds.number), ds.start, ds.start + space.ds_bytes)
-        for entry in space.archives:
-            if entry.complete and entry.start not in ranges:
-                ranges[entry.start] = (entry.files[0], entry.start, entry.end + 1)
-    else:
-        raise MqlogError(f"{run.directory}: the mqlog data source reads distributed and z/OS logs, "
+    ranges = choose(run.platform_name).log_ranges  # the platform knows where its log is
+    if ranges is None:
+        readable = " and ".join(d.shown for d in PLATFORMS.values() if d.log_ranges is not None)
+        raise MqlogError(f"{run.directory}: the mqlog data source reads {readable} logs, "
                          f"not {run.platform_name!r} ones")
-    return [ranges[s] for s in sorted(ranges)]
+    return sorted(ranges(run.space), key=lambda r: r[1])
 
 
 def plan_partitions(run: OpenRun) -> list[LogPartition]:
@@ -286,10 +274,9 @@ def _long(value: int | None) -> int | None:
 def _code_names() -> tuple:
     """The names of record type and resource manager codes: the core's and every platform's
     (the platforms' codes are disjoint, so a name is the same whichever log shows it)."""
-    from mqlog.distributed import media
-    from mqlog.zos import records
+    from mqlog.platforms import record_types
 
-    return code_names(media.RECORD_TYPES + records.RECORD_TYPES)
+    return code_names(record_types())
 
 
 def _name(names, code: int) -> str:

@@ -14,20 +14,19 @@ import json
 
 from mqlog.spark.compare import table_cells
 
-#: colours: distributed configurations in blues, z/OS in oranges
-_DIST, _ZOS = ("#1f4e79", "#2e75b6", "#9dc3e6"), ("#c55a11", "#f4b183", "#843c0c")
-
-
 def _colours(rows: list[dict]) -> list[str]:
-    dist = zos = 0
+    """Each row's colour: its platform's palette (the descriptor's; blues unless it has its
+    own, z/OS's oranges), in turn among the rows drawn in that palette."""
+    from mqlog.core.descriptor import DEFAULT_PALETTE
+    from mqlog.platforms import PLATFORMS
+
+    used: dict[tuple, int] = {}
     out = []
     for r in rows:
-        if r["platform"] == "zos":
-            out.append(_ZOS[zos % len(_ZOS)])
-            zos += 1
-        else:
-            out.append(_DIST[dist % len(_DIST)])
-            dist += 1
+        descriptor = PLATFORMS.get(r["platform"])
+        palette = descriptor.palette if descriptor is not None else DEFAULT_PALETTE
+        out.append(palette[used.get(palette, 0) % len(palette)])
+        used[palette] = used.get(palette, 0) + 1
     return out
 
 

@@ -74,6 +74,7 @@ except ModuleNotFoundError:  # pragma: no cover - Python 3.10
 
 from mqlog.calibration.figures import COMPUTATIONS, ONE_SIDED, MissingMetric, compute, tolerance_text, within
 from mqlog.core.errors import CalibrationCaseError, CalibrationRunError, MqlogError, SpecError
+from mqlog.platforms import PLATFORMS
 
 #: the built-in cases' file (package data)
 BUILTIN_CASES = "cases.toml"
@@ -108,12 +109,12 @@ def _check_keys(table: dict, allowed: tuple, source: str, where: str) -> None:
 
 def _check_run(name: str, run: object, source: str, where: str) -> dict:
     from mqlog.core.workload.spec import BUILTINS, build_spec
-    from mqlog.platforms import PLATFORMS, choose
+    from mqlog.platforms import DEFAULT, choose
 
     if not isinstance(run, dict):
         _fail(source, where, "expected a table (platform, workload, params, log, device, host, seed)")
     _check_keys(run, RUN_KEYS, source, where)
-    platform = run.get("platform", "distributed")
+    platform = run.get("platform", DEFAULT)
     if platform not in PLATFORMS:
         _fail(source, f"{where}.platform", f"unknown platform {platform!r}; known: {', '.join(PLATFORMS)}")
     workload = _text(run, "workload", source, where)
@@ -364,12 +365,12 @@ def load_cases(path: str | Path | None = None, only: list[str] | None = None) ->
 #: force, keeps its weight against its messages': R1's 3,200 units of 125 messages stay 125
 #: each, in 160 units at 1/20)
 SCALED_PARAMS = ("messages", "messages_per_pair", "depth", "then_messages", "transactions", "duration")
-#: the log settings that scale with the work, by platform: (name, default, minimum). The
-#: checkpoint cadence scales with the records a run writes, so a crash at a scaled time falls
-#: at the same point of its checkpoint interval; the log files scale with the bytes, so the
-#: log is as full (and a scaled run does not allocate IBM's 2 GiB of extents).
-SCALED_LOG = {"distributed": (("CheckPointLogRecdMax", 50_000, 1000), ("LogFilePages", 4096, 64)),
-              "zos": (("LOGLOAD", 500_000, 200),)}
+#: the log settings that scale with the work, by platform (its descriptor's ``scaled_log``):
+#: (name, default, minimum). The checkpoint cadence scales with the records a run writes, so a
+#: crash at a scaled time falls at the same point of its checkpoint interval; the log files
+#: scale with the bytes, so the log is as full (and a scaled run does not allocate IBM's 2 GiB
+#: of extents).
+SCALED_LOG = {name: d.scaled_log for name, d in PLATFORMS.items() if d.scaled_log}
 
 
 def scaled(case: dict, factor: float) -> dict:

@@ -1,7 +1,8 @@
 """The distributed queue manager's utilities over a run directory: ``qmstatus`` (DISPLAY
 QMSTATUS's log fields), ``dump`` (the logger dump, like amqldmpa), and the administrative
 commands that restart the queue manager to act on it: ``rcdmqimg``, ``rcrmqobj`` and
-``set-log-archived``.
+``set-log-archived``. They are the platform's own utilities: its descriptor lists them, and
+their work comes from the descriptor's ``tools`` (this module names no platform).
 """
 
 from __future__ import annotations
@@ -12,20 +13,25 @@ import click
 
 from mqlog.cli.group import cli, device_for_restart, emit_json, reading, text_value
 from mqlog.core.errors import MqlogError
+from mqlog.platforms import PLATFORMS, owner
 from mqlog.rundir import METRICS_FILE, QM_DIR, append_messages
 from mqlog.rundir import load_run as _load_run
 from mqlog.rundir import read_json as _read_json
 from mqlog.rundir import locked, run_platform, run_qm_config
 
+#: the platform these commands are the utilities of (its descriptor lists them): its functions
+#: come from the descriptor's ``tools``, a run of another platform is refused naming it
+PLATFORM = owner("dmpmqlog")
+
 
 def _distributed_space(directory: Path):
-    """The distributed log space a run left in ``directory``, its config, and the log's head
+    """The log space of the platform's run in ``directory``, its config, and the log's head
     (the caller holds the directory's lock, shared: :func:`reading`)."""
     from mqlog.core.errors import MqlogError
     from mqlog.core.log.reader import LogReader
     from mqlog.rundir import open_platform
 
-    run, values, platform = open_platform(directory, platform="distributed", label="distributed")
+    run, values, platform = open_platform(directory, platform=PLATFORM.name, label=PLATFORM.name)
     space = platform.space
     storage = space.storage
     control = space.load_control()
@@ -90,8 +96,8 @@ def _administer(directory: Path, action):
     _load_run(directory)  # not a run directory: say so before taking its lock
     with locked(directory):  # from reading run.json to the last message logged
         run = _load_run(directory)
-        if run.platform != "distributed":
-            raise MqlogError(f"{directory}: a {run.platform} queue manager; this command is for distributed ones")
+        if run.platform != PLATFORM.name:
+            raise MqlogError(f"{directory}: a {run.platform} queue manager; this command is for {PLATFORM.name} ones")
         if not (directory / QM_DIR).is_dir():
             raise MqlogError(f"{directory}: no {QM_DIR}/ directory with the queue manager's files")
         choice, values = run_platform(directory, run)
@@ -158,7 +164,7 @@ def rcdmqimg_cmd(directory: Path, queues: tuple, as_json: bool):
     DIRECTORY (linear logs only), moving MEDIALOG forward (rcdmqimg -t queue). A name may
     end in '*' (quote it from the shell): '*' images every queue, 'FILL.*' every queue whose
     name starts 'FILL.'."""
-    from mqlog.distributed.media import rcdmqimg
+    rcdmqimg = PLATFORM.tools().rcdmqimg
 
     def action(qm):
         sizes = {}
@@ -180,7 +186,7 @@ def rcrmqobj_cmd(directory: Path, queues: tuple, as_json: bool):
     on the distributed queue manager left in DIRECTORY. A damaged queue is re-created at
     restart already when the log is linear; this does it on request. A name may end in '*'
     (quote it from the shell): '*' re-creates every queue, damaged ones included."""
-    from mqlog.distributed.media import rcrmqobj
+    rcrmqobj = PLATFORM.tools().rcrmqobj
 
     def action(qm):
         depths = {}
@@ -222,27 +228,11 @@ def dump_cmd(directory: Path, as_json: bool):
     """The logger dump (like amqldmpa -c H) for the distributed queue manager a run left in DIRECTORY.
 
     Ring and files come from the log control file; the write statistics from the run's metrics."""
-    from mqlog.distributed.space import extent_name
-
     with reading(directory):
         run, values, space, head, storage = _distributed_space(directory)
         storage.close()
         m = _read_json(directory / METRICS_FILE) if (directory / METRICS_FILE).is_file() else {}
-    order = space.ring if not space.linear else space.active_extents()
-    worst = m.get("worst_write_by_file", {})
-    recent = sorted((kv for kv in worst.items() if kv[0].endswith(".LOG")), key=lambda kv: kv[0])[-8:]  # last 8 extents
-    dump = {
-        "logactive": space.primary, "loginactive": space.secondary, "FileCount": len(order),
-        "filenum": [extent_name(n) for n in order], "logBufSz": m.get("log_buffer_bytes", 0) // 4096,
-        "WriteSizeShort": m.get("write_size_short_bytes", 0), "WriteSizeLong": m.get("write_size_long_bytes", 0),
-        "WriteSizeMax": m.get("write_size_max_bytes", 0), "WriteTimeShort": m.get("write_time_short_us", 0),
-        "WriteTimeLong": m.get("write_time_long_us", 0), "WriteTimeShortMax": m.get("write_time_short_max_us", 0),
-        "WriteTimeLongMax": m.get("write_time_long_max_us", 0), "WriteTimeMax": m.get("write_time_max_us", 0),
-        "WriteTimeMaxAt": m.get("write_time_max_at_us", 0),
-        "WorstWriteByFile": {name: entry.get("us", 0) for name, entry in recent},
-        "staLogicalBytes": m.get("logical_bytes", 0), "staPhysicalBytes": m.get("physical_bytes", 0),
-        "staLogicalWrites": m.get("logical_writes", 0), "staPhysicalWrites": m.get("physical_writes", 0),
-    }
+    dump = PLATFORM.tools().logger_dump(space, m)
     if as_json:
         emit_json(dump)
         return
@@ -258,7 +248,7 @@ def dump_cmd(directory: Path, as_json: bool):
 
 
 def _lsn_option(ctx, param, value):
-    from mqlog.distributed.logdump import parse_lsn
+    parse_lsn = PLATFORM.tools().parse_lsn
 
     if value is None:
         return None
@@ -290,16 +280,18 @@ def dmpmqlog_cmd(directory: Path, base: bool, from_lsn: int | None, extent: int 
     taken for the end. For a z/OS queue manager use 'mqlog print' (CSQ1LOGP)."""
     import itertools
 
-    from mqlog.distributed.logdump import LogDump, summary_line
-    from mqlog.distributed.space import format_lsn
     from mqlog.rundir import open_platform
 
+    tools = PLATFORM.tools()
+    LogDump, summary_line, format_lsn = tools.LogDump, tools.summary_line, tools.format_lsn
     with reading(directory):
         run = _load_run(directory)
-        if run.platform == "zos":
-            raise MqlogError(f"{directory}: a z/OS queue manager; its log is formatted by 'mqlog print {directory}' "
-                             f"(CSQ1LOGP), dmpmqlog is for distributed ones")
-        _, _, platform = open_platform(directory, platform="distributed", label="distributed")
+        other = PLATFORMS.get(run.platform)
+        if other is not None and other is not PLATFORM and other.log_formatter is not None:
+            command, like = other.log_formatter  # the other platform's own log formatter
+            raise MqlogError(f"{directory}: a {other.shown} queue manager; its log is formatted by 'mqlog {command} "
+                             f"{directory}' ({like}), dmpmqlog is for {PLATFORM.name} ones")
+        _, _, platform = open_platform(directory, platform=PLATFORM.name, label=PLATFORM.name)
         try:
             dump = LogDump(platform.space, platform.record_types, from_lsn=from_lsn, base=base, extent=extent,
                            to_lsn=to_lsn)

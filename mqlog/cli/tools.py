@@ -356,9 +356,8 @@ def scan_cmd(path: Path, show: bool, as_json: bool) -> None:
     from mqlog.core.log.reader import LogReader
     from mqlog.core.disk.storage import DirectoryStorage
     from mqlog.core.format.pages import STALE
-    from mqlog.distributed.media import RECORD_TYPES as DISTRIBUTED_TYPES
+    from mqlog.platforms import PLATFORMS, record_types
     from mqlog.scanfile import FileFromBase, first_record, identify
-    from mqlog.zos.records import RECORD_TYPES as ZOS_TYPES
 
     # A log file of a run (DIR/qm/FILE, run.json or a lock there): read under the run's lock,
     # shared, like every other reader of a run directory.
@@ -383,8 +382,8 @@ def scan_cmd(path: Path, show: bool, as_json: bool) -> None:
             reader = None
             if start is not None:
                 # the platforms' record type codes never meet (docs/FORMAT.md §3.2): a file of
-                # either decodes with both platforms' record classes
-                reader = LogReader(source, start, record_types=DISTRIBUTED_TYPES + ZOS_TYPES)
+                # any decodes with every platform's record classes
+                reader = LogReader(source, start, record_types=record_types())
                 for address, record in reader:
                     kinds[type(record).__name__] += 1
                     if show and as_json:
@@ -412,7 +411,7 @@ def scan_cmd(path: Path, show: bool, as_json: bool) -> None:
     if kind.platform is not None and past_file:
         beyond = ("its last record continues in the next " if end.reason == "incomplete" else
                   "the file is full; the log goes on in the next ")
-        beyond += "extent" if kind.platform == "distributed" else "data set"
+        beyond += PLATFORMS[kind.platform].log_file_noun
     elif stale:
         beyond = f"{end.problem} at {end.source} offset {end.offset}: the rest of the file is from an earlier use"
     else:

@@ -1,5 +1,6 @@
 """The z/OS utilities over a run directory: ``print`` (CSQ1LOGP), ``bsds`` (CSQJU004),
-``stats`` (SMF 115 QJST) and ``convert-rba`` (CSQJUCNV). The work is :mod:`mqlog.zosrun`'s;
+``stats`` (SMF 115 QJST) and ``convert-rba`` (CSQJUCNV), the platform's own utilities (its
+descriptor lists them). The work is done by :mod:`mqlog.zosrun` and the descriptor's ``tools``;
 these commands parse the options and print what it returns, each line fitted to the terminal
 (:func:`fit_lines`); ``--json`` gives the whole of it.
 """
@@ -51,11 +52,10 @@ def fit_lines(text: str, width: int | None) -> str:
 @click.option("--json", "as_json", is_flag=True)
 def print_cmd(directory: Path, rba_start, rba_end, urid, queue, summary, status, as_json: bool):
     """Log print (like CSQ1LOGP) of the z/OS queue manager a run left in DIRECTORY."""
-    from mqlog.zos.utilities.logprint import summary_statuses
-    from mqlog.zosrun import print_run
+    from mqlog.zosrun import PLATFORM, print_run
 
     try:
-        summary_statuses(status)
+        PLATFORM.tools().summary_statuses(status)
     except MqlogError as exc:
         raise click.BadParameter(str(exc).removeprefix("STATUS="), param_hint="--status") from None
     result = print_run(directory, rba_start=rba_start, rba_end=rba_end, urid=urid, queue=queue,
@@ -100,7 +100,7 @@ def stats_cmd(directory: Path, as_json: bool):
 def convert_rba_cmd(directory: Path, as_json: bool):
     """Convert the BSDS of the z/OS queue manager a run left in DIRECTORY to 8-byte RBAs
     (like CSQJUCNV). One way: there is no going back to 6-byte RBAs."""
-    from mqlog.zosrun import open_zos
+    from mqlog.zosrun import PLATFORM, open_zos
 
     _load_run(directory)  # not a run directory: say so before taking its lock
     with locked(directory):
@@ -108,16 +108,15 @@ def convert_rba_cmd(directory: Path, as_json: bool):
         try:
             if space.load_control() is None:
                 raise MqlogError(f"{directory}: the queue manager was never created (no checkpoint on disk)")
-            converted = space.convert_to_rba8()
+            converted, settings, message = PLATFORM.tools().convert_rba(space)
         finally:
             space.storage.close()
         import attrs
 
         run = _load_run(directory)
-        write_run(directory, attrs.evolve(run, log={**run.log, "RBA8": "YES"}))
-    message = ("CSQJ445I BSDS converted to 8-byte RBA and LRSN format" if converted
-               else "the BSDS already uses 8-byte RBAs: nothing to do")
+        # the queue manager's log settings as the conversion left them
+        write_run(directory, attrs.evolve(run, log={**run.log, **settings}))
     if as_json:
-        emit_json({"converted": converted, "RBA8": "YES", "messages": [message]})
+        emit_json({"converted": converted, **settings, "messages": [message]})
         return
     click.echo(message)

@@ -175,16 +175,18 @@ class FaultClasses:
         index, _ = point
         where, k = self._image_points[index]
         disk = self._image_fact(index)[0]
-        if rng.randrange(4) == 0 and disk.exists("BSDS01") and disk.exists("BSDS02"):
-            name = ("BSDS01", "BSDS02")[rng.randrange(2)]
+        # the control data's copies (dual BSDS), when there are two: one of them overwritten
+        controls = sorted(n for n in disk.list() if is_control(self.platform, n))
+        if rng.randrange(4) == 0 and len(controls) == 2:
+            name = controls[rng.randrange(2)]
             return f"{where}: {name} overwritten", k, (k, name, 0, rng.randbytes(max(1, disk.size(name))))
         found = self._live_page(index, rng)
         if found is None:
             return f"{where}: no log page to damage", k, None
         page, name, offset = found
         copy = 1 + rng.randrange(2)
-        if copy == 2:
-            name = name.replace("LOGCOPY1.", "LOGCOPY2.")
+        copies = copies_of(self.platform, name)  # a file with one copy (an archive) is its own copy 2
+        name = copies[min(copy, len(copies)) - 1]
         return (f"{where}: log page {page:#x} of copy {copy} ({name}) overwritten", k,
                 (k, name, offset, rng.randbytes(PAGE_SIZE)))
 
