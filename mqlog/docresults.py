@@ -56,7 +56,7 @@ _FIELD = re.compile(r"\{(?:(?P<label>[\w-]+)@)?(?P<path>[\w.]+(?:\.[<>=]+\w+)?)"
 
 
 #: reads a sweep's ``results/`` (Parquet) into rows, ``(path, sweep=True) -> [dict]``: the
-#: command line sets it (``mqlog.spark.report.read_result_rows``), as this layer imports no
+#: command line sets it (``mqlog.spark.htmlreport.read_result_rows``), as this layer imports no
 #: module of the Spark jobs' layer
 read_rows = None
 

@@ -61,7 +61,7 @@ def restart_phases() -> list[dict]:
     from mqlog.core.format.pages import PAGE_SIZE
     from mqlog.core.host.profiles import DEFAULT_HOST, load_hosts
     from mqlog.core.qm.config import QmConfig
-    from mqlog.core.recovery.engine import REPLAY_CHUNK_PAGES
+    from mqlog.core.recovery.state import REPLAY_CHUNK_PAGES
     from mqlog.core.recovery.phases import PHASES
 
     hosts = load_hosts()

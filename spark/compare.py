@@ -211,7 +211,7 @@ def run_cell(task: dict) -> dict:
         # applications' journal, and report what restart cost.
         import attrs
 
-        from mqlog.core.recovery.report import BackoutImpossible
+        from mqlog.core.recovery.outcome import BackoutImpossible
 
         mode = task.get("restart_mode", DEFAULT_RESTART_MODE)
         metrics["restart_mode"] = mode

@@ -369,7 +369,7 @@ def test_log_contents_json(data):
     """log_contents.json as mqlog report reads it: a shape check that refuses by name what
     the report could not draw, and the report draws what it accepts."""
     from mqlog.spark.contents import check_contents
-    from mqlog.spark.report import contents_plot, contents_table
+    from mqlog.spark.htmlreport import contents_plot, contents_table
 
     good = {"a": {"records": 10, "bytes": 1000, "by_type": {"PUT": {"records": 4, "bytes": 800}},
                   "uows": {"committed": {"uows": 2, "records_per_uow": 3.0, "most_records": 3}},

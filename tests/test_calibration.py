@@ -9,7 +9,7 @@ import math
 
 import pytest
 
-from mqlog.calibration import report
+from mqlog.calibration import output as report
 from mqlog.calibration.cases import COMPUTATIONS, figures_of, load_cases, parse_cases, run_case
 from mqlog.cli import main
 from mqlog.core.errors import CalibrationCaseError, MqlogError

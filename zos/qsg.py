@@ -44,7 +44,7 @@ from mqlog.core.objects.queuefile import MessageState
 from mqlog.core.objects.queues import Message, Queue
 from mqlog.core.log.reader import LogReader
 from mqlog.core.format.records import NO_ADDRESS, Backout, Clr, Commit, Get, Prepare, Put, PutSegment
-from mqlog.core.recovery.engine import Recovery
+from mqlog.core.recovery.state import Recovery
 from mqlog.core.objects.uow import MEMBER_SHIFT
 from mqlog.zos.records import CfBackup
 

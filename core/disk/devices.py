@@ -55,7 +55,7 @@ import simpy
 
 from mqlog.core.disk.fscalls import FileSystemCalls, as_calls
 from mqlog.core.errors import DeviceProfileError, ParameterError
-from mqlog.core.profiles import ProfileCatalogue, as_float, check_range, check_text
+from mqlog.core.catalogue import ProfileCatalogue, as_float, check_range, check_text
 
 __all__ = [
     "DeviceProfile",
@@ -192,7 +192,7 @@ PROFILE_FIELDS: tuple[str, ...] = tuple(
 #: the fields a profile may leave out: their defaults are a local file system's
 OPTIONAL_FIELDS = frozenset({"channel_mb_s", "local_call_us", "round_trip_us", "fs_calls", "read_ahead_kb",
                              "atomic_write_bytes"})
-#: how device profile files are read and one profile chosen (:mod:`mqlog.core.profiles`)
+#: how device profile files are read and one profile chosen (:mod:`mqlog.core.catalogue`)
 CATALOGUE = ProfileCatalogue(cls=DeviceProfile, error=DeviceProfileError, noun="profile",
                              plural="device profiles", example="mydisk", option="",
                              package=__package__ or "mqlog.core.disk", filename="devices.toml",

@@ -41,7 +41,7 @@ import attrs
 import simpy
 
 from mqlog.core.errors import HostProfileError
-from mqlog.core.profiles import ProfileCatalogue, as_float, check_range, check_text
+from mqlog.core.catalogue import ProfileCatalogue, as_float, check_range, check_text
 
 __all__ = [
     "HostProfile",
@@ -207,7 +207,7 @@ class HostProfile:
 
 #: the fields a profile table in a TOML file may (and, without ``base``, must) set
 HOST_FIELDS: tuple[str, ...] = tuple(a.name for a in attrs.fields(HostProfile) if a.name != "name")
-#: how host profile files are read and one host chosen (:mod:`mqlog.core.profiles`)
+#: how host profile files are read and one host chosen (:mod:`mqlog.core.catalogue`)
 CATALOGUE = ProfileCatalogue(cls=HostProfile, error=HostProfileError, noun="host", plural="host profiles",
                              example="myhost", option="--host", package=__package__ or "mqlog.core.host",
                              filename="hosts.toml", here=os.path.dirname(__file__),

@@ -27,13 +27,13 @@ This module owns starting and stopping, queue definitions and appending records
 (:meth:`_log`). The queue manager is composed of parts, each with its own state and
 interface: the unit-of-work table (:class:`~mqlog.core.qm.uowtable.UowTable`: open units,
 their age index, numbers, the operations the reserve counts), the checkpoint schedule
-(:class:`~mqlog.core.qm.checkpoints.CheckpointSchedule`: the last checkpoint, what is counted
+(:class:`~mqlog.core.qm.checkpointing.CheckpointSchedule`: the last checkpoint, what is counted
 towards the next), the log reserve (:class:`~mqlog.core.qm.logspace.LogReserve`: room held
 back and claimed, the log-full episode) and the run's settings (the platform's
 :class:`~mqlog.core.platform.RuntimeSettings`). Its methods are grouped in mixins, one module
 each and with no state of their own: MQPUT and MQGET (:mod:`.mqi`), units of work and
-syncpoint (:mod:`.units`), log space and the log-full episode (:mod:`.logspace`), checkpoints
-and what follows them (:mod:`.checkpoints`), shunting (:mod:`.shunting`). Restart recovery
+syncpoint (:mod:`.syncpoint`), log space and the log-full episode (:mod:`.logspace`), checkpoints
+and what follows them (:mod:`.checkpointing`), shunting (:mod:`.shunting`). Restart recovery
 (:mod:`mqlog.core.recovery.restart`) works through the narrow
 :class:`~mqlog.core.recovery.protocol.RecoveryTarget`, and hands what replay recovered to
 :meth:`QueueManager.recovered`.
@@ -58,14 +58,14 @@ from mqlog.core.objects.queuefile import QueueFile, file_name_for, list_queue_fi
 from mqlog.core.objects.queues import DamagedQueue, Queue
 from mqlog.core.objects.uow import MEMBER_SHIFT, MqiError, Reason, UnitOfWork, UowState
 from mqlog.core.platform import Platform
-from mqlog.core.qm.checkpoints import CheckpointMixin, CheckpointSchedule
+from mqlog.core.qm.checkpointing import CheckpointMixin, CheckpointSchedule
 from mqlog.core.qm.config import QmConfig, QmCounters
 from mqlog.core.qm.connection import Connection
 from mqlog.core.qm.logspace import LogReserve, LogSpaceMixin
 from mqlog.core.qm.mqi import MqiCallsMixin
 from mqlog.core.qm.services import QmServices
 from mqlog.core.qm.shunting import ShuntingMixin
-from mqlog.core.qm.units import UnitsOfWorkMixin
+from mqlog.core.qm.syncpoint import UnitsOfWorkMixin
 from mqlog.core.qm.uowtable import UowTable
 from mqlog.core.qm.waits import Deadlines, Marks
 from mqlog.core.recovery.protocol import RecoveredState

@@ -24,7 +24,7 @@ import attrs
 from mqlog.core.format.records import NO_ADDRESS
 from mqlog.core.objects.uow import MqiError, UnitOfWork, UowState
 from mqlog.core.platform import UowView
-from mqlog.core.qm.checkpoints import CHECKPOINT_MARKS_MAX
+from mqlog.core.qm.checkpointing import CHECKPOINT_MARKS_MAX
 
 
 class ShuntingMixin:

@@ -13,7 +13,7 @@ and removed when it ends (:meth:`ended`). Restart files the units it leaves in d
 
 The MQI calls' hot path numbers a new unit, files a unit's Begin and adds a logged unit's
 operation itself (``next_id``, ``open``, ``ages`` and ``logged_ops`` are public: a ``+= 1``
-rather than a call, on every MQI call under syncpoint: :mod:`.units`, :mod:`.mqi`,
+rather than a call, on every MQI call under syncpoint: :mod:`.syncpoint`, :mod:`.mqi`,
 ``QueueManager._log_uow``); everything else changes the table through its methods. ``open``
 and ``ages`` are never rebound: the queue manager keeps them bound as ``uows`` and ``_ages``. :meth:`check` holds its invariants for stress and crash tests.
 """

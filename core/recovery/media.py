@@ -19,7 +19,7 @@ from mqlog.core.objects.queuefile import QueueFile, file_name_for
 from mqlog.core.objects.queues import DamagedQueue, Message, Queue
 from mqlog.core.objects.uow import MqiError
 from mqlog.core.platform import LogControl
-from mqlog.core.recovery.engine import Recovery
+from mqlog.core.recovery.state import Recovery
 from mqlog.core.recovery.redo import max_depth_of
 
 

@@ -1,11 +1,11 @@
 """Restart's phases as data: what each does and what it is charged, beside the code that
-charges it (:mod:`.restart`, :mod:`.engine`, :mod:`.undo`).
+charges it (:mod:`.restart`, :mod:`.state`, :mod:`.undo`).
 
 Each :class:`Phase` names the ``restart_phases`` field a restart reports its time in, so a
 phase here that restart no longer reports fails the tests (``tests/test_docs_listings.py``).
 ``mqlog restart --phases`` prints the table with the figures put in: a ``{host:FIELD}`` is
 the host profiles' FIELD (``replay_record_us``: 5 µs on ``v93-xeon``, 10 on ``v91-xeon``),
-``{replay_read}`` the size of one replay read (:data:`.engine.REPLAY_CHUNK_PAGES` pages) and
+``{replay_read}`` the size of one replay read (:data:`.state.REPLAY_CHUNK_PAGES` pages) and
 ``{queue_buffer}`` a queue's buffer (:class:`~mqlog.core.qm.config.QmConfig`), so that
 docs/guide/05-restart-time.md's table of them follows the model's figures.
 """
@@ -36,7 +36,7 @@ PHASES: tuple[Phase, ...] = (
           "records that change a queue (put, segment, get, CLR): each queue's changes wait in its queue buffer "
           "({queue_buffer}, `persistent_buffer_bytes`), as in normal running, and when the persistent data held "
           "there outgrows it the queue is spilled to its file (a write call and the file's writes); legacy also "
-          "opens, writes and closes the queue file per such record (`core/recovery/engine.py`, `restart.py`). A "
+          "opens, writes and closes the queue file per such record (`core/recovery/state.py`, `restart.py`). A "
           "call costs by its class on the device's file system (`mqlog devices --calls`): a kernel call on a "
           "local one, a round trip or a server commit on NFS. **CPU**: {host:replay_record_us} a "
           "record and {host:copy_ns_per_byte} a byte read, on one core"),

@@ -3,7 +3,7 @@ data) and redoing the log from the checkpoint onto the queues ("repeating histor
 the table of units of work is rebuilt – the checkpoint's table, plus those that begin later,
 less those whose commit or backout is found. Redo is idempotent per message, because a queue
 file may already be newer than the checkpoint (a later flush whose checkpoint never
-completed). :class:`Redo` is a part of :class:`~mqlog.core.recovery.engine.Recovery`, whose
+completed). :class:`Redo` is a part of :class:`~mqlog.core.recovery.state.Recovery`, whose
 state it works on.
 
 Loading is lazy, as IBM describes it: replay comes first; then recovery loads only the queues
@@ -37,7 +37,7 @@ from mqlog.core.format.records import (NO_ADDRESS, Backout, Begin, CheckpointEnd
 from mqlog.core.objects.queuefile import MessageState, QueueFile, file_name_for, list_queue_files
 from mqlog.core.objects.queues import Message, Queue
 from mqlog.core.objects.uow import MEMBER_SHIFT
-from mqlog.core.recovery.report import RebuiltUow
+from mqlog.core.recovery.outcome import RebuiltUow
 
 #: (redo_put: its caller has not looked the queue up)
 _LOOK_UP = object()

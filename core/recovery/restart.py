@@ -1,6 +1,6 @@
 """Restart recovery, the driver: from the last complete checkpoint to the end of the log,
 in IBM's two phases and their sub-steps, each charged in virtual time and reported
-(:class:`~mqlog.core.recovery.report.RecoveryReport`, ``restart_phases``).
+(:class:`~mqlog.core.recovery.outcome.RecoveryReport`, ``restart_phases``).
 
 IBM describes restart as two main phases – **replay** (read the log from the last checkpoint
 and redo it into the queue files) and **recovery** (load the queues that in-flight units of
@@ -18,7 +18,7 @@ Here:
    (:mod:`.redo`). Charged: the sequential log reads, the queue-file work of each record that
    changes a queue (held in its queue buffer, spilled to its file when the buffer fills;
    legacy also one file-system call per record),
-   the host's CPU per record and per byte (:mod:`.engine`).
+   the host's CPU per record and per byte (:mod:`.state`).
 2. **Recovery** – (a) the queues holding uncommitted state of units of work still open are
    loaded (in parallel with 9.1.1, one after another before it); every other queue is left
    to its first use after restart; (b) each unit of work left in the table has its backward
@@ -43,7 +43,7 @@ from mqlog.core.format.records import NO_ADDRESS
 from mqlog.core.log.reader import LogReader
 from mqlog.core.objects.queuefile import file_name_for
 from mqlog.core.platform import LogControl
-from mqlog.core.recovery.engine import CPU_BATCH_US, QUEUE_RECORDS, Recovery
+from mqlog.core.recovery.state import CPU_BATCH_US, QUEUE_RECORDS, Recovery
 from mqlog.core.recovery.media import image_unknown, mend_damaged
 from mqlog.core.recovery.protocol import RecoveredState, RecoveryTarget
 

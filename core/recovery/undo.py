@@ -17,7 +17,7 @@ out costs, per uncommitted message, its CLR built and logged (``log_record_us``)
 message reconciled with its queue (``reconcile_message_us``; a queue recovery had not
 loaded yet is loaded first) – so recovery follows the number of uncommitted messages, not
 the units they are spread over, nor their bytes. :class:`Undo` is a part of
-:class:`~mqlog.core.recovery.engine.Recovery`, whose state it works on.
+:class:`~mqlog.core.recovery.state.Recovery`, whose state it works on.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from mqlog.core.log.reader import LogReader
 from mqlog.core.objects.queuefile import MessageState
 from mqlog.core.objects.uow import Op, UnitOfWork
 from mqlog.core.objects.uow import UowState as LiveState
-from mqlog.core.recovery.report import BackoutImpossible, RebuiltUow
+from mqlog.core.recovery.outcome import BackoutImpossible, RebuiltUow
 
 #: a backward chain longer than this many records loops (a unit of work is bounded by
 #: the limit on its operations and by the log's size long before it)

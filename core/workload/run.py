@@ -505,7 +505,7 @@ def restart_run(make_platform: Callable[[Storage], Platform], storage: Storage, 
 
     A queue manager whose first checkpoint never reached the disk was never created: there
     is nothing to recover, nothing is written, and the report says so."""
-    from mqlog.core.recovery.report import RecoveryReport
+    from mqlog.core.recovery.outcome import RecoveryReport
 
     env = simpy.Environment()
     platform = make_platform(storage)

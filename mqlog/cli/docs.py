@@ -31,7 +31,7 @@ def docs_cmd(pages, mode, fast, only, list_only, as_json):
     from mqlog import docresults
     from mqlog.docindex import describe_page, pages as published, unmarked_figures, unmarked_tables
     from mqlog.docpages import check_page
-    from mqlog.spark.report import read_result_rows
+    from mqlog.spark.htmlreport import read_result_rows
 
     docresults.read_rows = read_result_rows   # a sweep's Parquet, read with pyarrow (no Spark starts)
 

@@ -62,7 +62,7 @@ def compare_cmd(workload, sets, matrix, device, host, seed, out, master, crash_a
     from mqlog.core.workload.spec import parse_set
     from mqlog.spark.compare import check_matrix, compare, format_lines, format_table, load_matrix, results_frame
     from mqlog.spark.contents import CONTENTS_FILE, RUNS_DIR, log_contents
-    from mqlog.spark.report import compare_heading, contents_table, render
+    from mqlog.spark.htmlreport import compare_heading, contents_table, render
     from mqlog.spark.session import spark_session, task_errors
 
     if list_only:
@@ -173,7 +173,7 @@ def sweep_cmd(sweep, out, master, list_only, host, as_json):
     """Run SWEEP (a built-in name, or a TOML file) as Spark tasks; cells already in OUT are
     skipped. Built-ins: log-size-vs-rollbacks, complog-vs-payload, logload-vs-shunting,
     dual-vs-single, write-integrity-vs-concurrency."""
-    from mqlog.spark.report import format_sweep, render_sweep
+    from mqlog.spark.htmlreport import format_sweep, render_sweep
     from mqlog.spark.sweep import cells, describe_sweep, load_sweep, read_results, run_sweep
     from mqlog.spark.session import spark_session
 
@@ -232,7 +232,7 @@ def report_cmd(directory: Path, output, as_json):
     """Write the HTML report of a 'mqlog compare' or 'mqlog sweep' output directory again
     (read with pyarrow: no Spark starts)."""
     from mqlog.spark.contents import CONTENTS_FILE, check_contents
-    from mqlog.spark.report import check_result_rows, compare_heading, read_result_rows, render, render_sweep
+    from mqlog.spark.htmlreport import check_result_rows, compare_heading, read_result_rows, render, render_sweep
     from mqlog.spark.sweep import BUILTIN_SWEEPS, load_sweep
 
     output = output if output is not None else directory / "report.html"
@@ -442,7 +442,7 @@ def calibrate_cmd(only, cases_file, master, device, host, out, write_docs, scale
     """Run the calibration cases (one Spark task each) and compare the model's figures with
     IBM's: prints case, figure, IBM, model, tolerance and ok/MISSED; exits 1 if any figure
     is MISSED."""
-    from mqlog.calibration import report
+    from mqlog.calibration import output as report
     from mqlog.calibration.cases import load_cases, scaled
     from mqlog.core.disk.devices import get_profile
     from mqlog.spark.calibrate import run_cases

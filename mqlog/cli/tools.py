@@ -163,7 +163,7 @@ def _fit_mqldt(source: str, name: str | None, output: str | None, as_json: bool 
 
     from mqlog.core.disk.devicefit import fit_profile, profile_toml
     from mqlog.core.disk.mqldt import read_mqldt
-    from mqlog.core.profiles import fmt_number
+    from mqlog.core.catalogue import fmt_number
 
     if name is None:
         name = re.sub(r"[^A-Za-z0-9_-]+", "-", Path(source).stem).strip("-") or "mqldt"

@@ -324,7 +324,7 @@ def test_restart_needs_none_of_the_records_a_roll_forward_superseded(monkeypatch
     log reuse them: once a complete round of copies is on disk, restart must rebuild the
     unit from the copies without reading what they replaced (it used to follow the first
     copy's chain pointer into the overwritten originals and refuse the log as broken)."""
-    from mqlog.core.recovery.engine import Recovery
+    from mqlog.core.recovery.state import Recovery
 
     rig, state = _a_prepared_unit_rolled_forward()
     assert rig.qm.counters.uows_rolled_forward == 1

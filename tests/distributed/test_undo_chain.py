@@ -16,7 +16,7 @@ import pytest
 from mqlog.core.errors import LogCorruptionError
 from mqlog.core.disk.faults import FaultInjectingStorage
 from mqlog.core.format.records import NO_ADDRESS
-from mqlog.core.recovery.engine import Recovery
+from mqlog.core.recovery.state import Recovery
 from mqlog.core.disk.storage import MemoryStorage
 
 from .qmkit import make_qm, run

@@ -13,7 +13,7 @@ import pytest
 from mqlog.core.errors import MqlogError
 from mqlog.spark.compare import (DEFAULT_MATRIX, FingerprintMismatch, check_fingerprints, check_matrix, compare,
                                  load_matrix, results_frame, run_cell)
-from mqlog.spark.report import render
+from mqlog.spark.htmlreport import render
 
 SMALL = {"pairs": 2, "messages_per_pair": 40, "message_size": 2000}
 CELLS = [

@@ -7,7 +7,7 @@ import tomllib
 import pytest
 
 from mqlog.core.errors import MqlogError
-from mqlog.spark.report import render_sweep
+from mqlog.spark.htmlreport import render_sweep
 from mqlog.spark.sweep import BUILTIN_SWEEPS, cells, load_sweep, read_results, run_sweep
 
 SMALL = """
@@ -121,7 +121,7 @@ def _row(config, size, device, seed=0, commits=10):
 def test_every_swept_axis_is_a_column_and_numbers_sort_as_numbers():
     """A sweep over two devices: the device is a column (each cell appears once, not twice with
     different numbers), and 16 < 256 < 1024, not 1024 < 16 < 256 as text sorts them."""
-    from mqlog.spark.report import sweep_axes, sweep_cells
+    from mqlog.spark.htmlreport import sweep_axes, sweep_cells
 
     rows = [_row("zos", size, device) for size in (1024, 16, 256) for device in ("ssd", "dasd")]
     assert sweep_axes(rows) == ["configuration", "workload.message_size", "device"]

@@ -13,7 +13,7 @@ from mqlog.core.disk.devices import Device, get_profile
 from mqlog.core.errors import SimulatedCrash
 from mqlog.core.disk.faults import FaultInjectingStorage, FaultPlan
 from mqlog.core.qm.manager import QmConfig, QueueManager
-from mqlog.core.recovery.report import BackoutImpossible
+from mqlog.core.recovery.outcome import BackoutImpossible
 from mqlog.core.disk.storage import MemoryStorage
 from mqlog.zos.platform import zos_platform
 

@@ -52,7 +52,7 @@ from mqlog.core.platform import LogControl
 from mqlog.core.recovery.pagecache import PageCache
 from mqlog.core.recovery.protocol import RecoveryTarget
 from mqlog.core.recovery.redo import Redo
-from mqlog.core.recovery.report import RebuiltUow, RecoveryReport
+from mqlog.core.recovery.outcome import RebuiltUow, RecoveryReport
 from mqlog.core.recovery.undo import Undo
 
 #: pages the 9.1.1 restart reads per log read request; the legacy restart reads one page a request
