@@ -357,3 +357,40 @@ def carry_on(directory: Path, *, resolve, workload: str | None = None, sets: dic
         raise MqlogError(f"{result.metrics['abnormal_end']} (during the restart, before the workload's first call: "
                          f"nothing was run; 'mqlog restart {directory} --verify' recovers it once that is mended)")
     return CarryOnOutcome(run, result, report, verdict, restart.get("qm"), changed)
+
+
+def administer(directory: Path, action, *, platform, resolve_device: Callable[[str], str]):
+    """Run an administrative ``action(qm)`` (rcdmqimg, rcrmqobj, SET LOG ARCHIVED) on the queue
+    manager a run left in ``directory``: restart it, act, shut it down with a controlled end;
+    its console messages go to the error log, also when the action fails part way (what it did
+    is on disk). ``platform`` is the descriptor whose command this is: a run of another is
+    refused naming both; ``resolve_device`` turns run.json's device into a profile. Returns
+    what ``action`` returned and the queue manager. run.json records the ending: a controlled
+    one, or none known when the action failed."""
+    from mqlog.core.disk.storage import DirectoryStorage
+    from mqlog.core.workload.run import administer as administer_qm, later_ending
+    from mqlog.rundir import run_platform
+
+    def keep_messages(qm):
+        append_messages(directory, qm.platform, qm.messages)
+
+    load_run(directory)  # not a run directory: say so before taking its lock
+    with locked(directory):  # from reading run.json to the last message logged
+        record = load_run(directory)
+        if record.platform != platform.name:
+            raise MqlogError(f"{directory}: a {record.platform} queue manager; this command is for {platform.name} ones")
+        if not (directory / QM_DIR).is_dir():
+            raise MqlogError(f"{directory}: no {QM_DIR}/ directory with the queue manager's files")
+        choice, values = run_platform(directory, record)
+        storage = DirectoryStorage(directory / QM_DIR)
+        try:
+            done = administer_qm(choice.maker(values), storage, action, device=resolve_device(record.device),
+                                 host=record.host, qm_config=run_qm_config(record), on_exit=keep_messages)
+        except BaseException:
+            record_ending(directory, None)  # stopped part way: how is not known
+            raise
+        finally:
+            storage.close()
+        # it ended with a controlled shutdown: a later restart says so, not the run's own end
+        record_ending(directory, later_ending(done[1].platform, "controlled", len(done[1].in_doubt())))
+        return done

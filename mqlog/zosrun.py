@@ -6,8 +6,8 @@ The listings themselves are the platform's (its descriptor's ``tools``: they wor
 space); this module is the application layer's part: finding the run's platform
 (:mod:`mqlog.rundir`), its lock, its metrics.json. :func:`open_zos` raises
 :class:`~mqlog.core.errors.MqlogError` with a one-line message if DIR is not such a
-directory; :func:`print_run`, :func:`bsds_run` and :func:`stats_run` do the whole job for a
-directory, so that command-line commands are one-liners.
+directory; :func:`print_run`, :func:`bsds_run`, :func:`stats_run` and :func:`convert_rba_run`
+do the whole job for a directory, so that command-line commands are one-liners.
 """
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ from pathlib import Path
 
 from mqlog.core.errors import MqlogError
 from mqlog.platforms import owner
-from mqlog.rundir import load_metrics, load_run, open_platform, read_locked
+from mqlog.rundir import load_metrics, load_run, locked, open_platform, read_locked, write_run
 
-__all__ = ["PLATFORM", "open_zos", "print_run", "bsds_run", "stats_run"]
+__all__ = ["PLATFORM", "open_zos", "print_run", "bsds_run", "stats_run", "convert_rba_run"]
 
 #: the platform whose utilities these are (its descriptor lists ``mqlog print``)
 PLATFORM = owner("print")
@@ -79,3 +79,23 @@ def stats_run(directory: Path, *, as_json: bool = False):
         return PLATFORM.tools().stats_listing(space, metrics, as_json=as_json)
 
     return _closing(Path(directory), action)
+
+
+def convert_rba_run(directory: Path) -> tuple[bool, dict, str]:
+    """CSQJUCNV on the run in ``directory``, under its lock: the BSDS converted to 8-byte RBAs
+    (one way), and run.json's log settings as the conversion left them. Returns whether it
+    converted, those settings and the utility's message."""
+    import attrs
+
+    load_run(directory)  # not a run directory: say so before taking its lock
+    with locked(directory):
+        space, _, _, _ = open_zos(directory)
+        try:
+            if space.load_control() is None:
+                raise MqlogError(f"{directory}: the queue manager was never created (no checkpoint on disk)")
+            converted, settings, message = PLATFORM.tools().convert_rba(space)
+        finally:
+            space.storage.close()
+        run = load_run(directory)
+        write_run(directory, attrs.evolve(run, log={**run.log, **settings}))
+    return converted, settings, message

@@ -14,10 +14,9 @@ import click
 from mqlog.cli.group import cli, device_for_restart, emit_json, reading, text_value
 from mqlog.core.errors import MqlogError
 from mqlog.platforms import PLATFORMS, owner
-from mqlog.rundir import METRICS_FILE, QM_DIR, append_messages
+from mqlog.rundir import METRICS_FILE
 from mqlog.rundir import load_run as _load_run
 from mqlog.rundir import read_json as _read_json
-from mqlog.rundir import locked, run_platform, run_qm_config
 
 #: the platform these commands are the utilities of (its descriptor lists them): its functions
 #: come from the descriptor's ``tools``, a run of another platform is refused naming it
@@ -84,36 +83,11 @@ def _after_the_crash(directory: Path, run, in_use_bytes: int) -> None:
 
 
 def _administer(directory: Path, action):
-    """Run an administrative ``action(qm)`` on the distributed queue manager left in
-    ``directory``: restart it, act, shut it down; its messages go to the error log."""
-    from mqlog.core.workload.run import administer, later_ending
-    from mqlog.rundir import record_ending
-    from mqlog.core.disk.storage import DirectoryStorage
+    """Run an administrative ``action(qm)`` on the platform's queue manager left in
+    ``directory`` (:func:`mqlog.usecases.administer`)."""
+    from mqlog.usecases import administer
 
-    def keep_messages(qm):  # also when the action fails part way: what it did is on disk
-        append_messages(directory, qm.platform, qm.messages)
-
-    _load_run(directory)  # not a run directory: say so before taking its lock
-    with locked(directory):  # from reading run.json to the last message logged
-        run = _load_run(directory)
-        if run.platform != PLATFORM.name:
-            raise MqlogError(f"{directory}: a {run.platform} queue manager; this command is for {PLATFORM.name} ones")
-        if not (directory / QM_DIR).is_dir():
-            raise MqlogError(f"{directory}: no {QM_DIR}/ directory with the queue manager's files")
-        choice, values = run_platform(directory, run)
-        storage = DirectoryStorage(directory / QM_DIR)
-        try:
-            done = administer(choice.maker(values), storage, action, device=device_for_restart(run.device),
-                              host=run.host, qm_config=run_qm_config(run),
-                              on_exit=keep_messages)
-        except BaseException:
-            record_ending(directory, None)  # stopped part way: how is not known
-            raise
-        finally:
-            storage.close()
-        # it ended with a controlled shutdown: a later restart says so, not the run's own end
-        record_ending(directory, later_ending(done[1].platform, "controlled", len(done[1].in_doubt())))
-        return done
+    return administer(directory, action, platform=PLATFORM, resolve_device=device_for_restart)
 
 
 def _admin_report(qm, as_json: bool, summary: dict) -> None:

@@ -13,8 +13,6 @@ import click
 
 from mqlog.cli.group import cli, emit_json, json_option, terminal_width
 from mqlog.core.errors import MqlogError
-from mqlog.rundir import load_run as _load_run
-from mqlog.rundir import locked, write_run
 
 
 def fit_lines(text: str, width: int | None) -> str:
@@ -100,22 +98,9 @@ def stats_cmd(directory: Path, as_json: bool):
 def convert_rba_cmd(directory: Path, as_json: bool):
     """Convert the BSDS of the z/OS queue manager a run left in DIRECTORY to 8-byte RBAs
     (like CSQJUCNV). One way: there is no going back to 6-byte RBAs."""
-    from mqlog.zosrun import PLATFORM, open_zos
+    from mqlog.zosrun import convert_rba_run
 
-    _load_run(directory)  # not a run directory: say so before taking its lock
-    with locked(directory):
-        space, _, _, _ = open_zos(directory)
-        try:
-            if space.load_control() is None:
-                raise MqlogError(f"{directory}: the queue manager was never created (no checkpoint on disk)")
-            converted, settings, message = PLATFORM.tools().convert_rba(space)
-        finally:
-            space.storage.close()
-        import attrs
-
-        run = _load_run(directory)
-        # the queue manager's log settings as the conversion left them
-        write_run(directory, attrs.evolve(run, log={**run.log, **settings}))
+    converted, settings, message = convert_rba_run(directory)
     if as_json:
         emit_json({"converted": converted, **settings, "messages": [message]})
         return
