@@ -71,12 +71,6 @@ class PageSource(Protocol):
         """The 4096 bytes stored for the page at ``address`` (b"" if the space holds none),
         the name of the file they came from and the offset in it."""
 
-    # Optional, for a reader given ``scan_read``: ``unwritten_run(address, limit) -> int``,
-    # how many pages from ``address`` (below ``limit``) ``scan_read`` would return as zeros –
-    # each one unwritten, with nothing else to say – found without reading them one by one
-    # (0 where it cannot tell cheaply). Past the end of the log restart reads to the end of
-    # the file in use: thousands of pages of zeros, most of its reading.
-
 
 @attrs.frozen
 class EndOfLog:
@@ -146,7 +140,8 @@ class LogReader:
     def __init__(self, source: PageSource, start: int, *, format_address: Callable[[int], str] = _hex,
                  lookahead_pages: int = 1024, record_types: Sequence[type] = (), written_to: tuple[int, int] | None = None,
                  scan_to: Callable[[int], int | None] | None = None,
-                 scan_read: Callable[[int], tuple[bytes, str, int]] | None = None):
+                 scan_read: Callable[[int], tuple[bytes, str, int]] | None = None,
+                 unwritten_run: Callable[[int, int], int] | None = None):
         if start % PAGE_SIZE and start % PAGE_SIZE < PAGE_HEADER_SIZE:
             raise LogFormatError(f"start address {format_address(start)} falls inside a page header: "
                                  f"not the address of a record")
@@ -168,9 +163,12 @@ class LogReader:
         #: counted in :attr:`scan_pages`, not in pages_read/bytes_read (not charged)
         self.scan_read = scan_read or source.read_page
         self.scan_pages = 0
-        #: the source's ``unwritten_run`` (see :class:`PageSource`), where its reads past
-        #: HOLE_PAGES are its uncounted ones
-        self.unwritten_run = getattr(source, "unwritten_run", None) if scan_read is not None else None
+        #: ``unwritten_run(address, limit)``: how many pages from ``address`` (below
+        #: ``limit``) scan_read would return as zeros – each unwritten, nothing else to say –
+        #: found without reading them one by one (0 where it cannot tell cheaply); None: read
+        #: them. Past the end of the log restart reads to the end of the file in use:
+        #: thousands of pages of zeros, most of its reading.
+        self.unwritten_run = unwritten_run
         #: the record classes by code: the core's and ``record_types`` (a platform's; a
         #: platform record of no class given decodes as OpaqueRecord)
         self.record_types = tuple(record_types)

@@ -88,12 +88,10 @@ def test_an_unwritten_run_is_the_cis_of_zeros_on_every_copy_up_to_where_a_read_w
 
 
 class _Copies:
-    """The ring's DS01 as a reader's page source, with or without its runs of zeros."""
+    """The ring's DS01 as a reader's page source."""
 
-    def __init__(self, active, runs: bool):
+    def __init__(self, active):
         self.active = active
-        if runs:
-            self.unwritten_run = active.unwritten_run
 
     def read_page(self, address):
         return self.active.read_copies(address, address, "LOGCOPY1.DS01", "LOGCOPY2.DS01")
@@ -110,8 +108,9 @@ def test_the_scan_past_the_end_finds_what_a_page_by_page_scan_does(later_on):
         if later_on:  # a CI of a later write, far past the end, on one copy
             at = (HOLE_PAGES + UNWRITTEN_RUN + 5) * PAGE_SIZE
             active.storage.write(later_on, at, build_page(at, 9, b"", 0xFFFF))
-        source = _Copies(active, runs)
-        reader = LogReader(source, 0, scan_to=lambda _: cis * PAGE_SIZE, scan_read=source.scan_page)
+        source = _Copies(active)
+        reader = LogReader(source, 0, scan_to=lambda _: cis * PAGE_SIZE, scan_read=source.scan_page,
+                           unwritten_run=active.unwritten_run if runs else None)
         try:
             list(reader.records())
             found.append((reader.end, reader.scan_pages, reader.max_write_no))
