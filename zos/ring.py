@@ -129,8 +129,12 @@ class ActiveRing:
         """Where the part of the active log that cannot be overwritten yet begins."""
         cur = self.active[self.current]
         if self.offload:
-            held = [d.start for d in self.active if d.start != NO_ADDRESS and d.full and d.archive <= 0]
-            return min(held + [cur.start])
+            # (a loop, not a list and min(): the queue manager asks before every record it logs)
+            oldest = cur.start
+            for d in self.active:
+                if d.full and d.archive <= 0 and d.start < oldest and d.start != NO_ADDRESS:
+                    oldest = d.start
+            return oldest
         holder = self.holder(checkpoint if checkpoint != NO_ADDRESS else tail)
         return holder.start if holder is not None else cur.start
 
