@@ -138,6 +138,11 @@ class PlatformLogSpace(LogSpace, Protocol):
         page of each file, the read past the end of the log beyond the few pages MQ reads):
         the same bytes, counted in none of the space's figures (their I/O is not charged)."""
 
+    def unwritten_run(self, address: int, limit: int) -> int:
+        """How many pages from ``address`` (below ``limit``) :meth:`scan_page` would return
+        as zeros, found without reading them one by one (restart's scan past the end of the
+        log: thousands of pages never written); 0 where the space cannot tell cheaply."""
+
     def check_files(self, start: int) -> None:
         """Before restart reads the log from ``start``: compare each log file the control data
         lists with it (its first page holds the address the control data gives it), raising
@@ -179,6 +184,9 @@ class SpaceDefaults(NoBackgroundCopies):
 
     def scan_page(self, address: int) -> tuple[bytes, str, int]:
         return self.read_page(address)
+
+    def unwritten_run(self, address: int, limit: int) -> int:
+        return 0
 
     def check_files(self, start: int) -> None:
         return None

@@ -438,6 +438,11 @@ class ZosLogSpace(Offloads, SpaceDefaults):
         finally:
             self.reads.update(counted)  # (restart's own checks: not QJST's reads)
 
+    def unwritten_run(self, address: int, limit: int) -> int:
+        """The reader's run of pages :meth:`scan_page` would return as zeros (the active
+        log's: :meth:`~mqlog.zos.ring.ActiveRing.unwritten_run`)."""
+        return self.ring.unwritten_run(address, limit) if self._loaded else 0
+
     def check_files(self, start: int) -> None:
         if not self._loaded:
             self._load_or_create(create=False)

@@ -140,7 +140,8 @@ class LogReader:
     def __init__(self, source: PageSource, start: int, *, format_address: Callable[[int], str] = _hex,
                  lookahead_pages: int = 1024, record_types: Sequence[type] = (), written_to: tuple[int, int] | None = None,
                  scan_to: Callable[[int], int | None] | None = None,
-                 scan_read: Callable[[int], tuple[bytes, str, int]] | None = None):
+                 scan_read: Callable[[int], tuple[bytes, str, int]] | None = None,
+                 unwritten_run: Callable[[int, int], int] | None = None):
         if start % PAGE_SIZE and start % PAGE_SIZE < PAGE_HEADER_SIZE:
             raise LogFormatError(f"start address {format_address(start)} falls inside a page header: "
                                  f"not the address of a record")
@@ -162,6 +163,12 @@ class LogReader:
         #: counted in :attr:`scan_pages`, not in pages_read/bytes_read (not charged)
         self.scan_read = scan_read or source.read_page
         self.scan_pages = 0
+        #: ``unwritten_run(address, limit)``: how many pages from ``address`` (below
+        #: ``limit``) scan_read would return as zeros – each unwritten, nothing else to say –
+        #: found without reading them one by one (0 where it cannot tell cheaply); None: read
+        #: them. Past the end of the log restart reads to the end of the file in use:
+        #: thousands of pages of zeros, most of its reading.
+        self.unwritten_run = unwritten_run
         #: the record classes by code: the core's and ``record_types`` (a platform's; a
         #: platform record of no class given decodes as OpaqueRecord)
         self.record_types = tuple(record_types)
@@ -387,14 +394,25 @@ class LogReader:
             limit = self.scan_to(page_addr) if self.scan_to is not None else None
             limit = charged if limit is None else max(limit, charged)
             floor = self.last_write_no or 0
+            unwritten_run = self.unwritten_run
+            zeros = unwritten_run is not None  # (whether the next page may well be zeros)
             while probe < limit:
                 if probe < charged:
                     nraw, nname, noffset = self._read(probe)
                 else:
+                    if zeros:
+                        # Pages of zeros: each would be read, found unwritten and passed over.
+                        run = unwritten_run(probe, limit)
+                        if run:
+                            probe += run * PAGE_SIZE
+                            hole += run
+                            self.scan_pages += run
+                            continue
                     nraw, nname, noffset = self.scan_read(probe)
                     self.scan_pages += 1
                 probe += PAGE_SIZE
                 nheader, nproblem = check_page(nraw, probe - PAGE_SIZE)
+                zeros = unwritten_run is not None and nproblem is UNWRITTEN
                 if nproblem is GARBLED:
                     raise self._garbled(probe - PAGE_SIZE, nname, noffset)
                 if nheader is not None and nheader.write_no > self.max_write_no:

@@ -75,7 +75,8 @@ class Restart(Recovery):
         self.replay_from = start
         reader = LogReader(space, start, format_address=self.platform.addressing.format,
                            record_types=self.platform.record_types, written_to=space.high_water(),
-                           scan_to=space.scan_to, scan_read=space.scan_page)
+                           scan_to=space.scan_to, scan_read=space.scan_page,
+                           unwritten_run=space.unwritten_run)
         # The per-record steps of sequential_reads, cpu and redo, with their tests inlined:
         # each yields (charges virtual time) exactly when the generator it stands for would.
         # The reader hands over a page's records at once, having read that page: the reads

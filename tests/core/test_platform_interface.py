@@ -128,6 +128,9 @@ class LedgerSpace:
     def scan_page(self, address: int):
         return self.read_page(address)  # (it counts no reads)
 
+    def unwritten_run(self, address: int, limit: int) -> int:
+        return 0  # past the end the reader reads page by page
+
     def check_files(self, start: int) -> None:
         pass  # nothing to compare the files with
 
