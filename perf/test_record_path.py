@@ -21,7 +21,11 @@ from mqlog.core.format.records import HEADER, HEADER_SIZE, Begin, Commit, Get, P
 from mqlog.core.format.records.header import _CRC
 from mqlog.core.disk.storage import MemoryStorage
 
-TARGET = 0.2
+#: 0.2 until 2026-11-30: the code before sessions 42-43 (10a7370) measured 0.240 at 10:33
+#: that day, main (its record path unchanged) 0.184 at 10:31 and 0.199 in the CI run at 10:30,
+#: and the same script timing both 0.193-0.206 by turns: the machine's state, not the code.
+#: The target sits 15% under the low state (see test_replay.py's TARGET).
+TARGET = 0.16
 GROUP = 16  # records per cut (a group commit's worth)
 
 
