@@ -10,6 +10,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 FAST = "not slow and not spark and not stress"
+SLOW = 0.3  # conftest.SLOW_SECONDS
 
 
 def collected(*args: str) -> list[str]:
@@ -23,7 +24,7 @@ def test_the_fast_slice_leaves_out_spark_and_the_recorded_slow_tests():
     recorded = json.loads((ROOT / "tests" / "durations.json").read_text())
     # a Spark module without any marker of its own, and a module of recorded-slow tests
     assert collected("tests/spark/test_sweep.py") and not collected("tests/spark/test_sweep.py", "-m", FAST)
-    assert all(recorded.get(n, 0) >= 0.5 for n in collected("tests/test_docs_check.py"))
+    assert all(recorded.get(n, 0) >= SLOW for n in collected("tests/test_docs_check.py"))
     assert not collected("tests/test_docs_check.py", "-m", FAST)
     # a module of quick unit tests stays whole
     every = collected("tests/zos/test_config.py")
@@ -31,7 +32,7 @@ def test_the_fast_slice_leaves_out_spark_and_the_recorded_slow_tests():
     # a mixed module keeps exactly its tests below the threshold
     mixed = collected("tests/test_torture.py")
     kept = collected("tests/test_torture.py", "-m", FAST)
-    assert kept == [n for n in mixed if recorded.get(n, 0) < 0.5] and 0 < len(kept) < len(mixed)
+    assert kept == [n for n in mixed if recorded.get(n, 0) < SLOW] and 0 < len(kept) < len(mixed)
 
 
 def test_a_test_that_shares_a_slow_tests_fixture_is_left_out_with_it():
@@ -39,6 +40,6 @@ def test_a_test_that_shares_a_slow_tests_fixture_is_left_out_with_it():
     # its second test took 0 s itself, but kept alone in the slice it would pay for the fixture
     recorded = json.loads((ROOT / "tests" / "durations.json").read_text())
     every = collected("tests/test_calibration_r1.py")
-    assert len(every) >= 2 and any(recorded.get(n, 0) >= 0.5 for n in every)
-    assert any(recorded.get(n, 1) < 0.5 for n in every)  # a quick test that shares the fixture
+    assert len(every) >= 2 and any(recorded.get(n, 0) >= SLOW for n in every)
+    assert any(recorded.get(n, 1) < SLOW for n in every)  # a quick test that shares the fixture
     assert not collected("tests/test_calibration_r1.py", "-m", FAST)
