@@ -141,6 +141,14 @@ def cut_at_written_end(fields: Mapping[str, Any]) -> bool:
 
 #: The reference platform's messages: plain text, no message ids (platforms have their own).
 REFERENCE_MESSAGES: dict[str, tuple[Message, ...]] = {
+    # channels (mqlog.core.workload.channels): the reference platform's plain notes
+    "channel-starting": (),
+    "channel-started": (Message("", "Channel {channel} started"),),
+    "channel-ended": (Message("", "Channel {channel} ended normally"),),
+    "channel-lost": (Message("", "Channel {channel} to {partner} ended abnormally: the link failed"),),
+    "channel-retrying": (Message("", "Channel {channel}: {partner} not available, retrying"),),
+    "channel-resolved": (Message("", "Channel {channel} resynchronised: {committed} batch(es) in doubt "
+                                     "committed, {backed_out} backed out"),),
     "restart-begin": (
         Message("", "Restart: recovering from the checkpoint at the start of the log", when=_from_start),
         Message("", "Restart: recovering from the checkpoint at {checkpoint:016X}",

@@ -34,6 +34,15 @@ def _clean_end(fields: Mapping[str, Any]) -> bool:
 _LOG_FULL = (Message("AMQ7463", "The log for queue manager {qm} is full."),)
 
 MESSAGES: dict[str, tuple[Message, ...]] = {
+    # channels (the MCA's messages, IBM MQ 9.3 "AMQ9000-9999 (IBM MQ for Multiplatforms)")
+    "channel-starting": (Message("AMQ9002I", "Channel '{channel}' is starting."),),
+    "channel-started": (),
+    "channel-ended": (Message("AMQ9001I", "Channel '{channel}' ended normally."),),
+    "channel-lost": (Message("AMQ9999E", "Channel '{channel}' to host '{partner}' ended abnormally."),),
+    "channel-retrying": (Message("AMQ9202E", "Remote host '{partner}' not available, retry later."),),
+    # (no IBM message found for a sender resynchronising at start: the model's own note)
+    "channel-resolved": (Message("", "Channel '{channel}' resynchronised with its partner: {committed} batch(es) "
+                                     "in doubt committed, {backed_out} backed out."),),
     "restart-begin": (
         Message("AMQ5037I", "The queue manager task 'LOGGER' has started."),
     ),

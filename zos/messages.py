@@ -47,6 +47,14 @@ _STAGE = {"stage": 1}
 _OUT_OF_SPACE = (Message("CSQJ111A", "OUT OF SPACE IN ACTIVE LOG DATA SETS"),)
 
 MESSAGES: dict[str, tuple[Message, ...]] = {
+    # channels (the channel initiator's CSQX messages; csect names left out)
+    "channel-starting": (),
+    "channel-started": (Message("CSQX500I", "{channel} started"),),
+    "channel-ended": (Message("CSQX501I", "{channel} is no longer active"),),
+    "channel-lost": (Message("CSQX599E", "Channel {channel} ended abnormally"),),
+    "channel-retrying": (Message("", "Channel {channel}: {partner} not available, retrying after SHORTTMR"),),
+    "channel-resolved": (Message("", "Channel {channel} resynchronised: {committed} batch(es) in doubt "
+                                     "committed, {backed_out} backed out"),),
     "restart-begin": (
         Message("CSQR001I", "RESTART INITIATED"),
         Message("CSQR003I", "RESTART - PRIOR CHECKPOINT RBA={checkpoint:rba}", when=_has_checkpoint),

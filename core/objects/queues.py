@@ -379,6 +379,34 @@ class Queue:
                        _STATE_OF[_STATE_BITS[flags]], self._uows[row], self._puts[row],
                        self._got[row] if flags & _GOT else NO_ADDRESS, True, taker)
 
+    def take(self, msg_id: bytes, taker: int = 0) -> Message | None:
+        """The available message ``msg_id`` (an MQGET matching a message id, as a channel's
+        agent takes its synchronisation record), taken as :meth:`take_first` takes the oldest;
+        None if it is not available (not on the queue, or held by a unit of work)."""
+        at = self._where.get(msg_id)
+        if at is None:
+            return None
+        row = at if at >= 0 else self._ids.index(msg_id, ~at, _CHUNK + ~at)
+        if self.available.pop(self._seqs[row], None) is None:
+            return None
+        return self._take_row(row, msg_id, taker)
+
+    def _take_row(self, row: int, msg_id: bytes, taker: int) -> Message:
+        """:meth:`take_first`'s step once the message is out of the available set (which that
+        hot path does inline): taken, by ``taker``."""
+        column = self._flags
+        flags = column[row]
+        if _IS_ASIDE[flags] and flags & _BY:
+            del self._busy_by[row]
+        flags = _TAKEN[flags]
+        if taker:
+            self._busy_by[row] = taker
+            flags |= _BY
+        column[row] = flags
+        return Message(msg_id, self._seqs[row], _IS_PERSISTENT[flags], self._lengths[row], self._data[row],
+                       _STATE_OF[_STATE_BITS[flags]], self._uows[row], self._puts[row],
+                       self._got[row] if flags & _GOT else NO_ADDRESS, True, taker)
+
     def make_available(self, message: Message) -> None:
         if not self.settle(message.msg_id, True):  # (a message no longer on the queue)
             self.available[message.seq] = message.msg_id

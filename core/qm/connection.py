@@ -37,11 +37,15 @@ class Connection:
     # _call's generator itself rather than delegating to it (``yield from``): one generator
     # layer fewer on every MQI call, and every event of the call passes through each layer.
 
-    def put(self, queue: str, data: bytes, *, persistent: bool = True, syncpoint: bool = True):
-        return self._call("put", self.qm._put(self, queue, data, persistent, syncpoint))
+    def put(self, queue: str, data: bytes, *, persistent: bool = True, syncpoint: bool = True,
+            msg_id: bytes | None = None):
+        """MQPUT; ``msg_id``: the message's id as given (a channel's receiving agent keeps the
+        id the message was sent with), else a new one."""
+        return self._call("put", self.qm._put(self, queue, data, persistent, syncpoint, msg_id))
 
-    def get(self, queue: str, *, syncpoint: bool = True, wait_us: float = 0.0):
-        return self._call("get", self.qm._get(self, queue, syncpoint, wait_us))
+    def get(self, queue: str, *, syncpoint: bool = True, wait_us: float = 0.0, msg_id: bytes | None = None):
+        """MQGET; ``msg_id``: only that message (MQMO_MATCH_MSG_ID), else the oldest."""
+        return self._call("get", self.qm._get(self, queue, syncpoint, wait_us, msg_id))
 
     def commit(self):
         return self._call("commit", self.qm._commit(self))

@@ -42,14 +42,16 @@ class MqiCallsMixin:
         return (b"AMQ " + self.config.name[:8].encode("ascii").ljust(8)
                 + self._incarnation.to_bytes(4, "big") + self._msg_counter.to_bytes(8, "big"))
 
-    def _put(self, conn: Connection, queue_name: str, data: bytes, persistent: bool, syncpoint: bool):
+    def _put(self, conn: Connection, queue_name: str, data: bytes, persistent: bool, syncpoint: bool,
+             msg_id: bytes | None = None):
         queue = self._queue(queue_name)
         if queue.unloaded is not None:
             yield from self._load_unloaded(queue)
         uow = self._uow_for(conn) if syncpoint else None
         if queue.depth >= queue.max_depth:
             raise MqiError(Reason.MQRC_Q_FULL, f"{queue_name} is at MAXDEPTH {queue.max_depth}")
-        msg_id = self._new_msg_id()
+        if msg_id is None:  # (a channel's receiving agent puts a message with the id it was sent with)
+            msg_id = self._new_msg_id()
         self.counters.messages_put += 1
         path_us = self.cpu.profile.put_us  # the call's path: with the queue's lock held, below
         if not syncpoint and queue.getters and (not persistent or self.platform.persistent_put_to_waiting_getter):
@@ -298,7 +300,7 @@ class MqiCallsMixin:
 
     # -- MQGET -------------------------------------------------------------------------------
 
-    def _get(self, conn: Connection, queue_name: str, syncpoint: bool, wait_us: float):
+    def _get(self, conn: Connection, queue_name: str, syncpoint: bool, wait_us: float, msg_id: bytes | None = None):
         if self.ending is not None:
             raise self.refusal()  # quiescing: MQGMO_FAIL_IF_QUIESCING (see end())
         queue = self._queue(queue_name)
@@ -310,7 +312,8 @@ class MqiCallsMixin:
         # by a message looks again, its path already paid); the lock stays held through the
         # get, by the connection.
         while True:
-            message = queue.take_first(self.config.member + 1 if queue.keeper is not None else 0)
+            taker = self.config.member + 1 if queue.keeper is not None else 0
+            message = queue.take_first(taker) if msg_id is None else queue.take(msg_id, taker)
             if message is not None:
                 break
             remaining = deadline - self.env.now

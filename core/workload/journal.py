@@ -222,9 +222,36 @@ class Journal:
         it (``mqlog run --in``) extends a journal whose every message is known: a later verify
         then checks each old message exactly (there, or gone) instead of tolerating it as maybe.
         Takes data, not the queue manager, so that a recording journal can record it."""
+        Journal.learn(self, decided)  # (not a second event of a recording journal)
+        self._gets_in_flight.clear()  # the messages they may have taken are settled now
+
+    def coordination(self, qm, queues) -> dict:
+        """After a coordinator (a channel's sending agent, as it resynchronises at a restart)
+        resolved the units in doubt on ``queues`` of ``qm``, each undecided message's fate there
+        from what the queue manager now holds – still on its queue and committed: its get backed
+        out (or its put committed); gone: its get committed (or its put backed out) – as
+        ``{msg_id: (put, got)}`` for :meth:`learn`."""
+        from mqlog.core.objects.queuefile import MessageState
+
+        undecided = ("indoubt", "maybe_indoubt")
+        decided = {}
+        for name in queues:
+            queue = qm.queues.get(name)
+            held = {} if queue is None else {msg_id: m.state for msg_id, m in queue.messages.items()}
+            for msg_id, m in self.messages.items():
+                if m.queue != name or not (m.put in undecided or m.got in undecided):
+                    continue
+                there = held.get(msg_id) is MessageState.COMMITTED
+                got = ("backed_out" if there else "committed") if m.got in undecided else m.got
+                put = ("committed" if there or got == "committed" else "backed_out") if m.put in undecided else m.put
+                decided[msg_id] = (put, got)
+        return decided
+
+    def learn(self, decided: dict) -> None:
+        """Take each message's (put, got) of ``decided`` as known (data, so that a recording
+        journal can record it)."""
         for msg_id, (put, got) in decided.items():
             self.messages[msg_id] = self._state(self.messages[msg_id]._replace(put=put, got=got))
-        self._gets_in_flight.clear()  # the messages they may have taken are settled now
 
     def to_json(self) -> dict:
         """The journal as JSON-able data (after :meth:`crash`: nothing is in flight)."""

@@ -305,7 +305,7 @@ class RecordingStorage(FaultInjectingStorage):
 
 #: the journal's methods that change what it knows (the rest only read it)
 JOURNAL_EVENTS = ("put", "get_asked", "got", "get_failed", "commit_asked", "backout_asked", "prepare_asked",
-                  "ended", "refused", "prepared", "crash", "settle")
+                  "ended", "refused", "prepared", "crash", "settle", "learn")
 
 
 class RecordingJournal(Journal):

@@ -196,11 +196,13 @@ class App:
         self.ctx.counters.backed_out_by_qmgr += 1
         self._uow += 1
 
-    def put(self, queue: str, data: bytes, *, persistent: bool = True, syncpoint: bool = True) -> Generator:
-        """MQPUT; returns the message id, or None if the call failed (counted)."""
+    def put(self, queue: str, data: bytes, *, persistent: bool = True, syncpoint: bool = True,
+            msg_id: bytes | None = None) -> Generator:
+        """MQPUT (``msg_id``: the id to give the message, else a new one); returns the message
+        id, or None if the call failed (counted)."""
         self._issued("put", queue, persistent, syncpoint, hashlib.sha256(data).digest())
         try:
-            msg_id = yield from self.conn.put(queue, data, persistent=persistent, syncpoint=syncpoint)
+            msg_id = yield from self.conn.put(queue, data, persistent=persistent, syncpoint=syncpoint, msg_id=msg_id)
         except MqiError as exc:
             self._failed(exc)
             self._end_if_told(exc)
@@ -208,13 +210,15 @@ class App:
         self.ctx.journal.put(self.key, msg_id, queue, persistent, syncpoint)
         return msg_id
 
-    def get(self, queue: str, *, syncpoint: bool = True, wait_us: float = 0.0) -> Generator:
-        """MQGET (waiting up to ``wait_us``); returns the message or None."""
+    def get(self, queue: str, *, syncpoint: bool = True, wait_us: float = 0.0,
+            msg_id: bytes | None = None) -> Generator:
+        """MQGET (waiting up to ``wait_us``; ``msg_id``: only that message); returns the
+        message or None."""
         self._issued("get", queue, syncpoint)
         journal = self.ctx.journal
         journal.get_asked(queue, syncpoint)
         try:
-            got = yield from self.conn.get(queue, syncpoint=syncpoint, wait_us=wait_us)
+            got = yield from self.conn.get(queue, syncpoint=syncpoint, wait_us=wait_us, msg_id=msg_id)
         except MqiError as exc:
             journal.get_failed(queue, syncpoint)
             if exc.reason is Reason.MQRC_NO_MSG_AVAILABLE:

@@ -99,7 +99,7 @@ def test_a_restart_recorded_once_materialises_every_crash_during_it(platform, lo
 
 
 def test_the_recording_journal_records_every_method_that_changes_the_journal():
-    readers = {"verify", "to_json", "from_json", "in_doubt_keys", "copy", "settlement"}
+    readers = {"verify", "to_json", "from_json", "in_doubt_keys", "copy", "settlement", "coordination"}
     public = {n for n in vars(Journal) if not n.startswith("_") and callable(getattr(Journal, n))}
     assert public - readers == set(JOURNAL_EVENTS)
 
