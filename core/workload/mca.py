@@ -168,6 +168,8 @@ class Channel:
         self._sync = {}
         for qm, prefix in ((sender_qm, "S"), (receiver_qm, "R")):
             for msg_id, record, state in sync_records(qm, d.name):
+                # batch numbers go on from the last one either end holds: a LUWID is never reused
+                self._batch = max(self._batch, int.from_bytes(record.luwid[2:], "big") + 1)
                 if record.role.startswith(prefix) and state is MessageState.COMMITTED:
                     self._sync[record.role] = msg_id
                     if prefix == "S":

@@ -132,6 +132,14 @@ class TopologyResult:
     channels: dict  # channel name -> ChannelStatus.as_dict()
     crashed: str | None  # the queue manager whose plug was pulled
 
+    def result_of(self, name: str):
+        """Queue manager ``name``'s part as a one-queue-manager run's result (a
+        :class:`~mqlog.core.workload.run.RunResult`), for what keeps or shows such a run."""
+        from mqlog.core.workload.run import RunResult
+
+        return RunResult(self.metrics[name], self.journals[name], self.qms[name], self.storages[name],
+                         self.crashed is not None, list(self.qms[name].messages))
+
 
 def run_topology(cfg: TopologyConfig, storages: dict[str, Storage]) -> TopologyResult:
     """Run ``cfg`` on one storage a queue manager (``storages`` by name): see the module docstring."""
@@ -194,7 +202,6 @@ def run_topology(cfg: TopologyConfig, storages: dict[str, Storage]) -> TopologyR
         m = metrics[q.name] = collect_metrics(run_cfg, qms[q.name], ctx, env, crashed is not None)
         m["workload_s"] = (proc.value if proc.triggered and proc.ok else env.now) / 1e6
         m["storage_writes"] = stores[q.name].physical_writes - (stores[q.name].crash_write is not None)
-        m["messages"] = [str(said) for said in qms[q.name].messages]
         journals[q.name] = ctx.journal
     return TopologyResult(metrics, journals, qms, stores, {n: c.stat.as_dict() for n, c in channels.items()}, crashed)
 

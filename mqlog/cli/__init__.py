@@ -12,8 +12,9 @@ from __future__ import annotations
 import sys
 
 # Importing each family registers its commands on the group.
-from mqlog.cli import about, distributed, docs, history, jobs, running, settings, tools, torture, zos  # noqa: F401
+from mqlog.cli import about, channels, distributed, docs, history, jobs, running, settings, tools, torture, zos  # noqa: F401
 from mqlog.cli.about import commands_cmd, layout_cmd
+from mqlog.cli.channels import chstatus_cmd, resolve_cmd, topology_group
 from mqlog.cli.docs import docs_cmd
 from mqlog.cli.distributed import dmpmqlog_cmd, dump_cmd, qmstatus_cmd, rcdmqimg_cmd, rcrmqobj_cmd, set_log_archived_cmd
 from mqlog.cli.group import cli, main
@@ -28,7 +29,8 @@ from mqlog.cli.zos import bsds_cmd, convert_rba_cmd, print_cmd, stats_cmd
 __all__ = ["cli", "main", "run_cmd", "restart_cmd", "workloads_cmd", "config_cmd", "compare_cmd", "sweep_cmd", "calibrate_cmd",
            "report_cmd", "qmstatus_cmd", "dump_cmd", "rcdmqimg_cmd", "rcrmqobj_cmd", "set_log_archived_cmd",
            "print_cmd", "bsds_cmd", "stats_cmd", "convert_rba_cmd", "torture_cmd", "groupcommit", "devices", "hosts",
-           "mqldt_cmd", "scan_cmd", "docs_cmd", "history_cmd", "dmpmqlog_cmd", "commands_cmd", "layout_cmd"]
+           "mqldt_cmd", "scan_cmd", "docs_cmd", "history_cmd", "dmpmqlog_cmd", "commands_cmd", "layout_cmd",
+           "topology_group", "chstatus_cmd", "resolve_cmd"]
 
 if __name__ == "__main__":  # pragma: no cover - run as a script (spark-submit mqlog/cli/__init__.py ...)
     sys.exit(main())
