@@ -27,7 +27,7 @@ DEVICE = {"zos": "dasd", "distributed": "ssd"}
 def _qm(name: str, platform: str) -> QmDef:
     choice = choose(platform)
     values = choice.configure({})
-    return QmDef(name, platform, choice.maker(values), values, DEVICE[platform])
+    return QmDef(name, platform, choice.named_maker(values, name), values, DEVICE[platform])
 
 
 def topology(pair=("zos", "distributed"), workload="channel-feed", *, crash=None, seed=1, link=LinkDef(),
@@ -44,7 +44,8 @@ def run(cfg):
 
 
 def restart(result, cfg):
-    return restart_topology(cfg, {name: fs.durable for name, fs in result.storages.items()}, result.journals)
+    return restart_topology(cfg, {name: fs.durable for name, fs in result.storages.items()}, result.journals,
+                            result.channels)
 
 
 # --- formats --------------------------------------------------------------------------------

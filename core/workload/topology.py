@@ -301,7 +301,8 @@ RUNNERS = {"channel-feed": channel_feed, "channel-request-reply": channel_reques
 
 # --- restart, resolution and the end-to-end check -------------------------------------------
 
-def restart_topology(cfg: TopologyConfig, storages: dict[str, Storage], journals: dict[str, Journal]) -> dict:
+def restart_topology(cfg: TopologyConfig, storages: dict[str, Storage], journals: dict[str, Journal],
+                     channels: dict | None = None) -> dict:
     """Restart every queue manager of ``cfg`` on what a run left, verify each against its
     journal, resynchronise every channel (its batches in doubt resolved by the receiver's
     data) and check delivery end to end. Returns {"reports", "verdicts", "resolved",
@@ -324,18 +325,21 @@ def restart_topology(cfg: TopologyConfig, storages: dict[str, Storage], journals
         if verdict.ok:
             journals[name].settle(journals[name].settlement(qm))
     return {"reports": reports, "verdicts": verdicts, "first_verdicts": first_verdicts, "resolved": resolved,
-            "delivery": delivery_verdict(cfg, journals), "qms": qms}
+            "delivery": delivery_verdict(cfg, journals, channels), "qms": qms}
 
 
-def delivery_verdict(cfg: TopologyConfig, journals: dict[str, Journal]) -> dict:
+def delivery_verdict(cfg: TopologyConfig, journals: dict[str, Journal], channels: dict | None = None) -> dict:
     """Each channel end to end, from the two ends' journals: ``lost`` – a persistent message
     whose get from the transmission queue committed but whose put at the destination did not;
     ``duplicated`` – one still on (or back on) the transmission queue that the destination also
-    committed (it would arrive twice); ``delivered``, ``waiting`` – the rest."""
+    committed (it would arrive twice), and those the receiver was sent again after it had
+    committed them (``channels``: the run's channel figures, their ``redelivered``);
+    ``delivered``, ``waiting`` – the rest."""
     out = {}
     for ch in cfg.channels:
         sent, received = journals[ch.sender], journals[ch.receiver]
-        counts = {"delivered": 0, "waiting": 0, "lost": 0, "duplicated": 0}
+        again = ((channels or {}).get(ch.name) or {}).get("redelivered", 0)
+        counts = {"delivered": 0, "waiting": 0, "lost": 0, "duplicated": again}
         for msg_id, m in sent.messages.items():
             if m.queue != ch.transmission_queue or not m.persistent or m.put != "committed":
                 continue

@@ -100,7 +100,7 @@ def summary(topology, result) -> dict:
     return {"topology": topology.origin, "workload": cfg.workload, "params": dict(cfg.spec().params), "seed": cfg.seed,
             "virtual_s": round(max(m["workload_s"] for m in result.metrics.values()), 6), "crashed": result.crashed,
             "qmgrs": rows, "channels": channels,
-            "delivery": None if result.crashed else delivery_verdict(cfg, result.journals)}
+            "delivery": None if result.crashed else delivery_verdict(cfg, result.journals, result.channels)}
 
 
 def _print_summary(doc: dict) -> None:
