@@ -18,7 +18,7 @@ SMALL_LOG = {"LogFilePages": 64, "LogPrimaryFiles": 2, "LogSecondaryFiles": 1}
 
 def feed(*, latency_us: float, outage_at: float, log=SMALL_LOG, messages: int = 200):
     document = {
-        "workload": "channel-feed", "params": {"putters": 4, "messages": messages},
+        "workload": "channel-feed", "params": {"putters": 4, "messages_per_putter": messages},
         "qmgr": [{"name": "LQM1", "platform": "distributed", "log": log},
                  {"name": "LQM2", "platform": "distributed"}],
         "channel": [{"name": "LQM1.TO.LQM2", "from": "LQM1", "to": "LQM2", "latency_us": latency_us,

@@ -33,8 +33,8 @@ class ChannelStatus:
     curluwid: bytes = bytes(8)
     curmsgs: int = 0
     batches: int = 0
-    messages: int = 0  # persistent and NORMAL-speed messages sent in batches
-    fast_messages: int = 0  # non-persistent messages sent outside the batch (NPMSPEED FAST)
+    messages_sent: int = 0  # persistent and NORMAL-speed messages sent in batches
+    fast_messages_sent: int = 0  # non-persistent messages sent outside the batch (NPMSPEED FAST)
     batch_messages_max: int = 0
     backed_out_batches: int = 0  # batches the sender backed out (the link failed before they were in doubt)
     resolved_commit: int = 0
@@ -221,7 +221,7 @@ class Channel:
                     yield from self._back_out(app)
                     return "lost"
                 if fast:
-                    self.stat.fast_messages += 1
+                    self.stat.fast_messages_sent += 1
                 else:
                     count += 1
                     self.stat.curmsgs = count
@@ -273,7 +273,7 @@ class Channel:
                 return "lost"  # in doubt until the channel resynchronises
             env.process(self._commit_when_confirmed(batch, seq, key, uow_id, role, new, confirmed, end))
             self.stat.batches += 1
-            self.stat.messages += count
+            self.stat.messages_sent += count
             self.stat.batch_messages_max = max(self.stat.batch_messages_max, count)
             self.stat.curmsgs = 0
 

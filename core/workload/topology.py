@@ -50,9 +50,9 @@ from mqlog.core.workload.workloads import Context
 
 #: a topology workload's parameters and their defaults
 TOPOLOGY_WORKLOADS = {
-    "channel-feed": {"putters": 1, "messages": 100, "message_size": 2048, "persistent": True,
+    "channel-feed": {"putters": 1, "messages_per_putter": 100, "message_size": 2048, "persistent": True,
                      "payload": "random"},
-    "channel-request-reply": {"requesters": 1, "responders": 1, "messages": 50, "message_size": 2048,
+    "channel-request-reply": {"requesters": 1, "responders": 1, "requests": 50, "message_size": 2048,
                               "persistent": True, "payload": "random", "reply_wait_s": 60.0},
 }
 #: how often the end of a run looks whether the channels have delivered everything, µs
@@ -176,6 +176,7 @@ def run_topology(cfg: TopologyConfig, storages: dict[str, Storage]) -> TopologyR
         workload_us = env.now
         while not all(c.drained() for c in channels.values()):
             yield env.timeout(_DRAIN_POLL_US)
+        drained["us"] = env.now
         for c in channels.values():
             c.stop()
         yield simpy.AllOf(env, running)
@@ -184,6 +185,7 @@ def run_topology(cfg: TopologyConfig, storages: dict[str, Storage]) -> TopologyR
             yield from qm.shutdown()
         return workload_us
 
+    drained = {}
     proc = env.process(main())
     crashed = None
     try:
@@ -201,6 +203,8 @@ def run_topology(cfg: TopologyConfig, storages: dict[str, Storage]) -> TopologyR
                             host=q.host)
         m = metrics[q.name] = collect_metrics(run_cfg, qms[q.name], ctx, env, crashed is not None)
         m["workload_s"] = (proc.value if proc.triggered and proc.ok else env.now) / 1e6
+        # when the channels had delivered the last message (the drain, before the shutdowns)
+        m["delivered_s"] = drained.get("us", env.now) / 1e6
         m["storage_writes"] = stores[q.name].physical_writes - (stores[q.name].crash_write is not None)
         journals[q.name] = ctx.journal
     return TopologyResult(metrics, journals, qms, stores, {n: c.stat.as_dict() for n, c in channels.items()}, crashed)
@@ -219,13 +223,13 @@ def _destinations(cfg: TopologyConfig, qm: str) -> list[str]:
 # --- the workloads --------------------------------------------------------------------------
 
 def channel_feed(cfg: TopologyConfig, contexts: dict) -> Generator:
-    """One way: putters on the first channel's sending queue manager put ``messages`` each to
+    """One way: putters on the first channel's sending queue manager put ``messages_per_putter`` each to
     FEED.IN on the receiving one (through the transmission queue), committing each; as many
     getters there take them."""
     first = cfg.channels[0]
     source, target = contexts[first.sender], contexts[first.receiver]
     p = source.spec.get
-    count, size, persistent = p("messages"), p("message_size"), p("persistent")
+    count, size, persistent = p("messages_per_putter"), p("message_size"), p("persistent")
     header = xqh("FEED.IN", first.receiver)
     env = source.env
 
@@ -252,13 +256,13 @@ def channel_feed(cfg: TopologyConfig, contexts: dict) -> Generator:
 
 
 def channel_request_reply(cfg: TopologyConfig, contexts: dict) -> Generator:
-    """Requesters on the first channel's sending queue manager put a request to REQUEST.IN on
+    """Requesters on the first channel's sending queue manager put ``requests`` requests each to REQUEST.IN on
     the receiving one and wait for the reply on their own REPLY.IN; responders there get each
     request and put a reply of the same size back over the channel the other way."""
     first, back = cfg.channels[0], cfg._back_channel()
     home, away = contexts[first.sender], contexts[first.receiver]
     p = home.spec.get
-    count, size, persistent = p("messages"), p("message_size"), p("persistent")
+    count, size, persistent = p("requests"), p("message_size"), p("persistent")
     wait = p("reply_wait_s") * 1e6
     to_request, to_reply = xqh("REQUEST.IN", first.receiver), xqh("REPLY.IN", first.sender)
     env = home.env
