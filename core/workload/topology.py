@@ -141,8 +141,12 @@ class TopologyResult:
                          self.crashed is not None, list(self.qms[name].messages))
 
 
-def run_topology(cfg: TopologyConfig, storages: dict[str, Storage]) -> TopologyResult:
-    """Run ``cfg`` on one storage a queue manager (``storages`` by name): see the module docstring."""
+def run_topology(cfg: TopologyConfig, storages: dict[str, Storage], recorders: dict | None = None) -> TopologyResult:
+    """Run ``cfg`` on one storage a queue manager (``storages`` by name): see the module docstring.
+
+    ``recorders``: a :class:`~mqlog.core.workload.recording.Recorder` a queue manager (by
+    name), which hands that queue manager its storage and journal and keeps their calls – the
+    fault campaign's channel scenarios materialise every crash point from one run so."""
     env = simpy.Environment()
     spec = cfg.spec()
     qms, contexts, stores = {}, {}, {}
@@ -150,12 +154,16 @@ def run_topology(cfg: TopologyConfig, storages: dict[str, Storage]) -> TopologyR
         crash_after = cfg.crash[1] if cfg.crash is not None and cfg.crash[0] == q.name else None
         profile = get_profile(q.device)
         plan = FaultPlan(crash_after_writes=crash_after, atomic_bytes=profile.atomic_write_bytes)
-        fs = stores[q.name] = FaultInjectingStorage(storages[q.name], plan)
+        recorder = recorders.get(q.name) if recorders else None
+        if recorder is None:
+            fs = stores[q.name] = FaultInjectingStorage(storages[q.name], plan)
+        else:
+            fs = stores[q.name] = recorder.storage(storages[q.name], plan, keep_write_log=False)
         qm = qms[q.name] = QueueManager(env, q.make_platform(fs), fs, Device(env, profile), q.qm_config,
                                         get_host(q.host), cfg.seed)
         if qm.platform.attach is not None:
             qm.platform.attach(qm)
-        contexts[q.name] = Context(env, qm, spec, cfg.seed, Journal())
+        contexts[q.name] = Context(env, qm, spec, cfg.seed, Journal() if recorder is None else recorder.journal())
     channels = {}
 
     def main() -> Generator:
