@@ -84,6 +84,11 @@ class Channel:
         """STOP CHANNEL (MODE QUIESCE): the sender ends once its batch is confirmed."""
         self.stopping = True
 
+    @property
+    def unconfirmed(self) -> int:
+        """Batches sent and not yet committed on the sending end (at most PIPELINELENGTH)."""
+        return len(self._open)
+
     def drained(self) -> bool:
         """Nothing of the channel's in flight: its transmission queue empty, no batch open."""
         queue = self.sender.qm.queues.get(self.definition.transmission_queue)
@@ -246,6 +251,12 @@ class Channel:
             if end.triggered:
                 yield from self._back_out(app)
                 return "lost"
+            if not count:
+                # only NPMSPEED(FAST) messages: sent outside any batch, nothing to synchronise
+                # (they do not advance the sequence number); their gets end here, unlogged
+                self._batch -= 1
+                yield from app.commit()
+                continue
             # the end of the batch: the sender's synchronisation record in the batch's unit, prepared
             self._seq += count
             seq, luw = self._seq, luwid(d.name, batch)
@@ -357,8 +368,10 @@ class Channel:
             confirmed = self._confirm.get(batch)
             try:
                 yield from self.back.send(("ok", batch), 0,
-                                          deliver=lambda _f: confirmed is not None and not confirmed.triggered
-                                          and confirmed.succeed())
+                                          # (bound now: by the time it arrives the loop has
+                                          # moved on to the next batch's confirmation)
+                                          deliver=lambda _f, c=confirmed: c is not None and not c.triggered
+                                          and c.succeed())
             except LinkLost:
                 return
 

@@ -44,7 +44,7 @@ from mqlog.core.qm.manager import QueueManager
 from mqlog.core.workload.channels import DEAD_LETTER_QUEUE, SYNCQ, ChannelDef, resolve_channel, xqh
 from mqlog.core.workload.mca import Channel
 from mqlog.core.workload.journal import Journal
-from mqlog.core.workload.run import RunConfig, collect_metrics, restart_run
+from mqlog.core.workload.run import RunConfig, WorkloadStalled, collect_metrics, restart_run
 from mqlog.core.workload.spec import WorkloadSpec
 from mqlog.core.workload.workloads import Context
 
@@ -57,6 +57,9 @@ TOPOLOGY_WORKLOADS = {
 }
 #: how often the end of a run looks whether the channels have delivered everything, µs
 _DRAIN_POLL_US = 1000.0
+#: virtual time channels may go without moving a message, their links up, before the run
+#: says they stalled (ten SHORTTMR retry intervals)
+_STALLED_US = 600e6
 
 
 @attrs.frozen
@@ -182,7 +185,18 @@ def run_topology(cfg: TopologyConfig, storages: dict[str, Storage], recorders: d
             ctx.set_up()
         yield from RUNNERS[cfg.workload](cfg, contexts)
         workload_us = env.now
+        last, since = None, env.now
         while not all(c.drained() for c in channels.values()):
+            # a channel that stops moving with its link up is a bug, not a wait: say so rather
+            # than poll for ever (an outage is waited out: the sender retries when it ends)
+            moved = tuple((c.stat.batches, c.stat.messages_sent, c.stat.fast_messages_sent, c.stat.outages)
+                          for c in channels.values())
+            if moved != last or not all(c.forward.up() for c in channels.values()):
+                last, since = moved, env.now
+            elif env.now - since > _STALLED_US:
+                raise WorkloadStalled(f"channels stalled at {env.now / 1e6:.6f} virtual seconds: "
+                                      + "; ".join(f"{n} {c.stat.status}, {c.unconfirmed} batch(es) unconfirmed"
+                                                  for n, c in channels.items() if not c.drained()))
             yield env.timeout(_DRAIN_POLL_US)
         drained["us"] = env.now
         for c in channels.values():
