@@ -1,0 +1,82 @@
+"""``mqlog sweep`` over topologies (issue 42): a cell per grid point runs the whole topology in
+one task, a row per queue manager, the report a panel per queue manager side by side."""
+
+from __future__ import annotations
+
+import tomllib
+
+import pytest
+
+from mqlog.core.errors import MqlogError
+from mqlog.spark.sweep import BUILTIN_SWEEPS, cells, describe_sweep, load_sweep, read_results, run_sweep
+
+SMALL = """
+topology = "zos-linux-feed"
+[set]
+workload.messages = 10
+workload.putters = 2
+[grid]
+channel.BATCHSZ = [1, 10]
+[plot]
+x = "channel.BATCHSZ"
+"""
+
+
+def test_the_grid_crosses_channel_link_and_seeds_and_every_value_is_in_the_key():
+    doc = tomllib.loads('topology = "zos-linux"\nseeds = [0, 1]\n[grid]\nchannel.BATCHSZ = [1, 50]\n'
+                        '"link.latency_us" = [250, 5000]\n')
+    tasks = cells(doc)
+    assert len(tasks) == 8 and len({t["key"] for t in tasks}) == 8
+    assert [t["key"] for t in cells(doc)] == [t["key"] for t in tasks]  # re-runs find their cells
+    assert {(t["sweep"]["channel.BATCHSZ"], t["sweep"]["link.latency_us"], t["seed"]) for t in tasks} == \
+        {(b, lat, s) for b in (1, 50) for lat in (250, 5000) for s in (0, 1)}
+    # the value reached the topology the task runs, on every channel of it
+    one = next(t for t in tasks if t["sweep"]["channel.BATCHSZ"] == 1)
+    assert [c["BATCHSZ"] for c in one["document"]["channel"]] == [1, 1]
+    assert describe_sweep(doc, tasks)["axes"] == [{"name": "channel.BATCHSZ", "values": [1, 50]},
+                                                  {"name": "link.latency_us", "values": [250, 5000]},
+                                                  {"name": "seed", "values": [0, 1]}]
+
+
+def test_the_builtin_topology_sweep_asks_batchsz_and_batchint_on_both_ends():
+    _, doc = load_sweep("batchsz-vs-channel-log")
+    assert "batchsz-vs-channel-log" in BUILTIN_SWEEPS
+    assert {tuple(sorted(t["sweep"].items())) for t in cells(doc)} == {
+        (("channel.BATCHINT", i), ("channel.BATCHSZ", b)) for b in (1, 10, 50) for i in (0, 20)}
+
+
+@pytest.mark.parametrize("text, words", [
+    ('topology = "zos-linux"\n[grid]\nchannel.BATCHSIZE = [1]\n', "grid.channel.BATCHSIZE: unknown channel key"),
+    ('topology = "zos-linux"\n[grid]\nchannel.BATCHSZ = [1, 0]\n', "grid.channel.BATCHSZ=0"),
+    ('topology = "zos-linux"\n[grid]\nqueue.MAXDEPTH = [1]\n', "grid.queue.MAXDEPTH: give workload.X"),
+    ('topology = "zos-linux"\n[grid]\nchannel.BATCHSZ = 5\n', "grid.channel.BATCHSZ must be a non-empty list"),
+    ('topology = "no-such"\n', "field 'topology'"),
+    ('topology = "zos-linux"\n[grid]\nchannel.BATCHSZ = [1]\n[plot]\nx = "channel.BATCHINT"\n', "plot.x"),
+    ('topology = "zos-linux"\nworkload = "long-uow"\n', "unknown field 'workload'"),
+])
+def test_a_bad_topology_sweep_is_refused_before_spark_naming_the_field(text, words):
+    with pytest.raises(MqlogError) as caught:
+        cells(tomllib.loads(text), origin="s.toml")
+    assert words in str(caught.value) and str(caught.value).startswith("s.toml: ")
+
+
+def test_a_topology_sweep_writes_a_row_per_queue_manager_and_batch_size_cuts_writes_on_both_ends(spark, tmp_path):
+    from mqlog.cli.jobs import _sweep_page
+
+    doc = tomllib.loads(SMALL)
+    tasks = cells(doc)
+    assert run_sweep(spark, tasks[:1], tmp_path) == (1, 0)
+    assert run_sweep(spark, tasks, tmp_path) == (1, 1)  # the done cell is skipped
+    rows = read_results(spark, tmp_path)
+    by = {(r["qmgr"], r["sweep"]["channel.BATCHSZ"]): r for r in rows}
+    assert sorted(by) == [("LQM1", 1), ("LQM1", 10), ("ZQM1", 1), ("ZQM1", 10)]
+    assert {r["qmgr"]: r["platform"] for r in rows} == {"ZQM1": "zos", "LQM1": "distributed"}
+    # BATCHSZ 1: a batch (and its sync put, its commit forces) a message; 10: fewer on both ends
+    assert by[("ZQM1", 1)]["sent_batches"] == by[("LQM1", 1)]["received_batches"] == 20
+    assert by[("ZQM1", 10)]["sent_batches"] < 20 and by[("ZQM1", 10)]["messages_per_batch"] > 1
+    for qmgr in ("ZQM1", "LQM1"):
+        assert by[(qmgr, 10)]["writes_per_message"] < by[(qmgr, 1)]["writes_per_message"]
+        assert by[(qmgr, 10)]["forces"] < by[(qmgr, 1)]["forces"]
+    page = _sweep_page(rows, "small", doc)
+    assert "a panel per queue manager" in page and page.count("data:image/png;base64,") == 1
+    assert "<th>writes/msg</th>" in page and "<th>batches sent</th>" in page
