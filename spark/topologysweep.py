@@ -171,16 +171,23 @@ def plot_of(doc: dict, rows: list[dict] | None = None) -> dict:
 
 def describe_topology_sweep(doc: dict, tasks: list[dict]) -> dict:
     """What ``sweep --list --json`` reports of a topology sweep: the topology, the fixed set
-    items, every swept axis with its values, and the number of runs."""
+    items, its queue managers, every swept axis with its values, and the number of runs; each
+    also as a line of text, as a sweep's (:func:`mqlog.spark.sweep.describe_sweep`)."""
+    from mqlog.spark.sweep import _values_text
+
     grid = _keys(doc.get("grid", {}), "sweep", "grid", lists=True)
+    fixed = _keys(doc.get("set", {}), "sweep", "set", lists=False)
     axes = [{"name": k, "values": list(v)} for k, v in grid.items()]
     if len(doc.get("seeds", [0])) > 1:
         axes.append({"name": "seed", "values": list(doc["seeds"])})
-    return {"topology": doc["topology"], "set": _keys(doc.get("set", {}), "sweep", "set", lists=False),
-            "qmgrs": [q["name"] for q in tasks[0]["document"]["qmgr"]] if tasks else [], "axes": axes,
+    for axis in axes:
+        axis["text"] = f"{axis['name']} {_values_text(axis['values'])}"
+    qmgrs = tasks[0]["document"]["qmgr"] if tasks else []
+    return {"topology": doc["topology"], "set": fixed, "qmgrs": [q["name"] for q in qmgrs], "axes": axes,
             "runs": len(tasks),
-            "swept_text": " × ".join(f"{a['name']} {', '.join(map(str, a['values']))}" for a in axes)
-            + f" ({len(tasks)} runs)"}
+            "workload_text": ", ".join([f"`{doc['topology']}`", *(f"{k}={v}" for k, v in fixed.items())]),
+            "configurations_text": "; ".join(f"`{q['name']}` ({q['platform']}, {q['device']})" for q in qmgrs),
+            "swept_text": " × ".join(a["text"] for a in axes) + f" ({len(tasks)} runs)"}
 
 
 def _per(count: float, delivered: int) -> float:

@@ -33,9 +33,11 @@ def test_the_grid_crosses_channel_link_and_seeds_and_every_value_is_in_the_key()
     # the value reached the topology the task runs, on every channel of it
     one = next(t for t in tasks if t["sweep"]["channel.BATCHSZ"] == 1)
     assert [c["BATCHSZ"] for c in one["document"]["channel"]] == [1, 1]
-    assert describe_sweep(doc, tasks)["axes"] == [{"name": "channel.BATCHSZ", "values": [1, 50]},
-                                                  {"name": "link.latency_us", "values": [250, 5000]},
-                                                  {"name": "seed", "values": [0, 1]}]
+    summary = describe_sweep(doc, tasks)
+    assert [(a["name"], a["values"]) for a in summary["axes"]] == [
+        ("channel.BATCHSZ", [1, 50]), ("link.latency_us", [250, 5000]), ("seed", [0, 1])]
+    assert summary["swept_text"] == "channel.BATCHSZ 1, 50 × link.latency_us 250, 5000 × seed 0, 1 (8 runs)"
+    assert summary["configurations_text"] == "`ZQM1` (zos, dasd); `LQM1` (distributed, ssd)"
 
 
 def test_the_builtin_topology_sweep_asks_batchsz_and_batchint_on_both_ends():
