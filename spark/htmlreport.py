@@ -388,6 +388,14 @@ def sweep_cells(rows: list[dict], columns: tuple = SWEEP_COLUMNS) -> tuple[list[
     return axes + [label for label, _ in columns], body
 
 
+def values_text(values: list) -> str:
+    """A sweep axis's values: ``LOW to HIGH`` for three or more numbers, else the values."""
+    numbers = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values)
+    if numbers and len(values) > 2:
+        return f"{min(values):g} to {max(values):g} ({len(values)} values)"
+    return ", ".join(f"{v:g}" if numbers else str(v) for v in values)
+
+
 def _count(value) -> str:
     if value is None:
         return "-"

@@ -295,14 +295,6 @@ def cells(doc: dict, *, origin: str = "sweep", host: str | None = None) -> list[
     return out
 
 
-def _values_text(values: list) -> str:
-    """An axis's values: ``LOW to HIGH`` for three or more numbers, else the values."""
-    numbers = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values)
-    if numbers and len(values) > 2:
-        return f"{min(values):g} to {max(values):g} ({len(values)} values)"
-    return ", ".join(f"{v:g}" if numbers else str(v) for v in values)
-
-
 def describe_sweep(doc: dict, tasks: list[dict]) -> dict:
     """What a sweep (its document, checked by :func:`cells`, and its cells) runs, as
     ``sweep --list --json`` reports it: the workload and its fixed parameters, each
@@ -310,6 +302,7 @@ def describe_sweep(doc: dict, tasks: list[dict]) -> dict:
     workload's grid, devices, hosts, seeds when more than one) with its values, and the
     number of runs; each also as a line of text."""
     from mqlog.spark.compare import describe_matrix
+    from mqlog.spark.htmlreport import values_text
     from mqlog.spark.topologysweep import describe_topology_sweep, is_topology_sweep
 
     if is_topology_sweep(doc):
@@ -334,7 +327,7 @@ def describe_sweep(doc: dict, tasks: list[dict]) -> dict:
         if len(doc.get(field, [])) > 1:
             axes.append({"name": name, "values": list(doc[field]), "configurations": None})
     for axis in axes:
-        axis["text"] = f"{axis['name']} {_values_text(axis['values'])}" + (
+        axis["text"] = f"{axis['name']} {values_text(axis['values'])}" + (
             f" ({', '.join(axis['configurations'])})" if axis["configurations"] else "")
     return {"workload": doc["workload"], "params": dict(params), "configurations": configurations, "axes": axes,
             "runs": len(tasks),

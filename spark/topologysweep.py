@@ -173,7 +173,7 @@ def describe_topology_sweep(doc: dict, tasks: list[dict]) -> dict:
     """What ``sweep --list --json`` reports of a topology sweep: the topology, the fixed set
     items, its queue managers, every swept axis with its values, and the number of runs; each
     also as a line of text, as a sweep's (:func:`mqlog.spark.sweep.describe_sweep`)."""
-    from mqlog.spark.sweep import _values_text
+    from mqlog.spark.htmlreport import values_text
 
     grid = _keys(doc.get("grid", {}), "sweep", "grid", lists=True)
     fixed = _keys(doc.get("set", {}), "sweep", "set", lists=False)
@@ -181,7 +181,7 @@ def describe_topology_sweep(doc: dict, tasks: list[dict]) -> dict:
     if len(doc.get("seeds", [0])) > 1:
         axes.append({"name": "seed", "values": list(doc["seeds"])})
     for axis in axes:
-        axis["text"] = f"{axis['name']} {_values_text(axis['values'])}"
+        axis["text"] = f"{axis['name']} {values_text(axis['values'])}"
     qmgrs = tasks[0]["document"]["qmgr"] if tasks else []
     return {"topology": doc["topology"], "set": fixed, "qmgrs": [q["name"] for q in qmgrs], "axes": axes,
             "runs": len(tasks),
