@@ -3,6 +3,7 @@ one task, a row per queue manager, the report a panel per queue manager side by 
 
 from __future__ import annotations
 
+import json
 import tomllib
 
 import pytest
@@ -82,3 +83,18 @@ def test_a_topology_sweep_writes_a_row_per_queue_manager_and_batch_size_cuts_wri
     page = _sweep_page(rows, "small", doc)
     assert "a panel per queue manager" in page and page.count("data:image/png;base64,") == 1
     assert "<th>writes/msg</th>" in page and "<th>batches sent</th>" in page
+
+
+def test_mqlog_sweep_lists_a_topology_sweep_and_refuses_a_bad_one_before_spark(tmp_path, capsys):
+    from mqlog.cli import main
+
+    assert main(["sweep", "batchsz-vs-channel-log", "--list", "--json"]) == 0
+    listed = json.loads(capsys.readouterr().out)
+    assert len(listed["cells"]) == 6 and listed["summary"]["qmgrs"] == ["ZQM1", "LQM1"]
+    bad = tmp_path / "bad.toml"
+    bad.write_text('topology = "zos-linux-feed"\n[grid]\nchannel.BATCHSZ = [10, 10000]\n')
+    # refused before any Spark starts (no --out directory is made): one line naming the field
+    assert main(["sweep", str(bad), "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert "grid.channel.BATCHSZ=10000" in err and "BATCHSZ" in err and len(err.strip().splitlines()) == 1, err
+    assert not (tmp_path / "out").exists()
