@@ -33,7 +33,9 @@ the log per delivered message (``writes_per_message``, ``log_bytes_per_message``
 and its channels' figures: the batches and messages it sent (``sent_batches``,
 ``sent_messages``, ``messages_per_batch``, ``in_doubt_ms``: the time its sender was in doubt, as
 DISPLAY CHSTATUS's batches and IBM's "in-doubt" window) and those it received
-(``received_batches``, ``received_messages``).
+(``received_batches``, ``received_messages``); and, swept or not, the BATCHSZ, BATCHINT and link
+latency in force (``channel_batchsz``, ``channel_batchint_ms``, ``link_latency_us``: of the first
+channel the queue manager sends on, else receives on), as columns to group by.
 """
 
 from __future__ import annotations
@@ -207,6 +209,9 @@ def run_topology_cell(task: dict) -> list[dict]:
         sent = [result.channels[c.name] for c in topology.config.channels if c.sender == q.name]
         received = [result.channels[c.name] for c in topology.config.channels if c.receiver == q.name]
         batches, messages = sum(c["batches"] for c in sent), sum(c["messages"] for c in sent)
+        # the effective attributes (swept or not), of the first channel this end sends on, else receives on
+        own = next((c for c in topology.config.channels if c.sender == q.name), None) or next(
+            c for c in topology.config.channels if c.receiver == q.name)
         m.update({"config_name": q.name, "qmgr": q.name, "qmgr_order": order, "topology": task["topology"], "cell_key": task["key"],
                   "sweep": dict(task["sweep"]), "messages_delivered": delivered,
                   "writes_per_message": _per(m["physical_writes"], delivered),
@@ -218,6 +223,8 @@ def run_topology_cell(task: dict) -> list[dict]:
                   "in_doubt_ms": round(sum(c["in_doubt_us"] for c in sent) / 1000, 3),
                   "received_batches": sum(c["batches"] for c in received),
                   "received_messages": sum(c["messages"] for c in received),
+                  "channel_batchsz": own.batchsz, "channel_batchint_ms": own.batchint_ms,
+                  "link_latency_us": own.link.latency_us,
                   "channels": {c.name: result.channels[c.name] for c in topology.config.channels
                                if q.name in (c.sender, c.receiver)}})
         rows.append(m)

@@ -74,6 +74,7 @@ def test_a_topology_sweep_writes_a_row_per_queue_manager_and_batch_size_cuts_wri
     by = {(r["qmgr"], r["sweep"]["channel.BATCHSZ"]): r for r in rows}
     assert sorted(by) == [("LQM1", 1), ("LQM1", 10), ("ZQM1", 1), ("ZQM1", 10)]
     assert {r["qmgr"]: r["platform"] for r in rows} == {"ZQM1": "zos", "LQM1": "distributed"}
+    assert all(r["channel_batchsz"] == r["sweep"]["channel.BATCHSZ"] and r["channel_batchint_ms"] == 0 for r in rows)
     # BATCHSZ 1: a batch (and its sync put, its commit forces) a message; 10: fewer on both ends
     assert by[("ZQM1", 1)]["sent_batches"] == by[("LQM1", 1)]["received_batches"] == 20
     assert by[("ZQM1", 10)]["sent_batches"] < 20 and by[("ZQM1", 10)]["messages_per_batch"] > 1
