@@ -111,6 +111,9 @@ class PlatformDescriptor:
     log_formatter: tuple[str, str] | None = None
     #: how prose and tables name the platform ("z/OS"); its ``name`` unless given
     title: str = ""
+    #: the factory takes the queue manager's name too (``qm_name=``: the name its messages and
+    #: error log carry), as several queue managers of one topology need
+    named: bool = False
 
     @property
     def shown(self) -> str:
@@ -145,6 +148,14 @@ class PlatformDescriptor:
     def maker(self, values: dict) -> Callable[[Storage], Platform]:
         factory = self.factory
         return lambda storage: factory(storage, values)
+
+    def named_maker(self, values: dict, qm_name: str) -> Callable[[Storage], Platform]:
+        """:meth:`maker` for the queue manager ``qm_name`` (its messages say its name, where the
+        platform's do)."""
+        if not self.named:
+            return self.maker(values)
+        factory = self.factory
+        return lambda storage: factory(storage, values, qm_name=qm_name)
 
 
 # --- the reference platform ----------------------------------------------------------------

@@ -43,7 +43,7 @@ def _describe(values: dict) -> tuple[list, dict]:
     return config.describe(), config.derived()
 
 
-def _build(storage: Storage, values: dict) -> Platform:
+def _build(storage: Storage, values: dict, qm_name: str = "QM1") -> Platform:
     from mqlog.distributed.platform import distributed_platform
 
     c = _config(values)
@@ -55,7 +55,7 @@ def _build(storage: Storage, values: dict) -> Platform:
                                 checkpoint_wait_minutes=c.checkpoint_wait_len,
                                 checkpoint_basis=c.checkpoint_basis,
                                 queue_buffer_bytes=c.default_pq_buffer_size,
-                                management=c.log_management if c.is_linear else "Manual")
+                                management=c.log_management if c.is_linear else "Manual", qm_name=qm_name)
 
 
 def _parameters() -> tuple:
@@ -116,7 +116,7 @@ def _tools():
 
 
 DESCRIPTOR = PlatformDescriptor(
-    "distributed", "Linux/UNIX/Windows queue manager log (qm.ini Log: names)", _build,
+    "distributed", "Linux/UNIX/Windows queue manager log (qm.ini Log: names)", _build, named=True,
     configurer=_configure, parameter_table=_parameters, describer=_describe, real_names="qm.ini Log: key",
     model_only=_model_only, fixed_at_creation=FIXED_AT_CREATION, fault_claims=_fault_claims, file_roles=_files,
     file_names=((r"S\d{7}\.LOG", "a distributed log extent"),),

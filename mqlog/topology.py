@@ -164,7 +164,7 @@ def build(document: dict, origin: str, *, seed: int | None = None, crash: tuple 
             get_host(host)
         except MqlogError as exc:
             raise SpecError(f"{where} ({name}): {exc}") from None
-        qmgrs.append(QmDef(name, choice.name, choice.maker(values), values, device, host))
+        qmgrs.append(QmDef(name, choice.name, choice.named_maker(values, name), values, device, host))
         kept.append({"name": name, "platform": choice.name, "device": device, "host": host,
                      "log": {k: str(v) for k, v in q.get("log", {}).items()}})
     channels, kept_channels = [], []
@@ -235,7 +235,8 @@ def run(topology: Topology, out: Path | None = None):
         write_json(out / TOPOLOGY_FILE, {"version": 1, "spec": topology.document, "origin": topology.origin,
                                          "crash": list(cfg.crash) if cfg.crash else None, "crashed": result.crashed,
                                          "channels": result.channels,
-                                         "delivery": None if result.crashed else delivery_verdict(cfg, result.journals),
+                                         "delivery": None if result.crashed else delivery_verdict(cfg, result.journals,
+                                                                                                 result.channels),
                                          "restarts": []})
     return result
 
@@ -291,7 +292,7 @@ def restart_dir(directory: Path) -> dict:
         storages = _storages(topology, directory)
         journals = _journals(topology, directory)
         try:
-            out = restart_topology(topology.config, storages, journals)
+            out = restart_topology(topology.config, storages, journals, saved.get("channels"))
         finally:
             for storage in storages.values():
                 storage.close()

@@ -1,50 +1,33 @@
 """Channels between queue managers (issue 42): the batch protocol's records on both ends' logs,
-BATCHSZ's effect on log writes a message, a link outage holding a batch in doubt, and crash and
-restart of either end at its storage writes – each end verified against its journal, the
-channel checked end to end (nothing lost, nothing delivered twice)."""
+BATCHSZ's effect on log writes a message, a link outage holding a batch in doubt, the end-to-end
+check catching a channel that resolves its batches in doubt wrongly, and RESOLVE CHANNEL by
+hand. The crash sweeps of either end on every platform pair are the channel contract's
+(tests/contract/test_channel_contract.py)."""
 
 from __future__ import annotations
 
+import functools
 import hashlib
 
 import pytest
 from hypothesis import given, strategies as st
 
-from mqlog.core.disk.storage import MemoryStorage
 from mqlog.core.errors import ParameterError
 from mqlog.core.format.records import Put
 from mqlog.core.log.reader import scan
 from mqlog.core.workload import channels
-from mqlog.core.workload.channels import (SYNCQ, XQH_BYTES, ChannelDef, LinkDef, SyncRecord, decide_channel,
-                                          parse_xqh, xqh)
-from mqlog.core.workload.topology import QmDef, TopologyConfig, restart_topology, run_topology
-from mqlog.platforms import choose
+from mqlog.core.workload.channels import SYNCQ, XQH_BYTES, ChannelDef, LinkDef, SyncRecord, decide_channel, parse_xqh, xqh
+from mqlog.core.workload.topology import TopologyConfig
 
-PAIRS = [("zos", "distributed"), ("distributed", "zos"), ("distributed", "distributed"), ("zos", "zos")]
+from contract.topologies import CHANNEL_PAIRS, crash_sweep, restart, run
+from contract.topologies import topology as shared_topology
+
+PAIRS = CHANNEL_PAIRS
 DEVICE = {"zos": "dasd", "distributed": "ssd"}
 
 
-def _qm(name: str, platform: str) -> QmDef:
-    choice = choose(platform)
-    values = choice.configure({})
-    return QmDef(name, platform, choice.maker(values), values, DEVICE[platform])
-
-
-def topology(pair=("zos", "distributed"), workload="channel-feed", *, crash=None, seed=1, link=LinkDef(),
-             batchsz=5, batchint_ms=0, **params) -> TopologyConfig:
-    a, b = pair
-    qms = [_qm("QMA", a), _qm("QMB", b)]
-    chs = [ChannelDef("QMA.TO.QMB", "QMA", "QMB", batchsz=batchsz, batchint_ms=batchint_ms, link=link),
-           ChannelDef("QMB.TO.QMA", "QMB", "QMA", batchsz=batchsz, batchint_ms=batchint_ms, link=link)]
-    return TopologyConfig(qms, chs, workload, params, seed=seed, crash=crash)
-
-
-def run(cfg):
-    return run_topology(cfg, {q.name: MemoryStorage() for q in cfg.qmgrs})
-
-
-def restart(result, cfg):
-    return restart_topology(cfg, {name: fs.durable for name, fs in result.storages.items()}, result.journals)
+def topology(pair=("zos", "distributed"), workload="channel-feed", **kwargs) -> TopologyConfig:
+    return shared_topology(pair, workload, devices=tuple(DEVICE[p] for p in pair), **kwargs)
 
 
 # --- formats --------------------------------------------------------------------------------
@@ -81,11 +64,11 @@ def test_channel_attributes_out_of_mqs_ranges_are_refused_naming_them(field, val
 
 @pytest.mark.parametrize("pair", PAIRS, ids=["-".join(p) for p in PAIRS])
 def test_a_feed_delivers_every_message_once_and_both_logs_hold_the_channels_records(pair):
-    cfg = topology(pair, putters=2, messages=30)
+    cfg = topology(pair, putters=2, messages_per_putter=30)
     result = run(cfg)
     stat = result.channels["QMA.TO.QMB"]
     assert result.crashed is None and stat["status"] == "STOPPED"
-    assert stat["messages"] == 60 and stat["redelivered"] == 0 and 1 < stat["batches"] <= 60
+    assert stat["messages_sent"] == 60 and stat["redelivered"] == 0 and 1 < stat["batches"] <= 60
     assert stat["lstseqno"] == 60  # the last batch's last message
     # every message is at its destination and was taken by a consumer there
     assert result.metrics["QMB"]["messages_got"] >= 60
@@ -100,7 +83,7 @@ def test_a_feed_delivers_every_message_once_and_both_logs_hold_the_channels_reco
 
 def test_the_same_topology_and_seed_give_the_same_bytes_and_figures():
     def once():
-        result = run(topology(putters=2, messages=20))
+        result = run(topology(putters=2, messages_per_putter=20))
         files = {name: {f: hashlib.sha256(fs.durable.read(f, 0, fs.durable.size(f))).hexdigest()
                         for f in fs.durable.list()} for name, fs in result.storages.items()}
         return files, result.metrics
@@ -109,9 +92,9 @@ def test_the_same_topology_and_seed_give_the_same_bytes_and_figures():
 
 
 def _writes_per_message(batchsz: int) -> dict:
-    cfg = topology(putters=4, messages=40, batchsz=batchsz, batchint_ms=20)
+    cfg = topology(putters=4, messages_per_putter=40, batchsz=batchsz, batchint_ms=20)
     result = run(cfg)
-    assert result.channels["QMA.TO.QMB"]["messages"] == 160
+    assert result.channels["QMA.TO.QMB"]["messages_sent"] == 160
     return {name: m["physical_writes"] / 160 for name, m in result.metrics.items()}
 
 
@@ -124,57 +107,20 @@ def test_a_bigger_batch_means_fewer_log_writes_a_message_on_both_ends():
 
 
 def test_a_link_outage_holds_the_senders_batch_in_doubt_until_the_channel_resynchronises():
-    cfg = topology(putters=1, messages=40, link=LinkDef(outages=((0.01, 5.0),)))
+    cfg = topology(putters=1, messages_per_putter=40, link=LinkDef(outages=((0.01, 5.0),)))
     result = run(cfg)
     stat = result.channels["QMA.TO.QMB"]
     assert stat["outages"] == 1 and stat["status"] == "STOPPED"
     # the sender retries after SHORTTMR (60 s): the run goes on past the outage
     assert result.metrics["QMA"]["virtual_s"] > 60
     assert stat["resolved_commit"] + stat["resolved_backout"] + stat["backed_out_batches"] >= 1
-    assert stat["messages"] >= 40 and stat["redelivered"] == 0
+    assert stat["messages_sent"] >= 40 and stat["redelivered"] == 0
     assert restart(result, cfg)["delivery"]["QMA.TO.QMB"]["delivered"] == 40
     said = "\n".join(result.qms["QMA"].messages)
     assert "CSQX599E" in said and "CSQX500I" in said  # QMA is z/OS: ended abnormally, started again
 
 
-# --- crash and restart of either end --------------------------------------------------------
-
-def crash_sweep(pair, workload, step: int, **params) -> dict:
-    """Crash each end at every ``step``-th storage write; restart both, resolve, verify."""
-    base = run(topology(pair, workload, **params))
-    seen = {"runs": 0, "commit": 0, "backout": 0, "bad": []}
-    for victim in ("QMA", "QMB"):
-        for k in range(0, base.metrics[victim]["storage_writes"], step):
-            cfg = topology(pair, workload, crash=(victim, k), **params)
-            result = run(cfg)
-            assert result.crashed == victim
-            out = restart(result, cfg)
-            seen["runs"] += 1
-            for decided in out["resolved"].values():
-                seen["commit"] += sum(c for _u, c in decided)
-                seen["backout"] += sum(not c for _u, c in decided)
-            wrong = {n: v.as_dict() for n, v in out["verdicts"].items() if not v.ok}
-            lost = {c: d for c, d in out["delivery"].items() if d["lost"] or d["duplicated"]}
-            if wrong or lost:
-                seen["bad"].append((victim, k, wrong, lost))
-    return seen
-
-
-def test_a_crash_of_either_end_loses_and_duplicates_nothing():
-    seen = crash_sweep(("zos", "distributed"), "channel-feed", 11, putters=2, messages=10)
-    assert not seen["bad"], seen["bad"][:3]
-    # the sweep met batches in doubt that the receiver had committed and ones it had not
-    assert seen["commit"] and seen["backout"], seen
-
-
-@pytest.mark.parametrize("pair", PAIRS, ids=["-".join(p) for p in PAIRS])
-@pytest.mark.parametrize("workload", ["channel-feed", "channel-request-reply"])
-def test_every_third_crash_point_of_every_platform_pair_recovers_end_to_end(pair, workload):
-    params = dict(putters=2, messages=10) if workload == "channel-feed" else dict(requesters=2, messages=5)
-    seen = crash_sweep(pair, workload, 3, **params)
-    assert not seen["bad"], seen["bad"][:3]
-    assert seen["commit"] and seen["backout"], seen
-
+# --- crash and restart of either end (the sweeps themselves: tests/contract/test_channel_contract.py) ----
 
 @pytest.mark.parametrize("wrong, finds", [(lambda record, position: False, "duplicated"),
                                           (lambda record, position: True, "lost")])
@@ -182,14 +128,14 @@ def test_the_end_to_end_check_catches_a_resolution_that_decides_wrongly(monkeypa
     # the check above could pass vacuously; a channel that always backs out (or always
     # commits) its batches in doubt must be caught delivering twice (or losing)
     monkeypatch.setattr(channels, "resolution", wrong)
-    seen = crash_sweep(("zos", "distributed"), "channel-feed", 11, putters=2, messages=10)
+    seen = crash_sweep(functools.partial(topology, ("zos", "distributed"), putters=2, messages_per_putter=10), 11)
     assert any(lost.get("QMA.TO.QMB", {}).get(finds) for *_x, lost in seen["bad"]), seen["bad"][:3]
 
 
 def test_resolve_channel_by_hand_takes_the_action_given():
-    base = run(topology(putters=1, messages=10))
+    base = run(topology(putters=1, messages_per_putter=10))
     for k in range(base.metrics["QMA"]["storage_writes"]):
-        cfg = topology(putters=1, messages=10, crash=("QMA", k))
+        cfg = topology(putters=1, messages_per_putter=10, crash=("QMA", k))
         result = run(cfg)
         from mqlog.core.workload.run import restart_run
         q = cfg.qmgr("QMA")

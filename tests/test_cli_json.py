@@ -113,6 +113,16 @@ def copy(place, tmp_path, name):
     return shutil.copytree(place / name, tmp_path / name)
 
 
+def _topology(tmp_path):
+    """A small topology run directory (two Linux queue managers, one channel)."""
+    out = tmp_path / "topology"
+    if not out.exists():
+        ran = mqlog("topology", "run", "linux-feed", "--set", "workload.putters=1", "--set", "workload.messages_per_putter=5",
+                    "--out", out)
+        assert ran.returncode == 0, ran.stderr
+    return out
+
+
 #: (command, what the case is, its arguments from (place, tmp_path, request); --json is added;
 #: or what a fixture's run of the command printed)
 CASES = [
@@ -155,6 +165,12 @@ CASES = [
     ("torture", "", lambda p, t, r: ["torture", "--platform", "reference", *SMALL_WORKLOAD, "--budget", "2",
                                      "--faults", "crash"]),
     ("workloads", "", lambda p, t, r: ["workloads"]),
+    ("topology", "list", lambda p, t, r: ["topology", "list"]),
+    ("topology", "run", lambda p, t, r: ["topology", "run", "linux-feed", "--set", "workload.putters=1",
+                                         "--set", "workload.messages_per_putter=5"]),
+    ("topology", "restart", lambda p, t, r: ["topology", "restart", _topology(t)]),
+    ("chstatus", "", lambda p, t, r: ["chstatus", _topology(t)]),
+    ("resolve", "", lambda p, t, r: ["resolve", _topology(t), "--channel", "LQM1.TO.LQM2", "--action", "BACKOUT"]),
 ]
 
 #: the cases that start Spark (or read what a Spark job wrote)

@@ -12,7 +12,7 @@ import pytest
 
 from clikit import mqlog
 
-SMALL = ["--set", "workload.requesters=2", "--set", "workload.responders=2", "--set", "workload.messages=10"]
+SMALL = ["--set", "workload.requesters=2", "--set", "workload.responders=2", "--set", "workload.requests=10"]
 
 
 def _json(result) -> dict:
@@ -51,7 +51,7 @@ def _in_doubt_point() -> int:
     from mqlog.core.workload.topology import run_topology
     from mqlog.topology import load
 
-    sets = {"workload": {"requesters": "2", "responders": "2", "messages": "10"}}
+    sets = {"workload": {"requesters": "2", "responders": "2", "requests": "10"}}
     writes = run_topology(load("zos-linux", sets).config, {"ZQM1": MemoryStorage(), "LQM1": MemoryStorage()}
                           ).metrics["ZQM1"]["storage_writes"]
     for k in range(writes // 3, writes):

@@ -47,12 +47,12 @@ def _describe(values: dict) -> tuple[list, dict]:
     return describe(values)
 
 
-def _build(storage: Storage, values: dict) -> Platform:
+def _build(storage: Storage, values: dict, qm_name: str = "CSQ1") -> Platform:
     from mqlog.zos.config import ZosLogConfig
     from mqlog.zos.platform import zos_platform_from_config
 
     config = ZosLogConfig.from_settings({k: str(v) for k, v in values.items()})
-    platform = zos_platform_from_config(storage, config)
+    platform = zos_platform_from_config(storage, config, qm_name=qm_name)
     if config.shared_queue_names:  # SHARED_QUEUES: the run joins a queue-sharing group of its own
         from mqlog.zos.qsg import attach_shared_queues
 
@@ -139,7 +139,7 @@ def _tools():
 
 
 DESCRIPTOR = PlatformDescriptor(
-    "zos", "z/OS queue manager log (CSQ6LOGP / CSQ6SYSP / CSQ6ARVP names)", _build,
+    "zos", "z/OS queue manager log (CSQ6LOGP / CSQ6SYSP / CSQ6ARVP names)", _build, named=True,
     configurer=_configure, parameter_table=_parameters, describer=_describe,
     real_names="CSQ6LOGP, CSQ6SYSP or CSQ6ARVP keyword", model_only=_model_only,
     fixed_at_creation=FIXED_AT_CREATION, fault_claims=_fault_claims, file_roles=_files,

@@ -46,6 +46,7 @@ retries after SHORTTMR seconds (:data:`SHORT_RETRY_S`) until the link is back.
 from __future__ import annotations
 
 import struct
+import zlib
 from typing import Generator
 
 import attrs
@@ -116,8 +117,9 @@ class SyncRecord:
 
 
 def luwid(channel: str, batch: int) -> bytes:
-    """A batch's logical unit of work id: 8 bytes, unique to the channel's batch."""
-    return (sum(channel.encode()) & 0xFFFF).to_bytes(2, "big") + batch.to_bytes(6, "big")
+    """A batch's logical unit of work id: 8 bytes, unique to the channel's batch (the channel's
+    CRC-32 in two bytes, so that two channels' LUWIDs differ at a glance, then the batch's number)."""
+    return (zlib.crc32(channel.encode()) & 0xFFFF).to_bytes(2, "big") + batch.to_bytes(6, "big")
 
 
 def channel_xid(channel: str, luw: bytes) -> bytes:

@@ -33,8 +33,8 @@ class ChannelStatus:
     curluwid: bytes = bytes(8)
     curmsgs: int = 0
     batches: int = 0
-    messages: int = 0  # persistent and NORMAL-speed messages sent in batches
-    fast_messages: int = 0  # non-persistent messages sent outside the batch (NPMSPEED FAST)
+    messages_sent: int = 0  # persistent and NORMAL-speed messages sent in batches
+    fast_messages_sent: int = 0  # non-persistent messages sent outside the batch (NPMSPEED FAST)
     batch_messages_max: int = 0
     backed_out_batches: int = 0  # batches the sender backed out (the link failed before they were in doubt)
     resolved_commit: int = 0
@@ -112,6 +112,8 @@ class Channel:
                 self.env.timeout(outage - self.env.now).callbacks.append(lambda _e, end=self._session_end: self._fail(end))
             receiving = self.env.process(self._receive(self._session_end))
             sent = yield from self._send(self._session_end)
+            if sent != "stopped":
+                self._fail(self._session_end)  # (the receiver ends its side too: it backs out its batch)
             yield receiving
             if sent == "stopped":
                 self.stat.status = "STOPPED"
@@ -219,7 +221,7 @@ class Channel:
                     yield from self._back_out(app)
                     return "lost"
                 if fast:
-                    self.stat.fast_messages += 1
+                    self.stat.fast_messages_sent += 1
                 else:
                     count += 1
                     self.stat.curmsgs = count
@@ -227,13 +229,20 @@ class Channel:
                 if count >= d.batchsz or (limit is not None and size >= limit) or end.triggered:
                     break
                 got = yield from app.get(xmitq, syncpoint=True, wait_us=0.0)
-                if got is None:
+                if got is None and app.conn.uow is not None:
                     remaining = started + d.batchint_ms * 1000.0 - env.now
                     if remaining <= 0:
                         break
                     got = yield from app.get(xmitq, syncpoint=True, wait_us=remaining)
-                    if got is None:
-                        break
+                if got is None and app.conn.uow is None:
+                    # the queue manager backed the batch's unit out (the longest-running unit of
+                    # a full log, AMQ7469): its messages are back on the queue; the channel ends
+                    # abnormally, the receiver backs its side out, and it all goes again later
+                    self.stat.backed_out_batches += 1
+                    self.stat.curmsgs = 0
+                    return "lost"
+                if got is None:
+                    break
             if end.triggered:
                 yield from self._back_out(app)
                 return "lost"
@@ -264,7 +273,7 @@ class Channel:
                 return "lost"  # in doubt until the channel resynchronises
             env.process(self._commit_when_confirmed(batch, seq, key, uow_id, role, new, confirmed, end))
             self.stat.batches += 1
-            self.stat.messages += count
+            self.stat.messages_sent += count
             self.stat.batch_messages_max = max(self.stat.batch_messages_max, count)
             self.stat.curmsgs = 0
 
@@ -322,6 +331,10 @@ class Channel:
                 if target != queue:
                     self.stat.dead_letters += 1
                 put = yield from app.put(target, data, persistent=persistent, syncpoint=not fast, msg_id=msg_id)
+                if put is None and not fast and app.conn.uow is None:
+                    # the batch's unit was backed out under it (a full log): the batch fails whole
+                    yield from self._receiver_failed(app, end)
+                    return
                 if put is None and target != DEAD_LETTER_QUEUE:
                     self.stat.dead_letters += 1  # (MAXDEPTH's 2053, say: to the dead-letter queue)
                     put = yield from app.put(DEAD_LETTER_QUEUE, data, persistent=persistent, syncpoint=not fast,

@@ -50,9 +50,9 @@ from mqlog.core.workload.workloads import Context
 
 #: a topology workload's parameters and their defaults
 TOPOLOGY_WORKLOADS = {
-    "channel-feed": {"putters": 1, "messages": 100, "message_size": 2048, "persistent": True,
+    "channel-feed": {"putters": 1, "messages_per_putter": 100, "message_size": 2048, "persistent": True,
                      "payload": "random"},
-    "channel-request-reply": {"requesters": 1, "responders": 1, "messages": 50, "message_size": 2048,
+    "channel-request-reply": {"requesters": 1, "responders": 1, "requests": 50, "message_size": 2048,
                               "persistent": True, "payload": "random", "reply_wait_s": 60.0},
 }
 #: how often the end of a run looks whether the channels have delivered everything, µs
@@ -141,8 +141,12 @@ class TopologyResult:
                          self.crashed is not None, list(self.qms[name].messages))
 
 
-def run_topology(cfg: TopologyConfig, storages: dict[str, Storage]) -> TopologyResult:
-    """Run ``cfg`` on one storage a queue manager (``storages`` by name): see the module docstring."""
+def run_topology(cfg: TopologyConfig, storages: dict[str, Storage], recorders: dict | None = None) -> TopologyResult:
+    """Run ``cfg`` on one storage a queue manager (``storages`` by name): see the module docstring.
+
+    ``recorders``: a :class:`~mqlog.core.workload.recording.Recorder` a queue manager (by
+    name), which hands that queue manager its storage and journal and keeps their calls – the
+    fault campaign's channel scenarios materialise every crash point from one run so."""
     env = simpy.Environment()
     spec = cfg.spec()
     qms, contexts, stores = {}, {}, {}
@@ -150,12 +154,16 @@ def run_topology(cfg: TopologyConfig, storages: dict[str, Storage]) -> TopologyR
         crash_after = cfg.crash[1] if cfg.crash is not None and cfg.crash[0] == q.name else None
         profile = get_profile(q.device)
         plan = FaultPlan(crash_after_writes=crash_after, atomic_bytes=profile.atomic_write_bytes)
-        fs = stores[q.name] = FaultInjectingStorage(storages[q.name], plan)
+        recorder = recorders.get(q.name) if recorders else None
+        if recorder is None:
+            fs = stores[q.name] = FaultInjectingStorage(storages[q.name], plan)
+        else:
+            fs = stores[q.name] = recorder.storage(storages[q.name], plan, keep_write_log=False)
         qm = qms[q.name] = QueueManager(env, q.make_platform(fs), fs, Device(env, profile), q.qm_config,
                                         get_host(q.host), cfg.seed)
         if qm.platform.attach is not None:
             qm.platform.attach(qm)
-        contexts[q.name] = Context(env, qm, spec, cfg.seed, Journal())
+        contexts[q.name] = Context(env, qm, spec, cfg.seed, Journal() if recorder is None else recorder.journal())
     channels = {}
 
     def main() -> Generator:
@@ -176,6 +184,7 @@ def run_topology(cfg: TopologyConfig, storages: dict[str, Storage]) -> TopologyR
         workload_us = env.now
         while not all(c.drained() for c in channels.values()):
             yield env.timeout(_DRAIN_POLL_US)
+        drained["us"] = env.now
         for c in channels.values():
             c.stop()
         yield simpy.AllOf(env, running)
@@ -184,6 +193,7 @@ def run_topology(cfg: TopologyConfig, storages: dict[str, Storage]) -> TopologyR
             yield from qm.shutdown()
         return workload_us
 
+    drained = {}
     proc = env.process(main())
     crashed = None
     try:
@@ -201,6 +211,8 @@ def run_topology(cfg: TopologyConfig, storages: dict[str, Storage]) -> TopologyR
                             host=q.host)
         m = metrics[q.name] = collect_metrics(run_cfg, qms[q.name], ctx, env, crashed is not None)
         m["workload_s"] = (proc.value if proc.triggered and proc.ok else env.now) / 1e6
+        # when the channels had delivered the last message (the drain, before the shutdowns)
+        m["delivered_s"] = drained.get("us", env.now) / 1e6
         m["storage_writes"] = stores[q.name].physical_writes - (stores[q.name].crash_write is not None)
         journals[q.name] = ctx.journal
     return TopologyResult(metrics, journals, qms, stores, {n: c.stat.as_dict() for n, c in channels.items()}, crashed)
@@ -219,13 +231,13 @@ def _destinations(cfg: TopologyConfig, qm: str) -> list[str]:
 # --- the workloads --------------------------------------------------------------------------
 
 def channel_feed(cfg: TopologyConfig, contexts: dict) -> Generator:
-    """One way: putters on the first channel's sending queue manager put ``messages`` each to
+    """One way: putters on the first channel's sending queue manager put ``messages_per_putter`` each to
     FEED.IN on the receiving one (through the transmission queue), committing each; as many
     getters there take them."""
     first = cfg.channels[0]
     source, target = contexts[first.sender], contexts[first.receiver]
     p = source.spec.get
-    count, size, persistent = p("messages"), p("message_size"), p("persistent")
+    count, size, persistent = p("messages_per_putter"), p("message_size"), p("persistent")
     header = xqh("FEED.IN", first.receiver)
     env = source.env
 
@@ -252,13 +264,13 @@ def channel_feed(cfg: TopologyConfig, contexts: dict) -> Generator:
 
 
 def channel_request_reply(cfg: TopologyConfig, contexts: dict) -> Generator:
-    """Requesters on the first channel's sending queue manager put a request to REQUEST.IN on
+    """Requesters on the first channel's sending queue manager put ``requests`` requests each to REQUEST.IN on
     the receiving one and wait for the reply on their own REPLY.IN; responders there get each
     request and put a reply of the same size back over the channel the other way."""
     first, back = cfg.channels[0], cfg._back_channel()
     home, away = contexts[first.sender], contexts[first.receiver]
     p = home.spec.get
-    count, size, persistent = p("messages"), p("message_size"), p("persistent")
+    count, size, persistent = p("requests"), p("message_size"), p("persistent")
     wait = p("reply_wait_s") * 1e6
     to_request, to_reply = xqh("REQUEST.IN", first.receiver), xqh("REPLY.IN", first.sender)
     env = home.env
@@ -301,7 +313,8 @@ RUNNERS = {"channel-feed": channel_feed, "channel-request-reply": channel_reques
 
 # --- restart, resolution and the end-to-end check -------------------------------------------
 
-def restart_topology(cfg: TopologyConfig, storages: dict[str, Storage], journals: dict[str, Journal]) -> dict:
+def restart_topology(cfg: TopologyConfig, storages: dict[str, Storage], journals: dict[str, Journal],
+                     channels: dict | None = None) -> dict:
     """Restart every queue manager of ``cfg`` on what a run left, verify each against its
     journal, resynchronise every channel (its batches in doubt resolved by the receiver's
     data) and check delivery end to end. Returns {"reports", "verdicts", "resolved",
@@ -324,18 +337,21 @@ def restart_topology(cfg: TopologyConfig, storages: dict[str, Storage], journals
         if verdict.ok:
             journals[name].settle(journals[name].settlement(qm))
     return {"reports": reports, "verdicts": verdicts, "first_verdicts": first_verdicts, "resolved": resolved,
-            "delivery": delivery_verdict(cfg, journals), "qms": qms}
+            "delivery": delivery_verdict(cfg, journals, channels), "qms": qms}
 
 
-def delivery_verdict(cfg: TopologyConfig, journals: dict[str, Journal]) -> dict:
+def delivery_verdict(cfg: TopologyConfig, journals: dict[str, Journal], channels: dict | None = None) -> dict:
     """Each channel end to end, from the two ends' journals: ``lost`` – a persistent message
     whose get from the transmission queue committed but whose put at the destination did not;
     ``duplicated`` – one still on (or back on) the transmission queue that the destination also
-    committed (it would arrive twice); ``delivered``, ``waiting`` – the rest."""
+    committed (it would arrive twice), and those the receiver was sent again after it had
+    committed them (``channels``: the run's channel figures, their ``redelivered``);
+    ``delivered``, ``waiting`` – the rest."""
     out = {}
     for ch in cfg.channels:
         sent, received = journals[ch.sender], journals[ch.receiver]
-        counts = {"delivered": 0, "waiting": 0, "lost": 0, "duplicated": 0}
+        again = ((channels or {}).get(ch.name) or {}).get("redelivered", 0)
+        counts = {"delivered": 0, "waiting": 0, "lost": 0, "duplicated": again}
         for msg_id, m in sent.messages.items():
             if m.queue != ch.transmission_queue or not m.persistent or m.put != "committed":
                 continue

@@ -47,7 +47,7 @@ def usage(command: click.Command, ctx: click.Context) -> str:
     """``mqlog NAME ARGS [--option VALUE] ...``: the command's arguments and options as its
     parameters define them (required ones unbracketed, choices as ``a|b``, flags bare, one
     flag of a group of ``flag_value`` options standing for its choices); ``--help`` left out."""
-    words = [f"mqlog {command.name}"]
+    words = [f"mqlog {ctx.command_path[len('mqlog '):] if ctx.command_path.startswith('mqlog ') else command.name}"]
     flag_groups: dict[str, list[str]] = {}
     help_option = command.get_help_option(ctx)
     for param in command.get_params(ctx):
@@ -74,17 +74,20 @@ def summary(command: click.Command) -> str:
     return " ".join((command.help or "").split("\n\n")[0].split())
 
 
-def command_rows(group: click.Group) -> list[dict]:
-    """One row a visible command of ``group``: its name, usage, what it does, and whether it
-    takes ``--json``."""
-    ctx = click.Context(group, info_name="mqlog")
+def command_rows(group: click.Group, ctx: click.Context | None = None, prefix: str = "") -> list[dict]:
+    """One row a visible command of ``group`` (a group's commands each a row of their own,
+    ``topology run``): its name, usage, what it does, and whether it takes ``--json``."""
+    ctx = ctx if ctx is not None else click.Context(group, info_name="mqlog")
     rows = []
     for name in group.list_commands(ctx):
         command = group.get_command(ctx, name)
         if command is None or command.hidden:
             continue
         sub = click.Context(command, parent=ctx, info_name=name)
-        rows.append({"name": name, "usage": usage(command, sub), "summary": summary(command),
+        if isinstance(command, click.Group):
+            rows += command_rows(command, sub, f"{prefix}{name} ")
+            continue
+        rows.append({"name": prefix + name, "usage": usage(command, sub), "summary": summary(command),
                      "json": any(isinstance(p, click.Option) and "--json" in p.opts for p in command.params)})
     return rows
 

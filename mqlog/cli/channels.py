@@ -85,7 +85,7 @@ def summary(topology, result) -> dict:
 
     cfg = topology.config
     rows = {}
-    delivered = max(1, sum(c["messages"] for c in result.channels.values()))
+    delivered = max(1, sum(c["messages_sent"] for c in result.channels.values()))
     for q in cfg.qmgrs:
         m = result.metrics[q.name]
         rows[q.name] = {"platform": q.platform, "device": q.device, "log_records": m["log_records"],
@@ -93,14 +93,25 @@ def summary(topology, result) -> dict:
                         "forces": m["forces"], "commits": m["commits"],
                         "writes_per_message": round(m["physical_writes"] / delivered, 3),
                         "log_bytes_per_message": round(m["logical_bytes"] / delivered, 1),
-                        "cpu_busy_us": round(m["cpu_busy_us"], 1), "round_trips": m["round_trips"]}
+                        "cpu_busy_us": round(m["cpu_busy_us"], 1), "round_trips": m["round_trips"],
+                        "log_used_max_bytes": m["active_log_used_bytes_max"],
+                        "log_capacity_bytes": m["active_log_capacity_bytes"],
+                        "uows_rolled_forward": m["uows_rolled_forward"], "uows_rolled_back": m["uows_rolled_back"],
+                        "shunts": m["shunts"], "failed_calls": m["failed_calls"]}
     channels = {}
     for name, c in result.channels.items():
-        channels[name] = {**c, "messages_per_batch": round(c["messages"] / c["batches"], 2) if c["batches"] else 0.0}
+        channels[name] = {**c, "messages_per_batch": round(c["messages_sent"] / c["batches"], 2) if c["batches"] else 0.0,
+                          "in_doubt_s": round(c["in_doubt_us"] / 1e6, 6)}
+    delivery = None if result.crashed else delivery_verdict(cfg, result.journals, result.channels)
     return {"topology": topology.origin, "workload": cfg.workload, "params": dict(cfg.spec().params), "seed": cfg.seed,
             "virtual_s": round(max(m["workload_s"] for m in result.metrics.values()), 6), "crashed": result.crashed,
+            "delivered_s": round(max(m["delivered_s"] for m in result.metrics.values()), 6),
+            "messages_per_s": round(delivered / max(1e-9, max(m["delivered_s"] for m in result.metrics.values())), 1),
             "qmgrs": rows, "channels": channels,
-            "delivery": None if result.crashed else delivery_verdict(cfg, result.journals)}
+            # (the same in order, each with its name: a channel's name has dots, which a path cannot)
+            "qmgr_list": [{"name": n, **r} for n, r in rows.items()],
+            "channel_list": [{"name": n, **c, "delivery": (delivery or {}).get(n)} for n, c in channels.items()],
+            "delivery": delivery}
 
 
 def _print_summary(doc: dict) -> None:
@@ -116,7 +127,7 @@ def _print_summary(doc: dict) -> None:
     click.echo(f"{'CHANNEL':<20} {'BATCHES':>7} {'MESSAGES':>8} {'MSG/BATCH':>9} {'IN DOUBT ms':>11} {'OUTAGES':>7} "
                f"{'STATUS':<8}")
     for name, c in doc["channels"].items():
-        click.echo(f"{name:<20} {c['batches']:>7} {c['messages']:>8} {c['messages_per_batch']:>9.2f} "
+        click.echo(f"{name:<20} {c['batches']:>7} {c['messages_sent']:>8} {c['messages_per_batch']:>9.2f} "
                    f"{c['in_doubt_us'] / 1000:>11.1f} {c['outages']:>7} {c['status']:<8}")
     if doc["delivery"] is not None:
         for name, d in doc["delivery"].items():

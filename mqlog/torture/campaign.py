@@ -19,7 +19,7 @@ from mqlog.core.disk.faults import NOTHING, FaultPlan
 from mqlog.core.host.profiles import DEFAULT_HOST
 from mqlog.core.qm.config import QmConfig, with_qmgr
 from mqlog.core.workload.run import RunConfig, restart_run
-from mqlog.torture.claims import DAMAGE, DETECTED, ERROR, EXPECTED, SILENT, SURVIVED, Tally
+from mqlog.torture.claims import DAMAGE, DETECTED, ERROR, EXPECTED, SILENT, SURVIVED, Tally, table
 from mqlog.torture.disks import Engine, Scenario
 from mqlog.torture.faults import FAULT_CLASSES, FAULTS, FaultClasses, claims
 
@@ -206,33 +206,4 @@ class Campaign(FaultClasses):
 
     def table(self) -> str:
         """The campaign's counts, one line per fault class."""
-        head = ("fault", "claim", "tried", "of", "survived", "detected", "expected loss", "silent loss", "errors")
-        rows = [head]
-        for fault in self.faults:
-            t = self.tallies.get(fault)
-            if t is None:
-                continue
-            rows.append((fault, t.claim.level, str(t.tried), str(t.possible), str(t.counts[SURVIVED]),
-                         str(t.counts[DETECTED]), str(t.counts[EXPECTED]), str(t.counts[SILENT]),
-                         str(t.counts[ERROR])))
-        widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
-        lines = ["  ".join(c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths)))
-                 for r in rows]
-        notes = []
-        for fault in self.faults:
-            t = self.tallies.get(fault)
-            if t is None:
-                continue
-            if t.counts[EXPECTED]:
-                notes.append(f"{fault}: expected losses: {t.claim.why}" if t.claim.level == NOTHING else
-                             f"{fault}: expected losses: " + t.examples[EXPECTED][0][1].rsplit("(expected: ", 1)[-1]
-                             .rstrip(")"))
-            if t.broken:
-                notes.append(f"{fault}: CLAIM BROKEN: restart refused {t.counts[DETECTED]} times although the "
-                             f"configuration claims to survive this fault ({t.claim.why})")
-                for label, detail in t.examples.get(DETECTED, []):
-                    notes.append(f"{fault}: REFUSED: {label}: {detail}")
-            for outcome in (SILENT, ERROR):
-                for label, detail in t.examples.get(outcome, []):
-                    notes.append(f"{fault}: {outcome.replace('_', ' ').upper()}: {label}: {detail}")
-        return "\n".join(lines + ([""] + notes if notes else []))
+        return table([self.tallies[f] for f in self.faults if f in self.tallies])

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import attrs
 
-from mqlog.core.disk.faults import SURVIVE
+from mqlog.core.disk.faults import NOTHING, SURVIVE
 from mqlog.core.errors import LogFormatError
 from mqlog.core.objects.media import MediaRecoveryError
 
@@ -67,3 +67,34 @@ class Tally:
                 "possible": self.possible, "tried": self.tried,
                 **{("errors" if k == ERROR else k): v for k, v in self.counts.items()},
                 "examples": {k: [list(e) for e in v] for k, v in self.examples.items()}}
+
+
+def table(tallies: list[Tally]) -> str:
+    """A campaign's counts, one line per fault class (``tallies`` in the report's order),
+    then notes: what the expected losses were, a broken claim, and the examples of silent
+    losses and errors."""
+    head = ("fault", "claim", "tried", "of", "survived", "detected", "expected loss", "silent loss", "errors")
+    rows = [head]
+    for t in tallies:
+        rows.append((t.fault, t.claim.level, str(t.tried), str(t.possible), str(t.counts[SURVIVED]),
+                     str(t.counts[DETECTED]), str(t.counts[EXPECTED]), str(t.counts[SILENT]),
+                     str(t.counts[ERROR])))
+    widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
+    lines = ["  ".join(c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths)))
+             for r in rows]
+    notes = []
+    for t in tallies:
+        fault = t.fault
+        if t.counts[EXPECTED]:
+            notes.append(f"{fault}: expected losses: {t.claim.why}" if t.claim.level == NOTHING else
+                         f"{fault}: expected losses: " + t.examples[EXPECTED][0][1].rsplit("(expected: ", 1)[-1]
+                         .rstrip(")"))
+        if t.broken:
+            notes.append(f"{fault}: CLAIM BROKEN: restart refused {t.counts[DETECTED]} times although the "
+                         f"configuration claims to survive this fault ({t.claim.why})")
+            for label, detail in t.examples.get(DETECTED, []):
+                notes.append(f"{fault}: REFUSED: {label}: {detail}")
+        for outcome in (SILENT, ERROR):
+            for label, detail in t.examples.get(outcome, []):
+                notes.append(f"{fault}: {outcome.replace('_', ' ').upper()}: {label}: {detail}")
+    return "\n".join(lines + ([""] + notes if notes else []))
