@@ -11,7 +11,7 @@ built-in topology or a topology spec file (``mqlog topology list``)::
     topology = "zos-linux-feed"     # a built-in topology, or a topology spec file
     seeds = [0, 1]                  # default [0]
     [set]                           # held fixed, as --set items: workload.X, channel.X, link.X
-    workload.messages = 100
+    workload.messages_per_putter = 100
     [grid]                          # swept (lists), the same keys
     channel.BATCHSZ = [1, 10, 50]
     channel.BATCHINT = [0, 20]
@@ -202,18 +202,18 @@ def run_topology_cell(task: dict) -> list[dict]:
 
     topology = build(task["document"], task["origin"], seed=task["seed"])
     result = run(topology)
-    delivered = sum(c["messages"] for c in result.channels.values())
+    delivered = sum(c["messages_sent"] for c in result.channels.values())
     rows = []
     for order, q in enumerate(topology.config.qmgrs):
         m = dict(result.metrics[q.name])
         sent = [result.channels[c.name] for c in topology.config.channels if c.sender == q.name]
         received = [result.channels[c.name] for c in topology.config.channels if c.receiver == q.name]
-        batches, messages = sum(c["batches"] for c in sent), sum(c["messages"] for c in sent)
+        batches, messages = sum(c["batches"] for c in sent), sum(c["messages_sent"] for c in sent)
         # the effective attributes (swept or not), of the first channel this end sends on, else receives on
         own = next((c for c in topology.config.channels if c.sender == q.name), None) or next(
             c for c in topology.config.channels if c.receiver == q.name)
-        m.update({"config_name": q.name, "qmgr": q.name, "qmgr_order": order, "topology": task["topology"], "cell_key": task["key"],
-                  "sweep": dict(task["sweep"]), "messages_delivered": delivered,
+        m.update({"config_name": q.name, "qmgr": q.name, "qmgr_order": order, "topology": task["topology"],
+                  "cell_key": task["key"], "sweep": dict(task["sweep"]), "messages_delivered": delivered,
                   "writes_per_message": _per(m["physical_writes"], delivered),
                   "log_bytes_per_message": _per(m["logical_bytes"], delivered),
                   "records_per_message": _per(m["log_records"], delivered),
@@ -222,7 +222,7 @@ def run_topology_cell(task: dict) -> list[dict]:
                   "messages_per_batch": round(messages / batches, 4) if batches else 0.0,
                   "in_doubt_ms": round(sum(c["in_doubt_us"] for c in sent) / 1000, 3),
                   "received_batches": sum(c["batches"] for c in received),
-                  "received_messages": sum(c["messages"] for c in received),
+                  "received_messages": sum(c["messages_sent"] for c in received),
                   "channel_batchsz": own.batchsz, "channel_batchint_ms": own.batchint_ms,
                   "link_latency_us": own.link.latency_us,
                   "channels": {c.name: result.channels[c.name] for c in topology.config.channels

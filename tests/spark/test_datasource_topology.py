@@ -23,8 +23,9 @@ SENDER_XID = (b"CHL " + b"ZQM1.TO.LQM1".ljust(20)).hex().upper()
 def feed(tmp_path_factory) -> Path:
     """z/OS ZQM1 feeding Linux LQM1 over ZQM1.TO.LQM1 (one way: each end has one role)."""
     out = tmp_path_factory.mktemp("topo") / "feed"
-    subprocess.run([sys.executable, "-m", "mqlog", "topology", "run", "zos-linux-feed", "--set", "workload.messages=10",
-                    "--set", "channel.BATCHSZ=4", "--out", str(out)], check=True, capture_output=True, timeout=300)
+    subprocess.run([sys.executable, "-m", "mqlog", "topology", "run", "zos-linux-feed",
+                    "--set", "workload.messages_per_putter=10", "--set", "channel.BATCHSZ=4", "--out", str(out)],
+                   check=True, capture_output=True, timeout=300)
     return out
 
 
@@ -39,7 +40,7 @@ def test_a_topology_directory_reads_each_ends_channel_records(spark, feed):
     assert not any(r.bad for r in rows)
     assert {r.qmgr: r.platform for r in rows} == {"ZQM1": "zos", "LQM1": "distributed"}
     channel = json.loads((feed / "topology.json").read_text())["channels"]["ZQM1.TO.LQM1"]
-    batches, messages = channel["batches"], channel["messages"]
+    batches, messages = channel["batches"], channel["messages_sent"]
     assert messages == 40 and 10 <= batches < 40  # BATCHSZ 4: batches of up to four
 
     def count(qmgr, kind, queue=None):

@@ -14,7 +14,7 @@ from mqlog.spark.sweep import BUILTIN_SWEEPS, cells, describe_sweep, load_sweep,
 SMALL = """
 topology = "zos-linux-feed"
 [set]
-workload.messages = 10
+workload.messages_per_putter = 10
 workload.putters = 2
 [grid]
 channel.BATCHSZ = [1, 10]
