@@ -53,6 +53,17 @@ one every executor sees on a shared file system whose ``flock`` is honoured acro
 (NFSv4 and Lustre do; on one that ignores it the generation check still catches a writer that
 ran between planning and reading, not one running during a task).
 
+**A topology run directory** (``mqlog topology run --out DIR``: ``topology.json`` and a run
+directory per queue manager, ``DIR/<QMNAME>/``) reads as every queue manager's log in one
+frame: the partitions of each queue manager's run directory, planned and read as above (each
+under its own lock and generation, and the topology directory's lock, which ``mqlog topology
+restart`` and ``resolve`` hold while they write), and three columns after :data:`SCHEMA`
+(:data:`TOPOLOGY_COLUMNS`): ``qmgr``, the queue manager whose log holds the record, ``queue``
+(the queue a Put, PutSegment, Get or compensation record names: SYSTEM.CHANNEL.SYNCQ, a
+transmission queue, ...) and ``xid`` (a Prepare's: a sender's batch is ``CHL `` + channel +
+LUWID, docs/FORMAT.md). A one-queue-manager run directory keeps :data:`SCHEMA` exactly, so
+what reads one is unchanged.
+
 Everything here is picklable: Spark ships the data source, its reader and the partitions
 (plain data) to its Python workers, which open the run directory themselves.
 """
@@ -70,7 +81,7 @@ from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 
 from mqlog.core.errors import LogCorruptionError, LogFormatError, MqlogError, ParameterError
 from mqlog.core.format.pages import NO_FIRST_RECORD, PAGE_HEADER_SIZE, PAGE_SIZE, check_page
-from mqlog.core.format.records import NO_ADDRESS, OpaqueRecord, Put, PutSegment, code_names
+from mqlog.core.format.records import NO_ADDRESS, OpaqueRecord, Prepare, Put, PutSegment, code_names
 
 FORMAT_NAME = "mqlog"
 
@@ -94,6 +105,13 @@ SCHEMA = ", ".join((
     "error STRING",           # for bad rows: what was wrong and where
 ))
 
+#: the columns a topology run directory's rows add after SCHEMA's (null on bad rows but qmgr)
+TOPOLOGY_COLUMNS = ", ".join((
+    "qmgr STRING",            # the queue manager (its run directory's name) whose log holds the record
+    "queue STRING",           # Put / PutSegment / Get / Clr: the queue it names; else null
+    "xid STRING",             # Prepare: its unit's xid, hex (a channel batch's: "CHL " + channel + LUWID)
+))
+
 FAILFAST, PERMISSIVE = "FAILFAST", "PERMISSIVE"
 MODES = (FAILFAST, PERMISSIVE)
 
@@ -113,13 +131,22 @@ class MqlogDataSource(DataSource):
         return FORMAT_NAME
 
     def schema(self) -> str:
-        return SCHEMA
+        path = self.options.get("path")
+        return f"{SCHEMA}, {TOPOLOGY_COLUMNS}" if path and is_topology(str(path)) else SCHEMA
 
     def reader(self, schema) -> MqlogReader:
         path = self.options.get("path")
         if not path:
             raise MqlogError("the mqlog data source needs a run directory: spark.read.format('mqlog').load(DIR)")
-        return MqlogReader(str(path), parse_mode(self.options.get("mode")))
+        kind = TopologyReader if is_topology(str(path)) else MqlogReader
+        return kind(str(path), parse_mode(self.options.get("mode")))
+
+
+def is_topology(path: str) -> bool:
+    """Whether ``path`` is a topology run directory (its topology.json) rather than a run's."""
+    from mqlog.topology import TOPOLOGY_FILE
+
+    return (Path(path) / TOPOLOGY_FILE).is_file()
 
 
 def parse_mode(value) -> str:
@@ -143,6 +170,8 @@ class LogPartition(InputPartition):
         self.ranges: tuple = ()
         #: the run directory's generation when the plan was made (:func:`generation`)
         self.generation = ""
+        #: a topology's: the queue manager (its run directory, under the topology's) whose log this is
+        self.qmgr: str | None = None
 
     def __repr__(self) -> str:
         return f"LogPartition({self.value}, {self.file!r}, {self.start:#x}..{self.end:#x}, last={self.last})"
@@ -174,6 +203,44 @@ class MqlogReader(DataSourceReader):
                 yield from read_partition(run, partition, self.mode)
             finally:
                 run.close()
+
+
+class TopologyReader(DataSourceReader):
+    """A topology run directory: every queue manager's partitions, each read as
+    :class:`MqlogReader` reads a run directory's, under the topology's lock too."""
+
+    def __init__(self, path: str, mode: str = FAILFAST):
+        self.path = path
+        self.mode = mode
+
+    def qmgrs(self) -> list[str]:
+        """The queue managers topology.json names (each a run directory of that name)."""
+        from mqlog.topology import TOPOLOGY_FILE
+        from mqlog.rundir import read_json
+
+        saved = read_json(Path(self.path) / TOPOLOGY_FILE)
+        try:
+            return [str(q["name"]) for q in saved["spec"]["qmgr"]]
+        except (KeyError, TypeError):
+            raise MqlogError(f"{self.path}: {TOPOLOGY_FILE} names no queue managers (spec.qmgr)") from None
+
+    def partitions(self) -> list[LogPartition]:
+        from mqlog.rundir import read_locked
+
+        parts = []
+        with read_locked(Path(self.path)):
+            for name in self.qmgrs():
+                own = MqlogReader(str(Path(self.path) / name), self.mode).partitions()
+                for part in own:
+                    part.qmgr = name
+                parts += own
+        return parts
+
+    def read(self, partition: LogPartition) -> Iterator[tuple]:
+        from mqlog.rundir import read_locked
+
+        with read_locked(Path(self.path)):
+            yield from MqlogReader(str(Path(self.path) / partition.qmgr), self.mode).read(partition)
 
 
 # --- opening a run directory -------------------------------------------------------------------
@@ -302,6 +369,12 @@ def record_row(platform: str, file: str, address: int, record, fmt) -> tuple:
             _long(record.stamp), False, None)
 
 
+def topology_columns(qmgr: str, record) -> tuple:
+    """:data:`TOPOLOGY_COLUMNS` of ``record`` in ``qmgr``'s log."""
+    xid = record.xid if isinstance(record, Prepare) else None
+    return qmgr, getattr(record, "queue", None) or None, xid.hex().upper() if xid else None
+
+
 def bad_row(platform: str, file: str | None, address: int | None, address_text: str | None, error: str) -> tuple:
     return (platform, file, _long(address), address_text, None, None, None, None, None, None, None, None, None,
             None, True, error)
@@ -340,6 +413,11 @@ def read_partition(run: OpenRun, part: LogPartition, mode: str) -> Iterator[tupl
     fmt = run.addressing.format
     platform = run.platform_name
     permissive = mode == PERMISSIVE
+    qmgr = part.qmgr  # a topology's partition: each row says whose log, and the channel columns
+
+    def bad(*where) -> tuple:
+        row = bad_row(platform, *where)
+        return row if qmgr is None else row + (qmgr, None, None)
 
     def others(address: int | None) -> bool:
         """Whether damage at ``address`` (past this partition's end) is another partition's to report."""
@@ -359,7 +437,7 @@ def read_partition(run: OpenRun, part: LogPartition, mode: str) -> Iterator[tupl
             raise LogCorruptionError(f"{exc.reason} (reading {run.directory}, partition {part.file}; "
                                      f"option mode=PERMISSIVE reports it as a bad row)",
                                      source=exc.source, offset=exc.offset, address=exc.address) from None
-        yield bad_row(platform, exc.source or part.file, address, exc.address, str(exc))
+        yield bad(exc.source or part.file, address, exc.address, str(exc))
 
     try:
         kind, at = _first_record(run.space, part.start, part.end)
@@ -377,7 +455,8 @@ def read_partition(run: OpenRun, part: LogPartition, mode: str) -> Iterator[tupl
         for address, record in reader:
             if address >= part.end:
                 return
-            yield record_row(platform, part.file, address, record, fmt)
+            row = record_row(platform, part.file, address, record, fmt)
+            yield row if qmgr is None else row + topology_columns(qmgr, record)
     except LogFormatError as exc:
         yield from failed(exc)
         return
@@ -391,7 +470,7 @@ def read_partition(run: OpenRun, part: LogPartition, mode: str) -> Iterator[tupl
         if end.reason != "end" and permissive:
             what = {"torn": "the last write is torn", "incomplete": "the last record is incomplete"}.get(
                 end.reason, end.reason)
-            yield bad_row(platform, end.source or part.file, stop, fmt(stop),
+            yield bad(end.source or part.file, stop, fmt(stop),
                           f"{where}: end of log: {what} ({end.problem}); the log ends at {fmt(end.address)}")
         return
     # The log stops inside a partition that is not the last (or its last record runs into

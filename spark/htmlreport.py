@@ -378,42 +378,58 @@ def sweep_axes(rows: list[dict]) -> list[str]:
             len({json.dumps(axis_value(r, a), sort_keys=True) for r in rows}) > 1]
 
 
-def sweep_cells(rows: list[dict]) -> tuple[list[str], list[list[str]]]:
+def sweep_cells(rows: list[dict], columns: tuple = SWEEP_COLUMNS) -> tuple[list[str], list[list[str]]]:
     """The cells as a table: one column per axis the sweep varied and per headline metric, one
     row per cell, sorted by every axis (numbers numerically). One format per metric: whole
     numbers with thousands separators."""
     axes = sweep_axes(rows)
     ordered = sorted(rows, key=lambda r: [axis_order(axis_value(r, a)) for a in axes])
-    body = [[str(axis_value(r, a)) for a in axes] + [_count(r.get(k)) for _, k in SWEEP_COLUMNS] for r in ordered]
-    return axes + [label for label, _ in SWEEP_COLUMNS], body
+    body = [[str(axis_value(r, a)) for a in axes] + [_count(r.get(k)) for _, k in columns] for r in ordered]
+    return axes + [label for label, _ in columns], body
+
+
+def values_text(values: list) -> str:
+    """A sweep axis's values: ``LOW to HIGH`` for three or more numbers, else the values."""
+    numbers = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values)
+    if numbers and len(values) > 2:
+        return f"{min(values):g} to {max(values):g} ({len(values)} values)"
+    return ", ".join(f"{v:g}" if numbers else str(v) for v in values)
 
 
 def _count(value) -> str:
     if value is None:
         return "-"
+    if isinstance(value, float) and not value.is_integer():  # a ratio (writes per message): its fraction shows
+        return f"{value:,.2f}"
     return f"{value:,.0f}" if isinstance(value, (int, float)) else str(value)
 
 
-def format_sweep(rows: list[dict]) -> str:
+def format_sweep(rows: list[dict], columns: tuple = SWEEP_COLUMNS) -> str:
     """The cells' headline table for the console: axes left-aligned, metrics right-aligned."""
-    head, body = sweep_cells(rows)
+    head, body = sweep_cells(rows, columns)
     axes = len(sweep_axes(rows))
     widths = [max(len(x) for x in [h] + [r[i] for r in body]) for i, h in enumerate(head)]
     return "\n".join("  ".join(c.ljust(w) if i < axes else c.rjust(w) for i, (c, w) in enumerate(zip(line, widths)))
                      .rstrip() for line in [head] + body)
 
 
-def render_sweep(rows: list[dict], *, title: str, plot: dict | None = None) -> str:
+def render_sweep(rows: list[dict], *, title: str, plot: dict | None = None, figures: str | None = None,
+                 columns: tuple = SWEEP_COLUMNS) -> str:
     """The report page of a sweep: the plot its document asks for (the metric against the
     swept parameter, one line for each combination of every other axis the sweep varied; seeds
-    averaged, and the caption says so) and a table of cells with a column for every axis."""
+    averaged, and the caption says so) and a table of cells with a column for every axis.
+    ``figures`` (HTML) replaces the plot, ``columns`` the table's metrics: a topology sweep's
+    (:mod:`mqlog.spark.topologysweep`)."""
     import matplotlib
 
     matplotlib.use("Agg")
     from matplotlib import pyplot as plt
 
-    figures = ""
     axes = sweep_axes(rows)
+    if figures is None:
+        figures = ""
+    elif plot:
+        plot = None  # drawn already
     if plot and rows:
         x_key, y_key = plot.get("x"), plot.get("y")
         others = [a for a in axes if a not in (x_key, "seed")]
@@ -442,7 +458,7 @@ def render_sweep(rows: list[dict], *, title: str, plot: dict | None = None) -> s
         figures = (f"<figure><img alt='{html.escape(y_key)}' src='data:image/png;base64,{_png(fig)}'>"
                    f"<figcaption>{html.escape(caption)}</figcaption></figure>")
         plt.close(fig)
-    head, cells = sweep_cells(rows)
+    head, cells = sweep_cells(rows, columns)
     n_axes = len(axes)
     body = "\n".join("<tr>" + "".join((f"<th class='label'>{html.escape(c)}</th>" if i < n_axes else
                                         f"<td>{html.escape(c)}</td>") for i, c in enumerate(line)) + "</tr>"

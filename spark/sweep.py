@@ -145,6 +145,17 @@ LogWriteIntegrity = "SingleWrite"
 x = "workload.requesters"
 y = "physical_writes"
 """,
+    "batchsz-vs-channel-log": """
+# How do BATCHSZ (1, 10, 50) and BATCHINT change log writes per message on both ends of a channel?
+# (a z/OS queue manager feeding a Linux one: mqlog.spark.topologysweep)
+topology = "zos-linux-feed"
+[grid]
+channel.BATCHSZ = [1, 10, 50]
+channel.BATCHINT = [0, 20]
+[plot]
+x = "channel.BATCHSZ"
+y = "writes_per_message"
+""",
 }
 
 
@@ -202,6 +213,10 @@ def cells(doc: dict, *, origin: str = "sweep", host: str | None = None) -> list[
     document that names no ``hosts`` (naming both is an error: which one would it be?)."""
     from mqlog.core.host.profiles import DEFAULT_HOST, get_host
     from mqlog.core.workload.spec import BUILTINS, build_spec
+    from mqlog.spark.topologysweep import is_topology_sweep, topology_cells
+
+    if is_topology_sweep(doc):  # a topology in every cell (issue 42)
+        return topology_cells(doc, origin=origin, host=host)
 
     def need(key, kind, default=None):
         value = doc.get(key, default)
@@ -280,14 +295,6 @@ def cells(doc: dict, *, origin: str = "sweep", host: str | None = None) -> list[
     return out
 
 
-def _values_text(values: list) -> str:
-    """An axis's values: ``LOW to HIGH`` for three or more numbers, else the values."""
-    numbers = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values)
-    if numbers and len(values) > 2:
-        return f"{min(values):g} to {max(values):g} ({len(values)} values)"
-    return ", ".join(f"{v:g}" if numbers else str(v) for v in values)
-
-
 def describe_sweep(doc: dict, tasks: list[dict]) -> dict:
     """What a sweep (its document, checked by :func:`cells`, and its cells) runs, as
     ``sweep --list --json`` reports it: the workload and its fixed parameters, each
@@ -295,6 +302,11 @@ def describe_sweep(doc: dict, tasks: list[dict]) -> dict:
     workload's grid, devices, hosts, seeds when more than one) with its values, and the
     number of runs; each also as a line of text."""
     from mqlog.spark.compare import describe_matrix
+    from mqlog.spark.htmlreport import values_text
+    from mqlog.spark.topologysweep import describe_topology_sweep, is_topology_sweep
+
+    if is_topology_sweep(doc):
+        return describe_topology_sweep(doc, tasks)
 
     params = doc.get("params", {})
     configurations = describe_matrix([{"name": c["name"], "platform": c.get("platform", ""),
@@ -315,7 +327,7 @@ def describe_sweep(doc: dict, tasks: list[dict]) -> dict:
         if len(doc.get(field, [])) > 1:
             axes.append({"name": name, "values": list(doc[field]), "configurations": None})
     for axis in axes:
-        axis["text"] = f"{axis['name']} {_values_text(axis['values'])}" + (
+        axis["text"] = f"{axis['name']} {values_text(axis['values'])}" + (
             f" ({', '.join(axis['configurations'])})" if axis["configurations"] else "")
     return {"workload": doc["workload"], "params": dict(params), "configurations": configurations, "axes": axes,
             "runs": len(tasks),
@@ -359,8 +371,10 @@ def read_results(spark, out: Path) -> list[dict]:
 
 def run_sweep(spark, tasks: list[dict], out: Path, *, progress=None) -> tuple[int, int]:
     """Run the cells not yet in ``out/results`` (Parquet, partitioned by platform); returns
-    (cells run, cells skipped)."""
+    (cells run, cells skipped). A topology sweep's cell is a row per queue manager, each
+    given to ``progress``."""
     from mqlog.spark.compare import results_frame
+    from mqlog.spark.topologysweep import run_topology_cell
 
     done = done_keys(spark, out)
     todo = [t for t in tasks if t["key"] not in done]
@@ -368,7 +382,12 @@ def run_sweep(spark, tasks: list[dict], out: Path, *, progress=None) -> tuple[in
         return 0, len(tasks)
     from mqlog.spark.session import run_tasks
 
-    rows = run_tasks(spark, todo, run_sweep_cell, what="a sweep cell failed", progress=progress)
+    if "topology" in todo[0]:
+        each = (lambda rows, done, total: [progress(r, done, total) for r in rows]) if progress else None
+        rows = [row for cell in run_tasks(spark, todo, run_topology_cell, what="a topology sweep cell failed",
+                                          progress=each) for row in cell]
+    else:
+        rows = run_tasks(spark, todo, run_sweep_cell, what="a sweep cell failed", progress=progress)
     frame = results_frame(spark, rows)
     frame.write.mode("append").partitionBy("platform").parquet(str(out / "results"))
     return len(todo), len(tasks) - len(todo)

@@ -173,8 +173,9 @@ def sweep_cmd(sweep, out, master, list_only, host, as_json):
     """Run SWEEP (a built-in name, or a TOML file) as Spark tasks; cells already in OUT are
     skipped. Built-ins: log-size-vs-rollbacks, complog-vs-payload, logload-vs-shunting,
     dual-vs-single, write-integrity-vs-concurrency."""
-    from mqlog.spark.htmlreport import format_sweep, render_sweep
+    from mqlog.spark.htmlreport import format_sweep
     from mqlog.spark.sweep import cells, describe_sweep, load_sweep, read_results, run_sweep
+    from mqlog.spark.topologysweep import TOPOLOGY_COLUMNS, is_topology_sweep
     from mqlog.spark.session import spark_session
 
     name, doc = load_sweep(sweep)
@@ -212,15 +213,26 @@ def sweep_cmd(sweep, out, master, list_only, host, as_json):
             tasks = [dict(t, progress_dir=inside, progress_addr=address) for t in tasks]
             ran, skipped = run_sweep(spark, tasks, out, progress=progress)
         rows = read_results(spark, out)
-        (out / "report.html").write_text(render_sweep(rows, title=f"mqlog sweep: {name}", plot=doc.get("plot")),
-                                         encoding="utf-8")
+        (out / "report.html").write_text(_sweep_page(rows, name, doc), encoding="utf-8")
     if as_json:
         emit_json({"sweep": name, "cells_run": ran, "cells_skipped": skipped, "rows": len(rows),
                    "results": out / "results", "report_html": out / "report.html"})
         return
-    click.echo(format_sweep(rows))
+    click.echo(format_sweep(rows, TOPOLOGY_COLUMNS) if is_topology_sweep(doc) else format_sweep(rows))
     click.echo(f"{ran} cells run, {skipped} already done; {len(rows)} rows in {out / 'results'}; "
                f"report {out / 'report.html'}")
+
+
+def _sweep_page(rows: list[dict], name: str, doc: dict) -> str:
+    """A sweep's report page; a topology sweep's (rows with a ``qmgr``) draws each queue
+    manager's panel side by side."""
+    from mqlog.spark.htmlreport import render_sweep
+    from mqlog.spark.topologysweep import plot_of, render_topology_sweep
+
+    title = f"mqlog sweep: {name}"
+    if any(r.get("qmgr") for r in rows):
+        return render_topology_sweep(rows, title=title, plot=plot_of(doc, rows))
+    return render_sweep(rows, title=title, plot=doc.get("plot"))
 
 
 @cli.command("report")
@@ -232,7 +244,7 @@ def report_cmd(directory: Path, output, as_json):
     """Write the HTML report of a 'mqlog compare' or 'mqlog sweep' output directory again
     (read with pyarrow: no Spark starts)."""
     from mqlog.spark.contents import CONTENTS_FILE, check_contents
-    from mqlog.spark.htmlreport import check_result_rows, compare_heading, read_result_rows, render, render_sweep
+    from mqlog.spark.htmlreport import check_result_rows, compare_heading, read_result_rows, render
     from mqlog.spark.sweep import BUILTIN_SWEEPS, load_sweep
 
     output = output if output is not None else directory / "report.html"
@@ -257,8 +269,7 @@ def report_cmd(directory: Path, output, as_json):
             rows = read_result_rows(directory / "results", sweep=True)
             check_result_rows(rows, directory / "results", sweep=True)
             name = directory.name.removeprefix("sweep-")
-            plot = load_sweep(name)[1].get("plot") if name in BUILTIN_SWEEPS else None
-            page = render_sweep(rows, title=f"mqlog sweep: {name}", plot=plot)
+            page = _sweep_page(rows, name, load_sweep(name)[1] if name in BUILTIN_SWEEPS else {})
         try:
             output.write_text(page, encoding="utf-8")
         except OSError as exc:
