@@ -172,7 +172,8 @@ def compare_cmd(workload, sets, matrix, device, host, seed, out, master, crash_a
 def sweep_cmd(sweep, out, master, list_only, host, as_json):
     """Run SWEEP (a built-in name, or a TOML file) as Spark tasks; cells already in OUT are
     skipped. Built-ins: log-size-vs-rollbacks, complog-vs-payload, logload-vs-shunting,
-    dual-vs-single, write-integrity-vs-concurrency."""
+    dual-vs-single, write-integrity-vs-concurrency, batchsz-vs-channel-log (a topology sweep:
+    a row per queue manager per cell)."""
     from mqlog.spark.htmlreport import format_sweep
     from mqlog.spark.sweep import cells, describe_sweep, load_sweep, read_results, run_sweep
     from mqlog.spark.topologysweep import TOPOLOGY_COLUMNS, is_topology_sweep
