@@ -214,9 +214,10 @@ def parse_crash(text: str | None) -> tuple | None:
 
 # --- run directories --------------------------------------------------------------------------
 
-def run(topology: Topology, out: Path | None = None):
+def run(topology: Topology, out: Path | None = None, progress=None):
     """Run a topology (in memory), and with ``out`` keep it as a topology run directory (refused
-    if ``out`` already holds a run). Returns the core's TopologyResult."""
+    if ``out`` already holds a run); ``progress()`` makes the caller's progress (an update
+    function and close, :class:`mqlog.usecases.Progress`). Returns the core's TopologyResult."""
     from mqlog.core.disk.storage import MemoryStorage
     from mqlog.core.workload.topology import delivery_verdict, run_topology
     from mqlog.usecases import keep
@@ -224,7 +225,13 @@ def run(topology: Topology, out: Path | None = None):
     cfg = topology.config
     if out is not None and (out / TOPOLOGY_FILE).exists():
         raise MqlogError(f"{out}: already holds a topology run; give a new directory")
-    result = run_topology(cfg, {q.name: MemoryStorage() for q in cfg.qmgrs})
+    sink = progress() if progress is not None else None
+    try:
+        result = run_topology(cfg, {q.name: MemoryStorage() for q in cfg.qmgrs},
+                              progress=sink.update if sink is not None else None)
+    finally:
+        if sink is not None:
+            sink.close()
     if out is None:
         return result
     out.mkdir(parents=True, exist_ok=True)

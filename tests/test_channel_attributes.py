@@ -86,3 +86,16 @@ def test_a_channel_that_stops_moving_with_its_link_up_is_said_to_have_stalled(mo
     monkeypatch.setattr(mca.Channel, "_commit_when_confirmed", never)
     with pytest.raises(WorkloadStalled, match="LQM1.TO.ZQM1 RUNNING, 1 batch"):
         feed({"BATCHSZ": 5})
+
+
+def test_a_topology_run_reports_its_progress_in_virtual_time():
+    # (what the command line's progress bar shows on a long run: virtual seconds and records)
+    seen = []
+    document = {"workload": "channel-feed", "params": {"putters": 2, "messages_per_putter": 40},
+                "qmgr": [{"name": "LQM1", "platform": "distributed"}, {"name": "ZQM1", "platform": "zos"}],
+                "channel": [{"name": "LQM1.TO.ZQM1", "from": "LQM1", "to": "ZQM1", "latency_us": 2000}]}
+    cfg = build(document, "test").config
+    result = run_topology(cfg, {"LQM1": MemoryStorage(), "ZQM1": MemoryStorage()},
+                          progress=lambda s, records: seen.append((s, records)))
+    assert len(seen) >= 2 and seen == sorted(seen)
+    assert seen[-1][1] == sum(m["log_records"] for m in result.metrics.values())

@@ -44,7 +44,7 @@ from mqlog.core.qm.manager import QueueManager
 from mqlog.core.workload.channels import DEAD_LETTER_QUEUE, SYNCQ, ChannelDef, resolve_channel, xqh
 from mqlog.core.workload.mca import Channel
 from mqlog.core.workload.journal import Journal
-from mqlog.core.workload.run import RunConfig, WorkloadStalled, collect_metrics, restart_run
+from mqlog.core.workload.run import PROGRESS_STEP_US, RunConfig, WorkloadStalled, collect_metrics, restart_run
 from mqlog.core.workload.spec import WorkloadSpec
 from mqlog.core.workload.workloads import Context
 
@@ -144,8 +144,11 @@ class TopologyResult:
                          self.crashed is not None, list(self.qms[name].messages))
 
 
-def run_topology(cfg: TopologyConfig, storages: dict[str, Storage], recorders: dict | None = None) -> TopologyResult:
+def run_topology(cfg: TopologyConfig, storages: dict[str, Storage], recorders: dict | None = None,
+                 progress: Callable[[float, int], None] | None = None) -> TopologyResult:
     """Run ``cfg`` on one storage a queue manager (``storages`` by name): see the module docstring.
+    ``progress(virtual seconds, log records of every queue manager)`` is called every
+    ``PROGRESS_STEP_US`` of virtual time, as a one-queue-manager run's is.
 
     ``recorders``: a :class:`~mqlog.core.workload.recording.Recorder` a queue manager (by
     name), which hands that queue manager its storage and journal and keeps their calls – the
@@ -211,7 +214,13 @@ def run_topology(cfg: TopologyConfig, storages: dict[str, Storage], recorders: d
     proc = env.process(main())
     crashed = None
     try:
-        env.run(until=proc)
+        if progress is None:
+            env.run(until=proc)
+        while not proc.triggered:
+            env.run(until=env.any_of([proc, env.timeout(PROGRESS_STEP_US)]))
+            progress(env.now / 1e6, sum(qm.writer.stats.log_records for qm in qms.values() if qm.writer is not None))
+        if not proc.ok:
+            raise proc.value
     except SimulatedCrash:
         crashed = cfg.crash[0]
         for name, fs in stores.items():

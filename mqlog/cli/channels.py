@@ -68,8 +68,11 @@ def topology_run_cmd(spec: str, out: Path | None, seed: int | None, sets, crash:
     manager's log side by side and each channel's batches."""
     from mqlog.topology import load, run
 
+    from mqlog.cli.group import Progress
+
     topology = load(spec, _sets(sets), seed=seed, crash=crash)  # every check before any work
-    result = run(topology, out)
+    label = f"{topology.origin} ({', '.join(q.name for q in topology.config.qmgrs)})"
+    result = run(topology, out, progress=lambda: Progress(label))
     document = summary(topology, result)
     if as_json:
         emit_json(document)
