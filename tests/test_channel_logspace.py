@@ -66,3 +66,24 @@ def test_a_batch_the_full_log_backs_out_before_it_is_in_doubt_is_sent_again_not_
     assert stat["redelivered"] == 0
     delivery = _end_to_end(cfg, result)
     assert delivery["lost"] == delivery["duplicated"] == 0 and delivery["waiting"] == 0
+
+
+def test_on_zos_a_batch_in_doubt_through_an_outage_is_shunted_not_rolled_back():
+    # z/OS keeps no 80% rule: a long-running unit of work is shunted at every third checkpoint
+    # (CSQR026I), the channel's prepared batch among them, and stays in doubt until resolved
+    document = {
+        "workload": "channel-feed", "params": {"putters": 4, "messages_per_putter": 200},
+        "qmgr": [{"name": "ZQM1", "platform": "zos", "device": "dasd", "log": {"LOGLOAD": 200}},
+                 {"name": "LQM1", "platform": "distributed"}],
+        "channel": [{"name": "ZQM1.TO.LQM1", "from": "ZQM1", "to": "LQM1", "latency_us": 20_000,
+                     "outages": [[0.2, 100.0]]}],
+    }
+    cfg = build(document, "test").config
+    result = run_topology(cfg, {"ZQM1": MemoryStorage(), "LQM1": MemoryStorage()})
+    said = [line for line in result.qms["ZQM1"].messages if "CSQR026I" in line]
+    assert result.channels["ZQM1.TO.LQM1"]["in_doubt_us"] >= 100e6
+    assert said and all("CONNECTION NAME=ZQM1.TO.LQM1.S" in line for line in said)
+    assert result.metrics["ZQM1"]["uows_rolled_back"] == 0
+    out = restart_topology(cfg, {n: fs.durable for n, fs in result.storages.items()}, result.journals,
+                           result.channels)
+    assert out["delivery"]["ZQM1.TO.LQM1"] == {"delivered": 800, "waiting": 0, "lost": 0, "duplicated": 0}

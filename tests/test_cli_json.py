@@ -168,7 +168,7 @@ CASES = [
     ("topology", "list", lambda p, t, r: ["topology", "list"]),
     ("topology", "run", lambda p, t, r: ["topology", "run", "linux-feed", "--set", "workload.putters=1",
                                          "--set", "workload.messages_per_putter=5"]),
-    ("topology", "restart", lambda p, t, r: ["topology", "restart", _topology(t)]),
+    ("topology", "restart", lambda p, t, r: ["topology", "restart", _topology(t), "--verify"]),
     ("chstatus", "", lambda p, t, r: ["chstatus", _topology(t)]),
     ("resolve", "", lambda p, t, r: ["resolve", _topology(t), "--channel", "LQM1.TO.LQM2", "--action", "BACKOUT"]),
 ]

@@ -79,7 +79,7 @@ def _crashed_in_doubt(tmp_path):
 def test_chstatus_shows_the_batch_in_doubt_and_restart_resolves_it_by_the_receivers_luwid(tmp_path):
     out, sender, receiver = _crashed_in_doubt(tmp_path)
     assert sender["CURSEQNO"] > sender["LSTSEQNO"] and receiver["LSTSEQNO"] == sender["CURSEQNO"]
-    restarted = _json(mqlog("topology", "restart", out, "--json"))
+    restarted = _json(mqlog("topology", "restart", out, "--verify", "--json"))
     assert restarted["ok"]
     assert [d["committed"] for d in restarted["resolved"]["ZQM1.TO.LQM1"]] == [True]  # the receiver had it
     assert all(d["lost"] == d["duplicated"] == 0 for d in restarted["delivery"].values())
@@ -93,7 +93,9 @@ def test_resolve_by_hand_with_the_wrong_action_is_caught_as_a_duplicate(tmp_path
     out, _sender, _receiver = _crashed_in_doubt(tmp_path)
     resolved = _json(mqlog("resolve", out, "--channel", "ZQM1.TO.LQM1", "--action", "backout", "--json"))
     assert [d["committed"] for d in resolved["resolved"]] == [False]
-    again = mqlog("topology", "restart", out, "--json")
+    plain = _json(mqlog("topology", "restart", out, "--json"))  # without --verify: restarted, not judged
+    assert "delivery" not in plain and "verdicts" not in plain
+    again = mqlog("topology", "restart", out, "--verify", "--json")
     assert again.returncode == 1
     assert json.loads(again.stdout)["delivery"]["ZQM1.TO.LQM1"]["duplicated"] > 0
 
