@@ -192,7 +192,7 @@ def build(document: dict, origin: str, *, seed: int | None = None, crash: tuple 
                                 _typed(document.get("seed", 0), int, f"{origin}: seed"), crash)
     except MqlogError as exc:
         raise SpecError(f"{origin}: {exc}") from None
-    return Topology(config, {"workload": workload, "params": config.spec().params and dict(config.spec().params),
+    return Topology(config, {"workload": workload, "params": dict(config.spec().params),
                              "qmgr": kept, "channel": kept_channels, "seed": config.seed}, origin)
 
 
@@ -313,7 +313,7 @@ def restart_dir(directory: Path) -> dict:
                        d["lost"] or d["duplicated"] for d in out["delivery"].values()),
                    "resolved": {c: [{"uow": u, "committed": k} for u, k in d] for c, d in out["resolved"].items()},
                    "delivery": out["delivery"],
-                   "restart_s": {n: r.restart_virtual_s for n, r in out["reports"].items() if hasattr(r, "restart_virtual_s")}}
+                   "restart_s": {n: r.restart_virtual_s for n, r in out["reports"].items()}}
         saved.setdefault("restarts", []).append(summary)
         write_json(directory / TOPOLOGY_FILE, saved)
     return summary

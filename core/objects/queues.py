@@ -364,20 +364,7 @@ class Queue:
             return None
         _, msg_id = self.available.pop_first()
         at = self._where[msg_id]
-        row = at if at >= 0 else self._ids.index(msg_id, ~at, _CHUNK + ~at)
-        column = self._flags
-        flags = column[row]
-        if _IS_ASIDE[flags] and flags & _BY:
-            del self._busy_by[row]
-        flags = _TAKEN[flags]
-        if taker:
-            self._busy_by[row] = taker
-            flags |= _BY
-        column[row] = flags
-        # (_message's work, without the call: MQGET's hot path)
-        return Message(msg_id, self._seqs[row], _IS_PERSISTENT[flags], self._lengths[row], self._data[row],
-                       _STATE_OF[_STATE_BITS[flags]], self._uows[row], self._puts[row],
-                       self._got[row] if flags & _GOT else NO_ADDRESS, True, taker)
+        return self._take_row(at if at >= 0 else self._ids.index(msg_id, ~at, _CHUNK + ~at), msg_id, taker)
 
     def take(self, msg_id: bytes, taker: int = 0) -> Message | None:
         """The available message ``msg_id`` (an MQGET matching a message id, as a channel's
@@ -392,8 +379,8 @@ class Queue:
         return self._take_row(row, msg_id, taker)
 
     def _take_row(self, row: int, msg_id: bytes, taker: int) -> Message:
-        """:meth:`take_first`'s step once the message is out of the available set (which that
-        hot path does inline): taken, by ``taker``."""
+        """:meth:`take_first`'s and :meth:`take`'s step once the message is out of the available
+        set: taken, by ``taker`` (built without :meth:`_message`'s call: MQGET's hot path)."""
         column = self._flags
         flags = column[row]
         if _IS_ASIDE[flags] and flags & _BY:

@@ -234,14 +234,12 @@ class Journal:
         from mqlog.core.objects.queuefile import MessageState
 
         undecided = ("indoubt", "maybe_indoubt")
+        held = {name: {msg_id: m.state for msg_id, m in qm.queues[name].messages.items()} if name in qm.queues
+                else {} for name in queues}
         decided = {}
-        for name in queues:
-            queue = qm.queues.get(name)
-            held = {} if queue is None else {msg_id: m.state for msg_id, m in queue.messages.items()}
-            for msg_id, m in self.messages.items():
-                if m.queue != name or not (m.put in undecided or m.got in undecided):
-                    continue
-                there = held.get(msg_id) is MessageState.COMMITTED
+        for msg_id, m in self.messages.items():  # (one pass, whatever the number of queues)
+            if m.queue in held and (m.put in undecided or m.got in undecided):
+                there = held[m.queue].get(msg_id) is MessageState.COMMITTED
                 got = ("backed_out" if there else "committed") if m.got in undecided else m.got
                 put = ("committed" if there or got == "committed" else "backed_out") if m.put in undecided else m.put
                 decided[msg_id] = (put, got)

@@ -134,8 +134,16 @@ def _print_summary(doc: dict) -> None:
                    f"{c['in_doubt_us'] / 1000:>11.1f} {c['outages']:>7} {c['status']:<8}")
     if doc["delivery"] is not None:
         for name, d in doc["delivery"].items():
-            click.echo(f"{name}: {d['delivered']} delivered, {d['waiting']} waiting, {d['lost']} lost, "
-                       f"{d['duplicated']} duplicated")
+            click.echo(_delivery_line(name, d))
+
+
+def _delivery_line(name: str, d: dict) -> str:
+    return f"{name}: {d['delivered']} delivered, {d['waiting']} waiting, {d['lost']} lost, {d['duplicated']} duplicated"
+
+
+def _resolved_line(name: str, decided: list) -> str:
+    return (f"{name}: {sum(d['committed'] for d in decided)} batch(es) in doubt committed, "
+            f"{sum(not d['committed'] for d in decided)} backed out")
 
 
 @topology_group.command("restart")
@@ -156,8 +164,7 @@ def topology_restart_cmd(directory: Path, verify: bool, as_json: bool):
         emit_json(result)
     elif not verify:
         for name, decided in result["resolved"].items():
-            click.echo(f"{name}: {sum(d['committed'] for d in decided)} batch(es) in doubt committed, "
-                       f"{sum(not d['committed'] for d in decided)} backed out")
+            click.echo(_resolved_line(name, decided))
         return
     else:
         for name, verdict in result["verdicts"].items():
@@ -165,11 +172,9 @@ def topology_restart_cmd(directory: Path, verify: bool, as_json: bool):
                        + ", ".join(f"{k} {v}" for k, v in verdict.items()))
         for name, decided in result["resolved"].items():
             if decided:
-                click.echo(f"{name}: {sum(d['committed'] for d in decided)} batch(es) in doubt committed, "
-                           f"{sum(not d['committed'] for d in decided)} backed out")
+                click.echo(_resolved_line(name, decided))
         for name, d in result["delivery"].items():
-            click.echo(f"{name}: {d['delivered']} delivered, {d['waiting']} waiting, {d['lost']} lost, "
-                       f"{d['duplicated']} duplicated")
+            click.echo(_delivery_line(name, d))
         click.echo("verified: nothing lost, nothing delivered twice" if result["ok"] else "VERIFY FAILED")
     if verify and not result["ok"]:
         raise SystemExit(1)
