@@ -39,9 +39,8 @@ def _simulate(platform: str, per_pair: int) -> dict:
     return simulate(platform, per_pair)
 
 
-def opcodes(platform: str, per_pair: int = 100) -> tuple[int, collections.Counter]:
-    """Records logged and opcodes executed per code object, for one run."""
-    _simulate(platform, 5)  # imports and first-call set-up outside the count
+def count_opcodes(fn) -> tuple[object, collections.Counter]:
+    """``fn()``'s result and the Python opcodes it executed, per code object."""
     counts: collections.Counter = collections.Counter()
 
     def trace(frame, event, _arg):
@@ -51,11 +50,19 @@ def opcodes(platform: str, per_pair: int = 100) -> tuple[int, collections.Counte
             frame.f_trace_opcodes = True
         return trace
 
+    previous = sys.gettrace()
     sys.settrace(trace)
     try:
-        metrics = _simulate(platform, per_pair)
+        result = fn()
     finally:
-        sys.settrace(None)
+        sys.settrace(previous)
+    return result, counts
+
+
+def opcodes(platform: str, per_pair: int = 100) -> tuple[int, collections.Counter]:
+    """Records logged and opcodes executed per code object, for one run."""
+    _simulate(platform, 5)  # imports and first-call set-up outside the count
+    metrics, counts = count_opcodes(lambda: _simulate(platform, per_pair))
     return metrics["log_records"], counts
 
 
