@@ -193,7 +193,7 @@ def start_run(out: Path, *, platform: str, log: dict, device: str, workload: str
 
 def save_run(out: Path, *, platform: str, log: dict, device: str, workload: str, params: dict, seed: int,
              result, host: str = DEFAULT_HOST, qmgr: dict | None = None, history: list | None = None,
-             continuing: bool = False) -> None:
+             continuing: bool = False, qm_name: str | None = None) -> None:
     """Write a finished run (a :class:`~mqlog.core.workload.run.RunResult`) as ``mqlog run --out`` leaves
     it: run.json, metrics.json, journal.json and the platform's message log. run.json keeps the
     queue manager attributes (``qmgr``, by MQ's names: the defaults unless given), so that every
@@ -201,6 +201,7 @@ def save_run(out: Path, *, platform: str, log: dict, device: str, workload: str,
     files are the caller's (``mqlog run`` writes them under ``qm/`` as it goes; see
     :func:`copy_files` for a run held in memory). ``history``: the commands that ran the queue
     manager before and including this one (``mqlog run --in``; default: this run alone).
+    ``qm_name``: the queue manager's name where it is not the platform's default (a topology's).
     ``continuing``: the queue manager ran on the directory's files before (``run --in``), so its
     messages' stamps go on from where the error log's clock had got to."""
     out = Path(out)
@@ -211,7 +212,7 @@ def save_run(out: Path, *, platform: str, log: dict, device: str, workload: str,
     ended = {k: result.metrics.get(k) for k in ENDING_KEYS}  # how it ended: restart says so
     write_run(out, RunRecord.new(platform=platform, log=log, device=device, workload=workload, params=params,
                                  seed=seed, host=host, qmgr=qmgr, finished=True, crashed=result.crashed,
-                                 history=history, ended=ended))
+                                 history=history, ended=ended, qm_name=qm_name))
     append_messages(out, result.qm.platform, result.messages, continuing=continuing)
 
 
@@ -394,7 +395,7 @@ def open_platform(directory: Path, *, platform: str | None = None, label: str = 
     if not qm_dir.is_dir():
         raise MqlogError(f"{directory}: no {QM_DIR}/ directory with the queue manager's files")
     choice, values = run_platform(directory, run)
-    return run, values, choice.maker(values)(DirectoryStorage(qm_dir))
+    return run, values, run_maker(choice, values, run)(DirectoryStorage(qm_dir))
 
 
 def created(directory: Path) -> bool:
@@ -406,6 +407,12 @@ def created(directory: Path) -> bool:
         return platform.space.load_control() is not None
     finally:
         platform.space.storage.close()
+
+
+def run_maker(choice, values: dict, run: RunRecord):
+    """The platform maker for the queue manager ``run.json`` describes: under its own name
+    where run.json keeps one (a topology's queue managers), else the platform's default."""
+    return choice.named_maker(values, run.qm_name) if run.qm_name else choice.maker(values)
 
 
 def run_platform(directory: Path, run: RunRecord):

@@ -47,10 +47,11 @@ _OPTIONAL = (("version", int, "an integer"),
              ("journal_complete", bool, "true or false"),
              ("history", list, "a list of the commands that ran the queue manager"),
              ("qmgr", dict, "a table of queue manager attributes"),
-             ("ended", dict, "how the queue manager last stopped, a JSON object"))
+             ("ended", dict, "how the queue manager last stopped, a JSON object"),
+             ("qm_name", str, "the queue manager's name"))
 _KNOWN = {name for name, _, _ in _REQUIRED + _OPTIONAL}
 #: written only when present (the rest always are)
-_WHEN_PRESENT = ("version", "workload", "params", "seed", "ended")
+_WHEN_PRESENT = ("version", "workload", "params", "seed", "ended", "qm_name")
 
 
 def _is(value, kind) -> bool:
@@ -70,6 +71,9 @@ class RunRecord:
     params: dict | None = None
     seed: int | None = None
     qmgr: dict = attrs.field(factory=dict)
+    #: the queue manager's name where it is not the platform's default (a topology's queue
+    #: managers: ``ZQM1``, ``LQM1``); its messages say it after every restart
+    qm_name: str | None = None
     crashed: bool | None = None
     finished: bool = True
     journal_complete: bool = True
@@ -84,7 +88,8 @@ class RunRecord:
     @classmethod
     def new(cls, *, platform: str, log: dict, device: str, host: str, workload: str, params: dict, seed: int,
             qmgr: dict | None, finished: bool, crashed: bool | None, history: list | None = None,
-            journal_complete: bool | None = None, ended: dict | None = None) -> RunRecord:
+            journal_complete: bool | None = None, ended: dict | None = None,
+            qm_name: str | None = None) -> RunRecord:
         """A run's record as ``mqlog run`` writes it: ``history`` (default: this run alone,
         naming metrics.json once it finished), ``journal_complete`` (default: whether it
         finished – a run's journal is written at its end)."""
@@ -96,7 +101,7 @@ class RunRecord:
         return cls(platform=platform, log=dict(log), device=device, host=host, workload=workload,
                    params=dict(params), seed=seed, qmgr=qmgr_settings(qmgr or {}), crashed=crashed,
                    finished=finished, journal_complete=finished if journal_complete is None else journal_complete,
-                   history=history, ended=ended)
+                   history=history, ended=ended, qm_name=qm_name)
 
     @classmethod
     def from_json(cls, data, path: Path | str = "run.json") -> RunRecord:
@@ -127,7 +132,7 @@ class RunRecord:
                    host=data.get("host", DEFAULT_HOST), workload=data.get("workload"), params=data.get("params"),
                    seed=data.get("seed"), qmgr=qmgr, crashed=data.get("crashed"), finished=finished,
                    journal_complete=data.get("journal_complete", finished), history=history,
-                   ended=data.get("ended"), version=data.get("version"),
+                   ended=data.get("ended"), version=data.get("version"), qm_name=data.get("qm_name"),
                    extra={k: v for k, v in data.items() if k not in _KNOWN})
 
     def to_json(self) -> dict:

@@ -238,7 +238,7 @@ def run(topology: Topology, out: Path | None = None, progress=None):
     with locked(out, "--out"):
         for q in cfg.qmgrs:
             keep(out / q.name, result.result_of(q.name), platform=q.platform, log=q.log_config, device=q.device,
-                 host=q.host, workload=cfg.workload, params=dict(cfg.spec().params), seed=cfg.seed)
+                 host=q.host, workload=cfg.workload, params=dict(cfg.spec().params), seed=cfg.seed, qm_name=q.name)
         write_json(out / TOPOLOGY_FILE, {"version": 1, "spec": topology.document, "origin": topology.origin,
                                          "crash": list(cfg.crash) if cfg.crash else None, "crashed": result.crashed,
                                          "channels": result.channels,

@@ -24,7 +24,8 @@ import attrs
 
 from mqlog.core.errors import MqlogError
 from mqlog.rundir import (JOURNAL_FILE, METRICS_FILE, QM_DIR, RUN_FILE, append_messages, keep_metrics, load_run,
-                          locked, read_json, record_ending, run_qm_config, save_run, start_run, write_run)
+                          locked, read_json, record_ending, run_maker, run_qm_config, save_run, start_run,
+                          write_run)
 from mqlog.runrecord import RunRecord
 
 
@@ -209,7 +210,7 @@ def restart(directory: Path, *, log_sets: dict | None = None, device: str | None
         storage = DirectoryStorage(directory / QM_DIR)
         try:
             with _watching(progress) as update:
-                report, verdict, qm = restart_run(choice.maker(log_config), storage, device=device, host=host,
+                report, verdict, qm = restart_run(run_maker(choice, log_config, run), storage, device=device, host=host,
                                                   journal=journal,
                                                   qm_config=run_qm_config(run, restart_mode=restart_mode),
                                                   progress=update)
@@ -321,7 +322,7 @@ def carry_on(directory: Path, *, resolve, workload: str | None = None, sets: dic
                          "finished": False, "crashed": None, **restart_figures(report)})
             write_run(directory, restart["run"])
 
-        cfg = RunConfig(choice.name, choice.maker(log_config), log_config, spec, seed, device,
+        cfg = RunConfig(choice.name, run_maker(choice, log_config, run), log_config, spec, seed, device,
                         crash_after_writes, crash_at_s, crash_at_end=crash_at_end,
                         qm_config=with_qmgr(QmConfig(), run.qmgr), host=host, end=end, end_at_s=end_at)
         progress = (lambda: starting(spec, choice.name, seed)) if starting is not None else None
@@ -384,7 +385,7 @@ def administer(directory: Path, action, *, platform, resolve_device: Callable[[s
         choice, values = run_platform(directory, record)
         storage = DirectoryStorage(directory / QM_DIR)
         try:
-            done = administer_qm(choice.maker(values), storage, action, device=resolve_device(record.device),
+            done = administer_qm(run_maker(choice, values, record), storage, action, device=resolve_device(record.device),
                                  host=record.host, qm_config=run_qm_config(record), on_exit=keep_messages)
         except BaseException:
             record_ending(directory, None)  # stopped part way: how is not known

@@ -40,6 +40,13 @@ def test_a_topology_run_keeps_a_run_directory_each_queue_manager_that_their_tool
     assert printed.returncode == 0 and "SYSTEM.CHANNEL.SYNCQ" in printed.stdout
     dumped = mqlog("dmpmqlog", out / "LQM1")
     assert dumped.returncode == 0, dumped.stderr
+    # one end restarted on its own keeps its name: run.json says it, its messages say it
+    assert json.loads((out / "LQM1" / "run.json").read_text())["qm_name"] == "LQM1"
+    before = (out / "LQM1" / "AMQERR01.LOG").read_text()
+    restarted = mqlog("restart", out / "LQM1", "--verify")
+    assert restarted.returncode == 0, restarted.stderr
+    added = (out / "LQM1" / "AMQERR01.LOG").read_text()[len(before):]
+    assert "queue manager 'LQM1' started" in added and "'QM1'" not in added
 
 
 def _in_doubt_point() -> int:
