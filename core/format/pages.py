@@ -230,6 +230,12 @@ class LogBuffer:
         #: incomplete one, restart dropped them): it must be rewritten, never padded past,
         #: or a reader coming through it later would find that stale record
         self._must_rewrite = False
+        #: the address the next appended record will get, and the payload bytes held (not
+        #: yet on disk, plus the partial page's bytes that are): kept up to date as records
+        #: are appended rather than worked out from the buffer's length at each ask, which
+        #: the log's every record does (the room check, the writer's statistics)
+        self.next_address = start_address + PAGE_HEADER_SIZE
+        self.buffered_bytes = 0
 
     @classmethod
     def resume(cls, end_address: int, tail_payload: bytes = b"", capacity_pages: int = 512, *,
@@ -248,6 +254,8 @@ class LogBuffer:
             raise ValueError(f"tail payload has {len(tail_payload)} bytes, the page holds {off}")
         buf = cls(page, capacity_pages)
         buf._buf += tail_payload
+        buf.next_address = page + PAGE_HEADER_SIZE + off
+        buf.buffered_bytes = off
         buf._submitted = off
         if off:
             buf._must_rewrite = True
@@ -276,18 +284,6 @@ class LogBuffer:
 
     # -- appending --
 
-    @property
-    def next_address(self) -> int:
-        """The address the next appended record will get."""
-        pos = len(self._buf)
-        idx, off = divmod(pos, PAGE_PAYLOAD)
-        return self._base + idx * PAGE_SIZE + PAGE_HEADER_SIZE + off
-
-    @property
-    def buffered_bytes(self) -> int:
-        """Payload bytes held: not yet on disk, plus the partial page's bytes that are."""
-        return len(self._buf)
-
     def has_room(self, nbytes: int) -> bool:
         # Room is counted in pages: the buffer holds at most capacity_pages pages.
         return len(self._buf) + nbytes <= self.capacity_pages * PAGE_PAYLOAD or not self._buf
@@ -295,7 +291,7 @@ class LogBuffer:
     def append(self, data: bytes) -> int:
         """Add one encoded record; return its address."""
         buf = self._buf
-        pos = len(buf)
+        pos = self.buffered_bytes
         idx, off = divmod(pos, PAGE_PAYLOAD)
         if (off and pos == self._submitted and not self._must_rewrite
                 and (self._close or (self.pad_policy is not None and self.pad_policy(off)))):
@@ -307,6 +303,7 @@ class LogBuffer:
             pos = len(buf)
             self._submitted = pos  # the padding itself is never written
             idx, off = idx + 1, 0
+            self.next_address = self._base + idx * PAGE_SIZE + PAGE_HEADER_SIZE
         firsts = self._firsts
         lasts = self._lasts
         while len(firsts) <= idx:
@@ -316,7 +313,16 @@ class LogBuffer:
             firsts[idx] = off
         lasts[idx] = off
         buf += data
-        return self._base + idx * PAGE_SIZE + PAGE_HEADER_SIZE + off
+        n = len(data)
+        self.buffered_bytes = pos + n
+        address = self.next_address
+        end = off + n
+        if end < PAGE_PAYLOAD:  # (the usual case: the record ends on the page it starts on)
+            self.next_address = address + n
+        else:
+            pages, end = divmod(end, PAGE_PAYLOAD)
+            self.next_address = address - off + pages * PAGE_SIZE + end
+        return address
 
     def complete_before(self, page_address: int, run_end: int) -> int:
         """How far the records of a run ending at ``run_end`` are whole once only its first
@@ -405,6 +411,7 @@ class LogBuffer:
             return
         cut = done_idx * PAGE_PAYLOAD
         del self._buf[:cut]
+        self.buffered_bytes -= cut  # (next_address stays: the pages dropped come before it)
         del self._firsts[:done_idx]
         del self._lasts[:done_idx]
         self._short = {i - done_idx: u for i, u in self._short.items() if i >= done_idx - 1}
