@@ -196,12 +196,13 @@ class LogWriter:
         address = buffer.append(data)
         stats = self.stats
         after = buffer.buffered_bytes
-        padded = after - before - len(data)
+        nbytes = len(data)
+        padded = after - before - nbytes
         if padded:
             stats.padded_pages += 1
             stats.padding_bytes += padded
         stats.log_records += 1
-        stats.logical_bytes += len(data)
+        stats.logical_bytes += nbytes
         if after > stats.buffer_high_water_bytes:
             stats.buffer_high_water_bytes = after
         threshold = self.write_threshold_pages
