@@ -136,8 +136,12 @@ class DistributedLogSpace(SpaceStatus, SpaceDefaults):
         """Bytes the log can still take before it is full (AMQ7463): every extent of the
         active log, primaries and secondaries, from the one holding the tail – the tail the
         last checkpoint saved, which is what frees extents, not a newer one."""
-        tail = min(tail, self.tail) if self._loaded else tail
-        return self.capacity_bytes - max(0, head - self._start_of(tail))
+        if self._loaded and self.tail < tail:
+            tail = self.tail
+        # (_start_of and capacity_bytes inlined: the queue manager asks before every record)
+        hold = self._files.get(tail)
+        used = head - (hold[0] if hold is not None else tail)
+        return (self.primary + self.secondary) * self.extent_bytes - (used if used > 0 else 0)
 
     def _start_of(self, address: int) -> int:
         """The first address of the extent holding ``address`` (``address`` if none does),

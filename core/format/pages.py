@@ -219,8 +219,11 @@ class LogBuffer:
         self.capacity_pages = capacity_pages
         self._base = start_address  # address of the first page still buffered
         self._buf = bytearray()  # payload of buffered pages, from _base
-        self._firsts: list[int] = []  # first-record offsets of buffered pages
-        self._lasts: list[int] = []  # offsets of the last record begun on each buffered page
+        # first-record offsets of buffered pages, and offsets of the last record begun on each:
+        # always one entry for every page up to the one the next record starts on, so that
+        # an append grows them only when a record reaches a new page (not once a record)
+        self._firsts: list[int] = [NO_FIRST_RECORD]
+        self._lasts: list[int] = [NO_FIRST_RECORD]
         self._short: dict[int, int] = {}  # page index -> bytes used, for padded pages
         self._submitted = 0  # payload bytes (from _base) already cut for a write
         self._written = 0  # payload bytes of the first page already on disk
@@ -230,6 +233,12 @@ class LogBuffer:
         #: incomplete one, restart dropped them): it must be rewritten, never padded past,
         #: or a reader coming through it later would find that stale record
         self._must_rewrite = False
+        #: the address the next appended record will get, and the payload bytes held (not
+        #: yet on disk, plus the partial page's bytes that are): kept up to date as records
+        #: are appended rather than worked out from the buffer's length at each ask, which
+        #: the log's every record does (the room check, the writer's statistics)
+        self.next_address = start_address + PAGE_HEADER_SIZE
+        self.buffered_bytes = 0
 
     @classmethod
     def resume(cls, end_address: int, tail_payload: bytes = b"", capacity_pages: int = 512, *,
@@ -248,11 +257,12 @@ class LogBuffer:
             raise ValueError(f"tail payload has {len(tail_payload)} bytes, the page holds {off}")
         buf = cls(page, capacity_pages)
         buf._buf += tail_payload
+        buf.next_address = page + PAGE_HEADER_SIZE + off
+        buf.buffered_bytes = off
         buf._submitted = off
         if off:
             buf._must_rewrite = True
-            buf._firsts.append(first_record)
-            buf._lasts.append(NO_FIRST_RECORD)  # (records before the resumed end are not known)
+            buf._firsts[0] = first_record  # (the last record begun before the resumed end is not known)
             if after_pad:
                 buf._short[-1] = 0  # the page before the tail was closed short
         return buf
@@ -276,28 +286,16 @@ class LogBuffer:
 
     # -- appending --
 
-    @property
-    def next_address(self) -> int:
-        """The address the next appended record will get."""
-        pos = len(self._buf)
-        idx, off = divmod(pos, PAGE_PAYLOAD)
-        return self._base + idx * PAGE_SIZE + PAGE_HEADER_SIZE + off
-
-    @property
-    def buffered_bytes(self) -> int:
-        """Payload bytes held: not yet on disk, plus the partial page's bytes that are."""
-        return len(self._buf)
-
     def has_room(self, nbytes: int) -> bool:
         # Room is counted in pages: the buffer holds at most capacity_pages pages.
-        return len(self._buf) + nbytes <= self.capacity_pages * PAGE_PAYLOAD or not self._buf
+        return self.buffered_bytes + nbytes <= self.capacity_pages * PAGE_PAYLOAD or not self._buf
 
     def append(self, data: bytes) -> int:
         """Add one encoded record; return its address."""
         buf = self._buf
-        pos = len(buf)
+        pos = self.buffered_bytes
         idx, off = divmod(pos, PAGE_PAYLOAD)
-        if (off and pos == self._submitted and not self._must_rewrite
+        if (pos == self._submitted and off and not self._must_rewrite
                 and (self._close or (self.pad_policy is not None and self.pad_policy(off)))):
             # The page's data is already on its way to disk: start a fresh page rather than
             # rewrite it (the writer closed it, or the policy decides; see LogWriteIntegrity).
@@ -307,16 +305,32 @@ class LogBuffer:
             pos = len(buf)
             self._submitted = pos  # the padding itself is never written
             idx, off = idx + 1, 0
+            self.next_address = self._base + idx * PAGE_SIZE + PAGE_HEADER_SIZE
+            self._cover(idx)
         firsts = self._firsts
-        lasts = self._lasts
-        while len(firsts) <= idx:
-            firsts.append(NO_FIRST_RECORD)
-            lasts.append(NO_FIRST_RECORD)
         if firsts[idx] == NO_FIRST_RECORD:
             firsts[idx] = off
-        lasts[idx] = off
+        self._lasts[idx] = off
         buf += data
-        return self._base + idx * PAGE_SIZE + PAGE_HEADER_SIZE + off
+        n = len(data)
+        self.buffered_bytes = pos + n
+        address = self.next_address
+        end = off + n
+        if end < PAGE_PAYLOAD:  # (the usual case: the record ends on the page it starts on)
+            self.next_address = address + n
+        else:
+            pages, end = divmod(end, PAGE_PAYLOAD)
+            self.next_address = address - off + pages * PAGE_SIZE + end
+            self._cover(idx + pages)
+        return address
+
+    def _cover(self, idx: int) -> None:
+        """Give the page-offset lists an entry for every page up to ``idx`` (no record
+        begins on the new ones yet)."""
+        firsts = self._firsts
+        while len(firsts) <= idx:
+            firsts.append(NO_FIRST_RECORD)
+            self._lasts.append(NO_FIRST_RECORD)
 
     def complete_before(self, page_address: int, run_end: int) -> int:
         """How far the records of a run ending at ``run_end`` are whole once only its first
@@ -372,10 +386,8 @@ class LogBuffer:
             # the partial page with it, is the next cut's.
             total = (first_idx + max_pages) * PAGE_PAYLOAD
         last_idx = (total - 1) // PAGE_PAYLOAD
+        self._cover(last_idx)
         firsts = self._firsts
-        while len(firsts) <= last_idx:
-            firsts.append(NO_FIRST_RECORD)
-            self._lasts.append(NO_FIRST_RECORD)
         pages = []
         short = self._short
         for idx in range(first_idx, last_idx + 1):
@@ -405,6 +417,7 @@ class LogBuffer:
             return
         cut = done_idx * PAGE_PAYLOAD
         del self._buf[:cut]
+        self.buffered_bytes -= cut  # (next_address stays: the pages dropped come before it)
         del self._firsts[:done_idx]
         del self._lasts[:done_idx]
         self._short = {i - done_idx: u for i, u in self._short.items() if i >= done_idx - 1}

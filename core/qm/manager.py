@@ -434,7 +434,8 @@ class QueueManager(MqiCallsMixin, UnitsOfWorkMixin, LogSpaceMixin, CheckpointMix
             if claimed:
                 self.reserve.claimed -= claimed
         schedule = self.schedule
-        if self.settings.checkpoint_policy.counts(record):
+        policy = self.settings.checkpoint_policy
+        if policy.counts(record):
             schedule.counted += 1
         self._appends += 1
         switches = self.platform.space.switches
@@ -443,7 +444,10 @@ class QueueManager(MqiCallsMixin, UnitsOfWorkMixin, LogSpaceMixin, CheckpointMix
             self.drain_space_events()
             self._report_long_uows()
             self.log_switched()
-        self._maybe_checkpoint("records")
+        # (the usual answer of _maybe_checkpoint, inlined: not due, or one already running;
+        # it asks the policy again, with the rest of what may hold a checkpoint back)
+        if not schedule.running and policy.due(schedule.counted, self.env.now - schedule.last_us):
+            self._maybe_checkpoint("records")
         if schedule.timer is None:
             self._arm_timer()
         if self._appends % SPACE_CHECK_INTERVAL == 0:
