@@ -87,23 +87,16 @@ class MqiCallsMixin:
         the lock is taken once the call has the core – a thread takes a lock while it runs –
         unless ``holder`` holds it already. A caller that finds it held gives its core up and
         sleeps until a release wakes it; woken, it is run next (the scheduler favours a thread
-        that slept), pays the CPU of being woken and tries again. The lock stays held (by
-        ``holder``) until :meth:`_unlock_queue`."""
+        that slept), pays the CPU of being woken and tries again (:meth:`Cpu.charge
+        <mqlog.core.host.profiles.Cpu.charge>`). The lock stays held (by ``holder``) until
+        :meth:`_unlock_queue`. Returns the charge's generator itself (``yield from``): no
+        generator layer of its own for the call's events to pass through."""
         mutex = queue.mutex
         if mutex is None:
             mutex = queue.mutex = QueueLock(self.env)
-        cpu = self.cpu
-        if mutex.holder is holder:
-            yield from cpu.charge(us, "log", path_us=path_us, keep=keep)
-            return
-        woken_us = 0.0
-        while True:
-            sleeping = yield from cpu.charge(us, "log", path_us=path_us, lock=mutex, holder=holder, woken_us=woken_us,
-                                             keep=keep)
-            if sleeping is None:
-                return
-            yield sleeping
-            woken_us = cpu.profile.force_wait_us
+        elif mutex.holder is holder:
+            mutex = None  # (held already: nothing to take)
+        return self.cpu.charge(us, "log", path_us=path_us, lock=mutex, holder=holder, keep=keep)
 
     @staticmethod
     def _unlock_queue(queue: Queue, holder) -> None:
