@@ -159,10 +159,11 @@ class HostProfile:
         """The extra CPU of a call of ``kind`` that logs a record: a persistent put's or
         get's extra path and its ``nbytes`` of message data copied, or a commit's, backout's
         or prepare's record (the force it waits for is :attr:`force_wait_us`, apart)."""
-        extra = self.persistent_put_us if kind == "put" else self.persistent_get_us if kind == "get" else 0.0
-        if kind in ("put", "get"):
-            extra += nbytes * self.copy_ns_per_byte / 1000.0
-        return extra + self.log_record_us
+        if kind == "put":
+            return self.persistent_put_us + nbytes * self.copy_ns_per_byte / 1000.0 + self.log_record_us
+        if kind == "get":
+            return self.persistent_get_us + nbytes * self.copy_ns_per_byte / 1000.0 + self.log_record_us
+        return self.log_record_us
 
     def compress_us(self, algorithms, nbytes: int) -> float:
         """The CPU of offering ``nbytes`` of message data to each of ``algorithms`` (names
