@@ -310,7 +310,7 @@ class Cpu:
         self.by_kind: dict[str, float] = {"app": 0.0, "mqi": 0.0, "log": 0.0, "force": 0.0, "lock": 0.0, "logger": 0.0,
                                           "compress": 0.0, "expand": 0.0, "restart": 0.0}
 
-    def charge(self, us: float, kind: str, *, app_us: float = 0.0, path_us: float = 0.0, lock=None,
+    def charge(self, us: float, kind: str, app_us: float = 0.0, path_us: float = 0.0, lock=None,
                holder=None, keep: bool = False) -> Generator[Any, Any, None]:
         """Run ``us`` µs of CPU of ``kind`` on a core (``yield from``), with ``app_us`` of
         the application's own and ``path_us`` of the MQI call's path (``mqi``) in the same
