@@ -69,9 +69,9 @@ class Connection:
         profile = cpu.profile
         qm._calls += 1  # in progress from its entry: an immediate shutdown waits for it
         try:
-            # (an MQPUT's or MQGET's own path is charged with its queue's lock held: mqi.py)
-            yield from cpu.charge(0.0 if kind == "put" else profile.call_us(kind), "mqi",
-                                  app_us=profile.app_call_us)
+            # (an MQPUT's or MQGET's own path is charged with its queue's lock held: mqi.py;
+            # the application's CPU by position, app_us: a keyword costs every call more)
+            yield from cpu.charge(0.0 if kind == "put" else profile.call_us(kind), "mqi", profile.app_call_us)
             try:
                 return (yield from call)
             except MqiError as exc:

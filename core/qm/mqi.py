@@ -16,7 +16,7 @@ messages outgrow its buffer spills them to its file, log first (:meth:`MqiCallsM
 
 from __future__ import annotations
 
-from typing import Generator
+from typing import Generator, Iterable
 
 import attrs
 import simpy
@@ -66,9 +66,29 @@ class MqiCallsMixin:
                         self.counters.direct_handoffs += 1
                     event.succeed(GotMessage(msg_id, data, persistent))
                     return msg_id
+        # The log held (as _held does) and the message logged and put here rather than in
+        # generators of their own: each event of the call passes through every layer. (The
+        # message goes onto the queue from its fields, with no Message built: Queue.put.)
+        seq = queue.next_seq()
+        mark = self._hold(queue)
         try:
-            yield from self._held(self._put_message(queue, msg_id, queue.next_seq(), data, uow, syncpoint, persistent,
-                                                    path_us), queue)
+            if persistent:
+                address = yield from self._log_put(queue, msg_id, data, uow, path_us)
+            else:
+                yield from self._locked_charge(queue, 0.0, msg_id, path_us)
+                address = NO_ADDRESS
+            if syncpoint:
+                queue.put(msg_id, seq, persistent, len(data), data, _PUT_UNCOMMITTED, uow.id, address)
+                uow.ops.add("put", queue.name, msg_id, persistent, address, len(data))
+                if uow.first != NO_ADDRESS:  # uow.logged
+                    self.units.logged_ops += 1
+            else:
+                # (the queue's lock goes before the force: see mqlog.core.qm.locks)
+                self._unlock_queue(queue, msg_id)
+                waited = (yield from self._force()) if persistent else False
+                queue.put(msg_id, seq, persistent, len(data), data, _COMMITTED, 0, address)
+                self._wake_getters(queue)
+                yield from self._woken(waited)
         except MqiError:
             # Refused while it was being logged (a full log's 2102, a backout's 2003): the
             # application was told it failed, so it is no put. Counted until now because a
@@ -76,6 +96,7 @@ class MqiCallsMixin:
             self.counters.messages_put -= 1
             raise
         finally:
+            self._unhold(mark, queue)
             self._unlock_queue(queue, msg_id)  # (the put's msg id holds its queue's lock)
         if persistent and queue.unflushed_bytes > self.queue_buffer_bytes:
             yield from self._spill(queue)
@@ -87,23 +108,18 @@ class MqiCallsMixin:
         the lock is taken once the call has the core – a thread takes a lock while it runs –
         unless ``holder`` holds it already. A caller that finds it held gives its core up and
         sleeps until a release wakes it; woken, it is run next (the scheduler favours a thread
-        that slept), pays the CPU of being woken and tries again. The lock stays held (by
-        ``holder``) until :meth:`_unlock_queue`."""
+        that slept), pays the CPU of being woken and tries again (:meth:`Cpu.charge
+        <mqlog.core.host.profiles.Cpu.charge>`). The lock stays held (by ``holder``) until
+        :meth:`_unlock_queue`. Returns the charge's generator itself (``yield from``): no
+        generator layer of its own for the call's events to pass through."""
         mutex = queue.mutex
         if mutex is None:
             mutex = queue.mutex = QueueLock(self.env)
-        cpu = self.cpu
-        if mutex.holder is holder:
-            yield from cpu.charge(us, "log", path_us=path_us, keep=keep)
-            return
-        woken_us = 0.0
-        while True:
-            sleeping = yield from cpu.charge(us, "log", path_us=path_us, lock=mutex, holder=holder, woken_us=woken_us,
-                                             keep=keep)
-            if sleeping is None:
-                return
-            yield sleeping
-            woken_us = cpu.profile.force_wait_us
+        elif mutex.holder is holder:
+            mutex = None  # (held already: nothing to take)
+        # (by position – app_us, path_us, lock, holder, keep – as _call's: every keyword costs
+        # a call about 150 machine instructions more, and an MQPUT or MQGET makes both)
+        return self.cpu.charge(us, "log", 0.0, path_us, mutex, holder, keep)
 
     @staticmethod
     def _unlock_queue(queue: Queue, holder) -> None:
@@ -111,44 +127,29 @@ class MqiCallsMixin:
         if mutex is not None and mutex.holder is holder:
             mutex.release()
 
-    def _hold(self) -> int:
+    def _hold(self, queue: Queue | None = None) -> int:
+        """Hold the log address a call that logs records before their effect is in memory
+        starts from, so a media image's replay point stays before it, until :meth:`_unhold`;
+        ``queue``: the MQPUT's or MQGET's queue, which counts the call meanwhile."""
         mark = self.writer.next_address
         self._inflight.add(mark)
+        if queue is not None:
+            queue.calls += 1
         return mark
+
+    def _unhold(self, mark: int, queue: Queue | None = None) -> None:
+        if queue is not None:
+            queue.calls -= 1
+        self._inflight.remove(mark)
 
     def _held(self, call: Generator, queue: Queue | None = None) -> Generator:
         """Run ``call`` – which logs records before their effect is in memory – holding
-        the log address it starts from, so a media image's replay point stays before it."""
-        mark = self._hold()
-        if queue is not None:
-            queue.calls += 1
+        the log address it starts from (:meth:`_hold`)."""
+        mark = self._hold(queue)
         try:
             return (yield from call)
         finally:
-            if queue is not None:
-                queue.calls -= 1
-            self._inflight.remove(mark)
-
-    def _put_message(self, queue: Queue, msg_id: bytes, seq: int, data: bytes, uow: UnitOfWork | None,
-                     syncpoint: bool, persistent: bool, path_us: float) -> Generator:
-        # (the message goes onto the queue from its fields, with no Message built: Queue.put)
-        if persistent:
-            address = yield from self._log_put(queue, msg_id, data, uow, path_us)
-        else:
-            yield from self._locked_charge(queue, 0.0, msg_id, path_us)
-            address = NO_ADDRESS
-        if syncpoint:
-            queue.put(msg_id, seq, persistent, len(data), data, _PUT_UNCOMMITTED, uow.id, address)
-            uow.ops.add("put", queue.name, msg_id, persistent, address, len(data))
-            if uow.first != NO_ADDRESS:  # uow.logged
-                self.units.logged_ops += 1
-        else:
-            # (the queue's lock goes before the force: see mqlog.core.qm.locks)
-            self._unlock_queue(queue, msg_id)
-            waited = (yield from self._force()) if persistent else False
-            queue.put(msg_id, seq, persistent, len(data), data, _COMMITTED, 0, address)
-            self._wake_getters(queue)
-            yield from self._woken(waited)
+            self._unhold(mark, queue)
 
     def _force(self) -> Generator:
         """Wait until everything appended so far is on disk; True if that meant waiting."""
@@ -157,13 +158,14 @@ class MqiCallsMixin:
         yield event
         return waited
 
-    def _woken(self, waited: bool) -> Generator:
+    def _woken(self, waited: bool) -> Iterable:
         """An MQI call that waited for a log force pays the host's CPU to be woken (the
         system call, the sleep and the wakeup) – after its effect is made visible, so that
         nothing (a checkpoint's queue-file flush, say) sees the log ahead of memory longer
         than the force itself took."""
         if waited:
-            yield from self.cpu.charge(self.cpu.profile.force_wait_us, "force")
+            return self.cpu.charge(self.cpu.profile.force_wait_us, "force")
+        return ()  # (what to ``yield from``: the charge's generator or nothing, no layer of its own)
 
     def _log_put(self, queue: Queue, msg_id: bytes, data: bytes, uow: UnitOfWork | None, path_us: float) -> Generator:
         # The persistent put's extra CPU: its path, its record (one, however many segments:
@@ -339,13 +341,16 @@ class MqiCallsMixin:
             if cost.reads:
                 yield from self.charge_io(cost)
             self.counters.messages_got += 1
+            mark = self._hold(queue)  # (as _held does, without a generator layer of its own)
             try:
-                return (yield from self._held(self._get_message(queue, message, uow, data, conn), queue))
+                return (yield from self._get_message(queue, message, uow, data, conn))
             except MqiError:
                 # Refused while it was being logged (a full log's 2102): the message stays on the
                 # queue and the application was told the get failed, so it is no get (as MQPUT).
                 self.counters.messages_got -= 1
                 raise
+            finally:
+                self._unhold(mark, queue)
         finally:
             self._unlock_queue(queue, conn)
 
