@@ -35,10 +35,10 @@ def _twin(cls) -> type:
                             hash=False, repr=False, match_args=False, cache_hash=False)
 
 
-def builder(cls) -> Callable:
-    """A function that makes a ``cls`` from all its field values in declaration order,
-    without running ``__init__`` (so without validators, converters or post-init: the caller
-    vouches for the values)."""
+def twin(cls) -> type:
+    """``cls``'s twin, checked as :func:`builder` checks it: a constructor that has checked
+    its values itself may make the twin from them and switch its ``__class__`` to ``cls``
+    (the ``__new__`` of the record classes every unit of work logs does)."""
     if "__slots__" not in cls.__dict__:
         raise TypeError(f"{cls.__name__} is not a slotted attrs class")
     hooks = [name for name in ("__attrs_pre_init__", "__attrs_post_init__") if hasattr(cls, name)
@@ -46,18 +46,26 @@ def builder(cls) -> Callable:
     if hooks:
         # the twin's attrs-made __init__ would call a hook it inherits
         raise TypeError(f"{cls.__name__} inherits {', '.join(hooks)}: a twin would run it")
-    twin = _twin(cls)
-    if twin.__slots__ != cls.__slots__:
+    made = _twin(cls)
+    if made.__slots__ != cls.__slots__:
         raise TypeError(f"{cls.__name__} has slots beyond its fields ({', '.join(cls.__slots__)}): "
                         f"declare it with weakref_slot=False and slotted bases")
-    probe = twin(*(None for _ in cls.__slots__))
+    probe = made(*(None for _ in cls.__slots__))
     try:
         probe.__class__ = cls
     except TypeError as exc:
         raise TypeError(f"{cls.__name__} cannot be built through a twin: {exc}") from None
+    return made
+
+
+def builder(cls) -> Callable:
+    """A function that makes a ``cls`` from all its field values in declaration order,
+    without running ``__init__`` (so without validators, converters or post-init: the caller
+    vouches for the values)."""
+    made = twin(cls)
 
     def build(*values):
-        self = twin(*values)
+        self = made(*values)
         self.__class__ = cls
         return self
 

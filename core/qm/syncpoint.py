@@ -33,20 +33,17 @@ class UnitsOfWorkMixin:
             units.next_id += 1
             units.open[uow.id] = uow
             conn.uow = uow
+            # (no MAXUMSGS check: a new unit has no operations, and MAXUMSGS is at least 1)
         elif uow.doomed:
             raise MqiError(Reason.MQRC_BACKED_OUT, "the queue manager backed the unit of work out to free log space")
         elif uow.state is UowState.PREPARED:
             raise MqiError(Reason.MQRC_UOW_IN_DOUBT, "the unit of work is prepared")
-        if adding and len(uow.ops) >= self.config.max_uow_messages:
+        elif adding and len(uow.ops) >= self.config.max_uow_messages:
             raise MqiError(Reason.MQRC_SYNCPOINT_LIMIT_REACHED, f"MAXUMSGS is {self.config.max_uow_messages}")
         if conn._in_call is None:  # until the call returns, its records may still be on their way
             uow.in_call += 1
             conn._in_call = uow
         return uow
-
-    def _end_uow(self, uow: UnitOfWork) -> None:
-        self.units.ended(uow)
-        uow.state = UowState.ENDED
 
     def _check_kept_queues(self, uow: UnitOfWork) -> None:
         """Before a commit or backout: each kept queue the unit touched is usable (its keeper
@@ -63,7 +60,12 @@ class UnitsOfWorkMixin:
         self._check_kept_queues(uow)
         if uow.doomed:
             raise MqiError(Reason.MQRC_BACKED_OUT, "the queue manager backed the unit of work out to free log space")
-        yield from self._commit_uow(uow, call=True)
+        # _commit_uow(uow, call=True), inline: a generator fewer for every resumption of an MQCMIT
+        uow.in_call += 1
+        try:
+            yield from self._held(self._commit_logged(uow, True))
+        finally:
+            uow.in_call -= 1
         conn.uow = None
 
     def _commit_uow(self, uow: UnitOfWork, *, call: bool = False) -> Generator:
@@ -76,10 +78,10 @@ class UnitsOfWorkMixin:
             uow.in_call -= 1
 
     def _commit_logged(self, uow: UnitOfWork, call: bool = False) -> Generator:
-        if uow.logged:
+        if uow.first != NO_ADDRESS:  # uow.logged, without the property's call (every MQCMIT)
             if call:
                 yield from self.cpu.charge(self.cpu.profile.logged_us("commit"), "log")
-            address = yield from self._log_uow(uow, lambda prev: Commit(int(self.env.now), uow.persistent_ops,
+            address = yield from self._log_uow(uow, lambda prev: Commit(int(self.env.now), uow.ops.persistent,
                                                                         uow=uow.id, prev=prev), essential=True)
             uow.end_address, uow.end_commit = address, True
             waited = yield from self._force()
@@ -141,7 +143,8 @@ class UnitsOfWorkMixin:
             queue = self.queues.get(name)
             if queue is not None and queue.settle(msg_id, put == commit) and put == commit:
                 woken[queue] = None
-        self._end_uow(uow)
+        self.units.ended(uow)
+        uow.state = UowState.ENDED
         for queue in woken:
             self._wake_getters(queue)
 

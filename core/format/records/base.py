@@ -82,7 +82,9 @@ class LogRecord:
       NO_ADDRESS, 0);
     * ``_body(self) -> bytes`` and ``classmethod _from_body(cls, flags, uow, prev, stamp,
       body)``: its body, encoded and decoded; a decoder raises only what :data:`MALFORMED`
-      names for bad bytes; ``_flags(self)`` if it sets header flags.
+      names for bad bytes; ``_flags(self)`` if it sets header flags (or, instead of
+      ``_body`` and ``_flags``, ``to_bytes`` itself, as the core's Begin, Put, Get and
+      Commit do: they are every unit of work's records, encoded in one step).
 
     What a record means to recovery is asked through this base, whose answers are neutral
     (a record that is none of these things): :attr:`data` (bytes it carries, counted when
