@@ -85,14 +85,24 @@ class Journal:
         """The one instance of the value ``m``."""
         return self._states.setdefault(m, m)
 
+    # The hot paths below look a state up by a plain tuple of its fields – equal to the _Msg
+    # of the same fields, and of the same hash, so it finds it – and build a _Msg (a Python
+    # call: namedtuple's __new__) only for a state not seen before: a few dozen a run.
+
+    def _new_state(self, fields: tuple) -> _Msg:
+        """The one instance of the state ``fields`` (queue, persistent, put, got), not yet interned."""
+        m = _Msg(*fields)
+        self._states[m] = m
+        return m
+
     # -- puts and gets --
 
     def put(self, key, msg_id: bytes, queue: str, persistent: bool, syncpoint: bool) -> None:
         earlier = self.messages.get(msg_id)
         # (an earlier entry: got before its put returned – an out-of-syncpoint put is visible
         # while its call finishes a spill: keep what the getter was told)
-        m = _Msg(queue, persistent, "pending" if syncpoint else "committed", earlier.got if earlier is not None else "")
-        self.messages[msg_id] = self._states.setdefault(m, m)
+        fields = (queue, persistent, "pending" if syncpoint else "committed", earlier.got if earlier is not None else "")
+        self.messages[msg_id] = self._states.get(fields) or self._new_state(fields)
         if syncpoint:
             self._puts.setdefault(key, []).append(msg_id)
 
@@ -107,10 +117,10 @@ class Journal:
         got = "pending" if syncpoint else "committed"
         if m is None:
             # Its put has not returned yet; that it could be got means it was committed.
-            m = _Msg(queue, persistent, "committed", got)
+            fields = (queue, persistent, "committed", got)
         else:
-            m = _Msg(m.queue, m.persistent, m.put, got)
-        self.messages[msg_id] = self._states.setdefault(m, m)
+            fields = (m.queue, m.persistent, m.put, got)
+        self.messages[msg_id] = self._states.get(fields) or self._new_state(fields)
         if syncpoint:
             self._gets.setdefault(key, []).append(msg_id)
 
@@ -136,8 +146,13 @@ class Journal:
         self._asked.pop(key, None)
         self._prepared.pop(key, None)
         outcome = "committed" if committed else "backed_out"
-        self._settle(self._puts.pop(key, ()), outcome, None)
-        self._settle(self._gets.pop(key, ()), None, outcome)
+        # (a unit seldom both puts and gets: no call for the side it has none of)
+        puts = self._puts.pop(key, None)
+        if puts is not None:
+            self._settle(puts, outcome, None)
+        gets = self._gets.pop(key, None)
+        if gets is not None:
+            self._settle(gets, None, outcome)
 
     def _settle(self, ids, put: str | None, got: str | None) -> None:
         """Set the put state (``put``) or the got state (``got``; None: unchanged) of each message of ``ids``."""
@@ -147,8 +162,8 @@ class Journal:
             m = messages[msg_id]
             if m is not before:  # (states are interned: messages in the same state share one object)
                 before = m
-                after = _Msg(m.queue, m.persistent, m.put if put is None else put, m.got if got is None else got)
-                after = states.setdefault(after, after)
+                fields = (m.queue, m.persistent, m.put if put is None else put, m.got if got is None else got)
+                after = states.get(fields) or self._new_state(fields)
             messages[msg_id] = after
 
     def refused(self, key) -> None:
