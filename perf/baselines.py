@@ -1,37 +1,24 @@
-"""Baselines that do the model's kind of work without the model: the gate's yardsticks.
+"""The scheduled loop: the yardstick suite 9 counts the whole model's opcodes against.
 
-:func:`scheduled_loop` is the whole model's (suite 4). The raw record loop (suite 1's
-``raw_loop``: ``struct.pack`` + ``zlib.crc32`` + ``bytearray`` append) was suite 4's baseline
-until 2026-11-30 and is still reported beside it, because issue 35 states its target against
-it; but it is a poor yardstick for a whole simulation:
+:func:`scheduled_loop` runs suite 4's records through a minimal discrete-event scheduler, as the
+model runs its work: each record is an event object on a time-ordered heap, popped in turn,
+resuming the generator of the task that owns it, which packs and CRCs the record into one
+reused 4 KiB page and keeps it in a dict of records not yet on a "written" page. It is pure
+standard library, frozen, so a change to the model (or to SimPy, attrs or sortedcontainers)
+never moves it, and its opcodes a record (180 on Python 3.11) move only with the interpreter –
+which is why suite 9 divides by them.
 
-- **It is memory-bound where the model is interpreter-bound.** It appends 28 MB to one
-  growing ``bytearray``: its time is mostly reallocation and first touches of fresh pages, and
-  depends on the heap the process has (right after a model round freed its objects the same
-  loop took 268 ms, then 101, 69, 57 – its best). Five rounds of it spread 2–3× (best to
-  worst) in one process on a quiet machine, and its best moved ±13% between processes, with
-  the model unchanged.
-- **Its best round is luck.** The gate took each side's best round, the raw loop's from
-  three back to back before the model and three after: a round on a fresh heap decided the
-  ratio. Timed interleaved with the model (each baseline round just before a model round,
-  the gate's method since 2026-11-30) the same code's ratio against it read 0.06–0.07
-  instead of 0.02: it measures the heap more than the model.
-
-:func:`scheduled_loop` runs the same records through a minimal discrete-event scheduler, as
-the model runs its work: each record is an event object on a time-ordered heap, popped in
-turn, resuming the generator of the task that owns it, which packs and CRCs the record into
-one reused 4 KiB page and keeps it in a dict of records not yet on a "written" page. It
-allocates per record what the model allocates per event (an object, a heap entry, a dict
-slot), its output stays in one page, and it is pure standard library: frozen, so that a
-change to the model (or to SimPy, attrs or sortedcontainers) never moves it.
-
-Measured against the raw loop (2026-11-30, quiet machine, five rounds each interleaved with
-the model): its rounds spread 1.04–1.19× in one process where the raw loop's spread 2.1–4.0×,
-and the median of the rounds' ratios to the model stayed within ±2% over three processes of a
-plain script (60,016 records). In the gate's own runs it moved more, 0.058–0.068 (distributed)
-over four runs: a tight loop's speed depends on where its objects land in memory – the same
-loop took 100–119 ms in fresh processes, garbage collection ruled out. What no timed
-baseline can give, suite 9 does: opcodes counted, not timed.
+**Tried as suite 4's timed baseline and dropped (2026-11-30).** The raw record loop that suite 4
+times against appends 28 MB to one growing ``bytearray``: its time depends on the heap the
+process has (right after a model round freed its objects the same loop took 268 ms, then 101,
+69, 57), and its rounds spread 2–4× in one process. The scheduled loop's rounds spread only
+1.04–1.19×, and in three processes of a plain script the median of its interleaved rounds'
+ratios to the model stayed within ±2%. But in the gate's own processes it moved far more
+(0.058–0.068, then 0.083–0.119 over three runs after session 45's speed-up, where the raw
+loop's best-round ratio read 0.027–0.028): a tight loop's speed depends on where its objects
+land in memory (the same loop took 100–119 ms in fresh processes, garbage collection ruled
+out), and the raw loop's best round – the heap's luck filtered out – follows the model's best
+round more closely. What no timed baseline gives, a count does: suite 9.
 """
 
 from __future__ import annotations
