@@ -138,10 +138,7 @@ class DistributedLogSpace(SpaceStatus, SpaceDefaults):
         last checkpoint saved, which is what frees extents, not a newer one."""
         if self._loaded and self.tail < tail:
             tail = self.tail
-        # (_start_of and capacity_bytes inlined: the queue manager asks before every record)
-        hold = self._files.get(tail)
-        used = head - (hold[0] if hold is not None else tail)
-        return (self.primary + self.secondary) * self.extent_bytes - (used if used > 0 else 0)
+        return self.capacity_bytes - max(0, head - self._start_of(tail))
 
     def _start_of(self, address: int) -> int:
         """The first address of the extent holding ``address`` (``address`` if none does),

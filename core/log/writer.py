@@ -166,15 +166,8 @@ class LogWriter:
 
     def put(self, record) -> Generator[simpy.Event, None, int]:
         """Append ``record``, first waiting for buffer space if need be (``yield from``)."""
-        # (_encode and the first has_room inlined: every record the queue manager logs comes
-        # this way, and a call each is a tenth of what appending costs)
-        if self.failed is not None:
-            raise self.failed
-        if self._stamps:
-            record = attrs.evolve(record, stamp=self.addressing.stamp(self.env.now))
-        data = record.to_bytes()
-        buffer = self.buffer
-        if not buffer.has_room(len(data) + PAGE_PAYLOAD) and buffer.pending_bytes():
+        data = self._encode(record)
+        if not self.has_room(len(data)):
             self.stats.buffer_waits += 1
             while not self.has_room(len(data)):
                 event = self.env.event()

@@ -171,21 +171,14 @@ class LogSpaceMixin:
     def _has_room(self, nbytes: int) -> bool:
         """Whether ``nbytes`` more fit in the log beside the reserve (a log that never fills
         always has room)."""
-        # (log_free_bytes, _reserve_bytes and the queue manager's tail inlined: this runs
-        # before every record that is not essential)
+        # (log_free_bytes and _reserve_bytes inlined: this runs before every record that is
+        # not essential)
         writer = self.writer
         if writer is None:
             return True
-        tail = self.schedule.address
-        ages = self._ages
-        logged = len(ages)  # (the units of work logged and open: one entry each)
-        if logged:
-            oldest = ages[0][0]
-            if oldest < tail:
-                tail = oldest
-        free = self.platform.space.free_bytes(writer.buffer.next_address, tail)
+        free = self.platform.space.free_bytes(writer.buffer.next_address, self.tail())
         return free is None or free - nbytes >= self.reserve.bytes(
-            logged, self.units.logged_ops, len(self.queues) + len(self.damaged))
+            len(self._ages), self.units.logged_ops, len(self.queues) + len(self.damaged))
 
     def _ensure_room(self, nbytes: int) -> None:
         """Refuse new work when the log is full: the call fails with MQRC_RESOURCE_PROBLEM,

@@ -60,12 +60,7 @@ class UnitsOfWorkMixin:
         self._check_kept_queues(uow)
         if uow.doomed:
             raise MqiError(Reason.MQRC_BACKED_OUT, "the queue manager backed the unit of work out to free log space")
-        # _commit_uow(uow, call=True), inline: a generator fewer for every resumption of an MQCMIT
-        uow.in_call += 1
-        try:
-            yield from self._held(self._commit_logged(uow, True))
-        finally:
-            uow.in_call -= 1
+        yield from self._commit_uow(uow, call=True)
         conn.uow = None
 
     def _commit_uow(self, uow: UnitOfWork, *, call: bool = False) -> Generator:
