@@ -46,7 +46,10 @@ def fixed_frames(count: int) -> list[tuple]:
 #: the same day: a scheduled loop (perf/baselines.py) as this suite's baseline, its rounds
 #: interleaved with the model's – its ratio moved 0.083-0.119 over the same three processes,
 #: more than the raw loop's; the raw loop's best round tracks the model's best better.
-TARGETS = {"distributed": 0.021, "zos": 0.016}
+#: Then the final fresh-clone CI run read 0.022 on distributed (its raw loop's best round
+#: 1.52 M records/s against 1.13-1.36 M in the runs before): 0.021 would have been a 5% margin,
+#: so distributed holds 0.019, 15% under that run.
+TARGETS = {"distributed": 0.019, "zos": 0.016}
 
 
 def simulate(platform: str, messages_per_pair: int, log: dict | None = None) -> dict:
