@@ -16,6 +16,14 @@ Spark and which are slow, so that a fast slice can run while editing.
 
 ``pytest --store-durations`` records ``tests/durations.json`` from the run (run it on the whole
 suite, so every test has its figure).
+
+The README's test command runs the tests on every core (``pytest -n auto``, pytest-xdist), in
+whole modules: a module's tests stay on one worker, so a module-scoped fixture (a simulated run
+several tests read) is built once, not once a worker; every Spark test goes to one worker, so
+the run starts one SparkSession (tests/spark/conftest.py), as the guide asks; and the modules
+go out longest first by their recorded durations, so no long module starts last and leaves a
+core idle at the end. ``pytest perf --benchmark-enable`` (the perf gate) never runs under xdist:
+pytest-benchmark turns timing off in workers.
 """
 
 from __future__ import annotations
@@ -24,6 +32,11 @@ import json
 from pathlib import Path
 
 import pytest
+
+try:  # the test extra installs pytest-xdist; without it, the run is in one process as before
+    from xdist.scheduler import LoadScopeScheduling
+except ImportError:  # pragma: no cover - a bare `pip install -e .` plus pytest
+    LoadScopeScheduling = None
 
 #: where each test's last recorded duration is kept (node id -> seconds)
 DURATIONS = Path(__file__).with_name("tests") / "durations.json"
@@ -80,7 +93,53 @@ _measured: dict[str, float] | None = None  # a dict only under --store-durations
 
 def pytest_configure(config):
     global _measured
-    _measured = {} if config.getoption("--store-durations") else None
+    # Under xdist the controller records (it sees every worker's reports); a worker does not,
+    # or each would write the file with its own half.
+    worker = hasattr(config, "workerinput")
+    _measured = {} if config.getoption("--store-durations") and not worker else None
+
+
+#: the work unit every Spark test belongs to: one worker, one SparkSession
+SPARK_SCOPE = "tests/spark/"
+#: what a Spark worker pays before its first test (the JVM and the session), in seconds
+SPARK_START_SECONDS = 15.0
+
+
+def work_unit(nodeid: str) -> str:
+    """The unit ``nodeid`` is scheduled in under xdist: its module, or every Spark test."""
+    return SPARK_SCOPE if nodeid.startswith(SPARK_SCOPE) else nodeid.split("::", 1)[0]
+
+
+def longest_first(nodeids: list[str], recorded: dict[str, float]) -> list[str]:
+    """``nodeids`` with whole work units ordered by their recorded durations, longest first
+    (a unit's tests keep their order; a test not recorded counts as nothing)."""
+    cost: dict[str, float] = {}
+    for node in nodeids:
+        unit = work_unit(node)
+        cost[unit] = cost.get(unit, 0.0) + recorded.get(node, 0.0)
+    if SPARK_SCOPE in cost:
+        cost[SPARK_SCOPE] += SPARK_START_SECONDS
+    first_seen = {unit: i for i, unit in reversed(list(enumerate(map(work_unit, nodeids))))}
+    return sorted(nodeids, key=lambda node: (-cost[work_unit(node)], first_seen[work_unit(node)]))
+
+
+if LoadScopeScheduling is not None:
+    class ModulesLongestFirst(LoadScopeScheduling):
+        """xdist's scope scheduling with :func:`work_unit`'s units, handed out longest first."""
+
+        def _split_scope(self, nodeid: str) -> str:
+            return work_unit(nodeid)
+
+        def schedule(self) -> None:
+            if self.collection is None and self.collection_is_completed:
+                recorded = _recorded()
+                for node, ids in self.registered_collections.items():
+                    self.registered_collections[node] = longest_first(ids, recorded)
+                self.config.option.loadscopereorder = False  # keep that order
+            super().schedule()
+
+    def pytest_xdist_make_scheduler(config, log):
+        return ModulesLongestFirst(config, log)
 
 
 def pytest_runtest_logreport(report):
