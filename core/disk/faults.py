@@ -9,7 +9,11 @@ storage, which therefore always holds exactly what would be on disk after a powe
 
 A :class:`FaultPlan` says which physical write fails and how: a crash before the write
 (nothing of it lands), a torn write (some of its 512-byte sectors land, then the crash),
-or an injected I/O error the caller can survive. Every random choice comes from
+or an injected I/O error the caller can survive. A writer that has several writes on the
+device at once says so (:meth:`FaultInjectingStorage.begin_write` as each goes to the
+device): the power loss that tears one tears every other write still in flight with it,
+each its own seeded subset of sectors (z/OS dual logging's two copies, an archive copy
+beside the log). Every random choice comes from
 ``random.Random(plan.seed)``, so a plan and a call sequence always give the same bytes.
 After a crash every I/O call raises :class:`~mqlog.core.errors.SimulatedCrash`; a restart
 reopens :attr:`~FaultInjectingStorage.durable` (usually in a fresh wrapper).
@@ -106,6 +110,10 @@ class FaultPlan:
       then the crash happens. ``tear_mode`` "prefix" lands the first k of its sectors
       (0 < k < sectors), "random" a non-empty proper subset; a one-sector write lands
       nothing. A ``replace`` cannot tear: chosen as the torn write, it just crashes.
+      Every other write in flight at that moment (begun, not yet written: see
+      :meth:`FaultInjectingStorage.begin_write`) is torn the same way, in the order they
+      began, each with the sectors of its own draw (any number of them, none or all
+      included: it was anywhere on its way).
     * ``write_error_at=N``: the N-th write raises StorageError and changes nothing.
     * ``lose_write=N``: the N-th write is acknowledged, and its ``sync`` returns, but it never
       reaches the media (a cache that lies): reads see it until a crash, the durable image
@@ -193,6 +201,12 @@ class FaultInjectingStorage:
         #: per file, (offset, bytes) that reads see until a crash, overlaid on the durable
         #: image and trimmed wherever a later write reaches the media
         self._ghosts: dict[str, list[tuple[int, bytes]]] = {}
+        #: Writes on their way to the device (begun, not yet written), by (file, offset), in
+        #: the order they began: what a power loss tears besides the write it hits
+        self._in_flight: dict[tuple[str, int], Data] = {}
+        #: The writes a torn write's power loss tore beside it, as (file, offset) in the order
+        #: they began (empty until then)
+        self.torn_beside: tuple[tuple[str, int], ...] = ()
 
     def __repr__(self) -> str:
         state = "crashed" if self.crashed else f"{self.physical_writes} writes"
@@ -213,6 +227,31 @@ class FaultInjectingStorage:
         self._pending.clear()
         self._pending_end.clear()
         self._ghosts.clear()
+        self._in_flight.clear()
+
+    def begin_write(self, name: str, offset: int, data: Data) -> None:
+        """A write of ``data`` at ``offset`` of ``name`` goes to the device now; its
+        :meth:`write` comes when the device has finished it. Until then it is in flight:
+        a torn write's power loss (``tear_write``) tears it too. Optional for a writer (a
+        write never begun is in flight with nothing) and for a storage (only this one
+        models power loss); a writer calls it only where writes overlap on the device."""
+        if self.crashed:
+            raise self._dead()
+        self._in_flight[(name, offset)] = data
+
+    def _tear_in_flight(self) -> int:
+        """Tear every write still in flight (the power failed under it); how many."""
+        flying, self._in_flight = self._in_flight, {}
+        for (name, offset), data in flying.items():
+            self.tear_flying(name, offset, data)
+        self.torn_beside = tuple(flying)
+        return len(flying)
+
+    def tear_flying(self, name: str, offset: int, data: Data) -> None:
+        """Land a seeded subset – none to all – of a write that was in flight beside a torn
+        one (to a file not yet on disk: nothing)."""
+        if self.durable.exists(name):
+            self.tear(name, offset, data if isinstance(data, bytes) else b"".join(data), whole_allowed=True)
 
     def kill(self) -> None:
         """The queue manager's processes are killed, the machine keeps running (``endmqm -p``,
@@ -367,6 +406,8 @@ class FaultInjectingStorage:
         if self.plan.enospc_at is not None and not self.crashed and buf and (
                 not self.exists(name) or offset + len(buf) > self.size(name)):
             self._allocate(name, f"write of {len(buf)} bytes at offset {offset}")
+        if self._in_flight:
+            self._in_flight.pop((name, offset), None)
         n = self._attempt(name, offset, len(buf), vectored, "write")
         if n in (self.plan.lose_write, self.plan.misdirect_write):
             if not self.durable.exists(name):
@@ -378,12 +419,17 @@ class FaultInjectingStorage:
                 self._land(name, wrong, buf)
             return
         if n == self._tear_at:
+            flying = self._in_flight
+            self._in_flight = {}
             self.crash()  # unsynced data of every file is gone ...
             self.crash_write = n
             self.tear(name, offset, buf)  # ... and part of this write landed
+            self._in_flight = flying
+            others = self._tear_in_flight()  # ... and of every other write in flight
+            also = f", and {others} other write{'s' if others > 1 else ''} in flight with it" if others else ""
             raise SimulatedCrash(
                 f"{self.description}: {name}: simulated power loss during physical write {n} "
-                f"({len(buf)} bytes at offset {offset}); the write is torn"
+                f"({len(buf)} bytes at offset {offset}); the write is torn{also}"
             )
         pending = self._pending.get(name)
         if pending is None:
@@ -482,7 +528,7 @@ class FaultInjectingStorage:
 
     # -- deterministic damage (allowed after a crash: it acts on the durable image) --
 
-    def tear(self, name: str, offset: int, new: bytes) -> None:
+    def tear(self, name: str, offset: int, new: bytes, *, whole_allowed: bool = False) -> None:
         """Apply a seeded torn version of writing ``new`` at ``offset`` to the durable image.
 
         The write's sectors are the aligned blocks of the file it touches, of the plan's
@@ -490,7 +536,8 @@ class FaultInjectingStorage:
         and last blocks are units). Per ``plan.tear_mode`` a prefix or a random non-empty
         proper subset of them gets the new bytes; the others keep the old durable bytes
         (beyond the old end of file: nothing, or zeros where a later sector landed). A
-        write within one block lands nothing.
+        write within one block lands nothing. ``whole_allowed`` (a write in flight beside
+        the torn one): any number of its blocks land, from none to all.
         """
         data = new if isinstance(new, bytes) else bytes(new)
         if not data:
@@ -499,13 +546,16 @@ class FaultInjectingStorage:
         end = offset + len(data)
         first = offset // unit
         count = (end - 1) // unit - first + 1
-        if count < 2:
+        low, high = (0, count) if whole_allowed else (1, count - 1)
+        if high < low or high == 0:
             return
         rng = self._rng
         if self.plan.tear_mode == "prefix":
-            landed = list(range(rng.randint(1, count - 1)))
+            landed = list(range(rng.randint(low, high)))
         else:
-            landed = sorted(rng.sample(range(count), rng.randint(1, count - 1)))
+            landed = sorted(rng.sample(range(count), rng.randint(low, high)))
+        if not landed:
+            return
         view = memoryview(data)
         i = 0
         while i < len(landed):

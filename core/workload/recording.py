@@ -277,6 +277,11 @@ class RecordingStorage(FaultInjectingStorage):
         super().write(name, offset, data)
         self.ops.append((self.physical_writes, "write", (name, offset, buf)))
 
+    def begin_write(self, name: str, offset: int, data: Data) -> None:
+        super().begin_write(name, offset, data)
+        # (the bytes are the write's, recorded with it: Recording pairs the two)
+        self.ops.append((self.physical_writes, "begin_write", (name, offset)))
+
     def sync(self, name: str) -> None:
         super().sync(name)
         self.ops.append((self.physical_writes, "sync", (name,)))
@@ -381,9 +386,27 @@ class Recording:
         self._op_tags = [op[0] for op in ops]
         self._event_tags = [e[0] for e in events]
         self._writes: dict[int, int] = {}  # physical write number -> its op's index
-        for i, (tag, method, _) in enumerate(ops):
-            if method in ("write", "replace"):
+        #: physical write number -> the writes in flight beside it when it was made (begun,
+        #: written later), as (file, offset, bytes) in the order they began: what a power
+        #: loss tearing it tears too. Only writes that had company are here.
+        self.in_flight_at: dict[int, tuple] = {}
+        flying: dict[tuple[str, int], int] = {}  # (file, offset) -> its begin_write op's index
+        company: dict[int, tuple[int, ...]] = {}
+        for i, (tag, method, args) in enumerate(ops):
+            if method == "begin_write":
+                flying[(args[0], args[1])] = i
+            elif method in ("write", "replace"):
                 self._writes[tag] = i
+                if method == "write" and flying:
+                    begun = flying.pop((args[0], args[1]), None)
+                    if begun is not None:
+                        # the begin op replays with the write's bytes (a torn replay needs them)
+                        ops[begun] = (ops[begun][0], "begin_write", args)
+                    if flying:
+                        company[tag] = tuple(flying.values())
+        for tag, begins in company.items():
+            # (a write begun and never made – the recording ended under it – has no bytes)
+            self.in_flight_at[tag] = tuple(ops[j][2] for j in begins if len(ops[j][2]) == 3)
 
     def write(self, n: int) -> tuple[str, str, int, bytes]:
         """Physical write ``n``: (``"write"`` or ``"replace"``, file, offset, bytes)."""
@@ -452,6 +475,8 @@ def _edited(ops: Iterable, edit: Callable | None) -> Iterable:
 
 def _apply(fs: FaultInjectingStorage, op: tuple) -> None:
     _, method, args = op
+    if method == "begin_write" and len(args) < 3:
+        return  # begun, never written (the recording ended under it): no bytes to put in flight
     getattr(fs, method)(*args)
 
 
@@ -496,14 +521,17 @@ class ImageCursor:
 
     def torn(self, k: int, seed: int, mode: str = "random") -> CowStorage:
         """The disk physical write ``k`` torn leaves: the image before it, with the seeded
-        subset of its sectors landed by :meth:`FaultInjectingStorage.tear` itself (a
-        replace cannot tear: the image before it)."""
+        subset of its sectors landed by :meth:`FaultInjectingStorage.tear` itself, and of
+        every write in flight beside it (a replace cannot tear: the image before it)."""
         plan = FaultPlan(tear_write=k, tear_mode=mode, seed=seed,  # (checks the mode and seed)
                          atomic_bytes=self.recording.atomic_bytes)
         kind, name, offset, data = self.recording.write(k)
         view = self.image(k - 1)
         if kind == "write":
-            FaultInjectingStorage(view, plan, keep_write_log=False).tear(name, offset, data)
+            fs = FaultInjectingStorage(view, plan, keep_write_log=False)
+            fs.tear(name, offset, data)
+            for other, at, written in self.recording.in_flight_at.get(k, ()):
+                fs.tear_flying(other, at, written)
         return view
 
 

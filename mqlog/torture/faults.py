@@ -10,8 +10,10 @@ inherits (they use its recorded run, restart and check); nothing else names it.
              ``budget``): writes 1..k landed, nothing after.
 ``torn``     write *k* is torn – a random proper subset of its 512-byte sectors lands –
              for every write that rewrites a page already on disk (a partial log page
-             written again, TripleWrite's spare page, a control block in place), then the
-             crash.
+             written again, TripleWrite's spare page, a control block in place) or had other
+             writes in flight beside it, then the crash; every write in flight beside it is
+             torn too (any subset of its sectors lands: z/OS's two copies of a CI, an archive
+             copy beside the log).
 ``bitflip``  one bit flipped in a log page restart reads, in a control file (distributed
              ``amqhlctl.lfh``, z/OS BSDS) or in a queue file, on the disk a crash left.
 ``copy``     z/OS dual logging: one copy of a log page (copy 1 or copy 2), or one BSDS,
@@ -70,7 +72,10 @@ class FaultClasses:
         return list(range(self.physical_writes))
 
     def _points_torn(self, rng, claimed):
-        return [w.number for w in in_place_writes(self._engine.writes)]
+        # a write that rewrites a page on disk, or that other writes were in flight beside
+        # (the power loss tears them too: z/OS's two copies, an archive copy beside the log)
+        company = self._engine.recording.in_flight_at
+        return sorted({w.number for w in in_place_writes(self._engine.writes)}.union(company))
 
     def _points_restart(self, rng, claimed):
         return self._restart_points(rng)
