@@ -232,9 +232,8 @@ class FaultInjectingStorage:
     def begin_write(self, name: str, offset: int, data: Data) -> None:
         """A write of ``data`` at ``offset`` of ``name`` goes to the device now; its
         :meth:`write` comes when the device has finished it. Until then it is in flight:
-        a torn write's power loss (``tear_write``) tears it too. Optional for a writer (a
-        write never begun is in flight with nothing) and for a storage (only this one
-        models power loss); a writer calls it only where writes overlap on the device."""
+        a torn write's power loss (``tear_write``) tears it too. A write never begun is in
+        flight with nothing (queue files' writes, synchronous in the model)."""
         if self.crashed:
             raise self._dead()
         self._in_flight[(name, offset)] = data

@@ -82,6 +82,13 @@ class Storage(Protocol):
         """
         ...
 
+    def begin_write(self, name: str, offset: int, data: Data) -> None:
+        """A write of ``data`` at ``offset`` goes to the device now; its ``write`` comes when
+        the device has finished it. Only a storage that models power loss does anything
+        with it (``FaultInjectingStorage`` tears the writes still in flight when a torn
+        write's power fails); the others ignore it."""
+        ...
+
     def sync(self, name: str) -> None:
         """Make every earlier write to ``name`` durable."""
         ...
@@ -205,6 +212,9 @@ class MemoryStorage:
                 piece = piece.cast("B")
             buf[pos:pos + n] = piece
             pos += n
+
+    def begin_write(self, name: str, offset: int, data: Data) -> None:
+        """Nothing: memory has no power to lose (FaultInjectingStorage over it does)."""
 
     def sync(self, name: str) -> None:
         if name not in self._files:
@@ -452,6 +462,9 @@ class DirectoryStorage:
                 self._pwrite_all(fd, b"".join(buffers), offset)
         except OSError as exc:
             raise self._error(name, "write", exc) from exc
+
+    def begin_write(self, name: str, offset: int, data: Data) -> None:
+        """Nothing: a real file system's power is not this model's to cut (FaultInjectingStorage over it is)."""
 
     def sync(self, name: str) -> None:
         if self.fsync:

@@ -146,9 +146,7 @@ class BackgroundCopies:
         env, storage = self.env, self.space.storage
         nbytes = len(pages) * PAGE_SIZE
         started = env.now
-        begin = getattr(storage, "begin_write", None)
-        if begin is not None:  # on its way until written (beside the log's): a power loss tears it
-            begin(name, 0, pages)
+        storage.begin_write(name, 0, pages)  # on its way until written (beside the log's): a power loss tears it
         yield from self.device.write(nbytes)
         if not storage.exists(name):
             storage.create(name, nbytes)

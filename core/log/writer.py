@@ -409,9 +409,7 @@ class LogWriter:
             return  # only the formatting was asked for
         started = env.now
         nbytes = pw.nbytes
-        begin = getattr(storage, "begin_write", None)
-        if begin is not None:  # on its way until written: a power loss meanwhile tears it
-            begin(pw.file, pw.offset, pw.pages)
+        storage.begin_write(pw.file, pw.offset, pw.pages)  # on its way until written: a power loss tears it
         yield from self.device.write(nbytes)
         storage.write(pw.file, pw.offset, pw.pages)
         storage.sync(pw.file)

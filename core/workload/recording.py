@@ -213,6 +213,9 @@ class CowStorage:
         if end > f.size:
             f.size = end
 
+    def begin_write(self, name: str, offset: int, data: Data) -> None:
+        """Nothing: a view of an image is written whole or not at all (a crash image's restart)."""
+
     def sync(self, name: str) -> None:
         if not self.exists(name):
             raise self._missing(name)
