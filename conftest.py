@@ -10,9 +10,9 @@ Spark and which are slow, so that a fast slice can run while editing.
   in the file and counts as fast until the file is recorded again.
 - ``stress``: the customer-scale stress table (marked in its module).
 
-``pytest`` alone runs everything, as CI does (the README's test command). While editing:
+``pytest -n auto`` runs everything, as CI does (the README's test command). While editing:
 
-    .venv/bin/pytest -m "not slow and not spark and not stress"      # the fast slice
+    .venv/bin/pytest -n auto -m "not slow and not spark and not stress"      # the fast slice
 
 ``pytest --store-durations`` records ``tests/durations.json`` from the run (run it on the whole
 suite, so every test has its figure).
