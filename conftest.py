@@ -114,12 +114,13 @@ def longest_first(nodeids: list[str], recorded: dict[str, float]) -> list[str]:
     """``nodeids`` with whole work units ordered by their recorded durations, longest first
     (a unit's tests keep their order; a test not recorded counts as nothing)."""
     cost: dict[str, float] = {}
+    first_seen: dict[str, int] = {}
     for node in nodeids:
         unit = work_unit(node)
         cost[unit] = cost.get(unit, 0.0) + recorded.get(node, 0.0)
+        first_seen.setdefault(unit, len(first_seen))
     if SPARK_SCOPE in cost:
         cost[SPARK_SCOPE] += SPARK_START_SECONDS
-    first_seen = {unit: i for i, unit in reversed(list(enumerate(map(work_unit, nodeids))))}
     return sorted(nodeids, key=lambda node: (-cost[work_unit(node)], first_seen[work_unit(node)]))
 
 

@@ -227,7 +227,7 @@ class FaultInjectingStorage:
         self._pending.clear()
         self._pending_end.clear()
         self._ghosts.clear()
-        self._in_flight.clear()
+        self._in_flight = {}
 
     def begin_write(self, name: str, offset: int, data: Data) -> None:
         """A write of ``data`` at ``offset`` of ``name`` goes to the device now; its
@@ -238,9 +238,8 @@ class FaultInjectingStorage:
             raise self._dead()
         self._in_flight[(name, offset)] = data
 
-    def _tear_in_flight(self) -> int:
-        """Tear every write still in flight (the power failed under it); how many."""
-        flying, self._in_flight = self._in_flight, {}
+    def _tear_in_flight(self, flying: dict) -> int:
+        """Tear every write of ``flying`` (in flight when the power failed); how many."""
         for (name, offset), data in flying.items():
             self.tear_flying(name, offset, data)
         self.torn_beside = tuple(flying)
@@ -419,12 +418,10 @@ class FaultInjectingStorage:
             return
         if n == self._tear_at:
             flying = self._in_flight
-            self._in_flight = {}
             self.crash()  # unsynced data of every file is gone ...
             self.crash_write = n
             self.tear(name, offset, buf)  # ... and part of this write landed
-            self._in_flight = flying
-            others = self._tear_in_flight()  # ... and of every other write in flight
+            others = self._tear_in_flight(flying)  # ... and of every other write in flight
             also = f", and {others} other write{'s' if others > 1 else ''} in flight with it" if others else ""
             raise SimulatedCrash(
                 f"{self.description}: {name}: simulated power loss during physical write {n} "

@@ -349,8 +349,8 @@ def test_torn_write_in_place_loses_only_what_the_rewritten_page_held(platform_co
     def rewrite_torn_beside(k: int) -> bool:
         """Whether write k's power loss also tore a rewrite in place that was in flight beside
         it (a log page rewritten while a checkpoint flushed a queue file, say)."""
-        return any(next(w.number for w in writes if w.number > k and (w.name, w.offset) == flying) in rewrites
-                   for flying in beside.get(k, ()))
+        return any(next((w.number for w in writes if w.number > k and (w.name, w.offset) == flying), None)
+                   in rewrites for flying in beside.get(k, ()))
 
     beside: dict = {}
     torn_rewrites = 0
