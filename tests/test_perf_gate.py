@@ -1,6 +1,8 @@
 """The perf gate's method (perf/conftest.py): the baseline's rounds run back to back before and
 after the model's, and each side's best round sets the ratio, so one disturbed round on either
-side does not move it, while a model slower in every round misses its target. The scheduled
+side does not move it, while a model slower in every round misses its target. A miss is
+measured again (a slow state of the machine lasts minutes) and fails only when every
+measurement misses. The scheduled
 loop (perf/baselines.py, suite 9's yardstick) runs every record it is given through its
 scheduler."""
 
@@ -59,12 +61,44 @@ def test_one_disturbed_round_on_either_side_does_not_move_the_ratio(fake_clock):
     assert gate.outcomes[-1].ok
 
 
+def taking(clock, times):
+    """A side whose calls take ``times`` in turn, the last one from then on."""
+    times = list(times)
+
+    def run():
+        clock.now += times.pop(0) if len(times) > 1 else times[0]
+    return run
+
+
 def test_a_model_slower_in_every_round_misses_its_target(fake_clock):
     gate = gate_module.Gate()
-    base = baseline_taking(fake_clock, [0.1] * 6)
-    with pytest.raises(pytest.fail.Exception, match="ratio 0.033, target >= 0.04"):
-        gate.ratio(FakeBenchmark([3.0, 3.2, 3.1]), name="m", group="g", model=lambda: None, baseline=base,
-                   target=0.04, model_items=100, baseline_items=100, unit="records", rounds=3)
+    model = taking(fake_clock, [3.0])
+    with pytest.raises(pytest.fail.Exception, match=r"ratio 0.033, target >= 0.04 .*best of 3 measurements"):
+        gate.ratio(FakeBenchmark([3.0, 3.2, 3.1]), name="m", group="g", model=model,
+                   baseline=taking(fake_clock, [0.1]), target=0.04, model_items=100, baseline_items=100,
+                   unit="records", rounds=3)
+    assert gate_module.ATTEMPTS == 3 and not gate.outcomes[-1].ok
+
+
+def test_a_miss_in_a_slow_state_is_measured_again_and_the_best_measurement_counts(fake_clock):
+    gate = gate_module.Gate()
+    # the first measurement's model rounds all ran slow (FakeBenchmark); the next measurement's did not
+    model = taking(fake_clock, [1.8])
+    ratio = gate.ratio(FakeBenchmark([3.0, 3.2, 3.1]), name="m", group="g", model=model,
+                       baseline=taking(fake_clock, [0.1]), target=0.04, model_items=100, baseline_items=100,
+                       unit="records", rounds=3)
+    assert ratio == pytest.approx(0.1 / 1.8)
+    assert gate.outcomes[-1].ok and "best of 2 measurements" in gate.outcomes[-1].detail
+
+
+def test_a_ratio_met_at_once_is_measured_once(fake_clock):
+    gate = gate_module.Gate()
+    calls = []
+    model = taking(fake_clock, [1.0])
+    gate.ratio(FakeBenchmark([2.0] * 3), name="m", group="g", model=lambda: calls.append(model()),
+               baseline=taking(fake_clock, [0.1]), target=0.04, model_items=100, baseline_items=100,
+               unit="records", rounds=3)
+    assert calls == [] and "best of" not in gate.outcomes[-1].detail
 
 
 def test_the_scheduled_loop_runs_every_record_through_its_scheduler():
