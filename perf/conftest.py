@@ -36,7 +36,8 @@ import pytest
 #: moves a ratio by a fifth for minutes at a time (perf/README.md): restart replay on
 #: distributed read 0.115-0.192 over six processes of the same code on 2026-11-30, and CI's
 #: run of b390542 failed at 0.129 against 0.13. A model that is really slower misses every
-#: measurement, and suite 9 counts the whole model's and restart replay's interpreted work exactly.
+#: measurement, and suite 9 counts the interpreted work of the whole model, restart replay and
+#: the record path exactly.
 ATTEMPTS = 3
 
 #: the gate's clock: the CPU time of this process (see the module's docstring)

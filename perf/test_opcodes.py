@@ -1,5 +1,6 @@
 """Suite 9, interpreted work per log record: the whole model's Python opcodes against the
-scheduled loop's, and restart replay's against raw decoding's, counted, not timed.
+scheduled loop's, restart replay's against raw decoding's and the record path's against its
+raw loop's, counted, not timed.
 
 A timed ratio on a shared machine can only hold a target some way under what main measures
 (suite 4's sits 15% under the machine's slow state), so a change that makes the model 10% slower lands unless the machine
@@ -19,6 +20,9 @@ other suite. Targets: :data:`TARGETS`.
 Restart replay (suite 2's model, counted): restart recovery of suite 2's crashed
 ``putget-pairs`` log at 200 messages a pair (about 12,000 records replayed) against suite 2's
 raw decoding of the same frames, per record. Targets: :data:`REPLAY_TARGETS`.
+
+The record path (suite 1's model, counted): 6,000 records encoded, appended and cut into
+pages against suite 1's raw loop over the same frames. Target: :data:`RECORD_PATH_TARGET`.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ import pytest
 
 from .baselines import scheduled_loop
 from .cost_breakdown import count_opcodes
+from .test_record_path import frames_of, make_records, model as record_path, raw_loop
 from .test_replay import copy_of, crashed_log, frames_from, raw_decode
 from .test_whole_model import fixed_frames, simulate
 from mqlog.core.workload.run import restart_run
@@ -42,6 +47,10 @@ TARGETS = {"distributed": 0.076, "zos": 0.068}
 #: timed log (its fixed work – the queue files loaded and written by its own checkpoint – is
 #: spread over fewer records), which the count includes as the timed suite does.
 REPLAY_TARGETS = {"distributed": 0.067, "zos": 0.116}
+
+#: 15% under main's count on 2026-11-30: 187.6 opcodes a record against the raw loop's 48.0
+#: (ratio 0.256; the same at 12,000 records)
+RECORD_PATH_TARGET = 0.217
 
 
 def opcodes_per_record(platform: str, per_pair: int) -> tuple[float, float]:
@@ -90,3 +99,25 @@ def test_restart_replay_opcodes_against_raw_decoding(benchmark, gate, platform):
     benchmark.group, benchmark.name = "9 opcodes", name
     gate.record(name, base / model, REPLAY_TARGETS[platform], ">=",
                 f"{model:,.0f} opcodes a record vs {base:,.0f} (counted, not timed)")
+
+
+def record_path_opcodes_per_record(n: int) -> tuple[float, float]:
+    """The record path's and its raw loop's opcodes per record, one run each."""
+    records = make_records(n)
+    frames = frames_of(records)
+    record_path(records[:60])  # first calls outside the count
+    _, counts = count_opcodes(lambda: record_path(records))
+    _, base_counts = count_opcodes(lambda: raw_loop(frames))
+    return sum(counts.values()) / n, sum(base_counts.values()) / n
+
+
+def test_record_path_opcodes_against_the_raw_loop(benchmark, gate):
+    name = "opcodes a record, record path"
+    if gate.smoke(benchmark):
+        benchmark.pedantic(record_path_opcodes_per_record, args=(120,), rounds=1)
+        gate.smoke_ran(name, RECORD_PATH_TARGET, ">=")
+        return
+    model, base = benchmark.pedantic(record_path_opcodes_per_record, args=(6000,), rounds=1)
+    benchmark.group, benchmark.name = "9 opcodes", name
+    gate.record(name, base / model, RECORD_PATH_TARGET, ">=",
+                f"{model:,.1f} opcodes a record vs {base:,.1f} (counted, not timed)")
