@@ -16,7 +16,7 @@ own.
 
 from __future__ import annotations
 
-from typing import Generator
+from typing import Generator, Sequence
 
 import attrs
 
@@ -61,8 +61,14 @@ class LogReserve:
         """The log space held back, in bytes, with ``units`` units of work logged and open
         holding ``ops`` operations, and ``objects`` queues a checkpoint lists: backing every
         unit out and the checkpoints that follow, and the room claimed."""
-        checkpoint = 750 + 200 * units + 64 * objects
-        return RESERVE_FIXED_BYTES + 2 * checkpoint + self.claimed + RESERVE_PER_UOW * units + RESERVE_PER_OP * ops
+        return (RESERVE_FIXED_BYTES + 2 * self.checkpoint_bytes(units, objects) + self.claimed
+                + RESERVE_PER_UOW * units + RESERVE_PER_OP * ops)
+
+    @staticmethod
+    def checkpoint_bytes(units: int, objects: int) -> int:
+        """What one checkpoint logs, at most, with ``units`` units of work open and ``objects``
+        queues to list."""
+        return 750 + 200 * units + 64 * objects
 
     def claim(self, nbytes: int) -> None:
         """Hold ``nbytes`` of the free space until :meth:`give_back`."""
@@ -106,14 +112,17 @@ class LogSpaceMixin:
             self._maybe_checkpoint("log getting full", force=True)
         if usage < policy.relieve_from:
             return
-        views = [UowView(uid, first, self.uows[uid].state is UowState.PREPARED, self.uows[uid].begin_us,
-                         pins_tail=first < self.schedule.address)
-                 for first, uid in self.units.ages if uid in self.uows]
-        actions = policy.relieve(usage, views)
+        actions = policy.relieve(usage, self._uow_views())
         if actions:
             self.counters.log_full_events += 1
             self.reserve.relieving = True
             self.env.process(self._relieve(actions))
+
+    def _uow_views(self) -> list[UowView]:
+        """What the space policy sees of the units of work open, oldest first."""
+        return [UowView(uid, first, self.uows[uid].state is UowState.PREPARED, self.uows[uid].begin_us,
+                        pins_tail=first < self.schedule.address)
+                for first, uid in self.units.ages if uid in self.uows]
 
     def _reserve_bytes(self) -> int:
         """Log space held back for what must not fail: backing out every open unit of work
@@ -225,27 +234,51 @@ class LogSpaceMixin:
         prepared one forward), then checkpoint if any of them released log."""
         released = False
         try:
-            for action in actions:
-                uow = self.uows.get(action.uow)
-                if uow is None or uow.state is UowState.ENDED:
-                    continue
-                if action.action == "rollback" and uow.state is UowState.ACTIVE:
-                    uow.doomed = True  # from now on the application's calls get MQRC_BACKED_OUT
-                    self.say("uow-rolled-back", uow=uow.id, application=uow.application, begin=uow.begin)
-                    yield from self._backout_uow(uow)
-                    self.counters.uows_rolled_back += 1
-                    released = True
-                elif action.action == "rollforward" and uow.state is UowState.PREPARED:
-                    if (yield from self._roll_forward(uow)):
-                        self.say("uow-rolled-forward", uow=uow.id, application=uow.application,
-                                 begin=uow.begin)
-                        self.counters.uows_rolled_forward += 1
+            while actions:
+                for action in actions:
+                    uow = self.uows.get(action.uow)
+                    if uow is None or uow.state is UowState.ENDED:
+                        continue
+                    if action.action == "rollback" and uow.state is UowState.ACTIVE:
+                        uow.doomed = True  # from now on the application's calls get MQRC_BACKED_OUT
+                        self.say("uow-rolled-back", uow=uow.id, application=uow.application, begin=uow.begin)
+                        yield from self._backout_uow(uow)
+                        self.counters.uows_rolled_back += 1
                         released = True
+                    elif action.action == "rollforward" and uow.state is UowState.PREPARED:
+                        if (yield from self._roll_forward(uow)):
+                            self.say("uow-rolled-forward", uow=uow.id, application=uow.application,
+                                     begin=uow.begin)
+                            self.counters.uows_rolled_forward += 1
+                            released = True
+                # Extents are freed whole: a checkpoint that would move the tail only within
+                # its extent frees nothing and spends the reserve (a round a unit, with
+                # hundreds of units begun together, filled the log past it and left restart
+                # no room to back them out). Sacrifice the next unit too until it pays.
+                actions = () if not released or self._checkpoint_pays() else self._next_sacrifice()
             if released:
                 # The last stage: a checkpoint moves the tail past what was freed.
                 yield from self.checkpoint("log space released", wait=True)
         finally:
             self.reserve.relieving = False
+
+    def _checkpoint_pays(self) -> bool:
+        """Whether a checkpoint now would free more log than it writes: the tail it would
+        set (the oldest open unit's first record, or the head) in a later extent than the
+        tail now, by more than a checkpoint's size."""
+        space = self.platform.space
+        head = self.writer.next_address
+        after = min(head, self._ages[0][0]) if self._ages else head
+        freed = (space.usage(head, self.tail()) - space.usage(head, after)) * space.capacity_bytes
+        return freed > self.reserve.checkpoint_bytes(len(self._ages), len(self.queues) + len(self.damaged))
+
+    def _next_sacrifice(self) -> Sequence:
+        """The space policy's next action while the log is still over its limit: the oldest
+        unit of work left that holds the tail."""
+        usage = self.platform.space.usage(self.writer.next_address, self.tail())
+        if usage < self.platform.space_policy.relieve_from:
+            return ()
+        return self.platform.space_policy.relieve(usage, self._uow_views())[:1]
 
     def _roll_forward(self, uow: UnitOfWork) -> Generator:
         """Re-log a prepared unit of work's state at the head so the tail can move past it.

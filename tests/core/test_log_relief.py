@@ -1,0 +1,65 @@
+"""Relieving a full log (distributed's 80% rule, AMQ7469) frees log rather than spending it.
+
+Extents are freed whole, so a checkpoint after rolling back one unit of work frees nothing
+while the next unit's first record sits in the same extent: it only writes a checkpoint. With
+hundreds of units begun together that was a round a unit – roll one back, checkpoint, find the
+log still full – and the checkpoints spent the space held in reserve for backing the units out,
+until restart after a crash could not back them out (AMQ7463 at restart: "log full"). MQ
+rolls back "one or more long-running transactions" to release log space (AMQ7469), and holds
+space "to commit or roll back all in-flight transactions" (IBM MQ, "Managing logs").
+"""
+
+from __future__ import annotations
+
+from mqlog.core.disk.storage import MemoryStorage
+from mqlog.core.workload.run import RunConfig, restart_run, run_workload
+from mqlog.core.workload.spec import BUILTINS, build_spec
+from mqlog.platforms import choose
+
+#: a small circular log (64-page extents: 256 KiB each, 18 of them) that many units of work,
+#: begun together and never committed, fill past 80%
+LOG = {"LogFilePages": "64", "LogPrimaryFiles": "10", "LogSecondaryFiles": "8", "LogBufferPages": "1024",
+       "CheckPointLogRecdMax": "10000"}
+FILL = {"queues": 180, "messages": 720, "message_size": 20480, "transactions": 90, "commit": "never"}
+
+
+def fill_and_crash():
+    choice = choose("distributed")
+    values = choice.configure(LOG)
+    spec = build_spec(BUILTINS["log-fill"], FILL, origin="test")
+    cfg = RunConfig("distributed", choice.maker(values), values, spec, seed=0, crash_at_end=True, host="v91-xeon")
+    reliefs = []  # (free bytes before, after) of each checkpoint a relief took
+    rolled_back_at = []
+
+    def started(qm, _report):
+        checkpoint, say = qm.checkpoint, qm.say
+
+        def checked(reason, *args, **kwargs):
+            before = qm.log_free_bytes()
+            took = yield from checkpoint(reason, *args, **kwargs)
+            if reason == "log space released":
+                reliefs.append((before, qm.log_free_bytes()))
+            return took
+
+        def said(event, *args, **kwargs):
+            if event == "uow-rolled-back":
+                rolled_back_at.append(qm.env.now)
+            return say(event, *args, **kwargs)
+        qm.checkpoint, qm.say = checked, said
+
+    result = run_workload(cfg, MemoryStorage(), started=started)
+    return choice.maker(values), result, reliefs, rolled_back_at
+
+
+def test_each_relief_frees_log_and_restart_backs_every_unit_out():
+    maker, result, reliefs, rolled_back = fill_and_crash()
+    assert result.crashed and result.metrics["log_full_refusals"] > 0  # the log did fill
+    assert len(reliefs) >= 1 and len(rolled_back) > len(reliefs)  # several units a relief
+    # every checkpoint a relief took freed log: none only wrote itself into the reserve
+    assert all(after > before for before, after in reliefs), reliefs
+    assert result.qm.log_free_bytes() >= 0
+    report, verdict, qm = restart_run(maker, result.storage.durable, journal=result.journal, host="v91-xeon")
+    assert verdict is not None and verdict.ok, verdict.details[:5]
+    # every unit the fill left open is backed out by restart, with the room held for it
+    assert report.uows_backed_out == len(result.qm.units.ages) > 100 and report.clrs_written > 0
+    qm.check()
