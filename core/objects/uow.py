@@ -218,6 +218,9 @@ class UnitOfWork:
     #: the log, the unit of work is over even while the force is still in flight
     end_address: int = NO_ADDRESS
     end_commit: bool = False
+    #: its commit or backout has begun (its record may still be on its way): log-space
+    #: relief never backs it out, or it would end twice, with both records on the log
+    ending: bool = False
     #: an event while the queue manager re-logs it (roll forward); the coordinator waits
     busy: object = None
     #: address of its Begin record, where it started on the log: unlike ``first`` it does not

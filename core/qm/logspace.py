@@ -120,9 +120,10 @@ class LogSpaceMixin:
 
     def _uow_views(self) -> list[UowView]:
         """What the space policy sees of the units of work open, oldest first."""
-        return [UowView(uid, first, self.uows[uid].state is UowState.PREPARED, self.uows[uid].begin_us,
+        uows = self.uows
+        return [UowView(uid, first, uows[uid].state is UowState.PREPARED, uows[uid].begin_us,
                         pins_tail=first < self.schedule.address)
-                for first, uid in self.units.ages if uid in self.uows]
+                for first, uid in self.units.ages if uid in uows and not uows[uid].ending]
 
     def _reserve_bytes(self) -> int:
         """Log space held back for what must not fail: backing out every open unit of work
@@ -233,12 +234,14 @@ class LogSpaceMixin:
         """Carry out the space policy's actions (roll back an active unit of work, roll a
         prepared one forward), then checkpoint if any of them released log."""
         released = False
+        tried = set()
         try:
             while actions:
                 for action in actions:
+                    tried.add(action.uow)
                     uow = self.uows.get(action.uow)
-                    if uow is None or uow.state is UowState.ENDED:
-                        continue
+                    if uow is None or uow.state is UowState.ENDED or uow.ending:
+                        continue  # (ended, or ending on its own meanwhile: it frees its log itself)
                     if action.action == "rollback" and uow.state is UowState.ACTIVE:
                         uow.doomed = True  # from now on the application's calls get MQRC_BACKED_OUT
                         self.say("uow-rolled-back", uow=uow.id, application=uow.application, begin=uow.begin)
@@ -255,7 +258,7 @@ class LogSpaceMixin:
                 # its extent frees nothing and spends the reserve (a round a unit, with
                 # hundreds of units begun together, filled the log past it and left restart
                 # no room to back them out). Sacrifice the next unit too until it pays.
-                actions = () if not released or self._checkpoint_pays() else self._next_sacrifice()
+                actions = () if not released or self._checkpoint_pays() else self._next_sacrifice(tried)
             if released:
                 # The last stage: a checkpoint moves the tail past what was freed.
                 yield from self.checkpoint("log space released", wait=True)
@@ -272,13 +275,14 @@ class LogSpaceMixin:
         freed = (space.usage(head, self.tail()) - space.usage(head, after)) * space.capacity_bytes
         return freed > self.reserve.checkpoint_bytes(len(self._ages), len(self.queues) + len(self.damaged))
 
-    def _next_sacrifice(self) -> Sequence:
+    def _next_sacrifice(self, tried: set) -> Sequence:
         """The space policy's next action while the log is still over its limit: the oldest
-        unit of work left that holds the tail."""
+        unit of work left that holds the tail (none already ``tried``)."""
         usage = self.platform.space.usage(self.writer.next_address, self.tail())
         if usage < self.platform.space_policy.relieve_from:
             return ()
-        return self.platform.space_policy.relieve(usage, self._uow_views())[:1]
+        views = [view for view in self._uow_views() if view.uow not in tried]
+        return self.platform.space_policy.relieve(usage, views)[:1]
 
     def _roll_forward(self, uow: UnitOfWork) -> Generator:
         """Re-log a prepared unit of work's state at the head so the tail can move past it.

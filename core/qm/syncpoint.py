@@ -73,6 +73,7 @@ class UnitsOfWorkMixin:
             uow.in_call -= 1
 
     def _commit_logged(self, uow: UnitOfWork, call: bool = False) -> Generator:
+        uow.ending = True
         if uow.first != NO_ADDRESS:  # uow.logged, without the property's call (every MQCMIT)
             if call:
                 yield from self.cpu.charge(self.cpu.profile.logged_us("commit"), "log")
@@ -110,6 +111,7 @@ class UnitsOfWorkMixin:
             uow.in_call -= 1
 
     def _backout_logged(self, uow: UnitOfWork, call: bool = False) -> Generator:
+        uow.ending = True
         if uow.logged:
             if call:
                 yield from self.cpu.charge(self.cpu.profile.logged_us("backout"), "log")

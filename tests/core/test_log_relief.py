@@ -12,6 +12,7 @@ space "to commit or roll back all in-flight transactions" (IBM MQ, "Managing log
 from __future__ import annotations
 
 from mqlog.core.disk.storage import MemoryStorage
+from mqlog.core.qm.config import QmConfig
 from mqlog.core.workload.run import RunConfig, restart_run, run_workload
 from mqlog.core.workload.spec import BUILTINS, build_spec
 from mqlog.platforms import choose
@@ -62,4 +63,53 @@ def test_each_relief_frees_log_and_restart_backs_every_unit_out():
     assert verdict is not None and verdict.ok, verdict.details[:5]
     # every unit the fill left open is backed out by restart, with the room held for it
     assert report.uows_backed_out == len(result.qm.units.ages) > 100 and report.clrs_written > 0
+    qm.check()
+
+
+def ends_of_each_unit(maker, storage) -> dict[int, list[str]]:
+    """Every Commit and Backout record on the log, by unit of work, in log order."""
+    from mqlog.core.log.reader import LogReader
+
+    ends: dict[int, list[str]] = {}
+    for _, record in LogReader(maker(storage).space, 0):
+        kind = type(record).__name__
+        if kind in ("Commit", "Backout"):
+            ends.setdefault(record.uow, []).append(kind)
+    return ends
+
+
+def test_relief_never_backs_out_a_unit_whose_commit_has_begun():
+    # Ten pairs of 1 MiB messages under syncpoint on a small linear log over a slow NFS mount:
+    # commits wait long for their forces, and relief sacrifices several units a round. A unit
+    # whose Commit record is on its way is ending on its own: backing it out as well ended it
+    # twice, with a Commit and then a Backout on the log (the unit-of-work table's operation
+    # count went to -1; seen by a wider stress sweep).
+    choice = choose("distributed")
+    values = choice.configure({"LogFilePages": "64", "LogPrimaryFiles": "10", "LogSecondaryFiles": "8",
+                               "LogBufferPages": "1024", "CheckPointLogRecdMax": "10000", "LogType": "LINEAR",
+                               "LogWriteIntegrity": "SingleWrite"})
+    spec = build_spec(BUILTINS["putget-pairs"], {"pairs": 10, "messages_per_pair": 4, "message_size": 1048576,
+                                                 "syncpoint": True}, origin="test")
+    cfg = RunConfig("distributed", choice.maker(values), values, spec, seed=3493, crash_at_end=True, device="nfs3",
+                    qm_config=QmConfig(max_uow_messages=10_000_000, persistent_buffer_bytes=16384))
+    checks = []
+
+    def started(qm, _report):
+        checkpoint = qm.checkpoint
+
+        def checked(*args, **kwargs):
+            took = yield from checkpoint(*args, **kwargs)
+            qm.check()
+            checks.append(qm.env.now)
+            return took
+        qm.checkpoint = checked
+
+    result = run_workload(cfg, MemoryStorage(), started=started)
+    assert result.metrics["uows_rolled_back"] >= 1 and checks  # relief ran, and checkpoints were checked
+    result.qm.check()
+    maker = choice.maker(values)
+    twice = {uow: kinds for uow, kinds in ends_of_each_unit(maker, result.storage.durable).items() if len(kinds) > 1}
+    assert not twice
+    report, verdict, qm = restart_run(maker, result.storage.durable, journal=result.journal)
+    assert verdict is not None and verdict.ok, verdict.details[:5]
     qm.check()
