@@ -10,8 +10,9 @@ returns, and the restart verified against the application journal.
 The class of bug it guards against: state a concurrent path (a spill, a checkpoint, a wake-up
 burst) sees out of step only at high concurrency, such as the checkpoint that flushed a queue
 with an older durable address than a spill already had (a got message written back to its
-queue file without its data: ``mqlog run`` died at 180 requesters). A fast slice runs in every
-test run; the whole table is marked ``stress`` (``pytest`` runs it, as CI does;
+queue file without its data: ``mqlog run`` died at 180 requesters). A second stress set runs
+logs small enough to fill (``SMALL_LOGS``): relief, log-full refusals, switches and offloads.
+A fast slice runs in every test run; the whole table is marked ``stress`` (``pytest`` runs it, as CI does;
 ``-m "not stress"`` leaves it out while editing).
 """
 
@@ -160,3 +161,38 @@ def test_the_run_that_died_at_200_requesters_finishes_and_restarts_verified():
     params = {"requesters": 200, "responders": 200, "duration": 0.55}
     metrics = run_checked("distributed", "requester-responder", params, {}, 4, 256 * 1024, "issue 35's run")
     assert metrics["checkpoints"] >= 10 and metrics["checks_at_checkpoints"] >= 10
+
+
+#: logs small enough that the workload fills them: relief (distributed's 80% rule, AMQ7469:
+#: several units a round), log-full refusals and the checkpoints between, z/OS's active-log
+#: switches and offloads. The stress sweep that found a relief spending the reserve (restart
+#: could not back the units out) and a unit ended twice drew these axes; the table above
+#: keeps the default-sized log.
+SMALL_LOGS = {
+    "distributed": [{"LogFilePages": "64", "LogPrimaryFiles": "10", "LogSecondaryFiles": "8", "LogBufferPages": "1024",
+                     "CheckPointLogRecdMax": "10000", "LogType": "CIRCULAR"},
+                    {"LogFilePages": "64", "LogPrimaryFiles": "4", "LogSecondaryFiles": "1", "LogBufferPages": "128",
+                     "CheckPointLogRecdMax": "1000", "LogType": "LINEAR", "LogWriteIntegrity": "SingleWrite"}],
+    "zos": [{"ACTIVE_LOG_CIS": "256", "ACTIVE_LOGS": "3", "OUTBUFF": "400", "LOGLOAD": "200"},
+            {"ACTIVE_LOG_CIS": "1024", "ACTIVE_LOGS": "3", "OUTBUFF": "4000", "LOGLOAD": "10000", "TWOACTV": "NO"}],
+}
+SMALL_LOG_CELLS = [
+    ("distributed", "log-fill", 180, 20480, False, 0),
+    ("distributed", "putget-pairs", 10, 1048576, True, 1),
+    ("distributed", "long-uow", 60, 20480, True, 1),
+    ("distributed", "requester-responder", 60, 20480, True, 0),
+    ("zos", "log-fill", 180, 20480, False, 0),
+    ("zos", "putget-pairs", 10, 1048576, True, 1),
+    ("zos", "long-uow", 60, 20480, True, 0),
+    ("zos", "requester-responder", 60, 20480, True, 1),
+]
+
+
+@pytest.mark.stress
+@pytest.mark.parametrize("platform, workload, apps, size, syncpoint, log", SMALL_LOG_CELLS)
+def test_small_logs(platform, workload, apps, size, syncpoint, log):
+    where = f"{platform} {workload} apps={apps} size={size} syncpoint={syncpoint} small log {log}"
+    metrics = run_checked(platform, workload, _params(workload, apps, size, syncpoint), SMALL_LOGS[platform][log],
+                          seed=apps + log, queue_buffer=16 * 1024, where=where)
+    # the log did fill: work was refused for want of log space, and the log switched
+    assert metrics["log_full_refusals"] > 0 and metrics["log_switches"] > 0, where
