@@ -6,6 +6,7 @@ one address notation, labelled, across restart, dmpmqlog, print and scan."""
 from __future__ import annotations
 
 import json
+import re
 
 from clikit import mqlog, one_line_error
 
@@ -190,3 +191,17 @@ def test_scan_writes_addresses_as_dmpmqlog_print_and_restart_do(tmp_path):
     assert sum(r["address_text"] in by_rba for r in printed) > 10
     text = mqlog("scan", tmp_path / "z" / "qm" / "LOGCOPY1.DS01").stdout
     assert f"log ends at RBA {scanned['end']['address_text']}: " in text
+
+
+def test_a_duration_the_set_up_outlasts_says_nothing_was_measured():
+    # 60 queue pairs defined on san under TripleWrite (each definition a forced write and its
+    # spare copy) take longer than 30 ms: no message is put, and the summary says why
+    short = ("run", "--platform", "distributed", "--workload", "requester-responder", "--set", "workload.requesters=60",
+             "--set", "workload.queue_pairs=60", "--device", "san", "--host", "v91-xeon")
+    quick = mqlog(*short, "--set", "workload.duration=0.03")
+    assert quick.returncode == 0, quick.stderr
+    assert re.search(r"messages put / got\s+0 / 0\n", quick.stdout)
+    assert "NOTHING MEASURED" in quick.stdout and "workload.duration (0.03 s)" in quick.stdout
+    longer = mqlog(*short, "--set", "workload.duration=0.2")
+    assert "NOTHING MEASURED" not in longer.stdout and json.loads(mqlog(*short, "--set", "workload.duration=0.2",
+                                                                         "--json").stdout)["messages_put"] > 0

@@ -70,11 +70,23 @@ def print_metrics(m: dict, out) -> None:
     width = max(len(k) for k, _ in rows)
     for key, value in rows:
         click.echo(f"  {key:<{width}}  {value}")
+    if nothing_measured(m):
+        click.echo(f"  NOTHING MEASURED: the set-up (its queue definitions, each forced to the log) and ramp took "
+                   f"all of workload.duration ({m['params']['duration']:g} s), so no figure above is the "
+                   f"workload's; lengthen the duration")
     if out is not None:
         click.echo(f"Files in {out}: {QM_DIR}/ (log and queue files), {METRICS_FILE}, {JOURNAL_FILE}, "
                    f"{m['error_log']}")
     for line in provenance_lines(for_run(m)):
         click.echo(line)
+
+
+def nothing_measured(m: dict) -> bool:
+    """Whether a workload that runs for a duration ended (uncrashed) before its set-up and ramp
+    did: at hundreds of queues on a slow device the definitions alone can outlast a short
+    duration, and the run then measured nothing of the workload."""
+    duration = (m.get("params") or {}).get("duration")
+    return bool(duration) and not m.get("crashed") and not m.get("measured_s")
 
 
 def _busy_text(m: dict) -> str:
