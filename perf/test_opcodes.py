@@ -64,17 +64,24 @@ def opcodes_per_record(platform: str, per_pair: int) -> tuple[float, float]:
     return sum(counts.values()) / records, sum(base_counts.values()) / records
 
 
+def gate_count(benchmark, gate, name: str, target: float, measure, smoke_args: tuple, args: tuple,
+               digits: int = 0) -> None:
+    """Suite 9's gate on one count: ``measure(*args)`` gives (model's, baseline's) opcodes a
+    record; in smoke mode it runs once at ``smoke_args``, its ratio untested."""
+    if gate.smoke(benchmark):
+        benchmark.pedantic(measure, args=smoke_args, rounds=1)
+        gate.smoke_ran(name, target, ">=")
+        return
+    model, base = benchmark.pedantic(measure, args=args, rounds=1)
+    benchmark.group, benchmark.name = "9 opcodes", name
+    gate.record(name, base / model, target, ">=",
+                f"{model:,.{digits}f} opcodes a record vs {base:,.{digits}f} (counted, not timed)")
+
+
 @pytest.mark.parametrize("platform", ["distributed", "zos"])
 def test_whole_model_opcodes_against_the_scheduled_loop(benchmark, gate, platform):
-    name = f"opcodes a record, putget-pairs on {platform}"
-    if gate.smoke(benchmark):
-        benchmark.pedantic(opcodes_per_record, args=(platform, 2), rounds=1)
-        gate.smoke_ran(name, TARGETS[platform], ">=")
-        return
-    model, base = benchmark.pedantic(opcodes_per_record, args=(platform, 100), rounds=1)
-    benchmark.group, benchmark.name = "9 opcodes", name
-    gate.record(name, base / model, TARGETS[platform], ">=",
-                f"{model:,.0f} opcodes a record vs {base:,.0f} (counted, not timed)")
+    gate_count(benchmark, gate, f"opcodes a record, putget-pairs on {platform}", TARGETS[platform],
+               opcodes_per_record, (platform, 2), (platform, 100))
 
 
 def replay_opcodes_per_record(platform: str, per_pair: int) -> tuple[float, float]:
@@ -90,15 +97,8 @@ def replay_opcodes_per_record(platform: str, per_pair: int) -> tuple[float, floa
 
 @pytest.mark.parametrize("platform", ["distributed", "zos"])
 def test_restart_replay_opcodes_against_raw_decoding(benchmark, gate, platform):
-    name = f"opcodes a record, restart replay on {platform}"
-    if gate.smoke(benchmark):
-        benchmark.pedantic(replay_opcodes_per_record, args=(platform, 2), rounds=1)
-        gate.smoke_ran(name, REPLAY_TARGETS[platform], ">=")
-        return
-    model, base = benchmark.pedantic(replay_opcodes_per_record, args=(platform, 200), rounds=1)
-    benchmark.group, benchmark.name = "9 opcodes", name
-    gate.record(name, base / model, REPLAY_TARGETS[platform], ">=",
-                f"{model:,.0f} opcodes a record vs {base:,.0f} (counted, not timed)")
+    gate_count(benchmark, gate, f"opcodes a record, restart replay on {platform}", REPLAY_TARGETS[platform],
+               replay_opcodes_per_record, (platform, 2), (platform, 200))
 
 
 def record_path_opcodes_per_record(n: int) -> tuple[float, float]:
@@ -112,12 +112,5 @@ def record_path_opcodes_per_record(n: int) -> tuple[float, float]:
 
 
 def test_record_path_opcodes_against_the_raw_loop(benchmark, gate):
-    name = "opcodes a record, record path"
-    if gate.smoke(benchmark):
-        benchmark.pedantic(record_path_opcodes_per_record, args=(120,), rounds=1)
-        gate.smoke_ran(name, RECORD_PATH_TARGET, ">=")
-        return
-    model, base = benchmark.pedantic(record_path_opcodes_per_record, args=(6000,), rounds=1)
-    benchmark.group, benchmark.name = "9 opcodes", name
-    gate.record(name, base / model, RECORD_PATH_TARGET, ">=",
-                f"{model:,.1f} opcodes a record vs {base:,.1f} (counted, not timed)")
+    gate_count(benchmark, gate, "opcodes a record, record path", RECORD_PATH_TARGET,
+               record_path_opcodes_per_record, (120,), (6000,), digits=1)

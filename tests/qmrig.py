@@ -1,6 +1,7 @@
 """What the queue manager's tests share: a queue manager on the reference platform over memory
 storage in SimPy (a ``Rig``, which runs a process to its end and restarts over what is on disk),
-queue definitions, and a space policy that relieves the log once, by its oldest unit."""
+queue definitions, a space policy that relieves the log once, by its oldest unit, and a run's
+hook that checks the queue manager after every checkpoint."""
 
 from __future__ import annotations
 
@@ -70,3 +71,18 @@ class OldestOut:
         self.fired = True
         oldest = uows[0]
         return [SpaceAction(oldest.uow, "rollforward" if oldest.prepared else "rollback")]
+
+
+def checked_at_checkpoints(checks: list):
+    """A run's ``started`` hook: :meth:`QueueManager.check` after every checkpoint, each one's
+    virtual time appended to ``checks``."""
+    def started(qm, _report):
+        checkpoint = qm.checkpoint
+
+        def checked(*args, **kwargs):
+            took = yield from checkpoint(*args, **kwargs)
+            qm.check()
+            checks.append(qm.env.now)
+            return took
+        qm.checkpoint = checked
+    return started

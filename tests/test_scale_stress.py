@@ -27,6 +27,7 @@ from mqlog.core.qm.config import QmConfig
 from mqlog.core.workload.run import RunConfig, restart_run, run_workload
 from mqlog.core.workload.spec import BUILTINS, build_spec
 from mqlog.platforms import choose
+from qmrig import checked_at_checkpoints
 
 WORKLOADS = ("requester-responder", "putget-pairs", "putget", "long-uow", "log-fill", "deep-queue")
 #: payload held in memory by one cell at most (applications × message size × messages each):
@@ -85,18 +86,7 @@ def run_checked(platform: str, workload: str, params: dict, log: dict, seed: int
     cfg = RunConfig(platform, choice.maker(values), values, spec, seed=seed, crash_at_end=True,
                     qm_config=QmConfig(max_uow_messages=10_000_000, persistent_buffer_bytes=queue_buffer))
     checks = []
-
-    def started(qm, _report):
-        checkpoint = qm.checkpoint
-
-        def checked(*args, **kwargs):
-            took = yield from checkpoint(*args, **kwargs)
-            qm.check()
-            checks.append(qm.env.now)
-            return took
-        qm.checkpoint = checked
-
-    result = run_workload(cfg, MemoryStorage(), started=started)
+    result = run_workload(cfg, MemoryStorage(), started=checked_at_checkpoints(checks))
     assert result.crashed, where
     result.qm.check()
     report, verdict, qm = restart_run(choice.maker(values), result.storage.durable, journal=result.journal)

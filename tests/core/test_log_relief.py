@@ -16,6 +16,7 @@ from mqlog.core.qm.config import QmConfig
 from mqlog.core.workload.run import RunConfig, restart_run, run_workload
 from mqlog.core.workload.spec import BUILTINS, build_spec
 from mqlog.platforms import choose
+from qmrig import checked_at_checkpoints
 
 #: a small circular log (64-page extents: 256 KiB each, 18 of them) that many units of work,
 #: begun together and never committed, fill past 80%
@@ -93,18 +94,7 @@ def test_relief_never_backs_out_a_unit_whose_commit_has_begun():
     cfg = RunConfig("distributed", choice.maker(values), values, spec, seed=3493, crash_at_end=True, device="nfs3",
                     qm_config=QmConfig(max_uow_messages=10_000_000, persistent_buffer_bytes=16384))
     checks = []
-
-    def started(qm, _report):
-        checkpoint = qm.checkpoint
-
-        def checked(*args, **kwargs):
-            took = yield from checkpoint(*args, **kwargs)
-            qm.check()
-            checks.append(qm.env.now)
-            return took
-        qm.checkpoint = checked
-
-    result = run_workload(cfg, MemoryStorage(), started=started)
+    result = run_workload(cfg, MemoryStorage(), started=checked_at_checkpoints(checks))
     assert result.metrics["uows_rolled_back"] >= 1 and checks  # relief ran, and checkpoints were checked
     result.qm.check()
     maker = choice.maker(values)
