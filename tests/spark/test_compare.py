@@ -383,3 +383,19 @@ def test_no_shunting_removes_it_and_a_restart_that_cannot_back_out_is_a_result()
     assert without["restart_failed"] == "5C6-00D1032A" and without["restart_verified"] is False
     assert "cannot be backed out" in without["restart_error"]
     assert without["restart_bytes_read"] is None and without["restart_archive_reads"] is None
+
+
+def test_a_compare_whose_duration_the_set_up_outlasts_says_nothing_was_measured(spark, tmp_path):
+    """60 queue pairs defined one forced write at a time on san outlast a 30 ms duration in
+    every configuration: no message is put anywhere, and the table is followed by why."""
+    from click.testing import CliRunner
+
+    from mqlog.cli import cli
+
+    out = CliRunner().invoke(cli, [
+        "compare", "--workload", "requester-responder", "--set", "workload.requesters=60",
+        "--set", "workload.queue_pairs=60", "--set", "workload.duration=0.03", "--device", "san",
+        "--host", "v91-xeon", "--out", str(tmp_path / "o"), "--master", "local[2]"])
+    assert out.exit_code == 0, out.output
+    line = next(x for x in out.stdout.splitlines() if x.startswith("NOTHING MEASURED in "))
+    assert all(c["name"] in line for c in DEFAULT_MATRIX) and "workload.duration (0.03 s)" in line
