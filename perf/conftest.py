@@ -103,16 +103,18 @@ class Gate:
         base_before = self.best(baseline, rounds)
         benchmark.pedantic(model, setup=(lambda: (setup(), {})) if setup else None, rounds=rounds, warmup_rounds=1)
         base_after = self.best(baseline, rounds)
-        model_s = benchmark.stats.stats.min
-        base_s = min(base_before, base_after)
+        def ratio_of(model_s: float, base_s: float) -> float:
+            return (model_items / model_s) / (baseline_items / base_s)
+
+        model_s, base_s = benchmark.stats.stats.min, min(base_before, base_after)
         tries = 1
-        while model_items / model_s / (baseline_items / base_s) < target and tries < ATTEMPTS:
+        while ratio_of(model_s, base_s) < target and tries < ATTEMPTS:
             # a miss is measured again, both sides, before it fails: see ATTEMPTS
             tries += 1
             base_again = self.best(baseline, rounds)
             model_again = self.best(model, rounds, setup)
             base_again = min(base_again, self.best(baseline, rounds))
-            if model_items / model_again / (baseline_items / base_again) > model_items / model_s / (baseline_items / base_s):
+            if ratio_of(model_again, base_again) > ratio_of(model_s, base_s):
                 model_s, base_s = model_again, base_again
         model_rate, base_rate = model_items / model_s, baseline_items / base_s
         ratio = model_rate / base_rate

@@ -13,7 +13,7 @@ from pathlib import Path
 import click
 
 from mqlog.cli.internal import remember_seed
-from mqlog.cli.summary import nothing_measured
+from mqlog.cli.summary import nothing_measured, why_nothing_measured
 
 from mqlog.cli.group import (CrashTime, cli, device_for_restart, emit_json, host_for_restart, host_option,
                              json_option, jsonl_option, resolve_spec, restart_mode_option, terminal_width)
@@ -156,10 +156,8 @@ def compare_cmd(workload, sets, matrix, device, host, seed, out, master, crash_a
     click.echo(f"fingerprint {rows[0]['fingerprint'][:16]} (identical in every configuration)")
     empty = [r["config_name"] for r in rows if nothing_measured(r)]
     if empty:
-        click.echo(f"NOTHING MEASURED in {', '.join(empty)}: the set-up (its queue definitions, each forced to the "
-                   f"log) and ramp took all of workload.duration ({rows[0]['params']['duration']:g} s), so no "
-                   f"figure of {'those configurations' if len(empty) > 1 else 'it'} is the workload's; lengthen "
-                   "the duration")
+        figures = f"no figure of {'those configurations' if len(empty) > 1 else 'it'}"
+        click.echo(f"NOTHING MEASURED in {', '.join(empty)}: {why_nothing_measured(rows[0], figures)}")
     for line in provenance_lines(for_rows(rows)):
         click.echo(line)
     click.echo(f"wrote {out / 'results.parquet'} and {out / 'report.html'}"

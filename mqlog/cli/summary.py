@@ -71,9 +71,7 @@ def print_metrics(m: dict, out) -> None:
     for key, value in rows:
         click.echo(f"  {key:<{width}}  {value}")
     if nothing_measured(m):
-        click.echo(f"  NOTHING MEASURED: the set-up (its queue definitions, each forced to the log) and ramp took "
-                   f"all of workload.duration ({m['params']['duration']:g} s), so no figure above is the "
-                   f"workload's; lengthen the duration")
+        click.echo(f"  NOTHING MEASURED: {why_nothing_measured(m, 'no figure above')}")
     if out is not None:
         click.echo(f"Files in {out}: {QM_DIR}/ (log and queue files), {METRICS_FILE}, {JOURNAL_FILE}, "
                    f"{m['error_log']}")
@@ -87,6 +85,12 @@ def nothing_measured(m: dict) -> bool:
     duration, and the run then measured nothing of the workload."""
     duration = (m.get("params") or {}).get("duration")
     return bool(duration) and not m.get("crashed") and not m.get("measured_s")
+
+
+def why_nothing_measured(m: dict, figures: str) -> str:
+    """Why a run that :func:`nothing_measured` measured nothing, and what to do."""
+    return (f"the set-up (its queue definitions, each forced to the log) and ramp took all of workload.duration "
+            f"({m['params']['duration']:g} s), so {figures} is the workload's; lengthen the duration")
 
 
 def _busy_text(m: dict) -> str:
