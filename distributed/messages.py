@@ -54,7 +54,7 @@ MESSAGES: dict[str, tuple[Message, ...]] = {
                             "written log at LSN {end.address:lsn} (the last record, cut short there, was "
                             "never acknowledged).", when=cut_at_written_end),
         Message("AMQ7230I", "Log replay for queue manager '{qm}' complete. The log ends at a "
-                            "damaged or torn page ({end.problem}).",
+                            "damaged or torn page: {end.problem}.",
                 when=lambda f: not _clean_end(f) and not cut_at_written_end(f)),
     ),
     # IBM's three lines after replay, in its words (as MQ 9.3 writes them to AMQERR01.LOG):

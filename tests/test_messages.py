@@ -91,7 +91,7 @@ def test_distributed_replay_message_says_when_the_log_ends_at_a_torn_page():
     clean = console("replay-complete", {"records": 5, "end": _End("end")})
     torn = console("replay-complete", {"records": 5, "end": _End("torn", "bad checksum")})
     assert clean.splitlines()[1] == "AMQ7230I: Log replay for queue manager 'QM1' complete."
-    assert torn.splitlines()[1].endswith("The log ends at a damaged or torn page (bad checksum).")
+    assert torn.splitlines()[1].endswith("The log ends at a damaged or torn page: bad checksum.")
 
 
 def test_a_table_uses_its_values_specs_and_lines_when_they_apply():

@@ -229,6 +229,14 @@ class FaultInjectingStorage:
         self._ghosts.clear()
         self._in_flight = {}
 
+    def power_loss(self) -> int:
+        """Power loss now, between writes (a crash at a virtual time, or when the last call
+        returned): as :meth:`crash`, and every write in flight is torn (a seeded subset of
+        its sectors, none to all, lands). How many writes were in flight."""
+        flying = self._in_flight
+        self.crash()
+        return self._tear_in_flight(flying)
+
     def begin_write(self, name: str, offset: int, data: Data) -> None:
         """A write of ``data`` at ``offset`` of ``name`` goes to the device now; its
         :meth:`write` comes when the device has finished it. Until then it is in flight:

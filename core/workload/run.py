@@ -108,7 +108,12 @@ END_MODES = ("controlled", "immediate", "preemptive")
 
 #: the metrics that say how a run ended (run.json keeps them, for ``restart`` to say what it restarts after)
 ENDING_KEYS = ("ended", "end_command", "ended_at_s", "uows_in_flight_at_end", "uows_in_doubt_at_end",
-               "uows_backed_out_at_stop", "in_flight_at_end")
+               "uows_backed_out_at_stop", "in_flight_at_end", "writes_torn_at_crash")
+
+
+def torn_text(torn: int) -> str:
+    """What a plug pulled at a virtual time did to the writes on their way to the device."""
+    return "no write in flight" if not torn else f"{torn} write{'' if torn == 1 else 's'} in flight, torn"
 
 
 def ending_text(ending: dict) -> str:
@@ -120,7 +125,8 @@ def ending_text(ending: dict) -> str:
     elif how == "restart":
         text = "an earlier 'mqlog restart' (restart recovery and its checkpoint, no shutdown after it)"
     elif how == "crash":
-        text = f"a crash{when}"
+        torn = ending.get("writes_torn_at_crash")
+        text = f"a crash{when}" + ("" if torn is None else f" ({torn_text(torn)})")
     else:
         text = f"an abnormal end{when}"
     units = ending.get("uows_in_flight_at_end") or 0
@@ -135,7 +141,7 @@ def later_ending(platform: Platform, how: str, indoubt: int = 0) -> dict:
     recovery backed out every unit in flight; those in doubt stay so."""
     return {"ended": how, "end_command": end_command(platform, "controlled") if how == "controlled" else None,
             "ended_at_s": None, "uows_in_flight_at_end": 0, "uows_in_doubt_at_end": indoubt,
-            "uows_backed_out_at_stop": 0, "in_flight_at_end": "none"}
+            "uows_backed_out_at_stop": 0, "in_flight_at_end": "none", "writes_torn_at_crash": None}
 
 
 def end_command(platform: Platform, mode: str) -> str:
@@ -251,13 +257,13 @@ def run_workload(cfg: RunConfig, storage: Storage, progress: Callable[[float, in
                     fs.kill()
                     killed = True
                 else:
-                    fs.crash()
+                    ended["torn"] = fs.power_loss()
                     crashed = True
                 break
         if proc.triggered and not proc.ok:
             raise proc.value
         if cfg.crash_at_end and not crashed:
-            fs.crash()  # at the virtual time the last call returned: nothing ran after it
+            ended["torn"] = fs.power_loss()  # at the virtual time the last call returned: nothing ran after it
             crashed = True
             ended["in_flight"] = _in_flight(qm)
         elif mode == "preemptive" and not killed:
@@ -353,6 +359,8 @@ def _ending(cfg: RunConfig, mode: str, qm: QueueManager, env, ended: dict, *, cr
         "uows_in_doubt_at_end": indoubt,
         "uows_backed_out_at_stop": qm.backed_out_at_stop,
         "in_flight_at_end": fate,
+        # a plug pulled at a virtual time: the writes on their way to the device then, each torn
+        "writes_torn_at_crash": ended.get("torn"),
         "end_not_reached": None,
     }
     if how in END_MODES and cfg.end_at_s is not None and ended.get("command_us", 0.0) < cfg.end_at_s * 1e6:

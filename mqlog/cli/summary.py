@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import click
 
+from mqlog.core.workload.run import torn_text
 from mqlog.provenance import for_run
 from mqlog.provenance import lines as provenance_lines
 from mqlog.rundir import JOURNAL_FILE, METRICS_FILE, QM_DIR
@@ -28,6 +29,8 @@ def _refused(m: dict) -> str:
 
 def print_metrics(m: dict, out) -> None:
     state = "crashed" if m["crashed"] else "ended with a controlled shutdown"
+    if m["crashed"] and m.get("writes_torn_at_crash") is not None:
+        state = f"crashed (the plug pulled at {m['ended_at_s']:.6f} s; {torn_text(m['writes_torn_at_crash'])})"
     ended = m.get("ended", "controlled")
     if ended in ("immediate", "preemptive") or (ended == "controlled" and m.get("end_at_s") is not None):
         # the end asked for: its mode, the platform's command, when, and the units it found
