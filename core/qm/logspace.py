@@ -160,7 +160,7 @@ class LogSpaceMixin:
             if waits >= FUTILE_WAITS_MAX:
                 raise LogWriteError(
                     f"the active log stayed full through {waits} checkpoints: nothing can free it ({nbytes} bytes "
-                    f"waited for room, a whole message's records at once; it holds {self.log_free_bytes()} free "
+                    f"of records waited for room; it holds {self.log_free_bytes()} free "
                     f"bytes, and {self._reserve_bytes()} must be kept to back out the open units of work); give it "
                     "more or larger data sets")
             waits += 1

@@ -201,8 +201,6 @@ class MqiCallsMixin:
         if deferred_us and len(segments) == 1:
             # compressed into one segment: the rest of the copy now, before it is appended
             yield from self.cpu.charge(deferred_us, "log")
-        # Room for the whole message is checked once, before its first record: a message is
-        # never left half logged because the log filled between its segments.
         need = len(stored) + 800 + 300 * len(segments)  # IBM MQ's log sizing: 750 + data, +300 a segment
         if len(segments) == 1 and uow is not None:
             # The usual case, built once with its chain pointer (not built and then evolved).
@@ -219,11 +217,18 @@ class MqiCallsMixin:
         def room(nbytes: int) -> bool:  # an append of nbytes goes in without waiting
             return self.writer.has_room(nbytes + PUT_SEGMENT_BYTES) and (uow is None or uow.busy is None)
 
+        # Where a unit of work pins the log behind it (distributed), the whole message must
+        # fit beside the reserve, and room for it is claimed before its first record: a
+        # message larger than the log is refused (2102) rather than left half logged. Where
+        # the log behind a unit is archived (z/OS), a message may be larger than the whole
+        # active log: each segment claims its own room, waiting for offloads as it goes.
+        pinned = self.platform.uows_pin_log
+        claim = need if pinned else len(segments[0]) + 800 + 300  # (the first segment's share)
         try:
-            if held and not (self._has_room(need) and room(len(segments[0]))):
+            if held and not (self._has_room(claim) and room(len(segments[0]))):
                 self.cpu.give_back()  # the thread sleeps, for log space or buffer space
                 held = False
-            yield from self._claim_waiting(need)  # held until the last segment is appended
+            yield from self._claim_waiting(claim)  # held until the last segment is appended
         except BaseException:
             if held:
                 self.cpu.give_back()
@@ -246,16 +251,16 @@ class MqiCallsMixin:
                     held = False
                 if uow is None:
                     prev = yield from self._log(PutSegment(queue.name, msg_id, i, i * len(segments[0]), seg,
-                                                           codec, prev=prev), essential=True)
+                                                           codec, prev=prev), essential=pinned, need=len(seg) + 300)
                 else:
                     yield from self._log_uow(uow, lambda prev, i=i, seg=seg: PutSegment(
                         queue.name, msg_id, i, i * len(segments[0]), seg, codec, uow=uow.id, prev=prev),
-                        essential=True)
+                        essential=pinned, need=len(seg) + 300)
             return address
         finally:
             if held:
                 self.cpu.give_back()
-            self.reserve.give_back(need)
+            self.reserve.give_back(claim)
 
     def _spill(self, queue: Queue) -> Generator:
         """The queue buffer is full: write the queue's messages to its file (log first)."""
