@@ -37,6 +37,29 @@ class Progress(Protocol):
     def close(self) -> None: ...
 
 
+def nothing_measured(m: dict) -> bool:
+    """Whether a workload that runs for a duration ended (uncrashed) before its set-up and ramp
+    did: at hundreds of queues on a slow device the definitions alone can outlast a short
+    duration, and the run then measured nothing of the workload. ``m``: a run's metrics, or a
+    compare's or sweep's row (its ``params`` as JSON text)."""
+    return bool(_duration(m)) and not m.get("crashed") and not m.get("measured_s")
+
+
+def why_nothing_measured(m: dict, figures: str) -> str:
+    """Why a run that :func:`nothing_measured` measured nothing, and what to do."""
+    return (f"the set-up (its queue definitions, each forced to the log) and ramp took all of workload.duration "
+            f"({_duration(m):g} s), so {figures} is the workload's; lengthen the duration")
+
+
+def _duration(m: dict):
+    params = m.get("params") or {}
+    if isinstance(params, str):
+        import json
+
+        params = json.loads(params)
+    return params.get("duration")
+
+
 def restart_figures(report) -> dict:
     """A restart's figures for its history entry: its virtual seconds, what it replayed and
     what it backed out (``mqlog history`` shows them)."""

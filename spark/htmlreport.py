@@ -13,6 +13,7 @@ import io
 import json
 
 from mqlog.spark.compare import table_cells
+from mqlog.usecases import nothing_measured, why_nothing_measured
 
 def _colours(rows: list[dict]) -> list[str]:
     """Each row's colour: its platform's palette (the descriptor's; blues unless it has its
@@ -331,6 +332,7 @@ thead th {{ background: #e8eef6; }}
 figure {{ display: inline-block; margin: 0.5em; }}
 figcaption {{ font-size: 0.85em; color: #555; text-align: center; }}
 .note {{ color: #555; font-size: 0.9em; }}
+.warning {{ color: #a00; }}
 </style></head>
 <body>
 <h1>{html.escape(title)}</h1>
@@ -338,12 +340,32 @@ figcaption {{ font-size: 0.85em; color: #555; text-align: center; }}
 <p class="note">Every configuration ran the same application calls with the same payload bytes
 (workload fingerprint <code>{html.escape(fingerprint[:16])}</code>), in virtual time on the same
 device profile. Distributed configurations are shown in blue, z/OS in orange.</p>
+{nothing_measured_note(rows)}
 {table}
 {trust}
 {figures}
 {section}
 </body></html>
 """
+
+
+def empty_cells(rows: list[dict]) -> list[str]:
+    """The rows that measured nothing (:func:`mqlog.usecases.nothing_measured`), each named by
+    its configuration, and in a sweep by the values that made its cell, its device and seed."""
+    return [" ".join([r["config_name"], *(f"{k}={v}" for k, v in sorted((r.get("sweep") or {}).items())),
+                      *((f"device={r.get('device')}", f"seed={r.get('seed')}") if "sweep" in r else ())])
+            for r in rows if nothing_measured(r)]
+
+
+def nothing_measured_note(rows: list[dict]) -> str:
+    """A report's warning (HTML) naming the rows that measured nothing, and why; "" if none."""
+    empty = empty_cells(rows)
+    if not empty:
+        return ""
+    why = why_nothing_measured(next(r for r in rows if nothing_measured(r)), "no figure of theirs")
+    return (f"<p class='warning'><strong>NOTHING MEASURED</strong> in {len(empty)} of {len(rows)} "
+            f"{'cells' if 'sweep' in rows[0] else 'configurations'}: {html.escape('; '.join(empty))}. "
+            f"{html.escape(why[0].upper() + why[1:])}.</p>")
 
 
 #: the headline metrics of a sweep's cells, in its console table and its report: (label, key)
@@ -467,8 +489,10 @@ def render_sweep(rows: list[dict], *, title: str, plot: dict | None = None, figu
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)}</title>
 <style>body {{ font-family: system-ui, sans-serif; margin: 2em; }} table {{ border-collapse: collapse; }}
-th, td {{ border: 1px solid #ccc; padding: 3px 8px; text-align: right; }} th.label {{ text-align: left; }}</style>
+th, td {{ border: 1px solid #ccc; padding: 3px 8px; text-align: right; }} th.label {{ text-align: left; }}
+.warning {{ color: #a00; }}</style>
 </head><body><h1>{html.escape(title)}</h1>
+{nothing_measured_note(rows)}
 {figures}
 <table id="sweep"><thead><tr>{head_html}</tr></thead><tbody>
 {body}

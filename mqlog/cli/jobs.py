@@ -13,7 +13,6 @@ from pathlib import Path
 import click
 
 from mqlog.cli.internal import remember_seed
-from mqlog.cli.summary import nothing_measured, why_nothing_measured
 
 from mqlog.cli.group import (CrashTime, cli, device_for_restart, emit_json, host_for_restart, host_option,
                              json_option, jsonl_option, resolve_spec, restart_mode_option, terminal_width)
@@ -21,6 +20,7 @@ from mqlog.core.errors import MqlogError
 from mqlog.rundir import RUN_FILE
 from mqlog.rundir import read_json as _read_json
 from mqlog.rundir import locked, read_locked, write_json
+from mqlog.usecases import nothing_measured, why_nothing_measured
 
 
 @cli.command("compare")
@@ -179,7 +179,7 @@ def sweep_cmd(sweep, out, master, list_only, host, as_json):
     skipped. Built-ins: log-size-vs-rollbacks, complog-vs-payload, logload-vs-shunting,
     dual-vs-single, write-integrity-vs-concurrency, batchsz-vs-channel-log (a topology sweep:
     a row per queue manager per cell)."""
-    from mqlog.spark.htmlreport import format_sweep
+    from mqlog.spark.htmlreport import empty_cells, format_sweep
     from mqlog.spark.sweep import cells, describe_sweep, load_sweep, read_results, run_sweep
     from mqlog.spark.topologysweep import TOPOLOGY_COLUMNS, is_topology_sweep
     from mqlog.spark.session import spark_session
@@ -225,6 +225,10 @@ def sweep_cmd(sweep, out, master, list_only, host, as_json):
                    "results": out / "results", "report_html": out / "report.html"})
         return
     click.echo(format_sweep(rows, TOPOLOGY_COLUMNS) if is_topology_sweep(doc) else format_sweep(rows))
+    empty = empty_cells(rows)
+    if empty:
+        click.echo(f"NOTHING MEASURED in {len(empty)} of {len(rows)} cells ({'; '.join(empty)}): "
+                   f"{why_nothing_measured(next(r for r in rows if nothing_measured(r)), 'no figure of theirs')}")
     click.echo(f"{ran} cells run, {skipped} already done; {len(rows)} rows in {out / 'results'}; "
                f"report {out / 'report.html'}")
 

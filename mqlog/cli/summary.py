@@ -9,6 +9,7 @@ from mqlog.core.workload.run import torn_text
 from mqlog.provenance import for_run
 from mqlog.provenance import lines as provenance_lines
 from mqlog.rundir import JOURNAL_FILE, METRICS_FILE, QM_DIR
+from mqlog.usecases import nothing_measured, why_nothing_measured
 
 
 def with_address_text(report: dict, qm) -> dict:
@@ -80,20 +81,6 @@ def print_metrics(m: dict, out) -> None:
                    f"{m['error_log']}")
     for line in provenance_lines(for_run(m)):
         click.echo(line)
-
-
-def nothing_measured(m: dict) -> bool:
-    """Whether a workload that runs for a duration ended (uncrashed) before its set-up and ramp
-    did: at hundreds of queues on a slow device the definitions alone can outlast a short
-    duration, and the run then measured nothing of the workload."""
-    duration = (m.get("params") or {}).get("duration")
-    return bool(duration) and not m.get("crashed") and not m.get("measured_s")
-
-
-def why_nothing_measured(m: dict, figures: str) -> str:
-    """Why a run that :func:`nothing_measured` measured nothing, and what to do."""
-    return (f"the set-up (its queue definitions, each forced to the log) and ramp took all of workload.duration "
-            f"({m['params']['duration']:g} s), so {figures} is the workload's; lengthen the duration")
 
 
 def _busy_text(m: dict) -> str:

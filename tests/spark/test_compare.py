@@ -399,3 +399,5 @@ def test_a_compare_whose_duration_the_set_up_outlasts_says_nothing_was_measured(
     assert out.exit_code == 0, out.output
     line = next(x for x in out.stdout.splitlines() if x.startswith("NOTHING MEASURED in "))
     assert all(c["name"] in line for c in DEFAULT_MATRIX) and "workload.duration (0.03 s)" in line
+    page = (tmp_path / "o" / "report.html").read_text()
+    assert f"<strong>NOTHING MEASURED</strong> in {len(DEFAULT_MATRIX)} of {len(DEFAULT_MATRIX)} configurations" in page

@@ -158,3 +158,27 @@ def test_mqlog_sweep_prints_the_cells_table_and_every_swept_value_in_its_progres
     assert [line.split()[1:3] for line in table[1:5]] == [["16", "san"], ["16", "ssd"], ["1024", "san"], ["1024", "ssd"]]
     page = (tmp_path / "out" / "report.html").read_text()
     assert "<th>device</th>" in page and "one line per configuration and device" in page
+
+
+def test_a_sweep_says_which_cells_measured_nothing_on_the_console_and_in_its_reports(spark, tmp_path):
+    """60 queue pairs defined on san outlast a 30 ms duration: that cell put nothing, and the
+    console, report.html and a report written again by ``mqlog report`` name it and say why;
+    the 0.3 s cell measured and is not named."""
+    from click.testing import CliRunner
+
+    from mqlog.cli import cli
+
+    sweep = tmp_path / "s.toml"
+    sweep.write_text('workload = "requester-responder"\ndevices = ["san"]\nhosts = ["v91-xeon"]\n[params]\n'
+                     'requesters = 60\nqueue_pairs = 60\n[grid]\nduration = [0.03, 0.3]\n[[config]]\n'
+                     'name = "dist"\nplatform = "distributed"\n')
+    out = CliRunner().invoke(cli, ["sweep", str(sweep), "--out", str(tmp_path / "o"), "--master", "local[2]"])
+    assert out.exit_code == 0, out.output
+    line = next(x for x in out.stdout.splitlines() if x.startswith("NOTHING MEASURED in "))
+    assert line.startswith("NOTHING MEASURED in 1 of 2 cells (dist workload.duration=0.03 device=san seed=0)")
+    assert "workload.duration (0.03 s)" in line and "0.3 " not in line
+    page = (tmp_path / "o" / "report.html").read_text()
+    assert "<strong>NOTHING MEASURED</strong> in 1 of 2 cells: dist workload.duration=0.03 device=san seed=0" in page
+    again = CliRunner().invoke(cli, ["report", str(tmp_path / "o"), "-o", str(tmp_path / "again.html")])
+    assert again.exit_code == 0, again.output
+    assert "NOTHING MEASURED</strong> in 1 of 2 cells" in (tmp_path / "again.html").read_text()
