@@ -238,7 +238,12 @@ def _documents(block: Block, scratch: Path, printed: dict) -> list[tuple[str, di
     documents = []
     for label, command in block.commands:
         if command not in printed:
-            printed[command] = json.loads(run_command(command, scratch))
+            text = run_command(command, scratch)
+            try:
+                printed[command] = json.loads(text)
+            except json.JSONDecodeError:  # (it failed with exit 1, having printed no document)
+                raise DocsError(f"{command!r} printed no JSON document ({text.strip()[-300:] or 'nothing'}): "
+                                "run it by hand to see why") from None
         documents.append((label, printed[command]))
     return documents
 

@@ -471,3 +471,15 @@ def test_over_another_configuration_takes_the_run_on_the_rows_own_device(tmp_pat
     text = page.read_text()
     assert "| fast | dual | 900 | 0.90 |" in text and "| slow | dual | 200 | 0.50 |" in text, text
     assert "| slow | single | 400 | 1.00 |" in text
+
+
+def test_a_command_that_prints_no_json_is_named_not_a_decoder_traceback(tmp_path, monkeypatch):
+    """A figure's command that failed with exit 1 printed nothing: the check stops with one
+    error naming it (it used to end in JSONDecodeError, an internal error)."""
+    monkeypatch.setattr(docpages, "run_command", lambda command, cwd, merge=False: "")
+    page = tmp_path / "p.md"
+    (tmp_path / "img").mkdir()
+    page.write_text("<!-- mqlog docs: figure img/x.png x=device y=commits\nmqlog compare --json\n-->\n"
+                    "![x](img/x.png)\n")
+    message = _refusal(page)
+    assert "'mqlog compare --json' printed no JSON document (nothing)" in message
