@@ -58,6 +58,11 @@ class Message:
     defaults: Mapping[str, Any] = attrs.field(factory=dict)
 
 
+#: lines a console keeps made (:attr:`MessageTable._made`); it starts again when full
+MADE_MAX = 4096
+_UNMADE = object()
+
+
 class _Formatter(string.Formatter):
     def __init__(self, specs: Mapping[str, Callable[[Any], str]]):
         self.specs = specs
@@ -80,11 +85,27 @@ class MessageTable:
     layout: str = "{id} {text}"
     values: Mapping[str, Any] = attrs.field(factory=dict)
     specs: Mapping[str, Callable[[Any], str]] = attrs.field(factory=dict)
+    #: the lines already made, by event and fields: a log that stays full says the same
+    #: messages at every checkpoint (CSQR027I and CSQJ160I for each of hundreds of units of
+    #: work, thousands of times), and formatting them was most of such a run's time
+    _made: dict = attrs.field(factory=dict, init=False, eq=False, repr=False)
 
     def __call__(self, event: str, fields: Mapping[str, Any]) -> str | None:
         lines = self.table.get(event)
         if not lines:
             return None
+        try:  # (each value's type too: 1, 1.0 and True are equal keys but print differently)
+            key = (event, *((name, type(value), value) for name, value in sorted(fields.items())))
+            made = self._made.get(key, _UNMADE)
+        except TypeError:  # a field that cannot be a key (a list, say): made every time
+            return self._make(lines, fields)
+        if made is _UNMADE:
+            if len(self._made) >= MADE_MAX:
+                self._made.clear()
+            made = self._made[key] = self._make(lines, fields)
+        return made
+
+    def _make(self, lines: tuple[Message, ...], fields: Mapping[str, Any]) -> str | None:
         formatter = _Formatter(self.specs)
         out = []
         for line in lines:

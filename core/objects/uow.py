@@ -227,6 +227,10 @@ class UnitOfWork:
     #: move when the unit is re-logged (shunted, rolled forward), so a platform that names
     #: units by where they start (z/OS's URID) reads it from the events that name the unit
     begin: int = NO_ADDRESS
+    #: the bytes of a round of shunting of it as it stands, and what it stood at ((last,
+    #: operations), or None): a round that does not fit is tried again at every checkpoint,
+    #: and building it to measure it cost as much as the rest of such a checkpoint
+    round_bytes: tuple | None = None
 
     @property
     def logged(self) -> bool:

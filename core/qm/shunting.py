@@ -58,14 +58,23 @@ class ShuntingMixin:
             uow = self.uows.get(uow_id)
             if uow is None or not uow.logged or uow.end_address != NO_ADDRESS:
                 continue
-            records = make_round(uow.id, uow.last, uow.ops)
-            sizes = [len(r.to_bytes()) for r in records]
+            stands = (uow.last, len(uow.ops))
+            if uow.round_bytes is None or uow.round_bytes[0] != stands:
+                records = make_round(uow.id, uow.last, uow.ops)
+                sizes = [len(r.to_bytes()) for r in records]
+                uow.round_bytes = (stands, sum(sizes))
+            else:  # measured at an earlier checkpoint, and the unit has logged nothing since
+                records = None
+            need = uow.round_bytes[1]
             free = self.log_free_bytes()
-            if free is not None and free - sum(sizes) < self._reserve_bytes():
+            if free is not None and free - need < self._reserve_bytes():
                 self.counters.shunts_failed += 1
-                self.say("shunt-failed", uow=uow.id, bytes=sum(sizes), begin=uow.begin,
+                self.say("shunt-failed", uow=uow.id, bytes=need, begin=uow.begin,
                          application=uow.application)
                 continue
+            if records is None:
+                records = make_round(uow.id, uow.last, uow.ops)
+                sizes = [len(r.to_bytes()) for r in records]
             # The round's room is held from the free space until its records are in (as a
             # roll forward's is): other work is refused sooner meanwhile, never the round.
             self.reserve.claim(sum(sizes))
