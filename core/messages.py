@@ -86,8 +86,9 @@ class MessageTable:
     values: Mapping[str, Any] = attrs.field(factory=dict)
     specs: Mapping[str, Callable[[Any], str]] = attrs.field(factory=dict)
     #: the lines already made, by event and fields: a log that stays full says the same
-    #: messages at every checkpoint (CSQR027I and CSQJ160I for each of hundreds of units of
-    #: work, thousands of times), and formatting them was most of such a run's time
+    #: messages at every checkpoint (a round of shunting refused and a long-running unit of
+    #: work, for each of hundreds of units, thousands of times), and formatting them was
+    #: most of such a run's time
     _made: dict = attrs.field(factory=dict, init=False, eq=False, repr=False)
 
     def __call__(self, event: str, fields: Mapping[str, Any]) -> str | None:

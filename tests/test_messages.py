@@ -101,3 +101,15 @@ def test_a_table_uses_its_values_specs_and_lines_when_they_apply():
                          layout="<{id}|{who}> {text}", values={"who": "me"}, specs={"hex": hex})
     assert table("e", {"n": 3}) == "<X1|me> 0x3 for me\n<X2|me> 6"
     assert table("e", {"n": 10}) == "<X1|me> 0xa for me\nonly if big\n<X2|me> 20"
+
+
+def test_a_console_line_made_once_is_made_again_for_a_value_that_prints_differently():
+    """A console keeps the lines it has made (a full log says the same ones at every
+    checkpoint), by event and fields – and each field's type: 1, 1.0 and True are equal as
+    keys but print differently; a field that cannot be a key (a list) is made every time."""
+    from mqlog.core.messages import Message, MessageTable
+
+    table = MessageTable({"e": (Message("X1", "{n} bytes"),)})
+    assert [table("e", {"n": v}) for v in (1, 1.0, True, 1, [1], [1])] == [
+        "X1 1 bytes", "X1 1.0 bytes", "X1 True bytes", "X1 1 bytes", "X1 [1] bytes", "X1 [1] bytes"]
+    assert table("e", {"n": 2}) == "X1 2 bytes" and table("f", {"n": 1}) is None

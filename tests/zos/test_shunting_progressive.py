@@ -232,6 +232,40 @@ def test_a_round_the_active_log_cannot_hold_is_refused_with_csqr027i_and_the_uni
     assert not qm2.queues["LONG"].messages
 
 
+def test_a_refused_round_is_measured_again_once_the_unit_has_logged_more():
+    """A round that does not fit is tried at every third checkpoint; while the unit logs
+    nothing its size is the one measured before (the same CSQR027I), and once the unit has
+    put more, the next refusal names the larger round."""
+    env, platform, qm = make(MemoryStorage(), data_sets=6, cis=190, dual=False)
+
+    def refused() -> list[int]:
+        return [int(m.split(": ")[1].split()[0]) for m in qm.messages if m.startswith("CSQR027I")]
+
+    state = {}
+
+    def go():
+        yield from qm.start()
+        yield from qm.define_queue("LONG")
+        long = qm.connect("LONG")
+        for i in range(20_000):
+            yield from long.put("LONG", b"%06d" % i)
+        for _ in range(6):
+            yield from qm.checkpoint("test", wait=True)
+        state["before"] = refused()
+        for i in range(50):
+            yield from long.put("LONG", b"more%02d" % i)
+        for _ in range(3):
+            yield from qm.checkpoint("test", wait=True)
+        state["after"] = refused()
+        yield from long.backout()
+
+    env.run(until=env.process(go()))
+    before, after = state["before"], state["after"][len(state["before"]):]
+    assert len(before) >= 2 and len(set(before[-2:])) == 1  # the same unit, unchanged: the same size
+    assert after and after[-1] > before[-1]  # measured again: 50 operations more
+    qm.check()
+
+
 def test_a_checkpoint_while_a_round_is_written_starts_no_second_round_for_the_unit():
     """A slow device and a small buffer keep a round in progress across the next checkpoint,
     when the unit is still due (its mark moves only when the round is in): no second round."""
