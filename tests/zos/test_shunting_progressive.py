@@ -232,6 +232,17 @@ def test_a_round_the_active_log_cannot_hold_is_refused_with_csqr027i_and_the_uni
     assert not qm2.queues["LONG"].messages
 
 
+def long_unit(qm, puts: int):
+    """Start ``qm``, define LONG and put ``puts`` messages on it in one unit of work; the
+    connection holding the unit."""
+    yield from qm.start()
+    yield from qm.define_queue("LONG")
+    long = qm.connect("LONG")
+    for i in range(puts):
+        yield from long.put("LONG", b"%06d" % i)
+    return long
+
+
 def test_a_refused_round_is_measured_again_once_the_unit_has_logged_more():
     """A round that does not fit is tried at every third checkpoint; while the unit logs
     nothing its size is the one measured before (the same CSQR027I), and once the unit has
@@ -244,11 +255,7 @@ def test_a_refused_round_is_measured_again_once_the_unit_has_logged_more():
     state = {}
 
     def go():
-        yield from qm.start()
-        yield from qm.define_queue("LONG")
-        long = qm.connect("LONG")
-        for i in range(20_000):
-            yield from long.put("LONG", b"%06d" % i)
+        long = yield from long_unit(qm, 20_000)
         for _ in range(6):
             yield from qm.checkpoint("test", wait=True)
         state["before"] = refused()
@@ -276,11 +283,7 @@ def test_a_checkpoint_while_a_round_is_written_starts_no_second_round_for_the_un
     seen = {}
 
     def go():
-        yield from qm.start()
-        yield from qm.define_queue("LONG")
-        long = qm.connect("LONG")
-        for i in range(5000):
-            yield from long.put("LONG", b"%06d" % i)
+        long = yield from long_unit(qm, 5000)
         uow = long.uow
         for _ in range(3):
             yield from qm.checkpoint("test", wait=True)
