@@ -17,6 +17,7 @@ comes after any refusal and before the run's own output."""
 from __future__ import annotations
 
 import contextlib
+import json
 from pathlib import Path
 from typing import Callable, Protocol
 
@@ -54,8 +55,6 @@ def why_nothing_measured(m: dict, figures: str) -> str:
 def _duration(m: dict):
     params = m.get("params") or {}
     if isinstance(params, str):
-        import json
-
         params = json.loads(params)
     return params.get("duration")
 

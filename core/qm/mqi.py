@@ -28,6 +28,12 @@ from mqlog.core.objects.uow import MqiError, Reason, UnitOfWork
 from mqlog.core.qm.connection import Connection, GotMessage
 from mqlog.core.qm.locks import QueueLock
 
+#: IBM MQ's log sizing for a put, the room claimed before it is logged: 750 bytes and its
+#: data (800 with the chain's slack) ...
+PUT_LOG_BYTES = 800
+#: ... and 300 more for each segment of a large message
+SEGMENT_LOG_BYTES = 300
+
 #: (module constants: quicker than the enum's attributes)
 _COMMITTED, _PUT_UNCOMMITTED = MessageState.COMMITTED, MessageState.PUT_UNCOMMITTED
 
@@ -201,7 +207,7 @@ class MqiCallsMixin:
         if deferred_us and len(segments) == 1:
             # compressed into one segment: the rest of the copy now, before it is appended
             yield from self.cpu.charge(deferred_us, "log")
-        need = len(stored) + 800 + 300 * len(segments)  # IBM MQ's log sizing: 750 + data, +300 a segment
+        need = len(stored) + PUT_LOG_BYTES + SEGMENT_LOG_BYTES * len(segments)
         if len(segments) == 1 and uow is not None:
             # The usual case, built once with its chain pointer (not built and then evolved).
             return (yield from self._log_uow(uow, lambda prev: Put(
@@ -223,7 +229,7 @@ class MqiCallsMixin:
         # the log behind a unit is archived (z/OS), a message may be larger than the whole
         # active log: each segment claims its own room, waiting for offloads as it goes.
         pinned = self.platform.uows_pin_log
-        claim = need if pinned else len(segments[0]) + 800 + 300  # (the first segment's share)
+        claim = need if pinned else len(segments[0]) + PUT_LOG_BYTES + SEGMENT_LOG_BYTES  # (the first's share)
         try:
             if held and not (self._has_room(claim) and room(len(segments[0]))):
                 self.cpu.give_back()  # the thread sleeps, for log space or buffer space
@@ -251,11 +257,12 @@ class MqiCallsMixin:
                     held = False
                 if uow is None:
                     prev = yield from self._log(PutSegment(queue.name, msg_id, i, i * len(segments[0]), seg,
-                                                           codec, prev=prev), essential=pinned, need=len(seg) + 300)
+                                                           codec, prev=prev),
+                                                essential=pinned, need=len(seg) + SEGMENT_LOG_BYTES)
                 else:
                     yield from self._log_uow(uow, lambda prev, i=i, seg=seg: PutSegment(
                         queue.name, msg_id, i, i * len(segments[0]), seg, codec, uow=uow.id, prev=prev),
-                        essential=pinned, need=len(seg) + 300)
+                        essential=pinned, need=len(seg) + SEGMENT_LOG_BYTES)
             return address
         finally:
             if held:

@@ -63,7 +63,7 @@ def compare_cmd(workload, sets, matrix, device, host, seed, out, master, crash_a
     from mqlog.core.workload.spec import parse_set
     from mqlog.spark.compare import check_matrix, compare, format_lines, format_table, load_matrix, results_frame
     from mqlog.spark.contents import CONTENTS_FILE, RUNS_DIR, log_contents
-    from mqlog.spark.htmlreport import compare_heading, contents_table, render
+    from mqlog.spark.htmlreport import compare_heading, contents_table, empty_cells, render
     from mqlog.spark.session import spark_session, task_errors
 
     if list_only:
@@ -154,7 +154,7 @@ def compare_cmd(workload, sets, matrix, device, host, seed, out, master, crash_a
         click.echo("\nwhat each log holds at the end (read back with the mqlog data source):")
         click.echo(format_lines([("configuration", names)] + contents_table(names, contents), terminal_width()))
     click.echo(f"fingerprint {rows[0]['fingerprint'][:16]} (identical in every configuration)")
-    empty = [r["config_name"] for r in rows if nothing_measured(r)]
+    empty = empty_cells(rows)
     if empty:
         figures = f"no figure of {'those configurations' if len(empty) > 1 else 'it'}"
         click.echo(f"NOTHING MEASURED in {', '.join(empty)}: {why_nothing_measured(rows[0], figures)}")
