@@ -52,11 +52,41 @@ def why_nothing_measured(m: dict, figures: str) -> str:
             f"({_duration(m):g} s), so {figures} is the workload's; lengthen the duration")
 
 
-def _duration(m: dict):
+#: the fewest write cycles a measured window holds before its figures are shown without a
+#: warning: the cycle in flight at each end is counted whole or in part (its bytes and writes
+#: when it starts, its busy time up to the window's edge), about a tenth of 20
+WINDOW_CYCLES_MIN = 20
+
+
+def short_window(m: dict) -> str:
+    """Why the measured window of a run that measured something is too short for its figures
+    (commit time, writer busy, bytes a write, round trips a second) to be the steady state's,
+    and what to do; "" if it is long enough. Too short: fewer than :data:`WINDOW_CYCLES_MIN`
+    write cycles, or fewer round trips than requesters (the window is shorter than one round
+    trip: at hundreds of requesters the ramp – every requester's first reply – can take nearly
+    all of a short duration). ``m``: as :func:`nothing_measured`'s."""
+    if not _duration(m) or m.get("crashed") or not m.get("measured_s"):
+        return ""
+    cycles, trips = m.get("measured_write_cycles") or 0, m.get("measured_round_trips") or 0
+    requesters = _params(m).get("requesters")
+    if cycles >= WINDOW_CYCLES_MIN and not (requesters and trips < requesters):
+        return ""
+    held = f"{cycles} write cycle{'s' if cycles != 1 else ''}"
+    if requesters:
+        held += f" and {trips} round trip{'s' if trips != 1 else ''} of {requesters} requesters"
+    before = (m.get("workload_s") or 0.0) - m["measured_s"]
+    return (f"the measured window ({m['measured_s'] * 1e3:.3g} ms of workload.duration {_duration(m):g} s; the "
+            f"{m.get('measured_from') or 'set-up'} before it took {before * 1e3:.3g} ms) holds {held}: its figures "
+            f"may be a write or a round trip off at each end; lengthen the duration")
+
+
+def _params(m: dict) -> dict:
     params = m.get("params") or {}
-    if isinstance(params, str):
-        params = json.loads(params)
-    return params.get("duration")
+    return json.loads(params) if isinstance(params, str) else params
+
+
+def _duration(m: dict):
+    return _params(m).get("duration")
 
 
 def restart_figures(report) -> dict:

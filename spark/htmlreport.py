@@ -13,7 +13,7 @@ import io
 import json
 
 from mqlog.spark.compare import table_cells
-from mqlog.usecases import nothing_measured, why_nothing_measured
+from mqlog.usecases import nothing_measured, short_window, why_nothing_measured
 
 def _colours(rows: list[dict]) -> list[str]:
     """Each row's colour: its platform's palette (the descriptor's; blues unless it has its
@@ -349,23 +349,30 @@ device profile. Distributed configurations are shown in blue, z/OS in orange.</p
 """
 
 
-def empty_cells(rows: list[dict]) -> list[str]:
-    """The rows that measured nothing (:func:`mqlog.usecases.nothing_measured`), each named by
-    its configuration, and in a sweep by the values that made its cell, its device and seed."""
+def empty_cells(rows: list[dict], test=nothing_measured) -> list[str]:
+    """The rows that measured nothing (:func:`mqlog.usecases.nothing_measured`; or that
+    ``test`` picks), each named by its configuration, and in a sweep by the values that made
+    its cell, its device and seed."""
     return [" ".join([r["config_name"], *(f"{k}={v}" for k, v in sorted((r.get("sweep") or {}).items())),
                       *((f"device={r.get('device')}", f"seed={r.get('seed')}") if "sweep" in r else ())])
-            for r in rows if nothing_measured(r)]
+            for r in rows if test(r)]
 
 
 def nothing_measured_note(rows: list[dict]) -> str:
-    """A report's warning (HTML) naming the rows that measured nothing, and why; "" if none."""
-    empty = empty_cells(rows)
-    if not empty:
-        return ""
-    why = why_nothing_measured(next(r for r in rows if nothing_measured(r)), "no figure of theirs")
-    return (f"<p class='warning'><strong>NOTHING MEASURED</strong> in {len(empty)} of {len(rows)} "
-            f"{'cells' if 'sweep' in rows[0] else 'configurations'}: {html.escape('; '.join(empty))}. "
-            f"{html.escape(why[0].upper() + why[1:])}.</p>")
+    """A report's warnings (HTML) naming the rows that measured nothing, and those whose
+    measured window was too short (:func:`mqlog.usecases.short_window`), and why; "" if none."""
+    notes = []
+    for label, test, why in (("NOTHING MEASURED", nothing_measured,
+                              lambda r: why_nothing_measured(r, "no figure of theirs")),
+                             ("SHORT MEASURED WINDOW", short_window, short_window)):
+        named = empty_cells(rows, test)
+        if named:
+            text = why(next(r for r in rows if test(r)))
+            notes.append(f"<p class='warning'><strong>{label}</strong> in {len(named)} of {len(rows)} "
+                         f"{'cells' if 'sweep' in rows[0] else 'configurations'}: {html.escape('; '.join(named))}. "
+                         f"{html.escape(text[0].upper() + text[1:])}"
+                         f"{' (the first of them)' if len(named) > 1 and test is short_window else ''}.</p>")
+    return "\n".join(notes)
 
 
 #: the headline metrics of a sweep's cells, in its console table and its report: (label, key)

@@ -133,6 +133,11 @@ class LogWriter:
         self._room_waiters: list[simpy.Event] = []
         self._wakeup: simpy.Event | None = None
         self._idle_waiters: list[simpy.Event] = []  # idle(): woken when no cycle is in flight
+        #: when the cycle in flight, and its I/O in flight, started (None: none): the
+        #: statistics count a cycle's busy time when it ends; :meth:`busy_now` adds the part
+        #: so far of one in flight, for a window that starts or ends inside it
+        self._cycle_started: float | None = None
+        self._io_started: float | None = None
         #: the error that made the log unusable, once a physical write failed
         self.failed: LogWriteError | None = None
         self._stamps = self.addressing.stamps
@@ -310,7 +315,7 @@ class LogWriter:
             if not self._forces and not self._room_waiters:
                 stats.threshold_writes += 1  # only the full pages the threshold counts started it
             run = self._cut()
-            cycle_started = env.now
+            cycle_started = self._cycle_started = env.now
             stats.write_cycles += 1
             if run.new_bytes:
                 stats.logical_writes += 1  # a write that carries new recovery data
@@ -326,13 +331,14 @@ class LogWriter:
             if self.space.waits_for_copies(run):
                 yield from self._wait_for_copies(run)
                 if self.failed is not None:
+                    self._cycle_started = None
                     return
             for k, group in enumerate(_in_flight_together(self.space.plan_write(run))):
                 if k:
                     stats.ordered_writes += len(group)  # held until the writes before them finished
                 if self.io_cost is not None:
                     yield from self.io_cost(len(group))
-                io_started = env.now
+                io_started = self._io_started = env.now
                 if len(group) == 1:
                     yield from self._write_parts(group[0])
                 else:
@@ -341,6 +347,7 @@ class LogWriter:
                     stats.concurrent_writes += len(group) - 1
                     yield self.env.all_of([self.env.process(self._write_parts(pw)) for pw in group])
                 stats.io_busy_us += env.now - io_started
+                self._io_started = None
                 for pw in group:
                     if pw.hardens_first_page:
                         # Records ending on this page are recoverable now, before the run is
@@ -358,8 +365,18 @@ class LogWriter:
                 yield from self.wake_cost(woken)
             self._woken = 0
             stats.writer_busy_us += env.now - cycle_started
+            self._cycle_started = None
             # What this cycle filled is on disk now: the space may copy it.
             self.copies.start_pending()
+
+    def busy_now(self) -> dict:
+        """The writer's busy and I/O busy µs until now (``writer_busy_us``, ``io_busy_us``),
+        with the part so far of a cycle (and an I/O) in flight: what a window that starts or
+        ends inside one counts of it."""
+        now, stats = self.env.now, self.stats
+        return {"writer_busy_us": stats.writer_busy_us + (now - self._cycle_started if self._cycle_started is not None
+                                                          else 0.0),
+                "io_busy_us": stats.io_busy_us + (now - self._io_started if self._io_started is not None else 0.0)}
 
     def _wait_for_copies(self, run):
         """The space can place ``run`` only once a background copy has finished: wait for

@@ -214,6 +214,7 @@ def run_workload(cfg: RunConfig, storage: Storage, progress: Callable[[float, in
             # preemptive end at a time is the loop's below, as a crash's)
             yield from applications(ctx, cfg.spec.workload)
             ended["workload_us"] = ended["command_us"] = env.now  # before the shutdown (its checkpoint, offloads)
+            ctx.finished()
             if cfg.crash_at_end or mode == "preemptive":
                 return  # the plug is pulled (or the processes killed) below, before any shutdown
             qm.end(mode)
@@ -227,6 +228,7 @@ def run_workload(cfg: RunConfig, storage: Storage, progress: Callable[[float, in
             else:
                 yield from qm.calls_finished()  # the calls in progress complete; no more are accepted
             ended["workload_us"] = env.now
+            ctx.finished()
         ended["in_flight"] = _in_flight(qm)
         if back_out_at_stop:
             yield from qm.back_out_in_flight()
@@ -317,13 +319,16 @@ def run_workload(cfg: RunConfig, storage: Storage, progress: Callable[[float, in
     # IBM's steady-state figures, amqsrua's intervals, see); none if the set-up never ended.
     mark = ctx.set_up_at
     if mark is not None:
+        # (to the workload's last call; a crash or a kill before it ends the window where it struck)
+        end = ctx.finished_at or {**metrics, "commits_timed": ctx.counters.commits_timed,
+                                  "commit_elapsed_us": ctx.counters.commit_elapsed_us}
         metrics["measured_from"] = mark["from"]
         metrics["measured_s"] = metrics["workload_s"] - mark["us"] / 1e6
         for key in (*MEASURED_COUNTERS, "round_trips"):
-            metrics[f"measured_{key}"] = metrics.get(key, 0) - mark[key]
+            metrics[f"measured_{key}"] = end[key] - mark[key]
         # a commit's elapsed time, MQCMIT to its return, over the measured window's commits
-        timed = ctx.counters.commits_timed - mark["commits_timed"]
-        metrics["measured_commit_elapsed_us"] = ((ctx.counters.commit_elapsed_us - mark["commit_elapsed_us"]) / timed
+        timed = end["commits_timed"] - mark["commits_timed"]
+        metrics["measured_commit_elapsed_us"] = ((end["commit_elapsed_us"] - mark["commit_elapsed_us"]) / timed
                                                  if timed else 0.0)
     return RunResult(metrics, journal, qm, fs, crashed, list(qm.messages))
 

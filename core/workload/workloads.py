@@ -93,6 +93,8 @@ class Context:
         #: the log writer's counters and the round trips when the measured window started,
         #: with the time and what started it (see :meth:`set_up` and :meth:`ramped`)
         self.set_up_at: dict | None = None
+        #: the same figures when the workload's last call returned (:meth:`finished`)
+        self.finished_at: dict | None = None
         self._ramping: set[str] | None = None
 
     def set_up(self) -> None:
@@ -123,13 +125,21 @@ class Context:
             self._ramping = None
             self._mark("ramp-up")
 
+    def finished(self) -> None:
+        """The workload's last call returned: the measured window ends here, before what the
+        shutdown writes (its checkpoint)."""
+        self.finished_at = self._figures("finished")
+
     def _mark(self, what: str) -> None:
+        self.set_up_at = self._figures(what)
+
+    def _figures(self, what: str) -> dict:
         writer = self.qm.writer
-        counters = writer.stats.as_dict() if writer is not None else {}
+        counters = {**writer.stats.as_dict(), **writer.busy_now()} if writer is not None else {}
         c = self.counters
-        self.set_up_at = {"us": self.env.now, "from": what, "round_trips": c.round_trips,
-                          "commits_timed": c.commits_timed, "commit_elapsed_us": c.commit_elapsed_us,
-                          **{k: counters.get(k, 0) for k in MEASURED_COUNTERS}}
+        return {"us": self.env.now, "from": what, "round_trips": c.round_trips,
+                "commits_timed": c.commits_timed, "commit_elapsed_us": c.commit_elapsed_us,
+                **{k: counters.get(k, 0) for k in MEASURED_COUNTERS}}
 
     def rng_for(self, name: str) -> random.Random:
         # A string seed is hashed (SHA-512) by random.Random: stable across runs and machines.

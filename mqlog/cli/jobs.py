@@ -20,7 +20,7 @@ from mqlog.core.errors import MqlogError
 from mqlog.rundir import RUN_FILE
 from mqlog.rundir import read_json as _read_json
 from mqlog.rundir import locked, read_locked, write_json
-from mqlog.usecases import nothing_measured, why_nothing_measured
+from mqlog.usecases import nothing_measured, short_window, why_nothing_measured
 
 
 @cli.command("compare")
@@ -158,6 +158,10 @@ def compare_cmd(workload, sets, matrix, device, host, seed, out, master, crash_a
     if empty:
         figures = f"no figure of {'those configurations' if len(empty) > 1 else 'it'}"
         click.echo(f"NOTHING MEASURED in {', '.join(empty)}: {why_nothing_measured(rows[0], figures)}")
+    short = empty_cells(rows, short_window)
+    if short:
+        click.echo(f"SHORT MEASURED WINDOW in {', '.join(short)}: "
+                   f"{short_window(next(r for r in rows if short_window(r)))}")
     for line in provenance_lines(for_rows(rows)):
         click.echo(line)
     click.echo(f"wrote {out / 'results.parquet'} and {out / 'report.html'}"
@@ -229,6 +233,10 @@ def sweep_cmd(sweep, out, master, list_only, host, as_json):
     if empty:
         click.echo(f"NOTHING MEASURED in {len(empty)} of {len(rows)} cells ({'; '.join(empty)}): "
                    f"{why_nothing_measured(next(r for r in rows if nothing_measured(r)), 'no figure of theirs')}")
+    short = empty_cells(rows, short_window)
+    if short:
+        click.echo(f"SHORT MEASURED WINDOW in {len(short)} of {len(rows)} cells ({'; '.join(short)}): the first: "
+                   f"{short_window(next(r for r in rows if short_window(r)))}")
     click.echo(f"{ran} cells run, {skipped} already done; {len(rows)} rows in {out / 'results'}; "
                f"report {out / 'report.html'}")
 

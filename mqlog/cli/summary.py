@@ -9,7 +9,7 @@ from mqlog.core.workload.run import torn_text
 from mqlog.provenance import for_run
 from mqlog.provenance import lines as provenance_lines
 from mqlog.rundir import JOURNAL_FILE, METRICS_FILE, QM_DIR
-from mqlog.usecases import nothing_measured, why_nothing_measured
+from mqlog.usecases import nothing_measured, short_window, why_nothing_measured
 
 
 def with_address_text(report: dict, qm) -> dict:
@@ -76,6 +76,8 @@ def print_metrics(m: dict, out) -> None:
         click.echo(f"  {key:<{width}}  {value}")
     if nothing_measured(m):
         click.echo(f"  NOTHING MEASURED: {why_nothing_measured(m, 'no figure above')}")
+    elif short_window(m):
+        click.echo(f"  SHORT MEASURED WINDOW: {short_window(m)}")
     if out is not None:
         click.echo(f"Files in {out}: {QM_DIR}/ (log and queue files), {METRICS_FILE}, {JOURNAL_FILE}, "
                    f"{m['error_log']}")
