@@ -358,21 +358,36 @@ def empty_cells(rows: list[dict], test=nothing_measured) -> list[str]:
             for r in rows if test(r)]
 
 
-def nothing_measured_note(rows: list[dict]) -> str:
-    """A report's warnings (HTML) naming the rows that measured nothing, and those whose
-    measured window was too short (:func:`mqlog.usecases.short_window`), and why; "" if none."""
-    notes = []
-    for label, test, why in (("NOTHING MEASURED", nothing_measured,
-                              lambda r: why_nothing_measured(r, "no figure of theirs")),
+def window_warnings(rows: list[dict]) -> list[tuple[str, list[str], str]]:
+    """What a table of runs must say about their measured windows: (label, the rows it names,
+    why) for the rows that measured nothing (NOTHING MEASURED) and those whose window was too
+    short for its figures to be the steady state's (SHORT MEASURED WINDOW,
+    :func:`mqlog.usecases.short_window`: why is the first one's)."""
+    warnings = []
+    for label, test, why in (("NOTHING MEASURED", nothing_measured, lambda r: why_nothing_measured(r, "no figure of theirs")),
                              ("SHORT MEASURED WINDOW", short_window, short_window)):
         named = empty_cells(rows, test)
         if named:
             text = why(next(r for r in rows if test(r)))
-            notes.append(f"<p class='warning'><strong>{label}</strong> in {len(named)} of {len(rows)} "
-                         f"{'cells' if 'sweep' in rows[0] else 'configurations'}: {html.escape('; '.join(named))}. "
-                         f"{html.escape(text[0].upper() + text[1:])}"
-                         f"{' (the first of them)' if len(named) > 1 and test is short_window else ''}.</p>")
-    return "\n".join(notes)
+            warnings.append((label, named, f"the first: {text}" if len(named) > 1 and test is short_window else text))
+    return warnings
+
+
+def _of_rows(named: list[str], rows: list[dict]) -> str:
+    return f"{len(named)} of {len(rows)} {'cells' if 'sweep' in rows[0] else 'configurations'}"
+
+
+def window_lines(rows: list[dict]) -> list[str]:
+    """:func:`window_warnings` as the console's lines under a compare's or sweep's table."""
+    return [f"{label} in {_of_rows(named, rows)} ({'; '.join(named)}): {why}"
+            for label, named, why in window_warnings(rows)]
+
+
+def nothing_measured_note(rows: list[dict]) -> str:
+    """:func:`window_warnings` as a report's warnings (HTML); "" if none."""
+    return "\n".join(f"<p class='warning'><strong>{label}</strong> in {_of_rows(named, rows)}: "
+                     f"{html.escape('; '.join(named))}. {html.escape(why[0].upper() + why[1:])}.</p>"
+                     for label, named, why in window_warnings(rows))
 
 
 #: the headline metrics of a sweep's cells, in its console table and its report: (label, key)

@@ -13,7 +13,7 @@ from mqlog.core.disk.storage import MemoryStorage
 from mqlog.core.workload.run import RunConfig, run_workload
 from mqlog.core.workload.spec import BUILTINS, build_spec
 from mqlog.platforms import choose
-from mqlog.spark.htmlreport import empty_cells, nothing_measured_note
+from mqlog.spark.htmlreport import empty_cells, nothing_measured_note, window_lines
 from mqlog.usecases import WINDOW_CYCLES_MIN, short_window
 
 from clikit import mqlog
@@ -102,3 +102,14 @@ def test_a_report_names_the_configurations_whose_window_is_short():
     assert "<strong>SHORT MEASURED WINDOW</strong> in 2 of 3 configurations: short; shorter." in note
     assert "NOTHING MEASURED" not in note and "holds 5 write cycles" in note
     assert nothing_measured_note([_row("long")]) == ""
+    # compare's and sweep's console say the same under their tables, one line a warning
+    empty = _row("empty", measured_s=0)
+    (nothing, short) = window_lines([*rows, empty])
+    assert nothing.startswith("NOTHING MEASURED in 1 of 4 configurations (empty): the set-up")
+    assert short.startswith("SHORT MEASURED WINDOW in 2 of 4 configurations (short; shorter): the first: "
+                            "the measured window (500 ms of workload.duration 1 s; the ramp-up before it took 400 ms) "
+                            "holds 5 write cycles and 6000 round trips of 60 requesters")
+    cells = [dict(_row("dist", measured_write_cycles=5), sweep={"workload.duration": 1.0}, device="san", seed=0)]
+    assert window_lines(cells) == [f"SHORT MEASURED WINDOW in 1 of 1 cells (dist workload.duration=1.0 device=san "
+                                   f"seed=0): {short_window(cells[0])}"]
+    assert window_lines([_row("long")]) == []

@@ -20,7 +20,6 @@ from mqlog.core.errors import MqlogError
 from mqlog.rundir import RUN_FILE
 from mqlog.rundir import read_json as _read_json
 from mqlog.rundir import locked, read_locked, write_json
-from mqlog.usecases import nothing_measured, short_window, why_nothing_measured
 
 
 @cli.command("compare")
@@ -63,7 +62,7 @@ def compare_cmd(workload, sets, matrix, device, host, seed, out, master, crash_a
     from mqlog.core.workload.spec import parse_set
     from mqlog.spark.compare import check_matrix, compare, format_lines, format_table, load_matrix, results_frame
     from mqlog.spark.contents import CONTENTS_FILE, RUNS_DIR, log_contents
-    from mqlog.spark.htmlreport import compare_heading, contents_table, empty_cells, render
+    from mqlog.spark.htmlreport import compare_heading, contents_table, render, window_lines
     from mqlog.spark.session import spark_session, task_errors
 
     if list_only:
@@ -154,14 +153,8 @@ def compare_cmd(workload, sets, matrix, device, host, seed, out, master, crash_a
         click.echo("\nwhat each log holds at the end (read back with the mqlog data source):")
         click.echo(format_lines([("configuration", names)] + contents_table(names, contents), terminal_width()))
     click.echo(f"fingerprint {rows[0]['fingerprint'][:16]} (identical in every configuration)")
-    empty = empty_cells(rows)
-    if empty:
-        figures = f"no figure of {'those configurations' if len(empty) > 1 else 'it'}"
-        click.echo(f"NOTHING MEASURED in {', '.join(empty)}: {why_nothing_measured(rows[0], figures)}")
-    short = empty_cells(rows, short_window)
-    if short:
-        click.echo(f"SHORT MEASURED WINDOW in {', '.join(short)}: "
-                   f"{short_window(next(r for r in rows if short_window(r)))}")
+    for line in window_lines(rows):
+        click.echo(line)
     for line in provenance_lines(for_rows(rows)):
         click.echo(line)
     click.echo(f"wrote {out / 'results.parquet'} and {out / 'report.html'}"
@@ -183,7 +176,7 @@ def sweep_cmd(sweep, out, master, list_only, host, as_json):
     skipped. Built-ins: log-size-vs-rollbacks, complog-vs-payload, logload-vs-shunting,
     dual-vs-single, write-integrity-vs-concurrency, batchsz-vs-channel-log (a topology sweep:
     a row per queue manager per cell)."""
-    from mqlog.spark.htmlreport import empty_cells, format_sweep
+    from mqlog.spark.htmlreport import format_sweep, window_lines
     from mqlog.spark.sweep import cells, describe_sweep, load_sweep, read_results, run_sweep
     from mqlog.spark.topologysweep import TOPOLOGY_COLUMNS, is_topology_sweep
     from mqlog.spark.session import spark_session
@@ -229,14 +222,8 @@ def sweep_cmd(sweep, out, master, list_only, host, as_json):
                    "results": out / "results", "report_html": out / "report.html"})
         return
     click.echo(format_sweep(rows, TOPOLOGY_COLUMNS) if is_topology_sweep(doc) else format_sweep(rows))
-    empty = empty_cells(rows)
-    if empty:
-        click.echo(f"NOTHING MEASURED in {len(empty)} of {len(rows)} cells ({'; '.join(empty)}): "
-                   f"{why_nothing_measured(next(r for r in rows if nothing_measured(r)), 'no figure of theirs')}")
-    short = empty_cells(rows, short_window)
-    if short:
-        click.echo(f"SHORT MEASURED WINDOW in {len(short)} of {len(rows)} cells ({'; '.join(short)}): the first: "
-                   f"{short_window(next(r for r in rows if short_window(r)))}")
+    for line in window_lines(rows):
+        click.echo(line)
     click.echo(f"{ran} cells run, {skipped} already done; {len(rows)} rows in {out / 'results'}; "
                f"report {out / 'report.html'}")
 
