@@ -95,7 +95,7 @@ def run_cmd(platform_name, workload, sets, device, host, seed, out, in_dir, cras
                     crash_after_writes, None if crash_at == END else crash_at, crash_at_end=crash_at == END,
                     qm_config=with_qmgr(QmConfig(), qmgr), host=host, end=end_mode, end_at_s=end_at)
     result = run(cfg, out=out, device=device_for_restart(device), qmgr=qmgr,
-                 progress=lambda: _progress(spec, platform_name, crash_at, end_at))
+                 progress=lambda: _progress(spec, platform_name, crash_at, end_at, device=get_profile(device)))
     metrics = result.metrics
     _echo_warnings(result.messages)
     if metrics.get("crash_not_reached"):
@@ -152,20 +152,22 @@ def _echo_warnings(messages) -> None:
         click.echo(line + (f"  [{n} times]" if n > 1 else ""), err=True)
 
 
-def _progress(spec, platform: str, crash_at, end_at, label: str = "") -> Progress:
-    """A run's progress bar, after saying on stderr if it is estimated to be long."""
-    long = _warn_if_long(spec, end_at if end_at is not None else None if crash_at in (None, END) else crash_at)
+def _progress(spec, platform: str, crash_at, end_at, label: str = "", device=None) -> Progress:
+    """A run's progress bar, after saying on stderr if it is estimated to be long (on
+    ``device``, a device profile; None: the estimate's base device, which errs long)."""
+    long = _warn_if_long(spec, end_at if end_at is not None else None if crash_at in (None, END) else crash_at,
+                         device)
     return Progress(f"{spec.workload} on {platform}{label}", long=long,
                     total=spec.params.get("duration") if long else None)
 
 
-def _warn_if_long(spec, crash_at_s: float | None) -> bool:
+def _warn_if_long(spec, crash_at_s: float | None, device=None) -> bool:
     """Say on stderr, before a run starts, that it is estimated to be long (one line: the
     estimate, what it rests on and how to shorten it); True if it is."""
     from mqlog.core.workload.estimate import estimate_wall
     from mqlog.core.workload.spec import format_value
 
-    estimate = estimate_wall(spec, crash_at_s)
+    estimate = estimate_wall(spec, crash_at_s, device)
     if not estimate.long:
         return False
     scale = estimate.scale
@@ -199,6 +201,7 @@ def _run_in(directory: Path, platform_name, workload, sets, device, host, seed, 
     ``restart --verify`` checks everything ever committed. The new messages' ids carry the
     restarted queue manager's incarnation (its first checkpoint's number), so they differ from
     every earlier message's."""
+    from mqlog.core.disk.devices import get_profile
     from mqlog.core.workload.spec import parse_set
     from mqlog.usecases import carry_on
 
@@ -214,7 +217,8 @@ def _run_in(directory: Path, platform_name, workload, sets, device, host, seed, 
 
     def starting(spec, platform: str, seed: int) -> Progress:
         remember_seed(seed)
-        return _progress(spec, platform, crash_at, end_at, ", carried on")
+        return _progress(spec, platform, crash_at, end_at, ", carried on",
+                         device=get_profile(device) if device is not None else None)
 
     outcome = carry_on(directory, resolve=resolve_spec, workload=workload, sets=parsed, seed=seed, device=device,
                        host=host, crash_after_writes=crash_after_writes,
