@@ -493,6 +493,9 @@ def collect_metrics(cfg: RunConfig, qm: QueueManager, ctx: Context, env: simpy.E
         "archive_offloads": space.archive_offloads,
         "compression_in_bytes": c.compression_in_bytes,
         "compression_out_bytes": c.compression_out_bytes,
+        # queue buffers that outgrew their size and were written to their files in the
+        # putting call (on the log's device: their writes share its channel with the log's)
+        "queue_spills": c.spills,
         "queue_file_bytes_written": c.queue_file_bytes_written,
         "queue_file_bytes_read": c.queue_file_bytes_read,
         "applications_backed_out": ctx.counters.backed_out_by_qmgr,
