@@ -56,20 +56,25 @@ def why_nothing_measured(m: dict, figures: str) -> str:
 #: warning: the cycle in flight at each end is counted whole or in part (its bytes and writes
 #: when it starts, its busy time up to the window's edge), about a tenth of 20
 WINDOW_CYCLES_MIN = 20
+#: … and the fewest round trips a requester: each requester may have a round trip in flight
+#: at each edge, whose bytes are counted in part, so the error is up to one requester's
+#: round trip in this many (a tenth); a window of 1 MB messages on dasd that held 1.3 round
+#: trips a requester read a third fewer round trips a second for the same bytes a second
+WINDOW_TRIPS_PER_REQUESTER_MIN = 10
 
 
 def short_window(m: dict) -> str:
     """Why the measured window of a run that measured something is too short for its figures
     (commit time, writer busy, bytes a write, round trips a second) to be the steady state's,
     and what to do; "" if it is long enough. Too short: fewer than :data:`WINDOW_CYCLES_MIN`
-    write cycles, or fewer round trips than requesters (the window is shorter than one round
-    trip: at hundreds of requesters the ramp – every requester's first reply – can take nearly
-    all of a short duration). ``m``: as :func:`nothing_measured`'s."""
+    write cycles, or fewer than :data:`WINDOW_TRIPS_PER_REQUESTER_MIN` round trips a
+    requester (at hundreds of requesters the ramp – every requester's first reply – can take
+    nearly all of a short duration). ``m``: as :func:`nothing_measured`'s."""
     if not _duration(m) or m.get("crashed") or not m.get("measured_s"):
         return ""
     cycles, trips = m.get("measured_write_cycles") or 0, m.get("measured_round_trips") or 0
     requesters = _params(m).get("requesters")
-    if cycles >= WINDOW_CYCLES_MIN and not (requesters and trips < requesters):
+    if cycles >= WINDOW_CYCLES_MIN and not (requesters and trips < WINDOW_TRIPS_PER_REQUESTER_MIN * requesters):
         return ""
     held = f"{cycles} write cycle{'s' if cycles != 1 else ''}"
     if requesters:

@@ -68,7 +68,7 @@ def test_a_short_window_is_said_and_a_long_one_is_not():
     # the ramp before the window is named with its length
     assert re.search(r"the ramp-up before it took [\d.]+ ms", line)
     longer = mqlog("run", "--platform", "distributed", "--workload", "requester-responder",
-                   *(a for k, v in {**SHORT, "duration": "0.1"}.items() for a in ("--set", f"workload.{k}={v}")),
+                   *(a for k, v in {**SHORT, "duration": "0.2"}.items() for a in ("--set", f"workload.{k}={v}")),
                    "--seed", "1")
     assert longer.returncode == 0 and "SHORT MEASURED WINDOW" not in longer.stdout and "MEASURED" not in longer.stdout
 
@@ -82,9 +82,9 @@ def _row(name: str, **m) -> dict:
 def test_which_windows_are_short():
     assert short_window(_row("a")) == ""
     assert "holds 19 write cycles and 6000 round trips of 60 requesters" in short_window(_row("a", measured_write_cycles=19))
-    # fewer round trips than requesters: the window is shorter than one round trip
-    assert "59 round trips of 60 requesters" in short_window(_row("a", measured_round_trips=59))
-    assert short_window(_row("a", measured_round_trips=60)) == ""
+    # fewer than ten round trips a requester: one in flight at each edge is a tenth
+    assert "599 round trips of 60 requesters" in short_window(_row("a", measured_round_trips=599))
+    assert short_window(_row("a", measured_round_trips=600)) == ""
     # a workload with no requesters is judged by its write cycles alone
     no_requesters = _row("a", params='{"duration": 1.0}', measured_round_trips=0)
     assert short_window(no_requesters) == "" and "holds 3 write cycles:" in short_window(dict(no_requesters,
