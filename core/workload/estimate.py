@@ -23,6 +23,7 @@ import math
 
 import attrs
 
+from mqlog.core.qm.mqi import PUT_LOG_BYTES
 from mqlog.core.workload.spec import WorkloadSpec
 
 #: Wall µs the model spends on one MQI call, by workload, at 10 and at 600 applications
@@ -54,8 +55,7 @@ BASE_WRITE_LATENCY_US = 50.0
 BASE_WRITE_MB_S = 2000.0
 COMMITS_PER_ROUND_TRIP = 3
 COMMITS_PER_ITERATION = 2
-#: log bytes a persistent message's put writes beside its body, and a commit's
-PUT_LOG_BYTES = 800
+#: log bytes a commit writes (a put's beside its body: the queue manager's own PUT_LOG_BYTES)
 COMMIT_LOG_BYTES = 150
 #: What the default host and device sustain however many applications there are (virtual):
 #: requester-responder's round trips saturate the host's cores (about 115,000 a second at

@@ -77,8 +77,8 @@ def print_metrics(m: dict, out) -> None:
         click.echo(f"  {key:<{width}}  {value}")
     if nothing_measured(m):
         click.echo(f"  NOTHING MEASURED: {why_nothing_measured(m, 'no figure above')}")
-    elif short_window(m):
-        click.echo(f"  SHORT MEASURED WINDOW: {short_window(m)}")
+    elif short := short_window(m):
+        click.echo(f"  SHORT MEASURED WINDOW: {short}")
     if out is not None:
         click.echo(f"Files in {out}: {QM_DIR}/ (log and queue files), {METRICS_FILE}, {JOURNAL_FILE}, "
                    f"{m['error_log']}")
