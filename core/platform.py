@@ -401,6 +401,12 @@ class Platform:
     #: platform's configuration sets it (distributed qm.ini DefaultPQBufferSize); None: the
     #: queue manager's own (:class:`mqlog.core.qm.config.QmConfig`)
     queue_buffer_bytes: int | None = None
+    #: how a queue file's writes reach the device (:mod:`mqlog.core.disk.filecache`):
+    #: ``"cached"``, through the host's page cache, forced at the next checkpoint (a Linux
+    #: queue manager's files); ``"deferred"``, written at once by a task of the queue
+    #: manager's that the call does not wait for, a checkpoint waiting for what it started
+    #: (MQ for z/OS's deferred write processor and its page sets)
+    queue_file_writes: str = attrs.field(default="cached", validator=attrs.validators.in_(("cached", "deferred")))
     #: a write that carries the forces of more than one caller closes its partial last page
     #: (padding) instead of leaving it to be rewritten (see :mod:`mqlog.core.log.writer`)
     pad_grouped_tail: bool = False

@@ -26,6 +26,7 @@ extent's range.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -182,7 +183,7 @@ def test_row2_the_current_extent_zeroed_is_refused(runs, tmp_path, name, extent,
     run = fresh(runs[name], tmp_path)
     zero(run / "qm" / extent, from_page)
     refused(run, f"{extent}, offset {from_page * PAGE_SIZE}, log address <0:0:84:{from_page * PAGE_SIZE}>",
-            "page unwritten", "good pages follow them")
+            "page unwritten", "good page", "them from")
 
 
 # -- row 3: a hole of 17 pages (and more) with later writes after it ----------------------------
@@ -229,7 +230,7 @@ def test_row4_the_previous_extent_copied_over_the_current_one_is_refused(runs, t
     extent before it, which no earlier lap of the current one held. Before the fix: AMQ8003I,
     with 3 uncommitted messages visible (2 on SingleWrite); TripleWrite's was then refused
     only because its spare file holds a page of a later write, which restart found reading
-    on past the copied pages ("page stale … 1 good pages follow them"), and SingleWrite,
+    on past the copied pages ("page stale … 1 good page follows them"), and SingleWrite,
     which has no spare file, restarted (issue 37's last gap)."""
     out = mqlog("restart", fresh(runs[name], tmp_path, "undamaged"), "--verify")
     assert out.returncode == 0 and "OK" in out.stdout, out.stdout + out.stderr
@@ -276,26 +277,34 @@ def test_row5_an_older_copy_of_an_extent_restored_is_refused(runs, tmp_path, nam
 
 def test_row5_the_current_extent_restored_from_a_backup_is_refused(runs, tmp_path):
     """Before the fix: AMQ8003I, and 3 uncommitted messages visible. The copy's pages are
-    stale up to the last two partial pages rewritten (54 and 55), whose new versions
-    TripleWrite's spare file holds: good pages of later writes."""
+    stale up to its last partial pages rewritten since, whose new versions TripleWrite's
+    spare file holds: good pages of later writes. (How many of each moves with the model's
+    timings; that the stale run is named, and the good pages after it, does not.)"""
     run = fresh(runs["circular"], tmp_path)
     shutil.copyfile(runs["circular-2100"] / "qm" / "S0000000.LOG", run / "qm" / "S0000000.LOG")
-    refused(run, "S0000000.LOG, offset 0, log address <0:0:84:0>", "page stale", "the first of 54 bad pages in a row",
-            "but 2 good pages follow them from 2 later writes")
+    line = refused(run, "S0000000.LOG, offset 0, log address <0:0:84:0>", "page stale")
+    found = re.search(r"the first of (\d+) bad pages in a row, but (\d+) good pages? follows? them from", line)
+    assert found and int(found[1]) > 16 and int(found[2]) >= 1, line
 
 
-@pytest.mark.parametrize("name, backup, put", [("circular", "circular-2100", "<0:0:82:20584>"),
-                                               ("linear", "linear-2100", "<0:0:82:20584>"),
-                                               ("circular-single", "circular-single-1700", "<0:0:82:13656>")])
-def test_row5_a_log_older_than_the_queue_files_is_refused(runs, tmp_path, name, backup, put):
+def _address(text: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in text.strip("<>").split(":"))
+
+
+@pytest.mark.parametrize("name, backup", [("circular", "circular-2100"), ("linear", "linear-2100"),
+                                          ("circular-single", "circular-single-1700")])
+def test_row5_a_log_older_than_the_queue_files_is_refused(runs, tmp_path, name, backup):
     """The log (and its control file) of a backup taken 2,100 writes in (SingleWrite: 1,700),
-    with the queue files of the end of the run: entries name puts beyond the end of the log.
+    with the queue files of the end of the run: entries name puts beyond the end of the log,
+    and the refusal names the first such put's address, with the log's end before it.
     (Before the fix, on SingleWrite: AMQ8003I, and uncommitted messages visible.)"""
     run = fresh(runs[backup], tmp_path)
     for queue_file in (runs[name] / "qm").glob("*.mqq"):
         shutil.copyfile(queue_file, run / "qm" / queue_file.name)
-    refused(run, f"PAIR.00000.mqq, log address {put}", f"holds a message put at log address {put}",
-            "the log is older than the queue files")
+    line = refused(run, "PAIR.00000.mqq, log address", "the log is older than the queue files")
+    found = re.search(r"PAIR\.00000\.mqq, log address (<[\d:]+>): queue file PAIR\.00000\.mqq holds a message put "
+                      r"at log address (<[\d:]+>), but the log ends at (<[\d:]+>)", line)
+    assert found and found[1] == found[2] and _address(found[2]) > _address(found[3]), line
 
 
 # -- row 6: an older control file restored -------------------------------------------------------

@@ -261,8 +261,8 @@ def test_stale_files_are_refused_or_an_expected_loss_past_the_high_water_mark(pl
     assert tally.counts["detected"] > 0, tally.counts
     for _, detail in tally.examples.get("detected", []):
         assert any(w in detail for w in ("AMQ6762E", "CSQJ102E", "high-water mark", "bad pages in a row",
-                                         "older than the queue files", "good pages follow", "damaged",
-                                         "forced log records are gone", "missing", "short of")), detail
+                                         "older than the queue files", "good pages follow", "good page follows",
+                                         "damaged", "forced log records are gone", "missing", "short of")), detail
     for _, detail in tally.examples.get("expected_loss", []):
         assert "past the control data's high-water mark" in detail, detail
 

@@ -148,6 +148,12 @@ def zos_platform(storage: Storage, *, data_sets: int = 3, cis: int = 4096, dual:
         # your buffer pools"). The model's queues each have the pool to themselves (one active
         # queue a pool: an assumption where several share one).
         queue_buffer_bytes=int(buffers * PAGE_SIZE * BUFFER_POOL_FULL),
+        # ... and those writes are the buffer manager's ("a form of caching whereby messages
+        # ... are stored temporarily in buffers before being stored in page sets on DASD ...
+        # controlled by a buffer manager", IBM MQ for z/OS, "Buffers and buffer pools").
+        # Assumption: its write-out at 85% is asynchronous to the application whose put
+        # filled the pool (a deferred write task, as DB2's), the put not waiting for it.
+        queue_file_writes="deferred",
         error_log="CSQMSTR.JESMSGLG",
         error_log_format=JobLog(),
         end_commands=STOP_QMGR,

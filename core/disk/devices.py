@@ -29,7 +29,9 @@ the larger of its two bandwidths).
 What it does not model: any cache (page cache, read-ahead, write-back -- every read
 that reaches a device is cold, and every write is synchronous and durable; restart reads
 the log through a page cache of its own, dropped when it begins as IBM dropped the
-file-system cache before timing restarts: :mod:`mqlog.core.recovery.pagecache`), host CPU time, system-call overhead,
+file-system cache before timing restarts: :mod:`mqlog.core.recovery.pagecache`; the queue
+files' writes and reads go through the host's page cache in front of the device,
+:mod:`mqlog.core.disk.filecache`), host CPU time, system-call overhead,
 alignment or I/O-size effects beyond the linear size term, full-duplex links (reads
 and writes share one channel), contention between different devices (each
 :class:`Device` has its own channel), and variance (service times are deterministic).

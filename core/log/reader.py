@@ -442,7 +442,7 @@ class LogReader:
                                                    len(later)), reached)
         raise LogCorruptionError(
             f"page {problem}{f', the first of {hole} bad pages in a row' if hole > 1 else ''}, but "
-            f"{len(later)} good pages follow {'them' if hole > 1 else 'it'} from "
+            f"{len(later)} good page{'s follow' if len(later) > 1 else ' follows'} {'them' if hole > 1 else 'it'} from "
             f"{'a write that began after it' if len(writes) == 1 else f'{len(writes)} later writes'}",
             source=name, offset=offset, address=fmt(page_addr))
 

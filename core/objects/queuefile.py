@@ -421,6 +421,7 @@ class QueueFile:
         pieces.sort(key=lambda piece: piece[0])
         pieces.append((-1, 0, "", b""))
         writes: list[int] = []
+        where: list[tuple[str, int]] = []
         storage, name = self.storage, self.file_name
         run_start = 0
         for i in range(1, len(pieces)):
@@ -443,6 +444,7 @@ class QueueFile:
                         buffer[offset:offset + len(content)] = content
             storage.write(name, first * BLOCK_SIZE, buffer)
             writes.append(size)
+            where.append((name, first * BLOCK_SIZE))
             run_start = i
         storage.sync(name)
 
@@ -452,6 +454,7 @@ class QueueFile:
         try:
             storage.write(name, slot * BLOCK_SIZE, header.to_bytes())
             writes.append(BLOCK_SIZE)
+            where.append((name, slot * BLOCK_SIZE))
             storage.sync(name)
         except BaseException as exc:
             # The new header may or may not reach the disk later: which version is durable
@@ -469,7 +472,7 @@ class QueueFile:
         self._prev_extent = old_extent
         durable()
         self._truncate_if_oversized()
-        return IoCost([], writes, 2)
+        return IoCost([], writes, 2, where)
 
     def _place_messages(self, free: list[list[int]], tail: int) -> dict[bytes, int]:
         """First block of each pending message that fits a hole of the durable version.
@@ -532,7 +535,7 @@ class QueueFile:
         data = raw[DATA_HEADER_SIZE:DATA_HEADER_SIZE + length]
         if zlib.crc32(data) != stored.data_crc:
             raise QueueFileError(f"data of {what} fails its CRC", source=self.file_name, offset=offset)
-        return data, IoCost([size], [])
+        return data, IoCost([size], [], read_at=[(self.file_name, offset)])
 
     def delete(self) -> None:
         """Delete the file (the queue is gone); the object is unusable afterwards.

@@ -130,11 +130,17 @@ class IoCost:
     """The physical I/O a call did, in bytes per request, for the caller to charge a device.
 
     Contiguous blocks go in one request, so ``len(writes)`` is the number of write calls.
+    Where the caller knows them, ``write_at`` and ``read_at`` say where each request went,
+    one ``(file name, byte offset)`` per entry of ``writes`` and ``reads`` (a page cache in
+    front of the device needs them); empty, or None for an entry, where not known (the
+    request then reaches the device).
     """
 
     reads: list[int] = attrs.field(factory=list)
     writes: list[int] = attrs.field(factory=list)
     syncs: int = 0
+    write_at: list[tuple[str, int]] = attrs.field(factory=list)
+    read_at: list[tuple[str, int]] = attrs.field(factory=list)
 
     @property
     def read_bytes(self) -> int:
@@ -145,7 +151,11 @@ class IoCost:
         return sum(self.writes)
 
     def __add__(self, other: IoCost) -> IoCost:
-        return IoCost(self.reads + other.reads, self.writes + other.writes, self.syncs + other.syncs)
+        def at(positions: list, sizes: list) -> list:  # (None where not known)
+            return positions if len(positions) == len(sizes) else [None] * len(sizes)
+        return IoCost(self.reads + other.reads, self.writes + other.writes, self.syncs + other.syncs,
+                      at(self.write_at, self.writes) + at(other.write_at, other.writes),
+                      at(self.read_at, self.reads) + at(other.read_at, other.reads))
 
 
 def blocks_for(length: int) -> int:

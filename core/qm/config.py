@@ -121,5 +121,10 @@ class QmCounters:
     compression_out_bytes: int = 0
     direct_handoffs: int = 0  # persistent puts passed to a waiting getter without logging
     spills: int = 0
+    #: bytes of queue-file writes that reached the device (on a platform whose queue files
+    #: go through the page cache: what checkpoints forced) ...
     queue_file_bytes_written: int = 0
+    #: ... and bytes the calls wrote into the page cache (a page written twice between
+    #: checkpoints reaches the device once)
+    queue_file_bytes_cached: int = 0
     queue_file_bytes_read: int = 0

@@ -47,7 +47,9 @@ from __future__ import annotations
 from typing import Callable, Generator
 
 import simpy
+
 from mqlog.core.disk.devices import Device
+from mqlog.core.disk.filecache import QueueFileCache
 from mqlog.core.disk.storage import Storage
 from mqlog.core.errors import LogFileMissingError
 from mqlog.core.host.profiles import DEFAULT_HOST, Cpu, HostProfile
@@ -123,6 +125,11 @@ class QueueManager(MqiCallsMixin, UnitsOfWorkMixin, LogSpaceMixin, CheckpointMix
         #: the table's age index, bound here: the tail and the log reserve read it on every record
         self._ages = self.units.ages
         self.counters = QmCounters()
+        #: the host's cache of queue-file pages (where a queue file's writes wait for the next
+        #: checkpoint, on a platform whose queue files are written through it), and the
+        #: queue-file writes in progress that no call waits for (the other platforms)
+        self.file_cache = QueueFileCache()
+        self.writes_behind: list = []
         self.messages: list[str] = []  # console / error-log lines in the platform's style
         self.writer: LogWriter | None = None
         self.recovery = None  # the RecoveryReport of the last restart

@@ -270,9 +270,14 @@ class MqiCallsMixin:
             self.reserve.give_back(claim)
 
     def _spill(self, queue: Queue) -> Generator:
-        """The queue buffer is full: write the queue's messages to its file (log first)."""
+        """The queue buffer is full: write the queue's messages to its file (log first: the
+        write-ahead rule). On a platform whose queue files go through the host's page cache
+        the writes are one buffered ``write`` call's, forced by the next checkpoint
+        (:mod:`mqlog.core.disk.filecache`)."""
         self.counters.spills += 1
         yield self.writer.force()
+        if self.platform.queue_file_writes == "cached":
+            yield from self.device.file_op("write")
         yield from self.charge_io(queue.flush(self.writer.durable, self.outcome))
 
     def outcome(self, uow_id: int, durable: int):
@@ -302,15 +307,53 @@ class MqiCallsMixin:
         self.counters.queues_loaded_on_use += 1
         loaded.succeed()
 
-    def charge_io(self, cost: IoCost) -> Generator:
-        """Charge a queue file's I/O (a flush, a load) to the device and the counters."""
-        device = self.device
-        for n in cost.writes:
+    def charge_io(self, cost: IoCost, behind: bool = True) -> Generator:
+        """Charge a queue file's I/O (a flush, a load) to the device and the counters, as the
+        platform's queue files are written (:attr:`Platform.queue_file_writes
+        <mqlog.core.platform.Platform.queue_file_writes>`): into the host's page cache, for
+        the next checkpoint to force (:meth:`sync_queue_files`), or by writes the call does
+        not wait for – unless not ``behind``: a checkpoint writes its own flushes one after
+        another and waits for each. A read reaches the device for what the page cache does
+        not hold (every read, where the platform's queue files do not go through it)."""
+        device, counters = self.device, self.counters
+        if cost.writes:
+            if self.platform.queue_file_writes == "cached" and len(cost.write_at) == len(cost.writes):
+                cache = self.file_cache
+                for n, at in zip(cost.writes, cost.write_at):
+                    cache.write(at[0], at[1], n)
+                counters.queue_file_bytes_cached += sum(cost.writes)
+            elif behind:
+                process = self.env.process(self._write_behind(cost.writes))
+                self.writes_behind = [p for p in self.writes_behind if p.is_alive] + [process]
+            else:
+                yield from self._write_behind(cost.writes)
+        cached = self.platform.queue_file_writes == "cached" and len(cost.read_at) == len(cost.reads)
+        for i, n in enumerate(cost.reads):
+            for m in (self.file_cache.read(*cost.read_at[i], n) if cached else (n,)):
+                counters.queue_file_bytes_read += m
+                yield from device.read(m)
+
+    def _write_behind(self, sizes: list[int]) -> Generator:
+        """Queue-file writes no call waits for (a checkpoint waits for them: :meth:`sync_queue_files`)."""
+        for n in sizes:
             self.counters.queue_file_bytes_written += n
-            yield from device.write(n)
-        for n in cost.reads:
-            self.counters.queue_file_bytes_read += n
-            yield from device.read(n)
+            yield from self.device.write(n)
+
+    def sync_queue_files(self) -> Generator:
+        """What a checkpoint does before its End record says the queue files are consistent
+        with the log: force the page cache's dirty pages of each file written since the last
+        one (its write-back requests, then an ``fsync``), and wait for the writes in progress
+        that no call waited for (:mod:`mqlog.core.disk.filecache`)."""
+        device, counters, storage = self.device, self.counters, self.storage
+        for name, requests in self.file_cache.take_dirty(lambda n: storage.size(n) if storage.exists(n) else None):
+            for n in requests:
+                counters.queue_file_bytes_written += n
+                yield from device.write(n)
+            yield from device.file_op("fsync")
+        behind, self.writes_behind = self.writes_behind, []
+        for process in behind:
+            if process.is_alive:
+                yield process
 
     # -- MQGET -------------------------------------------------------------------------------
 

@@ -22,8 +22,9 @@ asked: Linux does not read ahead of a backward scan, so what a backward walk rea
 what the reader asks for (:mod:`.undo`: MQ's log reader asks for as much as replay reads at a
 time, ending at the page it needs). Read-ahead stops at a page the cache already holds.
 
-It is restart's own object, not the device's: the log's writer and the queue files do not
-go through it (writes are synchronous and durable, see :mod:`mqlog.core.disk.devices`).
+It is restart's own object, not the device's: the log's writer does not go through it (its
+writes are synchronous and durable, see :mod:`mqlog.core.disk.devices`), and the queue
+files have one of their own (:mod:`mqlog.core.disk.filecache`).
 
 Not bounded. Assumption: the host's memory holds every log page one restart reads (IBM's
 largest log, 32 × 64 MiB primaries = 2 GiB, beside hosts of tens or hundreds of GB); a

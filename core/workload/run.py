@@ -494,8 +494,12 @@ def collect_metrics(cfg: RunConfig, qm: QueueManager, ctx: Context, env: simpy.E
         "compression_in_bytes": c.compression_in_bytes,
         "compression_out_bytes": c.compression_out_bytes,
         # queue buffers that outgrew their size and were written to their files in the
-        # putting call (on the log's device: their writes share its channel with the log's)
+        # putting call: into the host's page cache (distributed; the bytes written there are
+        # ``queue_file_bytes_cached``) or by writes the call does not wait for (z/OS); what
+        # reached the log's device (sharing its channel with the log's writes), at checkpoints
+        # or behind the calls, is ``queue_file_bytes_written``
         "queue_spills": c.spills,
+        "queue_file_bytes_cached": c.queue_file_bytes_cached,
         "queue_file_bytes_written": c.queue_file_bytes_written,
         "queue_file_bytes_read": c.queue_file_bytes_read,
         "applications_backed_out": ctx.counters.backed_out_by_qmgr,
