@@ -53,9 +53,9 @@ def print_metrics(m: dict, out) -> None:
                                                f"({m['host_cores']} cores)"),
         ("device busy / queued / shared (µs)", f"{m['device_busy_us']:.0f} / {m['device_wait_us']:.0f} / "
                                                f"{m['device_shared_us']:.0f}"),
-        ("queue-file spills / bytes cached / written", f"{m.get('queue_spills', 0)} / "
-                                                      f"{m.get('queue_file_bytes_cached', 0)} / "
-                                                      f"{m['queue_file_bytes_written']}"),
+        ("queue-file spills", m.get("queue_spills", 0)),
+        ("queue-file bytes cached / written", f"{m.get('queue_file_bytes_cached', 0)} / "
+                                              f"{m['queue_file_bytes_written']}"),
         ("forces / waited for the writer", f"{m['forces']} / {m.get('forces_waited', 0)}"),
         ("log records / write cycles", f"{m.get('log_records', 0)} / {m.get('write_cycles', 0)}"),
         ("logical bytes / writes", f"{m['logical_bytes']} / {m['logical_writes']}"),
