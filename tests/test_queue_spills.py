@@ -137,3 +137,26 @@ def test_a_checkpoint_forces_the_dirty_pages_and_its_end_follows_them():
     assert qm.file_cache.dirty_bytes() == 0 and forced >= 20 * 2000 - 8192
     dirty_at_sync = next(d for what, d in order if what == "sync")
     assert dirty_at_sync > 0 and ("synced", 0) in order
+
+
+def test_requests_whose_place_is_unknown_reach_the_device():
+    """A cost summed from one that says where its requests went and one that does not (an
+    open's metadata reads): the placed write goes to the page cache, the unplaced one to the
+    device; the placed read finds its page held, the unplaced one reads the device."""
+    from mqlog.core.objects.queuelayout import IoCost
+
+    env = simpy.Environment()
+    storage = MemoryStorage()
+    qm = QueueManager(env, reference_platform(storage), storage, Device(env, "ssd"))
+    placed = IoCost([PAGE_BYTES], [PAGE_BYTES], 0, [("Q.P", 0)], [("Q.P", 0)])
+    cost = placed + IoCost([512], [512])
+    assert cost.write_at == [("Q.P", 0), None] and cost.read_at == [("Q.P", 0), None]
+
+    def charge():
+        yield from qm.charge_io(cost)
+        yield from qm.sync_queue_files()  # (Q.P does not exist: its page is dropped)
+
+    env.run(until=env.process(charge()))
+    assert qm.counters.queue_file_bytes_cached == PAGE_BYTES
+    assert qm.counters.queue_file_bytes_written == 512  # the unplaced write, behind the call
+    assert qm.counters.queue_file_bytes_read == 512  # the placed read was a hit

@@ -126,7 +126,7 @@ class CheckpointMixin:
             yield self.writer.force()
             durable = self.writer.durable
             for name in sorted(self.queues):
-                yield from self.charge_io(self.queues[name].flush(durable, self.outcome), False)
+                yield from self.charge_io(self.queues[name].flush(durable, self.outcome), behind=False)
             # ... and on the device (what the page cache holds, what is being written behind)
             yield from self.sync_queue_files()
             # Each queue's media recovery record is kept by every checkpoint (damaged ones too).

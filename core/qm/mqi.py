@@ -316,20 +316,27 @@ class MqiCallsMixin:
         another and waits for each. A read reaches the device for what the page cache does
         not hold (every read, where the platform's queue files do not go through it)."""
         device, counters = self.device, self.counters
-        if cost.writes:
-            if self.platform.queue_file_writes == "cached" and len(cost.write_at) == len(cost.writes):
-                cache = self.file_cache
-                for n, at in zip(cost.writes, cost.write_at):
+        cached = self.platform.queue_file_writes == "cached"
+        writes = cost.writes
+        if writes and cached and len(cost.write_at) == len(writes):
+            # (a request whose place is not known reaches the device, as on other platforms)
+            cache, unplaced = self.file_cache, []
+            for n, at in zip(writes, cost.write_at):
+                if at is None:
+                    unplaced.append(n)
+                else:
                     cache.write(at[0], at[1], n)
-                counters.queue_file_bytes_cached += sum(cost.writes)
-            elif behind:
-                process = self.env.process(self._write_behind(cost.writes))
+                    counters.queue_file_bytes_cached += n
+            writes = unplaced
+        if writes:
+            if behind:
+                process = self.env.process(self._write_behind(writes))
                 self.writes_behind = [p for p in self.writes_behind if p.is_alive] + [process]
             else:
-                yield from self._write_behind(cost.writes)
-        cached = self.platform.queue_file_writes == "cached" and len(cost.read_at) == len(cost.reads)
-        for i, n in enumerate(cost.reads):
-            for m in (self.file_cache.read(*cost.read_at[i], n) if cached else (n,)):
+                yield from self._write_behind(writes)
+        places = cost.read_at if cached and len(cost.read_at) == len(cost.reads) else [None] * len(cost.reads)
+        for n, at in zip(cost.reads, places):
+            for m in ((n,) if at is None else self.file_cache.read(at[0], at[1], n)):
                 counters.queue_file_bytes_read += m
                 yield from device.read(m)
 
