@@ -407,6 +407,9 @@ class Platform:
     #: manager's that the call does not wait for, a checkpoint waiting for what it started
     #: (MQ for z/OS's deferred write processor and its page sets)
     queue_file_writes: str = attrs.field(default="cached", validator=attrs.validators.in_(("cached", "deferred")))
+    #: ``"deferred"``: bytes of one queue file's writes that may wait behind the calls; a
+    #: spill that would leave more is written in the putting call (None: no bound)
+    queue_writes_behind_max: int | None = None
     #: a write that carries the forces of more than one caller closes its partial last page
     #: (padding) instead of leaving it to be rewritten (see :mod:`mqlog.core.log.writer`)
     pad_grouped_tail: bool = False

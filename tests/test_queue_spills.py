@@ -160,3 +160,83 @@ def test_requests_whose_place_is_unknown_reach_the_device():
     assert qm.counters.queue_file_bytes_cached == PAGE_BYTES
     assert qm.counters.queue_file_bytes_written == 512  # the unplaced write, behind the call
     assert qm.counters.queue_file_bytes_read == 512  # the placed read was a hit
+
+
+# -- z/OS: the buffer pool's pages waiting for write I/O ------------------------------------------
+
+def _zos_qm(buffers: int):
+
+    from mqlog.zos.platform import zos_platform
+
+    env = simpy.Environment()
+    storage = MemoryStorage()
+    platform = zos_platform(storage, buffers=buffers)
+    return env, QueueManager(env, platform, storage, Device(env, "dasd")), platform
+
+
+def test_zos_spills_wait_behind_the_call_until_95_percent_of_the_pool_waits_for_write_io():
+    """MQ for z/OS writes a full buffer pool's pages behind the putting call, until more than
+    95% of the pool's pages are waiting for write I/O: then the update is written
+    synchronously (QPSTDMC). Spills of one queue that fit beside the writes still waiting go
+    behind the call (no virtual time passes in it); the one that would leave more than 95% of
+    the pool waiting is written in the call, which waits for it; another queue's pool is its
+    own (the model's assumption: one queue a pool)."""
+    from mqlog.core.objects.queuelayout import IoCost
+
+    env, qm, platform = _zos_qm(buffers=100)
+    bound = platform.queue_writes_behind_max
+    assert bound == int(100 * 4096 * 0.95)
+    spill = 150_000
+    took = []
+
+    def put(name: str):
+        start = env.now
+        yield from qm.charge_io(IoCost([], [spill], 0, [(name, 0)]))
+        took.append((name, env.now - start))
+
+    def puts():
+        for name in ("Q.A", "Q.A", "Q.A", "Q.B"):
+            yield from put(name)
+
+    env.run(until=env.process(puts()))
+    assert [name for name, _ in took] == ["Q.A", "Q.A", "Q.A", "Q.B"]
+    # two fit (300,000 waiting), the third would make 450,000 > 389,120: written in the call
+    assert took[0][1] == took[1][1] == 0 and took[2][1] > 0 and took[3][1] == 0
+    assert qm.counters.queue_sync_writes == 1
+    env.run()  # the writes behind finish: nothing of Q.A's is waiting any more
+    assert qm.bytes_behind["Q.A"] == 0 and qm.bytes_behind["Q.B"] == 0
+    assert qm.counters.queue_file_bytes_written == 4 * spill
+
+
+def test_a_large_pool_never_writes_a_spill_in_the_call():
+    """The same spills with the default 1,000 buffers (3.9 MB may wait): all behind the call."""
+    from mqlog.core.objects.queuelayout import IoCost
+
+    env, qm, _ = _zos_qm(buffers=1000)
+
+    def puts():
+        for _ in range(10):
+            start = env.now
+            yield from qm.charge_io(IoCost([], [150_000], 0, [("Q.A", 0)]))
+            assert env.now == start
+
+    env.run(until=env.process(puts()))
+    assert qm.counters.queue_sync_writes == 0
+
+
+def test_a_small_buffer_pool_writes_spills_in_the_putting_call_and_says_so():
+    """A z/OS run whose queue's pool (BUFFERS=100, 400 KB) cannot hold 200 KB messages waiting
+    for write I/O: spills are written in the putting call, counted, and the summary says how
+    many; with a pool that holds every message none is."""
+    args = ["--set", "workload.requesters=30", "--set", "workload.responders=30",
+            "--set", "workload.message_size=204800", "--set", "workload.duration=0.05", "--seed", "1"]
+    small = json.loads(mqlog("run", "--platform", "zos", "--workload", "requester-responder", *args,
+                             "--set", "log.BUFFERS=100", "--json").stdout)
+    large = json.loads(mqlog("run", "--platform", "zos", "--workload", "requester-responder", *args,
+                             "--set", "log.BUFFERS=50000", "--json").stdout)
+    assert small["queue_spills"] > 0 and small["queue_sync_writes"] > 0
+    assert large["queue_spills"] == 0 and large["queue_sync_writes"] == 0
+    text = mqlog("run", "--platform", "zos", "--workload", "requester-responder", *args,
+                 "--set", "log.BUFFERS=100").stdout
+    assert f"queue-file spills                    {small['queue_spills']} ({small['queue_sync_writes']} " \
+           f"written in the call" in text

@@ -33,6 +33,8 @@ MAX_WRITE_CIS = 128
 #: processor writes its oldest changed pages to the page set
 DEFAULT_BUFFERS = 1000
 BUFFER_POOL_FULL = 0.85
+#: ... and how much of it may wait for write I/O before updates are written synchronously
+BUFFER_POOL_SYNC = 0.95
 
 
 class LrsnClock:
@@ -154,6 +156,10 @@ def zos_platform(storage: Storage, *, data_sets: int = 3, cis: int = 4096, dual:
         # Assumption: its write-out at 85% is asynchronous to the application whose put
         # filled the pool (a deferred write task, as DB2's), the put not waiting for it.
         queue_file_writes="deferred",
+        # ... until "more than 95% of the pages in the buffer pool" are "waiting for write
+        # I/O": then an update is "performed synchronously" (IBM MQ for z/OS, "Buffer manager
+        # data records", QPSTDMC), the putting call writing its spill and waiting for it
+        queue_writes_behind_max=int(buffers * PAGE_SIZE * BUFFER_POOL_SYNC),
         error_log="CSQMSTR.JESMSGLG",
         error_log_format=JobLog(),
         end_commands=STOP_QMGR,

@@ -128,3 +128,7 @@ class QmCounters:
     #: checkpoints reaches the device once)
     queue_file_bytes_cached: int = 0
     queue_file_bytes_read: int = 0
+    #: spills written in the putting call because the queue's writes waiting behind the
+    #: calls had reached the platform's bound (:attr:`Platform.queue_writes_behind_max
+    #: <mqlog.core.platform.Platform.queue_writes_behind_max>`; MQ for z/OS's QPSTDMC)
+    queue_sync_writes: int = 0

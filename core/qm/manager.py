@@ -130,6 +130,8 @@ class QueueManager(MqiCallsMixin, UnitsOfWorkMixin, LogSpaceMixin, CheckpointMix
         #: queue-file writes in progress that no call waits for (the other platforms)
         self.file_cache = QueueFileCache()
         self.writes_behind: list = []
+        #: per queue file, bytes of those writes not yet done (None: a write with no known file)
+        self.bytes_behind: dict[str | None, int] = {}
         self.messages: list[str] = []  # console / error-log lines in the platform's style
         self.writer: LogWriter | None = None
         self.recovery = None  # the RecoveryReport of the last restart

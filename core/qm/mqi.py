@@ -329,8 +329,20 @@ class MqiCallsMixin:
                     counters.queue_file_bytes_cached += n
             writes = unplaced
         if writes:
+            limit = self.platform.queue_writes_behind_max
+            if behind and limit is not None:
+                # (one queue's writes: a spill's or a flush's are of one file)
+                key = cost.write_at[0][0] if cost.write_at and cost.write_at[0] is not None else None
+                waiting = self.bytes_behind.get(key, 0)
+                if waiting + sum(writes) > limit:
+                    behind = False  # the pool is too full of pages waiting for write I/O
+                    counters.queue_sync_writes += 1
+                else:
+                    self.bytes_behind[key] = waiting + sum(writes)
+            else:
+                key = None
             if behind:
-                process = self.env.process(self._write_behind(writes))
+                process = self.env.process(self._write_behind(writes, key if limit is not None else False))
                 self.writes_behind = [p for p in self.writes_behind if p.is_alive] + [process]
             else:
                 yield from self._write_behind(writes)
@@ -340,11 +352,14 @@ class MqiCallsMixin:
                 counters.queue_file_bytes_read += m
                 yield from device.read(m)
 
-    def _write_behind(self, sizes: list[int]) -> Generator:
-        """Queue-file writes no call waits for (a checkpoint waits for them: :meth:`sync_queue_files`)."""
+    def _write_behind(self, sizes: list[int], key: str | None | bool = False) -> Generator:
+        """Queue-file writes no call waits for (a checkpoint waits for them: :meth:`sync_queue_files`);
+        each done is taken off ``key``'s bytes behind (False: not counted there)."""
         for n in sizes:
             self.counters.queue_file_bytes_written += n
             yield from self.device.write(n)
+            if key is not False:
+                self.bytes_behind[key] -= n
 
     def sync_queue_files(self) -> Generator:
         """What a checkpoint does before its End record says the queue files are consistent

@@ -502,6 +502,9 @@ def collect_metrics(cfg: RunConfig, qm: QueueManager, ctx: Context, env: simpy.E
         "queue_file_bytes_cached": c.queue_file_bytes_cached,
         "queue_file_bytes_written": c.queue_file_bytes_written,
         "queue_file_bytes_read": c.queue_file_bytes_read,
+        # spills written in the putting call: the queue's writes behind the calls had reached
+        # the platform's bound (z/OS: 95% of its buffer pool waiting for write I/O, QPSTDMC)
+        "queue_sync_writes": c.queue_sync_writes,
         "applications_backed_out": ctx.counters.backed_out_by_qmgr,
         # every refused MQI call (MAXDEPTH's 2053, MAXUMSGS's 2024, a full log's 2102, ...)
         # by reason code name, {"reason": number, "calls": n}: the application was told and

@@ -28,6 +28,13 @@ def _refused(m: dict) -> str:
     return ", ".join(f"{name} ({v['reason']}) {v['calls']}" for name, v in calls)
 
 
+def _spills(m: dict) -> str:
+    """The queue-file spills, and how many the putting call wrote itself (a platform whose
+    writes behind the calls reached their bound: z/OS's buffer pool)."""
+    spills, sync = m.get("queue_spills", 0), m.get("queue_sync_writes", 0)
+    return f"{spills} ({sync} written in the call: buffer pool 95% waiting for write I/O)" if sync else str(spills)
+
+
 def print_metrics(m: dict, out) -> None:
     state = "crashed" if m["crashed"] else "ended with a controlled shutdown"
     if m["crashed"] and m.get("writes_torn_at_crash") is not None:
@@ -53,7 +60,7 @@ def print_metrics(m: dict, out) -> None:
                                                f"({m['host_cores']} cores)"),
         ("device busy / queued / shared (µs)", f"{m['device_busy_us']:.0f} / {m['device_wait_us']:.0f} / "
                                                f"{m['device_shared_us']:.0f}"),
-        ("queue-file spills", m.get("queue_spills", 0)),
+        ("queue-file spills", _spills(m)),
         ("queue-file bytes cached / written", f"{m.get('queue_file_bytes_cached', 0)} / "
                                               f"{m['queue_file_bytes_written']}"),
         ("forces / waited for the writer", f"{m['forces']} / {m.get('forces_waited', 0)}"),
