@@ -242,6 +242,24 @@ def test_replay_spills_a_full_queue_buffer_into_the_page_cache_and_the_closing_c
     assert kept.restart_phases["checkpoint_s"] == pytest.approx(spilled.restart_phases["checkpoint_s"], rel=0.1)
 
 
+def test_replay_spills_as_normal_running_does_on_each_platform():
+    """A replay spill's writes are made as the platform makes a spill's in normal running: one
+    buffered ``write`` call a spill where queue files go through the host's page cache, no
+    call where the buffer manager writes them behind (z/OS's deferred writes)."""
+    lost = crashed(committed=2000, size=2048, buffer=1 << 30)
+    calls = {}
+    for writes in ("cached", "deferred"):
+        env = simpy.Environment()
+        storage = _copy(lost.storage)
+        platform = attrs.evolve(reference_platform(storage, checkpoint_records=16_000_000), queue_file_writes=writes)
+        qm = QueueManager(env, platform, storage, Device(env, get_profile("ssd")), BIG)
+        report = env.run(until=env.process(qm.start()))
+        assert lost.journal.verify(qm).ok and report.replay_spills >= 3
+        calls[writes] = (qm.device.calls.get("write", 0), report.replay_spills)
+    assert calls["cached"][0] == calls["cached"][1]  # one buffered write call a spill
+    assert calls["deferred"] == (0, calls["cached"][1])  # the same spills, no call
+
+
 def test_messages_put_and_got_within_the_buffer_never_reach_the_file_at_replay():
     # a requester-responder's log: every message got soon after it was put; 9.1.1 replay has
     # no queue-file work at all, legacy one interaction per put and per get

@@ -194,13 +194,13 @@ class Recovery(Redo, Undo):
 
     def spill(self, queue, durable: int) -> Generator:
         """Replay has outgrown ``queue``'s queue buffer: write its changes to the queue file,
-        as a spill does in normal running – a buffered ``write`` call and the file's writes,
-        charged as replay's queue-file work. Every change in memory comes from a record replay
-        has read (``durable``: past the latest), so all of it is on disk already."""
+        as a spill does in normal running (``QueueManager.write_queue_file``: on a Linux queue
+        manager a buffered ``write`` call and the pages it dirties), charged as replay's
+        queue-file work. Every change in memory comes from a record replay has read
+        (``durable``: past the latest), so all of it is on disk already."""
         t = self.env.now
         self.report.replay_spills += 1
-        yield from self.qm.device.file_op("write")
-        yield from self.qm.charge_io(queue.flush(durable))
+        yield from self.qm.write_queue_file(queue.flush(durable))
         self.charged["queue_files"] += self.env.now - t
 
     def queue_file_ops(self, calls: tuple = LEGACY_RECORD_CALLS) -> Generator:
