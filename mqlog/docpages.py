@@ -123,7 +123,9 @@ def parse(text: str) -> list[Block]:
                 k += 1
             if k >= len(lines):
                 raise DocsError(f"line {i + 1}: a console block needs a fenced block after it")
-            blocks.append(Block("console", j + 1, k, i + 1, options=_options(words)))
+            options = _options(words)
+            ident = options["id"] if isinstance(options.get("id"), str) else ""
+            blocks.append(Block("console", j + 1, k, i + 1, ident=ident, options=options))
             i = k + 1
             continue
         # a table or a figure: header words on the comment's first line, commands until -->
@@ -485,7 +487,7 @@ class PageResult:
 def check_page(path: Path, *, root: Path, fast: bool = False, only: set | None = None,
                write: bool = False, progress=None) -> PageResult:
     """Re-run ``path``'s marked blocks (``fast``: only those marked fast; ``only``: the tables
-    with these ids and the claims on them) and report every difference; with ``write`` the
+    and console blocks with these ids and the claims on them) and report every difference; with ``write`` the
     result's ``text`` is the page with the commands' figures in."""
     text = path.read_text()
     lines = text.split("\n")

@@ -117,6 +117,22 @@ def test_a_console_transcript_is_rerun_and_a_changed_line_named(tmp_path):
     assert docs(page).returncode == 0
 
 
+def test_only_picks_console_blocks_by_their_id(tmp_path):
+    """``--only ID`` re-runs the console block with that id and skips the others."""
+    printed = subprocess.run([sys.executable, "-m", "mqlog", "hosts"], capture_output=True, text=True,
+                             check=True).stdout.splitlines()
+    stale = printed[-1].replace(printed[-1].split()[-1], "999")
+    block = "<!-- mqlog docs: console id={} table=name -->\n```\n$ .venv/bin/mqlog hosts\n...\n{}\n```\n"
+    page = tmp_path / "consoles.md"
+    page.write_text(block.format("first", stale) + "\n" + block.format("second", stale))
+    out = docs("--only", "second", page)
+    assert out.returncode == 1
+    assert out.stdout.count("the command now gives") == 1 and "line 12 " in out.stdout, out.stdout
+    assert docs("--write", "--only", "second", page).returncode == 0
+    text = page.read_text()
+    assert text.count(stale) == 1 and text.index(stale) < text.index("id=second")  # the first left as it was
+
+
 def test_a_claim_on_a_cell_the_new_figures_lack_is_a_mismatch_and_write_still_writes(tmp_path):
     """A re-run can merge or drop a row a claim names: the claim is reported as not evaluable
     (exit 1), and --write still puts the figures in – the minutes of re-runs are not lost."""

@@ -20,7 +20,7 @@ from mqlog.core.errors import MqlogError
 @click.option("--write", "mode", flag_value="write",
               help="Re-run them and write the commands' figures into the pages (claims are still checked).")
 @click.option("--fast", is_flag=True, help="Only the blocks marked fast (the subset the test run checks).")
-@click.option("--only", default=None, metavar="ID,...", help="Only the tables with these ids (and the claims on them).")
+@click.option("--only", default=None, metavar="ID,...", help="Only the tables and console blocks with these ids (and the claims on them).")
 @click.option("--list", "list_only", is_flag=True,
               help="List the pages (number, title, file) without checking them; the guide's index is made from it.")
 @json_option("every page's blocks checked and mismatches (with --list: the pages)")
