@@ -16,7 +16,7 @@ messages outgrow its buffer spills them to its file, log first (:meth:`MqiCallsM
 
 from __future__ import annotations
 
-from typing import Generator, Iterable
+from typing import Callable, Generator, Iterable
 
 import attrs
 import simpy
@@ -276,16 +276,17 @@ class MqiCallsMixin:
         (:mod:`mqlog.core.disk.filecache`)."""
         self.counters.spills += 1
         yield self.writer.force()
-        yield from self.write_queue_file(queue.flush(self.writer.durable, self.outcome))
+        yield from self.write_queue_file(lambda: queue.flush(self.writer.durable, self.outcome))
 
-    def write_queue_file(self, cost: IoCost) -> Generator:
-        """A spill's writes to a queue file (``cost``: its flush's), in normal running and in
-        restart's replay alike: on a platform whose queue files go through the host's page
-        cache, one buffered ``write`` call and the pages it dirties; on the others, the
-        writes the buffer manager makes behind the call (:meth:`charge_io`)."""
+    def write_queue_file(self, flush: Callable[[], IoCost]) -> Generator:
+        """A spill's writes to a queue file (``flush()`` makes them and returns their cost), in
+        normal running and in restart's replay alike: on a platform whose queue files go
+        through the host's page cache, one buffered ``write`` call, whose bytes land at its end
+        with the pages they dirty held at once (a get in between must find them); on the
+        others, the writes the buffer manager makes behind the call (:meth:`charge_io`)."""
         if self.platform.queue_file_writes == "cached":
             yield from self.device.file_op("write")
-        yield from self.charge_io(cost)
+        yield from self.charge_io(flush())
 
     def outcome(self, uow_id: int, durable: int):
         """How a unit of work ended, if its Commit/Backout record is on disk (True: committed,

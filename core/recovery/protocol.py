@@ -83,9 +83,10 @@ class RecoveryTarget(Protocol):
     def charge_io(self, cost: IoCost) -> Generator:
         """Charge queue-file I/O to the device and the queue manager's counters."""
 
-    def write_queue_file(self, cost: IoCost) -> Generator:
-        """Charge a spill's queue-file writes as the platform makes them (the file-system
-        call where they go through the host's page cache, then :meth:`charge_io`)."""
+    def write_queue_file(self, flush: Callable[[], IoCost]) -> Generator:
+        """Make a spill's queue-file writes (``flush()``) and charge them as the platform makes
+        them (the file-system call where they go through the host's page cache, then
+        :meth:`charge_io`)."""
 
     def outcome(self, uow_id: int, durable: int) -> bool | None:
         """How a unit of work ended, if its Commit/Backout is on disk below ``durable``."""

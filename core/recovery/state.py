@@ -200,7 +200,7 @@ class Recovery(Redo, Undo):
         (``durable``: past the latest), so all of it is on disk already."""
         t = self.env.now
         self.report.replay_spills += 1
-        yield from self.qm.write_queue_file(queue.flush(durable))
+        yield from self.qm.write_queue_file(lambda: queue.flush(durable))
         self.charged["queue_files"] += self.env.now - t
 
     def queue_file_ops(self, calls: tuple = LEGACY_RECORD_CALLS) -> Generator:
