@@ -460,9 +460,12 @@ class DistributedLogSpace(SpaceStatus, SpaceDefaults):
                 self.storage.create(extent_name(number), self.extent_bytes)
 
     def save_control(self, control: LogControl) -> None:
+        """Save a checkpoint's control data: its tail and media address, and the extents'
+        inactive and reusable flags as that tail and media address make them (the same
+        write; until 2026-12-01 the flags were those of the checkpoint before)."""
         self.control = control
-        self.tail = max(self.tail, control.tail)
         self.media = control.media
+        self.release(control.tail)
         self._save()
 
     def load_control(self) -> LogControl | None:

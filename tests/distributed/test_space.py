@@ -72,6 +72,25 @@ def test_linear_logs_move_on_to_new_extents_and_leave_old_ones_inactive():
     assert all(n in space.extents for n in range(5))  # inactive extents are kept, not reused
 
 
+def test_the_control_file_a_checkpoint_writes_flags_the_extents_its_tail_frees():
+    """A checkpoint's control data says which extents its own tail and media address leave
+    inactive and reusable (restart and `mqlog qmstatus` read them from the file): saved with
+    the checkpoint, not a checkpoint later."""
+    from mqlog.core.platform import LogControl
+    from mqlog.distributed.controlfile import ControlFile
+    from mqlog.distributed.space import AUTOMATIC
+
+    storage = MemoryStorage()
+    space = DistributedLogSpace(storage, primary=3, secondary=2, file_pages=PAGES, linear=True,
+                                management=AUTOMATIC)
+    fill(space, 0, 5)
+    space.save_control(LogControl(3 * EXTENT + PAGE_SIZE, 3 * EXTENT, 1, 3 * EXTENT))
+    saved = ControlFile.from_bytes(storage.read(CONTROL_FILE, 0, storage.size(CONTROL_FILE)), file_pages=PAGES)
+    flags = {e.number: (e.inactive, e.reusable) for e in saved.extents}
+    assert [flags[n] for n in range(5)] == [(True, True)] * 3 + [(False, False)] * 2
+    assert flags == {n: (e.inactive, e.reusable) for n, e in space.extents.items()}  # the file says what the space knows
+
+
 def test_extents_are_real_preformatted_files_of_logfilepages():
     storage = MemoryStorage()
     space = DistributedLogSpace(storage, primary=3, secondary=2, file_pages=PAGES)
