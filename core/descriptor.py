@@ -26,7 +26,8 @@ from mqlog.core.disk.faults import NOTHING, FileRoles
 from mqlog.core.disk.storage import Storage
 from mqlog.core.errors import ParameterError
 from mqlog.core.params import Number, Parameter, ParameterSet
-from mqlog.core.platform import Platform, reference_platform
+from mqlog.core.platform import Platform
+from mqlog.core.reference import reference_platform
 
 #: the colours a platform's configurations are drawn in, in turn (a report's plots), unless
 #: its descriptor gives its own: blues

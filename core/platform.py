@@ -1,5 +1,5 @@
 """The platform plug-in interface: what a platform must answer for the core, what it may
-add, what the core offers it back, and the core's own reference platform.
+add, what the core offers it back, and the core's checkpoint policy by record count.
 
 The core owns the algorithms (logging, forcing, checkpoints, backout, restart); a platform
 answers narrow questions through the objects bundled in :class:`Platform`, each a
@@ -26,26 +26,22 @@ logging a record, claiming log space, the replay point of a snapshot, the checkp
 number. Platforms implement all this by composition – small objects with these methods –
 rather than by subclassing a base queue manager (ZODB's "attractive nuisance").
 
-:func:`reference_platform` is the core's own: one growing log file, no space limits, a
-checkpoint every ``checkpoint_records`` records, neutral messages. It serves the core's
-tests as ZODB's MappingStorage serves ZODB's.
+:func:`mqlog.core.reference.reference_platform` is the core's own: one growing log file, no
+space limits, a checkpoint every ``checkpoint_records`` records, neutral messages. It serves
+the core's tests as ZODB's MappingStorage serves ZODB's.
 """
 
 from __future__ import annotations
 
-import struct
-import zlib
 from contextlib import AbstractContextManager
 from typing import Callable, Generator, Mapping, Protocol, Sequence
 
 import attrs
 
-from mqlog.core.log.addressing import Addressing, PlainAddressing
-from mqlog.core.errors import LogFormatError, ParameterError
-from mqlog.core.messages import REFERENCE_CONSOLE
+from mqlog.core.log.addressing import Addressing
+from mqlog.core.errors import ParameterError
 from mqlog.core.format.records import NO_ADDRESS, Codec, Get, Put
-from mqlog.core.log.space import LogSpace, NoBackgroundCopies, ReferenceLogSpace
-from mqlog.core.disk.storage import Storage
+from mqlog.core.log.space import LogSpace, NoBackgroundCopies
 
 
 @attrs.frozen
@@ -61,6 +57,18 @@ class LogControl:
     #: the oldest media recovery record of any queue (NO_ADDRESS: none): the log media
     #: recovery needs starts there (MEDIALOG); spaces without media recovery ignore it
     media: int = NO_ADDRESS
+    #: where redo must begin when the queue files lack changes older than the checkpoint
+    #: (NO_ADDRESS: they hold everything before it): the oldest change a checkpoint left
+    #: unwritten (:attr:`Platform.checkpoint_write_lag`; MQ for z/OS's page-set recovery RBA)
+    redo_from: int = NO_ADDRESS
+
+    @property
+    def restart_from(self) -> int:
+        """Where restart's replay begins: the checkpoint, or the oldest change the queue
+        files lack if that is older."""
+        if self.redo_from != NO_ADDRESS and self.redo_from < self.checkpoint:
+            return self.redo_from
+        return self.checkpoint
 
 
 class PlatformLogSpace(LogSpace, Protocol):
@@ -410,6 +418,15 @@ class Platform:
     #: ``"deferred"``: bytes of one queue file's writes that may wait behind the calls; a
     #: spill that would leave more is written in the putting call (None: no bound)
     queue_writes_behind_max: int | None = None
+    #: how many checkpoints a queue-file change may live through unwritten: 0, each checkpoint
+    #: writes every change before it (MQ on Linux); 1, a checkpoint in normal running writes
+    #: only the messages put before the previous checkpoint began – those that have been
+    #: waiting for write through two checkpoints (MQ for z/OS's buffer manager: QPSTIMW counts
+    #: "pages ... waiting for write I/O that had been there for at least two checkpoints") –
+    #: and restart redoes from the oldest change left unwritten (the page set's recovery RBA),
+    #: so a short-lived message never reaches its page set. The checkpoints at start, restart
+    #: and shutdown write everything.
+    checkpoint_write_lag: int = attrs.field(default=0, validator=attrs.validators.in_((0, 1)))
     #: a write that carries the forces of more than one caller closes its partial last page
     #: (padding) instead of leaving it to be rewritten (see :mod:`mqlog.core.log.writer`)
     pad_grouped_tail: bool = False
@@ -527,73 +544,3 @@ class RecordCountCheckpoints:
     def due(self, records_since: int, us_since: float, switched: bool = False) -> bool:
         return (records_since >= self.records or (switched and self.on_switch)
                 or (us_since >= self.interval_us and records_since >= self.min_records))
-
-
-_CONTROL = struct.Struct("<4sHQQQI")
-_CONTROL_MAGIC = b"MQLC"
-
-
-class ReferenceSpace(SpaceDefaults, ReferenceLogSpace):
-    """The reference log space with control data in a small file beside the log."""
-
-    def __init__(self, storage: Storage, *, file: str = "reference.log", control_file: str = "reference.ctl",
-                 start: int = 0):
-        super().__init__(storage, file=file, start=start)
-        self.control_file = control_file
-        self.tail = start
-
-    def release(self, tail: int) -> None:
-        self.tail = max(self.tail, tail)
-
-    def usage(self, head: int, tail: int) -> float:
-        return 0.0
-
-    def save_control(self, control: LogControl) -> None:
-        body = _CONTROL.pack(_CONTROL_MAGIC, 1, control.checkpoint, control.tail, control.checkpoint_number, 0)
-        crc = zlib.crc32(body[:-4])
-        self.storage.replace(self.control_file, body[:-4] + crc.to_bytes(4, "little"))
-
-    def load_control(self) -> LogControl | None:
-        if not self.storage.exists(self.control_file):
-            return None
-        raw = self.storage.read(self.control_file, 0, _CONTROL.size)
-        if len(raw) != _CONTROL.size:
-            raise LogFormatError(f"control file is {len(raw)} bytes, expected {_CONTROL.size}",
-                                 source=self.control_file, offset=0)
-        magic, version, checkpoint, tail, number, crc = _CONTROL.unpack(raw)
-        if magic != _CONTROL_MAGIC or version != 1 or zlib.crc32(raw[:-4]) != crc:
-            raise LogFormatError("not a valid log control file (magic, version or checksum)",
-                                 source=self.control_file, offset=0)
-        return LogControl(checkpoint, tail, number)
-
-
-def reference_console(event: str, fields: dict) -> str | None:
-    """The reference platform's messages: plain text, no message ids (platforms have their own)."""
-    return REFERENCE_CONSOLE(event, fields)
-
-
-def reference_platform(storage: Storage, *, checkpoint_records: int = 10_000, codec: DataCodec | None = None,
-                       space_policy: SpacePolicy | None = None, shunting: Shunting | None = None,
-                       buffer_pages: int = 512, write_threshold_pages: int = 20,
-                       pad_partial_pages: bool = False) -> Platform:
-    """The core's own platform: one growing log file, no limits, plain addresses.
-
-    Like MQ's SingleWrite it rewrites a partial page in place, so a torn rewrite can take
-    records an earlier force hardened on that page; with ``pad_partial_pages`` it never
-    rewrites a page (each write starts on a fresh one), which makes it survive torn writes
-    at the cost of padding."""
-    if not 1 <= checkpoint_records <= 16_000_000:
-        raise ParameterError("checkpoint_records", checkpoint_records, "1 to 16000000")
-    return Platform(
-        name="reference",
-        addressing=PlainAddressing(),
-        space=ReferenceSpace(storage),
-        checkpoint_policy=RecordCountCheckpoints(records=checkpoint_records),
-        space_policy=space_policy,
-        codec=codec,
-        shunting=shunting,
-        console=reference_console,
-        buffer_pages=buffer_pages,
-        write_threshold_pages=write_threshold_pages,
-        pad_policy=(lambda used: True) if pad_partial_pages else None,
-    )

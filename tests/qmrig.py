@@ -9,7 +9,8 @@ import simpy
 from mqlog.core.disk.devices import Device, get_profile
 from mqlog.core.errors import SimulatedCrash
 from mqlog.core.disk.faults import FaultInjectingStorage, FaultPlan
-from mqlog.core.platform import SpaceAction, reference_platform
+from mqlog.core.platform import SpaceAction
+from mqlog.core.reference import reference_platform
 from mqlog.core.qm.manager import QmConfig, QueueManager
 from mqlog.core.disk.storage import MemoryStorage
 

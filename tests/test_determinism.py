@@ -21,7 +21,7 @@ import simpy
 from mqlog.core.host.profiles import DEFAULT_HOST, get_host
 from mqlog.core.disk.devices import Device, get_profile
 from mqlog.core.disk.faults import FaultInjectingStorage, FaultPlan
-from mqlog.core.platform import reference_platform
+from mqlog.core.reference import reference_platform
 from mqlog.core.qm.manager import QmConfig, QueueManager
 from mqlog.core.log.reader import scan
 from mqlog.core.format.records import Get

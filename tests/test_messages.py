@@ -10,7 +10,7 @@ from pathlib import Path
 import attrs
 import pytest
 from mqlog.core.messages import REFERENCE_MESSAGES, Message, MessageTable
-from mqlog.core.platform import reference_console
+from mqlog.core.reference import reference_console
 from mqlog.core.format.records import NO_ADDRESS
 from mqlog.distributed.messages import MESSAGES as DISTRIBUTED_MESSAGES
 from mqlog.distributed.messages import console as distributed_console

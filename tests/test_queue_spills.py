@@ -18,7 +18,7 @@ from clikit import mqlog
 from mqlog.core.disk.devices import Device
 from mqlog.core.disk.filecache import PAGE_BYTES, WRITEBACK_MAX_BYTES, QueueFileCache
 from mqlog.core.disk.storage import MemoryStorage
-from mqlog.core.platform import reference_platform
+from mqlog.core.reference import reference_platform
 from mqlog.core.qm.config import QmConfig
 from mqlog.core.qm.manager import QueueManager
 from mqlog.core.workload.run import RunConfig, run_workload

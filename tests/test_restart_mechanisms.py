@@ -15,7 +15,7 @@ from mqlog.core.errors import SimulatedCrash
 from mqlog.core.disk.faults import FaultInjectingStorage, FaultPlan
 from mqlog.core.disk.storage import MemoryStorage
 from mqlog.core.host.profiles import get_host
-from mqlog.core.platform import reference_platform
+from mqlog.core.reference import reference_platform
 from mqlog.core.qm.manager import QmConfig, QueueManager
 from mqlog.core.workload.journal import Journal
 

@@ -76,6 +76,9 @@ class BsdsInventory:
     next_archive: int  # the next archive sequence number
     active: tuple  # ((number, start, full, archive), ...)
     archives: tuple  # ((seq, start, end, (files...), complete), ...)
+    #: the oldest change the page sets lacked at the latest checkpoint, where restart begins
+    #: if it is before the checkpoint (the page sets' recovery RBA; NO_ADDRESS: none)
+    redo_from: int = NO_ADDRESS
 
     @property
     def high_offloaded(self) -> int:
@@ -90,6 +93,7 @@ class BsdsInventory:
             "written_to": self.written_to, "written_write": self.written_write,
             "high_offloaded": self.high_offloaded, "tail": self.tail, "checkpoint": self.checkpoint,
             "checkpoint_number": self.checkpoint_number, "checkpoints": [list(c) for c in self.checkpoints],
+            "redo_from": self.redo_from,
             "next_archive": self.next_archive,
             "active": [list(d) for d in self.active],
             "archives": [[q, s, e, list(files), c] for q, s, e, files, c in self.archives],
@@ -132,4 +136,4 @@ class BsdsInventory:
                    written_to=f.int("written_to", default=NO_ADDRESS), written_write=f.int("written_write", default=0),
                    tail=f.int("tail"), checkpoint=f.int("checkpoint"), checkpoint_number=f.int("checkpoint_number"),
                    checkpoints=checkpoints, next_archive=f.int("next_archive", 1, MAX_ARCHIVE_SEQ),
-                   active=active, archives=archives)
+                   active=active, archives=archives, redo_from=f.int("redo_from", default=NO_ADDRESS))

@@ -118,7 +118,7 @@ class Offloads:
         step = 1
         while edge < need and step < self.data_sets:
             nxt = self.active[(self.current + step) % self.data_sets]
-            if not self.ring.reusable(nxt, self.control.checkpoint):
+            if not self.ring.reusable(nxt, self.restart_rba):
                 if nxt.archive >= 0:
                     return False
                 if not self._out_of_space_said:

@@ -160,6 +160,12 @@ def zos_platform(storage: Storage, *, data_sets: int = 3, cis: int = 4096, dual:
         # I/O": then an update is "performed synchronously" (IBM MQ for z/OS, "Buffer manager
         # data records", QPSTDMC), the putting call writing its spill and waiting for it
         queue_writes_behind_max=int(buffers * PAGE_SIZE * BUFFER_POOL_SYNC),
+        # A checkpoint writes the pages "waiting for write I/O that had been there for at least
+        # two checkpoints" (QPSTIMW, ibid.): "updates which have been around for more than 2
+        # checkpoints are written to disk. During restart the page set knows how far back in
+        # the log restart needs to go" (Colin Paice, "What should I monitor for MQ on z/OS –
+        # buffer pool", 2020). Assumption: a message is the unit (its pages go together).
+        checkpoint_write_lag=1,
         error_log="CSQMSTR.JESMSGLG",
         error_log_format=JobLog(),
         end_commands=STOP_QMGR,

@@ -68,6 +68,7 @@ class ActiveRing:
         #: copy 2's rewrite of the plan's first CI, issued once the plan's other writes are done
         self._serial_rewrites: list[PhysicalWrite] = []
         self._full_warned = 0  # CSQJ110E: the last 5% step reported for the last data set
+        self._full_said = False  # CSQJ111A said since the last switch (logging waits for a data set)
         #: read_page's active data set for an RBA: (first RBA, copy 1 name, copy 2 name),
         #: remembered for its range until a data set takes a new range
         self.files = RangeMemo(self._hold_for)
@@ -225,7 +226,9 @@ class ActiveRing:
                 self.on_full(old)
         nxt = self.active[(self.current + 1) % self.data_sets]
         if not self.reusable(nxt, checkpoint):
-            self.events.append(("CSQJ111A", {}))
+            if not self._full_said:  # once while logging waits (a checkpoint may free nothing yet)
+                self._full_said = True
+                self.events.append(("CSQJ111A", {}))
             raise ActiveLogFullError(f"CSQJ111A OUT OF SPACE IN ACTIVE LOG DATA SETS: "
                                      f"{data_set_name(1, nxt.number)} is not yet reusable")
         nxt.start, nxt.full, nxt.archive = address, False, 0
@@ -233,6 +236,7 @@ class ActiveRing:
         self.current = self.active.index(nxt)
         self.switches += 1
         self._full_warned = 0
+        self._full_said = False
         for copy in range(1, self.copies + 1):
             name = data_set_name(copy, nxt.number)
             if name in self.inactive:

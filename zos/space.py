@@ -117,6 +117,9 @@ class ZosLogSpace(Offloads, SpaceDefaults):
                                show=lambda address: self.limits.hex(address), on_full=self._queue_offload)
         self.archives = ArchiveLog()  # the BSDS's archive inventory, indexed by RBA
         self.control = LogControl(NO_ADDRESS, start, 0)
+        #: where restart would begin (the control data's ``restart_from``): the active log
+        #: from there on may not be overwritten (asked before every record: an attribute)
+        self.restart_rba = NO_ADDRESS
         self.checkpoints: list[list[int]] = []  # [begin RBA, number], newest last
         self.tail = start
         self.high_written = start
@@ -155,14 +158,14 @@ class ZosLogSpace(Offloads, SpaceDefaults):
     def usage(self, head: int, tail: int) -> float:
         if not self._loaded:
             return 0.0
-        return max(0, head - self.ring.oldest_unreusable_start(self.control.checkpoint, tail)) / self.capacity_bytes
+        return max(0, head - self.ring.oldest_unreusable_start(self.restart_rba, tail)) / self.capacity_bytes
 
     def free_bytes(self, head: int, tail: int) -> int:
         """Bytes the active log can take before every data set is full and none may be
         reused (CSQJ111A)."""
         if not self._loaded:
             return self.capacity_bytes
-        return self.capacity_bytes - max(0, head - self.ring.oldest_unreusable_start(self.control.checkpoint, tail))
+        return self.capacity_bytes - max(0, head - self.ring.oldest_unreusable_start(self.restart_rba, tail))
 
     def release(self, tail: int) -> None:
         self.tail = max(self.tail, tail)
@@ -187,7 +190,7 @@ class ZosLogSpace(Offloads, SpaceDefaults):
         while i < len(run.pages):
             ds = ring.holder(address)
             if ds is None:
-                ring.switch(address, self.control.checkpoint)
+                ring.switch(address, self.restart_rba)
                 ds = ring.active[ring.current]
                 switched = True
             room = (ds.start + self.ds_bytes - address) // PAGE_SIZE
@@ -201,7 +204,7 @@ class ZosLogSpace(Offloads, SpaceDefaults):
         writes += ring.serial_rewrites()
         self._check_rba(address)
         self.high_written = max(self.high_written, run.end_address)
-        ring.warn_if_filling(run.end_address, self.control.checkpoint)
+        ring.warn_if_filling(run.end_address, self.restart_rba)
         if switched:
             self._save()
         return writes
@@ -311,6 +314,7 @@ class ZosLogSpace(Offloads, SpaceDefaults):
 
     def save_control(self, control: LogControl) -> None:
         self.control = control
+        self.restart_rba = control.restart_from
         self.tail = max(self.tail, control.tail)
         if not self.checkpoints or self.checkpoints[-1][0] != control.checkpoint:
             self.checkpoints.append([control.checkpoint, control.checkpoint_number])
@@ -327,6 +331,7 @@ class ZosLogSpace(Offloads, SpaceDefaults):
             sequence=self.sequence, cis=self.cis, copies=self.copies, start=self.start, rba8=self.rba8,
             current=self.current, high_written=self.high_written, **self.high_water_mark.fields(),
             tail=self.tail, checkpoint=self.control.checkpoint, checkpoint_number=self.control.checkpoint_number,
+            redo_from=self.control.redo_from,
             checkpoints=tuple(tuple(c) for c in self.checkpoints), next_archive=self.next_archive,
             active=tuple((d.number, d.start, d.full, d.archive) for d in self.active),
             archives=tuple((e.seq, e.start, e.end, tuple(e.files), e.complete) for e in self.archives),
@@ -397,7 +402,9 @@ class ZosLogSpace(Offloads, SpaceDefaults):
         self.high_written = inventory.high_written
         self.high_water_mark.address, self.high_water_mark.write = inventory.written_to, inventory.written_write
         self.tail = inventory.tail
-        self.control = LogControl(inventory.checkpoint, self.tail, inventory.checkpoint_number)
+        self.control = LogControl(inventory.checkpoint, self.tail, inventory.checkpoint_number,
+                                  redo_from=inventory.redo_from)
+        self.restart_rba = self.control.restart_from
         self.checkpoints = [list(c) for c in inventory.checkpoints]
         self.next_archive = inventory.next_archive
         self.ring.restore(inventory.active, inventory.current)

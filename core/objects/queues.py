@@ -193,6 +193,8 @@ class Queue:
         #: the newest durable log address a flush has brought the file up to: a file never
         #: goes back to an older view of the log (see :meth:`flush`)
         self.flushed_to = 0
+        #: the oldest put the last flush held back as too young (NO_ADDRESS: none)
+        self.held_from = NO_ADDRESS
 
     # -- the columns -------------------------------------------------------------------------
 
@@ -496,14 +498,21 @@ class Queue:
                 if message.data is not None and (self.file is None or message.msg_id not in self.file.messages):
                     self.unflushed_bytes = max(0, self.unflushed_bytes - message.length)
 
-    def flush(self, durable: int, outcome=None) -> IoCost:
+    def flush(self, durable: int, outcome=None, written_before: int = NO_ADDRESS) -> IoCost:
         """Bring the queue file up to date with every change whose log record is before
         ``durable`` (the write-ahead rule), and write it. Changes not yet covered stay dirty.
 
         ``outcome(uow, durable)`` says whether a unit of work's Commit (True) or Backout
         (False) record is already on disk while memory has not caught up (its force is in
-        flight): the file must then show the outcome, not the uncommitted state."""
+        flight): the file must then show the outcome, not the uncommitted state.
+
+        ``written_before``: a message not in the file yet is written only if it was put
+        before this address (a checkpoint that writes only what has waited through two
+        checkpoints, :attr:`mqlog.core.platform.Platform.checkpoint_write_lag`); the others
+        stay in memory and dirty, and :attr:`held_from` is the oldest put among them (where
+        redo must begin for this queue; NO_ADDRESS: nothing held back)."""
         file = self.file
+        self.held_from = NO_ADDRESS
         if file is None or not self.dirty:
             return IoCost([], [])
         # A caller may hold an older durable address than the file already shows: a
@@ -529,6 +538,11 @@ class Queue:
             if row < 0 or flags[row] & _PERSISTENT == 0:
                 if stored is not None:
                     file.remove(msg_id)
+                continue
+            if stored is None and self._puts[row] >= written_before:
+                keep.add(msg_id)  # too young to be written by this checkpoint
+                if self._puts[row] < self.held_from:
+                    self.held_from = self._puts[row]
                 continue
             state, uow = _STATE_OF[flags[row] & 3], uows[row]
             ended = outcome(uow, durable) if (outcome is not None and uow) else None

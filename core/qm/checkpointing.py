@@ -24,6 +24,10 @@ from mqlog.core.format.records import UowState as RecUowState
 from mqlog.core.objects.uow import MqiError
 from mqlog.core.platform import LogControl
 
+#: the checkpoints that write every queue change before them, whatever the platform's
+#: :attr:`~mqlog.core.platform.Platform.checkpoint_write_lag`
+WRITE_ALL = frozenset({"start", "restart", "shutdown"})
+
 #: checkpoints whose marks a run keeps (:attr:`QueueManager.checkpoint_marks`)
 CHECKPOINT_MARKS_MAX = 1000
 
@@ -38,13 +42,16 @@ class CheckpointSchedule:
     path: public attributes, not calls); a checkpoint moves ``number`` and ``address`` when
     its end record is on disk, and starts the count again once it is over."""
 
-    __slots__ = ("number", "address", "counted", "last_us", "timer", "running", "finished")
+    __slots__ = ("number", "address", "redo_from", "counted", "last_us", "timer", "running", "finished")
 
     def __init__(self) -> None:
         #: the number and the Begin record's address of the last complete checkpoint
         #: (restart's starting point; the log's tail unless a unit of work holds it)
         self.number = 0
         self.address = NO_ADDRESS
+        #: the oldest change the last checkpoint left out of the queue files, where restart
+        #: must begin if it is older than ``address`` (NO_ADDRESS: none left out)
+        self.redo_from = NO_ADDRESS
         #: records the policy counts, logged since the last checkpoint ended
         self.counted = 0
         #: virtual µs at which the last checkpoint ended
@@ -55,9 +62,10 @@ class CheckpointSchedule:
         self.running = False
         self.finished = None
 
-    def recovered(self, number: int, address: int) -> None:
-        """Restart found the last complete checkpoint, ``number`` at ``address``."""
-        self.number, self.address = number, address
+    def recovered(self, number: int, address: int, redo_from: int = NO_ADDRESS) -> None:
+        """Restart found the last complete checkpoint, ``number`` at ``address``, and began
+        its replay at ``redo_from`` if that is older."""
+        self.number, self.address, self.redo_from = number, address, redo_from
 
 
 class CheckpointMixin:
@@ -125,8 +133,20 @@ class CheckpointMixin:
             # Write-ahead rule: the log describing the queue data is on disk before the data.
             yield self.writer.force()
             durable = self.writer.durable
+            # Where the platform's checkpoints in normal running write only what has waited
+            # through two of them, a message put since the previous checkpoint began stays in
+            # memory
+            before = (schedule.address if self.platform.checkpoint_write_lag and reason not in WRITE_ALL
+                      else NO_ADDRESS)
+            held = False
             for name in sorted(self.queues):
-                yield from self.charge_io(self.queues[name].flush(durable, self.outcome), behind=False)
+                queue = self.queues[name]
+                yield from self.charge_io(queue.flush(durable, self.outcome, before), behind=False)
+                held = held or queue.held_from != NO_ADDRESS
+            # Restart must then begin at the previous checkpoint's Begin record, not at the
+            # oldest put held back: a checkpoint's table of units is right only read from its
+            # Begin (a unit listed open may have committed between the Begin and the End)
+            redo_from = before if held else NO_ADDRESS
             # ... and on the device (what the page cache holds, what is being written behind)
             yield from self.sync_queue_files()
             # Each queue's media recovery record is kept by every checkpoint (damaged ones too).
@@ -140,10 +160,11 @@ class CheckpointMixin:
             yield self.writer.force()
             space = self.platform.space
             schedule.address, schedule.number = begin, number
-            space.save_control(LogControl(begin, self.tail(), number, self.media_address()))
+            schedule.redo_from = redo_from if redo_from < begin else NO_ADDRESS
+            space.save_control(LogControl(begin, self.tail(), number, self.media_address(), schedule.redo_from))
             yield from self.device.write(512)  # the control data's own write
             space.release(self.tail())
-            self.reserve.space_freed()  # the episode ends when a checkpoint has moved what it can
+            self.reserve.space_freed(self._has_room(0))  # the episode ends when that left room
             self._report_extents()
             self._schedule_images()
             schedule.counted = 0

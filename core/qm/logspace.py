@@ -78,10 +78,12 @@ class LogReserve:
         """What a :meth:`claim` held is appended (or not needed)."""
         self.claimed -= nbytes
 
-    def space_freed(self) -> None:
-        """A checkpoint moved the tail as far as it could: the episode is over, and callers
-        waiting for log space try again."""
-        self.full = False
+    def space_freed(self, room: bool = True) -> None:
+        """A checkpoint moved the tail as far as it could: callers waiting for log space try
+        again, and the episode is over if that left ``room`` (a checkpoint that freed nothing
+        yet – where restart must begin at the checkpoint before it – does not end it)."""
+        if room:
+            self.full = False
         if self.freed is not None:
             freed, self.freed = self.freed, None
             freed.succeed()

@@ -204,7 +204,7 @@ class QueueManager(MqiCallsMixin, UnitsOfWorkMixin, LogSpaceMixin, CheckpointMix
         and address, units of work numbered past every one in the log, and a log writer
         resumed at the end of the log replay reached."""
         self.writer = self._new_writer(state.log_end)
-        self.schedule.recovered(state.checkpoint_number, state.checkpoint_address)
+        self.schedule.recovered(state.checkpoint_number, state.checkpoint_address, state.redo_from)
         self.units.number_from(state.next_uow)
 
     def hold_in_doubt(self, uow: UnitOfWork) -> None:
@@ -496,9 +496,12 @@ class QueueManager(MqiCallsMixin, UnitsOfWorkMixin, LogSpaceMixin, CheckpointMix
         return address
 
     def tail(self) -> int:
-        """The oldest log address restart may need: the last checkpoint, or the first record
-        of the oldest unit of work still open, whichever is older."""
+        """The oldest log address restart may need: the last checkpoint (or the oldest change
+        it left out of the queue files), or the first record of the oldest unit of work still
+        open, whichever is older."""
         tail = self.schedule.address
+        if self.schedule.redo_from < tail:
+            tail = self.schedule.redo_from
         if self._ages:
             tail = min(tail, self._ages[0][0])
         return tail

@@ -21,6 +21,7 @@ import simpy
 
 from mqlog.core.disk.devices import Device
 from mqlog.core.disk.storage import Storage
+from mqlog.core.format.records import NO_ADDRESS
 from mqlog.core.log.reader import LogReader
 from mqlog.core.log.writer import LogWriter
 from mqlog.core.objects.queuelayout import IoCost
@@ -44,6 +45,9 @@ class RecoveredState:
     next_uow: int
     #: the reader that replayed the log, stopped at its end: the writer resumes there
     log_end: LogReader
+    #: where replay began, if before the checkpoint (the oldest change the queue files
+    #: lacked); the log's tail until restart's own checkpoint. NO_ADDRESS: at the checkpoint
+    redo_from: int = NO_ADDRESS
 
 
 class RecoveryTarget(Protocol):

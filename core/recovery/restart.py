@@ -61,7 +61,7 @@ class Restart(Recovery):
         self.open_queues()
 
         t = env.now
-        start = self.control.checkpoint
+        start = self.control.restart_from  # the checkpoint, or the oldest change the queue files lack
         if start == NO_ADDRESS:
             start = self.platform.addressing.start
         space = self.platform.space
@@ -143,7 +143,7 @@ class Restart(Recovery):
         # writer resumes at the end of the log, for recovery's compensation records.
         qm.recovered(RecoveredState(checkpoint_number=max(self.checkpoint_number, self.control.checkpoint_number),
                                     checkpoint_address=self.control.checkpoint, next_uow=self.max_uow + 1,
-                                    log_end=reader))
+                                    log_end=reader, redo_from=self.control.redo_from))
 
         # Recovery (a): the queues uncommitted work is on – of the units replay left open,
         # and of units the log does not know (reconciled below) – loaded now; the others later.

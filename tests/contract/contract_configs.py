@@ -3,7 +3,7 @@ partial pages (which survive a torn write); a small buffer on a slow device."""
 
 from __future__ import annotations
 
-from mqlog.core.platform import reference_platform
+from mqlog.core.reference import reference_platform
 
 from .harness import PlatformConfig
 

@@ -376,7 +376,8 @@ def test_worked_example_matches_the_writer():
 
 def test_reference_control_file_matches_the_document():
     """FORMAT.md §6.1, decoded by hand."""
-    from mqlog.core.platform import LogControl, ReferenceSpace
+    from mqlog.core.platform import LogControl
+    from mqlog.core.reference import ReferenceSpace
     from mqlog.core.disk.storage import MemoryStorage
 
     storage = MemoryStorage()

@@ -8,7 +8,7 @@ missing log files (``lists_files=False``), no limit and no switching.
 from __future__ import annotations
 
 from logspace.conformance import KEPT, SpaceFactory, conformance_tests
-from mqlog.core.platform import ReferenceSpace
+from mqlog.core.reference import ReferenceSpace
 
 TestReferenceSpace = conformance_tests(SpaceFactory(
     "reference", ReferenceSpace, release=KEPT, control_files=("reference.ctl",), lists_files=False,

@@ -8,7 +8,7 @@ import pytest
 
 from mqlog.core.disk.storage import MemoryStorage
 from mqlog.core.errors import ParameterError
-from mqlog.core.platform import reference_platform
+from mqlog.core.reference import reference_platform
 from mqlog.core.workload.run import RunConfig, run_workload
 from mqlog.core.workload.spec import BUILTINS, build_spec
 

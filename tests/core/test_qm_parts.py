@@ -16,7 +16,7 @@ from mqlog.core.disk.storage import MemoryStorage
 from mqlog.core.format.records import NO_ADDRESS
 from mqlog.core.objects.queues import Queue
 from mqlog.core.objects.uow import UnitOfWork
-from mqlog.core.platform import reference_platform
+from mqlog.core.reference import reference_platform
 from mqlog.core.qm.logspace import RESERVE_PER_OP, RESERVE_PER_UOW, LogReserve
 from mqlog.core.qm.manager import QmConfig, QueueManager
 from mqlog.core.qm.uowtable import UowTable

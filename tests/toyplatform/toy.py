@@ -26,7 +26,8 @@ from mqlog.core.errors import LogFormatError
 from mqlog.core.format.pages import PAGE_SIZE, PageRun
 from mqlog.core.log.addressing import PlainAddressing
 from mqlog.core.log.space import PhysicalWrite
-from mqlog.core.platform import LogControl, Platform, RecordCountCheckpoints, SpaceDefaults, reference_console
+from mqlog.core.platform import LogControl, Platform, RecordCountCheckpoints, SpaceDefaults
+from mqlog.core.reference import reference_console
 
 #: pages one log file holds: small, so that a short run crosses several files
 FILE_PAGES = 8

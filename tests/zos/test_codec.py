@@ -12,7 +12,7 @@ import zstandard
 from mqlog.core.disk.devices import Device, get_profile
 from mqlog.core.errors import LogFormatError, ParameterError
 from mqlog.core.disk.faults import FaultInjectingStorage
-from mqlog.core.platform import reference_platform
+from mqlog.core.reference import reference_platform
 from mqlog.core.qm.manager import QmConfig, QueueManager
 from mqlog.core.format.records import Codec
 from mqlog.core.disk.storage import MemoryStorage
