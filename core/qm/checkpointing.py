@@ -159,12 +159,17 @@ class CheckpointMixin:
             yield from self._log(CheckpointEnd(begin, number, int(self.env.now), table, queues), essential=True)
             yield self.writer.force()
             space = self.platform.space
+            head = self.writer.next_address
+            free = space.free_bytes(head, self.tail())
             schedule.address, schedule.number = begin, number
             schedule.redo_from = redo_from if redo_from < begin else NO_ADDRESS
             space.save_control(LogControl(begin, self.tail(), number, self.media_address(), schedule.redo_from))
             yield from self.device.write(512)  # the control data's own write
             space.release(self.tail())
-            self.reserve.space_freed(self._has_room(0))  # the episode ends when that left room
+            # The episode ends when a checkpoint has moved what it can; one that writes only
+            # what has waited through two checkpoints may free nothing yet, and does not end it
+            self.reserve.space_freed(before == NO_ADDRESS or free is None
+                                     or space.free_bytes(head, self.tail()) > free)
             self._report_extents()
             self._schedule_images()
             schedule.counted = 0

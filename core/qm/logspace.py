@@ -80,8 +80,8 @@ class LogReserve:
 
     def space_freed(self, room: bool = True) -> None:
         """A checkpoint moved the tail as far as it could: callers waiting for log space try
-        again, and the episode is over if that left ``room`` (a checkpoint that freed nothing
-        yet – where restart must begin at the checkpoint before it – does not end it)."""
+        again, and the episode is over unless it freed nothing where the next one may (``room``
+        False: a checkpoint that wrote only what waited through two of them)."""
         if room:
             self.full = False
         if self.freed is not None:
