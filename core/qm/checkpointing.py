@@ -2,8 +2,9 @@
 
 When a checkpoint is due (the platform's checkpoint policy: records logged, time, a log
 switch; or log space running short), one is taken at a time: the units of work open at its
-Begin record, the platform's own checkpoint records, the queue files flushed behind the log,
-the queues' media recovery records, then the log's control data moved on and the log behind
+Begin record, the platform's own checkpoint records, the queue files flushed behind the log
+(where the platform says so, only what has waited through two checkpoints: restart then
+begins at the previous checkpoint), the queues' media recovery records, then the log's control data moved on and the log behind
 the new tail released. After it come the reports and background work it unlocks: the log
 files restart and media recovery need, automatic media images, units of work reported as
 long-running at a log switch, and a shunting round (:mod:`.shunting`).
@@ -49,8 +50,8 @@ class CheckpointSchedule:
         #: (restart's starting point; the log's tail unless a unit of work holds it)
         self.number = 0
         self.address = NO_ADDRESS
-        #: the oldest change the last checkpoint left out of the queue files, where restart
-        #: must begin if it is older than ``address`` (NO_ADDRESS: none left out)
+        #: where restart must begin if the last checkpoint left changes out of the queue
+        #: files: the Begin of the checkpoint before it (NO_ADDRESS: none left out)
         self.redo_from = NO_ADDRESS
         #: records the policy counts, logged since the last checkpoint ended
         self.counted = 0

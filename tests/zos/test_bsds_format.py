@@ -32,7 +32,8 @@ def inventories(draw):
         high_written=draw(RBA), written_to=draw(RBA), written_write=draw(NUMBER), tail=draw(RBA),
         checkpoint=draw(RBA), checkpoint_number=draw(NUMBER),
         checkpoints=tuple(draw(st.lists(st.tuples(RBA, NUMBER), max_size=5))),
-        next_archive=draw(st.integers(1, MAX_ARCHIVE_SEQ)), active=active, archives=archives)
+        next_archive=draw(st.integers(1, MAX_ARCHIVE_SEQ)), active=active, archives=archives,
+        redo_from=draw(RBA))
 
 
 @settings(max_examples=200, deadline=None)
@@ -72,3 +73,13 @@ def test_a_copy_cut_short_or_changed_is_refused_naming_it(damage, reason):
     with pytest.raises(LogFormatError, match=f"not a valid BSDS \\({reason}\\)") as refused:
         BsdsInventory.from_bytes(damage(written_by_a_space()), "BSDS02")
     assert refused.value.source == "BSDS02"
+
+
+def test_a_bsds_from_before_the_page_sets_recovery_point_restarts_at_its_checkpoint():
+    # a copy written before the BSDS kept where redo must begin reads as "at the checkpoint"
+    from mqlog.zos.bsds import decode_bsds, encode_bsds
+    data, problem = decode_bsds(written_by_a_space())
+    assert problem is None and "redo_from" in data
+    del data["redo_from"]
+    assert BsdsInventory.from_bytes(encode_bsds(data), "BSDS01").redo_from == NO_ADDRESS
+
