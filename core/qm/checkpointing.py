@@ -4,10 +4,11 @@ When a checkpoint is due (the platform's checkpoint policy: records logged, time
 switch; or log space running short), one is taken at a time: the units of work open at its
 Begin record, the platform's own checkpoint records, the queue files flushed behind the log
 (where the platform says so, only what has waited through two checkpoints: restart then
-begins at the previous checkpoint), the queues' media recovery records, then the log's control data moved on and the log behind
-the new tail released. After it come the reports and background work it unlocks: the log
-files restart and media recovery need, automatic media images, units of work reported as
-long-running at a log switch, and a shunting round (:mod:`.shunting`).
+begins at the previous checkpoint), the queues' media recovery records, then the log's
+control data moved on and the log behind the new tail released. After it come the reports
+and background work it unlocks: the log files restart and media recovery need, automatic
+media images, units of work reported as long-running at a log switch, and a shunting round
+(:mod:`.shunting`).
 
 When one is due, and which is the last, is the :class:`CheckpointSchedule`'s: a part of the
 queue manager with its own state (the last checkpoint's number and address, the records
@@ -161,7 +162,7 @@ class CheckpointMixin:
             yield self.writer.force()
             space = self.platform.space
             head = self.writer.next_address
-            free = space.free_bytes(head, self.tail())
+            free = space.free_bytes(head, self.tail()) if before != NO_ADDRESS else None
             schedule.address, schedule.number = begin, number
             schedule.redo_from = redo_from if redo_from < begin else NO_ADDRESS
             space.save_control(LogControl(begin, self.tail(), number, self.media_address(), schedule.redo_from))
@@ -169,8 +170,7 @@ class CheckpointMixin:
             space.release(self.tail())
             # The episode ends when a checkpoint has moved what it can; one that writes only
             # what has waited through two checkpoints may free nothing yet, and does not end it
-            self.reserve.space_freed(before == NO_ADDRESS or free is None
-                                     or space.free_bytes(head, self.tail()) > free)
+            self.reserve.space_freed(free is None or space.free_bytes(head, self.tail()) > free)
             self._report_extents()
             self._schedule_images()
             schedule.counted = 0
