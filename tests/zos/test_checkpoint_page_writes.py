@@ -20,20 +20,16 @@ from mqlog.core.format.records import NO_ADDRESS
 from mqlog.core.qm.manager import QmConfig, QueueManager
 from mqlog.core.reference import reference_platform
 from mqlog.zos.bsds import BsdsInventory
-from mqlog.zos.platform import zos_platform
+
+from .test_zos_log import make, run
 
 
-def queue_manager(storage, platform_of=lambda storage: zos_platform(storage, data_sets=3, cis=256)):
+def queue_manager(storage, platform_of=None):
+    if platform_of is None:
+        return make(storage, cis=256)
     env = simpy.Environment()
     platform = platform_of(storage)
-    qm = QueueManager(env, platform, storage, Device(env, get_profile("ssd")), QmConfig())
-    return env, platform, qm
-
-
-def run(env, gen):
-    proc = env.process(gen)
-    env.run(until=proc)
-    return proc.value
+    return env, platform, QueueManager(env, platform, storage, Device(env, get_profile("ssd")), QmConfig())
 
 
 def in_page_set(qm, msg_id) -> bool:
@@ -42,7 +38,7 @@ def in_page_set(qm, msg_id) -> bool:
 
 def started(platform_of=None):
     storage = FaultInjectingStorage(MemoryStorage())
-    env, platform, qm = queue_manager(storage) if platform_of is None else queue_manager(storage, platform_of)
+    env, platform, qm = queue_manager(storage, platform_of)
     run(env, qm.start())
     run(env, qm.define_queue("Q"))
     return storage, env, platform, qm
