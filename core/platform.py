@@ -58,10 +58,9 @@ class LogControl:
     #: recovery needs starts there (MEDIALOG); spaces without media recovery ignore it
     media: int = NO_ADDRESS
     #: where redo must begin when the queue files lack changes older than the checkpoint
-    #: (NO_ADDRESS: they hold everything before it): the Begin record of the checkpoint before
-    #: it, which a checkpoint that left messages out names (:attr:`Platform.checkpoint_write_lag`;
-    #: MQ for z/OS's page-set recovery RBA). Restart reads from a checkpoint's Begin, never
-    #: between a Begin and its End: the End's table of units is right only read from there
+    #: (NO_ADDRESS: they hold everything before it): the put record of the oldest message a
+    #: checkpoint left out of them (:attr:`Platform.checkpoint_write_lag`; MQ for z/OS's
+    #: page-set recovery RBA)
     redo_from: int = NO_ADDRESS
 
     @property

@@ -509,8 +509,8 @@ class Queue:
         ``written_before``: a message not in the file yet is written only if it was put
         before this address (a checkpoint that writes only what has waited through two
         checkpoints, :attr:`mqlog.core.platform.Platform.checkpoint_write_lag`); the others
-        stay in memory and dirty, and :attr:`held_from` is the oldest put among them
-        (NO_ADDRESS: nothing held back)."""
+        stay in memory and dirty, and :attr:`held_from` is the oldest put among them (where
+        redo must begin for this queue; NO_ADDRESS: nothing held back)."""
         file = self.file
         self.held_from = NO_ADDRESS
         if file is None or not self.dirty:

@@ -4,7 +4,7 @@ When a checkpoint is due (the platform's checkpoint policy: records logged, time
 switch; or log space running short), one is taken at a time: the units of work open at its
 Begin record, the platform's own checkpoint records, the queue files flushed behind the log
 (where the platform says so, only what has waited through two checkpoints: restart then
-begins at the previous checkpoint), the queues' media recovery records, then the log's
+begins at the oldest put left out), the queues' media recovery records, then the log's
 control data moved on and the log behind the new tail released. After it come the reports
 and background work it unlocks: the log files restart and media recovery need, automatic
 media images, units of work reported as long-running at a log switch, and a shunting round
@@ -52,7 +52,7 @@ class CheckpointSchedule:
         self.number = 0
         self.address = NO_ADDRESS
         #: where restart must begin if the last checkpoint left changes out of the queue
-        #: files: the Begin of the checkpoint before it (NO_ADDRESS: none left out)
+        #: files: the oldest put it left out (NO_ADDRESS: none left out)
         self.redo_from = NO_ADDRESS
         #: records the policy counts, logged since the last checkpoint ended
         self.counted = 0
@@ -140,15 +140,12 @@ class CheckpointMixin:
             # memory
             before = (schedule.address if self.platform.checkpoint_write_lag and reason not in WRITE_ALL
                       else NO_ADDRESS)
-            held = False
+            redo_from = NO_ADDRESS  # ... and restart must begin at the oldest put held back
             for name in sorted(self.queues):
                 queue = self.queues[name]
                 yield from self.charge_io(queue.flush(durable, self.outcome, before), behind=False)
-                held = held or queue.held_from != NO_ADDRESS
-            # Restart must then begin at the previous checkpoint's Begin record, not at the
-            # oldest put held back: a checkpoint's table of units is right only read from its
-            # Begin (a unit listed open may have committed between the Begin and the End)
-            redo_from = before if held else NO_ADDRESS
+                if queue.held_from < redo_from:
+                    redo_from = queue.held_from
             # ... and on the device (what the page cache holds, what is being written behind)
             yield from self.sync_queue_files()
             # Each queue's media recovery record is kept by every checkpoint (damaged ones too).

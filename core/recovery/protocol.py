@@ -45,9 +45,8 @@ class RecoveredState:
     next_uow: int
     #: the reader that replayed the log, stopped at its end: the writer resumes there
     log_end: LogReader
-    #: where replay began, if before the checkpoint (the Begin of the checkpoint before it:
-    #: the queue files lacked changes since); the log's tail until restart's own checkpoint.
-    #: NO_ADDRESS: at the checkpoint
+    #: where replay began, if before the checkpoint (the oldest change the queue files
+    #: lacked); the log's tail until restart's own checkpoint. NO_ADDRESS: at the checkpoint
     redo_from: int = NO_ADDRESS
 
 

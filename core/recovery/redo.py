@@ -288,6 +288,12 @@ class Redo:
             self.listed.add(row.name)
             if row.media != NO_ADDRESS:
                 self.media[row.name] = row.media
+        if record.begin < self.replay_from:
+            # Replay began between this checkpoint's Begin and End (at the oldest change the
+            # queue files lacked): its table of units is as at its Begin, and a unit listed
+            # may have ended before replay began. The next checkpoint's table, and the
+            # records from here on, say which units are open.
+            return None
         for row in record.uows:
             if row.uow in self.ended:
                 continue

@@ -61,7 +61,7 @@ class Restart(Recovery):
         self.open_queues()
 
         t = env.now
-        start = self.control.restart_from  # the checkpoint, or the one before if the queue files lack changes since
+        start = self.control.restart_from  # the checkpoint, or the oldest change the queue files lack
         if start == NO_ADDRESS:
             start = self.platform.addressing.start
         space = self.platform.space

@@ -16,7 +16,8 @@ import simpy
 from mqlog.core.disk.devices import Device, get_profile
 from mqlog.core.disk.faults import FaultInjectingStorage
 from mqlog.core.disk.storage import MemoryStorage
-from mqlog.core.format.records import NO_ADDRESS
+from mqlog.core.format.records import NO_ADDRESS, Put
+from mqlog.core.log.reader import LogReader
 from mqlog.core.qm.manager import QmConfig, QueueManager
 from mqlog.core.reference import reference_platform
 from mqlog.zos.bsds import BsdsInventory
@@ -88,11 +89,15 @@ def test_a_crash_before_the_second_checkpoint_recovers_the_message_from_the_log(
     msg_id = run(env, put(qm, b"held" * 200))
     last = checkpoint(env, qm)
     assert not in_page_set(qm, msg_id)
-    # the BSDS names the checkpoint and, before it, where the page sets need redo from
+    # the BSDS names the checkpoint and, before it, where the page sets need redo from: the
+    # message's put record
     bsds = BsdsInventory.from_bytes(storage.durable.read("BSDS01", 0, storage.durable.size("BSDS01")), "BSDS01")
-    assert (bsds.checkpoint, bsds.redo_from) == (last, start) and start < last
+    held = bsds.redo_from
+    assert bsds.checkpoint == last and start < held < last
+    first = next(iter(LogReader(platform.space, held, record_types=platform.record_types)))
+    assert first[0] == held and isinstance(first[1], Put) and first[1].msg_id == msg_id
     # the log from there on is kept: the tail is not past it
-    assert qm.tail() <= start and platform.space.restart_rba == start
+    assert qm.tail() <= held and platform.space.restart_rba == held
     storage.crash()
     env, platform, qm = queue_manager(FaultInjectingStorage(storage.durable))
     report = run(env, qm.start())
