@@ -67,9 +67,7 @@ class LogControl:
     def restart_from(self) -> int:
         """Where restart's replay begins: the checkpoint, or the oldest change the queue
         files lack if that is older."""
-        if self.redo_from != NO_ADDRESS and self.redo_from < self.checkpoint:
-            return self.redo_from
-        return self.checkpoint
+        return min(self.checkpoint, self.redo_from)  # (NO_ADDRESS is the largest address)
 
 
 class PlatformLogSpace(LogSpace, Protocol):

@@ -44,7 +44,7 @@ class CheckpointSchedule:
     path: public attributes, not calls); a checkpoint moves ``number`` and ``address`` when
     its end record is on disk, and starts the count again once it is over."""
 
-    __slots__ = ("number", "address", "redo_from", "counted", "last_us", "timer", "running", "finished")
+    __slots__ = ("number", "address", "redo_from", "restart", "counted", "last_us", "timer", "running", "finished")
 
     def __init__(self) -> None:
         #: the number and the Begin record's address of the last complete checkpoint
@@ -54,6 +54,9 @@ class CheckpointSchedule:
         #: where restart must begin if the last checkpoint left changes out of the queue
         #: files: the oldest put it left out (NO_ADDRESS: none left out)
         self.redo_from = NO_ADDRESS
+        #: where restart would begin: the older of the two (read before every record, by
+        #: the log's tail: kept, not computed)
+        self.restart = NO_ADDRESS
         #: records the policy counts, logged since the last checkpoint ended
         self.counted = 0
         #: virtual µs at which the last checkpoint ended
@@ -67,7 +70,14 @@ class CheckpointSchedule:
     def recovered(self, number: int, address: int, redo_from: int = NO_ADDRESS) -> None:
         """Restart found the last complete checkpoint, ``number`` at ``address``, and began
         its replay at ``redo_from`` if that is older."""
-        self.number, self.address, self.redo_from = number, address, redo_from
+        self.moved(number, address, redo_from)
+
+    def moved(self, number: int, address: int, redo_from: int) -> None:
+        """The last complete checkpoint is now ``number`` at ``address``; restart would begin
+        at ``redo_from`` if that is older (NO_ADDRESS: at the checkpoint)."""
+        self.number, self.address = number, address
+        self.redo_from = redo_from if redo_from < address else NO_ADDRESS
+        self.restart = min(address, redo_from)
 
 
 class CheckpointMixin:
@@ -160,8 +170,7 @@ class CheckpointMixin:
             space = self.platform.space
             head = self.writer.next_address
             free = space.free_bytes(head, self.tail()) if before != NO_ADDRESS else None
-            schedule.address, schedule.number = begin, number
-            schedule.redo_from = redo_from if redo_from < begin else NO_ADDRESS
+            schedule.moved(number, begin, redo_from)
             space.save_control(LogControl(begin, self.tail(), number, self.media_address(), schedule.redo_from))
             yield from self.device.write(512)  # the control data's own write
             space.release(self.tail())

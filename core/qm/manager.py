@@ -499,9 +499,7 @@ class QueueManager(MqiCallsMixin, UnitsOfWorkMixin, LogSpaceMixin, CheckpointMix
         """The oldest log address restart may need: the last checkpoint (or the oldest change
         it left out of the queue files), or the first record of the oldest unit of work still
         open, whichever is older."""
-        tail = self.schedule.address
-        if self.schedule.redo_from < tail:
-            tail = self.schedule.redo_from
+        tail = self.schedule.restart
         if self._ages:
             tail = min(tail, self._ages[0][0])
         return tail
